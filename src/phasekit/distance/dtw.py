@@ -1,0 +1,208 @@
+"""DTW_2: dynamic time warping with squared pointwise distances (seed 000, section II-A).
+
+DTW_2 sums the *squared* Euclidean distances of the aligned points; it is not the square of
+DTW. Series are 2-D arrays (length x dimensions): with several dimensions this is the
+"dependent" DTW, the pointwise distance being the squared Euclidean distance over all
+dimensions.
+
+The band is a Sakoe-Chiba band that follows the diagonal of the (n, m) cost matrix, so
+series of different lengths are aligned end to end: row ``i`` may visit columns within
+``radius`` of ``i * (m - 1) / (n - 1)``. ``band_radius`` turns a relative band (a share of
+the longer length) into that radius; ``band=None`` is unconstrained DTW.
+
+Batched kernels take instances padded into one array ``X[n_series, max_len, dims]`` with
+their true ``lengths``; they run in parallel over pairs or series with numba.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+INF = np.inf
+
+
+def band_radius(n: int, m: int, band: float | None) -> int:
+    """Radius in samples of a relative Sakoe-Chiba band (our default band is 10 %)."""
+    longest = max(n, m)
+    if band is None:
+        return longest
+    return max(1, math.ceil(band * longest))
+
+
+@njit(cache=True, inline="always")
+def _column_range(i: int, n: int, m: int, radius: int) -> tuple[int, int]:
+    center = i * (m - 1) / (n - 1) if n > 1 else 0.0
+    lo = max(0, int(math.floor(center - radius)))
+    hi = min(m - 1, int(math.ceil(center + radius)))
+    return lo, hi
+
+
+@njit(cache=True)
+def _sqdist(a: np.ndarray, i: int, b: np.ndarray, j: int) -> float:
+    total = 0.0
+    for d in range(a.shape[1]):
+        diff = a[i, d] - b[j, d]
+        total += diff * diff
+    return total
+
+
+@njit(cache=True)
+def dtw2(a: np.ndarray, b: np.ndarray, radius: int, cutoff: float = INF) -> float:
+    """DTW_2 between ``a`` (n x d) and ``b`` (m x d) within a band of ``radius`` samples.
+
+    Early abandoning: returns ``inf`` as soon as every cell of a row exceeds ``cutoff``.
+    """
+    n, m = a.shape[0], b.shape[0]
+    prev = np.full(m, INF)
+    curr = np.full(m, INF)
+    for i in range(n):
+        lo, hi = _column_range(i, n, m, radius)
+        row_min = INF
+        for j in range(m):
+            curr[j] = INF
+        for j in range(lo, hi + 1):
+            cost = _sqdist(a, i, b, j)
+            if i == 0 and j == 0:
+                best = 0.0
+            else:
+                best = INF
+                if i > 0:
+                    best = prev[j]
+                    if j > 0 and prev[j - 1] < best:
+                        best = prev[j - 1]
+                if j > 0 and curr[j - 1] < best:
+                    best = curr[j - 1]
+            value = cost + best
+            curr[j] = value
+            if value < row_min:
+                row_min = value
+        if row_min > cutoff:
+            return INF
+        prev, curr = curr, prev
+    return prev[m - 1]
+
+
+@njit(cache=True, parallel=True)
+def dtw2_pairs(X: np.ndarray, lengths: np.ndarray, left: np.ndarray, right: np.ndarray,
+               band: float) -> np.ndarray:
+    """DTW_2 for each pair ``(X[left[p]], X[right[p]])``; ``band < 0`` means unconstrained."""
+    out = np.empty(left.shape[0])
+    for p in prange(left.shape[0]):
+        i, j = left[p], right[p]
+        n, m = lengths[i], lengths[j]
+        longest = max(n, m)
+        radius = longest if band < 0 else max(1, int(math.ceil(band * longest)))
+        out[p] = dtw2(X[i, :n], X[j, :m], radius, INF)
+    return out
+
+
+def dtw2_matrix(X: np.ndarray, lengths: np.ndarray, band: float | None) -> np.ndarray:
+    """Symmetric matrix of DTW_2 between all padded series (zero diagonal)."""
+    n = X.shape[0]
+    left, right = np.triu_indices(n, k=1)
+    values = dtw2_pairs(X, lengths.astype(np.int64), left.astype(np.int64),
+                        right.astype(np.int64), -1.0 if band is None else float(band))
+    matrix = np.zeros((n, n))
+    matrix[left, right] = values
+    matrix[right, left] = values
+    return matrix
+
+
+@njit(cache=True)
+def dtw2_path_accumulate(avg: np.ndarray, series: np.ndarray, radius: int,
+                         sums: np.ndarray, counts: np.ndarray) -> float:
+    """DTW_2 of ``avg`` to ``series``; adds every point of ``series`` aligned with ``avg[i]``
+    to ``sums[i]`` and counts it in ``counts[i]`` (the accumulation step of DBA)."""
+    n, m = avg.shape[0], series.shape[0]
+    cost = np.full((n, m), INF)
+    for i in range(n):
+        lo, hi = _column_range(i, n, m, radius)
+        for j in range(lo, hi + 1):
+            c = _sqdist(avg, i, series, j)
+            if i == 0 and j == 0:
+                best = 0.0
+            else:
+                best = INF
+                if i > 0:
+                    best = cost[i - 1, j]
+                    if j > 0 and cost[i - 1, j - 1] < best:
+                        best = cost[i - 1, j - 1]
+                if j > 0 and cost[i, j - 1] < best:
+                    best = cost[i, j - 1]
+            cost[i, j] = c + best
+    i, j = n - 1, m - 1
+    while True:
+        for d in range(series.shape[1]):
+            sums[i, d] += series[j, d]
+        counts[i] += 1
+        if i == 0 and j == 0:
+            break
+        if i == 0:
+            j -= 1
+        elif j == 0:
+            i -= 1
+        else:
+            diag = cost[i - 1, j - 1]
+            up = cost[i - 1, j]
+            left = cost[i, j - 1]
+            if diag <= up and diag <= left:
+                i -= 1
+                j -= 1
+            elif up <= left:
+                i -= 1
+            else:
+                j -= 1
+    return cost[n - 1, m - 1]
+
+
+@njit(cache=True, parallel=True)
+def dba_update(avg: np.ndarray, X: np.ndarray, lengths: np.ndarray,
+               band: float) -> tuple[np.ndarray, float]:
+    """One DBA refinement step (Petitjean et al. 2011, seed 000 section III-C).
+
+    Aligns every series with ``avg`` by DTW_2 and moves each point of ``avg`` to the
+    barycenter of the points aligned with it. Returns the refined average and the WGSS of
+    the *input* average (sum of its DTW_2 to every series).
+    """
+    n_series = X.shape[0]
+    length, dims = avg.shape
+    sums = np.zeros((n_series, length, dims))
+    counts = np.zeros((n_series, length))
+    dists = np.empty(n_series)
+    for s in prange(n_series):
+        m = lengths[s]
+        longest = max(length, m)
+        radius = longest if band < 0 else max(1, int(math.ceil(band * longest)))
+        dists[s] = dtw2_path_accumulate(avg, X[s, :m], radius, sums[s], counts[s])
+    total = sums.sum(axis=0)
+    count = counts.sum(axis=0)
+    refined = np.empty_like(avg)
+    for i in range(length):
+        for d in range(dims):
+            refined[i, d] = total[i, d] / count[i] if count[i] > 0 else avg[i, d]
+    return refined, dists.sum()
+
+
+@njit(cache=True, parallel=True)
+def dtw2_to_all(query: np.ndarray, X: np.ndarray, lengths: np.ndarray, band: float) -> np.ndarray:
+    """DTW_2 from one series to every padded series of ``X``."""
+    out = np.empty(X.shape[0])
+    n = query.shape[0]
+    for s in prange(X.shape[0]):
+        m = lengths[s]
+        longest = max(n, m)
+        radius = longest if band < 0 else max(1, int(math.ceil(band * longest)))
+        out[s] = dtw2(query, X[s, :m], radius, INF)
+    return out
+
+
+def as_band(band: float | None) -> float:
+    """The kernels' encoding of a band: a share of the longer length, or -1 for none."""
+    if band is None:
+        return -1.0
+    if not 0 < band <= 1:
+        raise ValueError(f"band must be in (0, 1] or None, got {band}")
+    return float(band)

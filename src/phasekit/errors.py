@@ -1,0 +1,46 @@
+"""Errors phasekit raises at its boundaries; the CLI maps them to one line and an exit code."""
+
+from __future__ import annotations
+
+
+class PhasekitError(Exception):
+    """Base class: an expected failure that the CLI reports in one line."""
+
+    exit_code = 1
+
+
+class UsageError(PhasekitError):
+    """The user asked for something that cannot be done as asked (exit code 2)."""
+
+    exit_code = 2
+
+
+class InputError(PhasekitError):
+    """Bad input data: names the file, the line or column, and what was expected (exit code 3)."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None,
+                 column: str | None = None) -> None:
+        self.path = path
+        self.line = line
+        self.column = column
+        where = []
+        if path is not None:
+            where.append(str(path))
+        if line is not None:
+            where.append(f"line {line}")
+        if column is not None:
+            where.append(f"column {column!r}")
+        prefix = ": ".join([", ".join(where)]) + ": " if where else ""
+        super().__init__(prefix + message)
+
+
+class UnsupportedError(PhasekitError):
+    """This machine cannot do what was asked (for example no hardware counters); says why (exit code 4)."""
+
+    exit_code = 4
+
+
+class PhasekitWarning(UserWarning):
+    """Something was done to the input that the user should know about (e.g. resampling)."""

@@ -1,0 +1,12 @@
+"""Periodicity detection and representative patterns (Phase-TA, seed 000)."""
+
+from phasekit.periodicity.analyze import (
+    PeriodicityResult,
+    Pattern,
+    analyze,
+    default_metrics,
+    instances_of,
+    relevance,
+)
+
+__all__ = ["Pattern", "PeriodicityResult", "analyze", "default_metrics", "instances_of", "relevance"]

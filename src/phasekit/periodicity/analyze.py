@@ -1,0 +1,329 @@
+"""Phase-TA end to end: periodicities of a profile and one representative pattern each.
+
+Seed 000, sections III (detection, tuning, grouping, clustering, averaging) and IV (the
+metrics of Table II). ``analyze`` takes a Profile and returns a ``PeriodicityResult``; it
+never prints nor reads files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from phasekit.errors import InputError, UsageError
+from phasekit.metrics.periodicity import coverage, mean_consecutive, periodic_regions
+from phasekit.periodicity import align, average, cluster, detect, tune
+from phasekit.profile import Profile
+from phasekit.results import check_version, plain
+
+RESULT_VERSION = 1
+BAND = 0.1
+REGION_TOLERANCE = 0.1
+Progress = Callable[[str, float], None]
+
+
+@dataclass(frozen=True, eq=False)
+class Pattern:
+    """A periodicity: its representative pattern and the instances it was inferred from.
+
+    ``starts``/``lengths`` are sample indices in the analyzed profile (after ``--window``).
+    ``values`` is length x metrics, in the metric's units (z-scores when several metrics were
+    analyzed jointly).
+    """
+
+    values: np.ndarray
+    starts: np.ndarray
+    lengths: np.ndarray
+    period_s: float
+    coverage: float
+    wgss: float
+    n_regions: int
+    mean_consecutive: float
+    dba_iterations: int
+
+    @property
+    def length(self) -> int:
+        return int(self.values.shape[0])
+
+    @property
+    def n_instances(self) -> int:
+        return int(self.starts.size)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "period_s": self.period_s, "length": self.length, "n_instances": self.n_instances,
+            "coverage": self.coverage, "wgss": self.wgss, "n_regions": self.n_regions,
+            "mean_consecutive": self.mean_consecutive, "dba_iterations": self.dba_iterations,
+            "values": self.values, "instances": {"start": self.starts, "length": self.lengths},
+        }
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> Pattern:
+        values = np.asarray(data["values"], dtype=float)
+        return Pattern(values=values.reshape(values.shape[0], -1),
+                       starts=np.asarray(data["instances"]["start"], np.int64),
+                       lengths=np.asarray(data["instances"]["length"], np.int64),
+                       period_s=float(data["period_s"]), coverage=float(data["coverage"]),
+                       wgss=float(data["wgss"]), n_regions=int(data["n_regions"]),
+                       mean_consecutive=float(data["mean_consecutive"]),
+                       dba_iterations=int(data["dba_iterations"]))
+
+
+@dataclass(frozen=True, eq=False)
+class PeriodicityResult:
+    """The Table II view of one profile (seed 000, section IV-B)."""
+
+    duration_s: float
+    sampling_period: float
+    n_samples: int
+    n_valid: int
+    metrics: tuple[str, ...]
+    window: int
+    coverage: float
+    patterns: tuple[Pattern, ...]
+    offset_s: float = 0.0
+    node: str = ""
+    tuning: tuple[tuple[int, float], ...] = ()
+    params: dict[str, Any] = field(default_factory=dict)
+    explanation: str = ""
+
+    @property
+    def n_instances(self) -> int:
+        return sum(p.n_instances for p in self.patterns)
+
+    @property
+    def mean_consecutive(self) -> float:
+        """Mean instances per periodic region over all patterns (the seed's [#pa])."""
+        regions = sum(p.n_regions for p in self.patterns)
+        return self.n_instances / regions if regions else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return plain({
+            "kind": "periodicity", "version": RESULT_VERSION, "node": self.node,
+            "duration_s": self.duration_s, "sampling_period_s": self.sampling_period,
+            "offset_s": self.offset_s, "n_samples": self.n_samples, "n_valid": self.n_valid,
+            "metrics": list(self.metrics), "window": self.window, "coverage": self.coverage,
+            "n_instances": self.n_instances, "mean_consecutive": self.mean_consecutive,
+            "patterns": [p.to_dict() for p in self.patterns],
+            "tuning": [{"window": w, "coverage": c} for w, c in self.tuning],
+            "params": self.params, "explanation": self.explanation,
+        })
+
+    @staticmethod
+    def from_dict(data: dict[str, Any], source: str | None = None) -> PeriodicityResult:
+        check_version(data, "periodicity", RESULT_VERSION, source)
+        try:
+            return PeriodicityResult(
+                duration_s=float(data["duration_s"]), sampling_period=float(data["sampling_period_s"]),
+                n_samples=int(data["n_samples"]), n_valid=int(data["n_valid"]),
+                metrics=tuple(data["metrics"]), window=int(data["window"]),
+                coverage=float(data["coverage"]),
+                patterns=tuple(Pattern.from_dict(p) for p in data["patterns"]),
+                offset_s=float(data.get("offset_s", 0.0)), node=str(data.get("node", "")),
+                tuning=tuple((int(t["window"]), float(t["coverage"])) for t in data.get("tuning", [])),
+                params=dict(data.get("params", {})), explanation=str(data.get("explanation", "")))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"malformed periodicity result: {exc}", path=source) from None
+
+
+def default_metrics(profile: Profile) -> list[str]:
+    """``ipc`` when present or computable from instructions and cycles (the seed analyzes IPC,
+    section IV-A), otherwise the metric whose coefficient of variation is largest."""
+    if "ipc" in profile.metrics or {"instructions", "cycles"} <= set(profile.metrics):
+        return ["ipc"]
+    best, best_score = profile.metrics[0], -1.0
+    for name in profile.metrics:
+        column = profile.column(name)
+        finite = column[np.isfinite(column)]
+        if finite.size < 2:
+            continue
+        spread = float(np.std(finite))
+        level = float(np.mean(np.abs(finite)))
+        score = spread / level if level > 0 else (np.inf if spread > 0 else 0.0)
+        if score > best_score:
+            best, best_score = name, score
+    return [best]
+
+
+def valid_segments(valid: np.ndarray, min_length: int) -> list[tuple[int, int]]:
+    """Runs [start, end) of consecutive valid samples at least ``min_length`` long."""
+    edges = np.diff(np.concatenate([[0], valid.astype(np.int8), [0]]))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    return [(int(s), int(e)) for s, e in zip(starts, ends, strict=True) if e - s >= min_length]
+
+
+def analysis_matrix(profile: Profile, metrics: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Values analyzed (raw for one metric, z-scored per metric for several) and validity."""
+    x = np.array(profile.select(list(metrics)).values, dtype=np.float64)
+    valid = np.isfinite(x).all(axis=1)
+    if x.shape[1] > 1 and valid.any():
+        mean = x[valid].mean(axis=0)
+        std = x[valid].std(axis=0)
+        x = (x - mean) / np.where(std > 0, std, 1.0)
+    x[~valid] = np.nan
+    return x, valid
+
+
+def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
+            window_s: tuple[float | None, float | None] | None = None,
+            half_window: int | None = None, min_window: int = tune.MIN_WINDOW,
+            max_window: int = tune.MAX_WINDOW, near_zero: float = detect.NEAR_ZERO,
+            rise: float = detect.RISE, min_period: int = detect.MIN_PERIOD,
+            aperiodic_step: float = detect.APERIODIC_STEP, alpha: float = tune.ALPHA,
+            length_tolerance: float = tune.LENGTH_TOLERANCE, align_phases: bool = True,
+            cut_ratio: float = cluster.CUT_RATIO, band: float | None = BAND,
+            neighbors: int = cluster.NEIGHBORS, exact_below: int = cluster.EXACT_BELOW,
+            max_iter: int = average.MAX_ITER, n_consecutive: int = average.N_CONSECUTIVE,
+            tolerance: float = average.TOLERANCE, progress: Progress | None = None
+            ) -> PeriodicityResult:
+    """Detect the periodicities of ``profile`` and infer one representative pattern each.
+
+    Defaults: the window search interval 8..10 000 samples (seed III-A uses 0..10 000),
+    alpha = 5 % (III-B), DBA with 31 iterations / 5 x 2.5 % (III-C); the DTW band of 10 % and
+    every threshold of the detector and the clustering are ours, documented in their modules.
+    """
+    report = progress or (lambda stage, fraction: None)
+    offset_s = 0.0
+    if window_s is not None:
+        profile = profile.window(*window_s)
+        offset_s = float(profile.meta["window_s"][0])
+    names = list(metrics) if metrics else default_metrics(profile)
+    x, valid = analysis_matrix(profile, names)
+    n_valid = int(valid.sum())
+    shortest = 4 * min_period
+    if n_valid < shortest:
+        raise InputError(f"the profile has {n_valid} valid samples of {'+'.join(names)}; at least "
+                         f"{shortest} are needed to see two periods of the shortest detectable "
+                         f"period ({min_period} samples)")
+    if band is not None and not 0 < band <= 1:
+        raise UsageError(f"band must be in (0, 1], got {band}")
+    segments = valid_segments(valid, shortest)
+    longest = max((e - s for s, e in segments), default=0)
+    detector = {"min_period": min_period, "near_zero": near_zero, "rise": rise,
+                "aperiodic_step": aperiodic_step}
+
+    def run(window: int) -> detect.Batches:
+        return detect.Batches.concat([detect.detect(x[s:e], window, **detector).shifted(s)
+                                      for s, e in segments])
+
+    def objective(window: int) -> float:
+        groups, covered = tune.kept_groups(run(window), n_valid, alpha=alpha,
+                                           tolerance=length_tolerance)
+        report("tuning the window", 0.0)
+        return float(covered.sum()) / n_valid
+
+    upper = min(max_window, longest // 2)
+    if half_window is not None:
+        if not 2 <= half_window <= upper:
+            raise UsageError(f"window half-length L={half_window} must be in 2..{upper} for this profile")
+        best, tuning = half_window, [tune.TuningStep(half_window, objective(half_window))]
+    elif upper < min_window:
+        best, tuning = upper, [tune.TuningStep(upper, objective(upper))]
+    else:
+        best, tuning = tune.tune_window(objective, min_window=min_window, max_window=upper)
+    report("extracting instances", 0.3)
+    batches = run(best)
+    groups, _ = tune.kept_groups(batches, n_valid, alpha=alpha, tolerance=length_tolerance)
+    if align_phases:
+        starts, lengths, inst_group = align.align_instances(x, batches, groups)
+    else:
+        starts, lengths, batch = batches.instances()
+        inst_group = groups[batch]
+        keep = inst_group >= 0
+        starts, lengths, inst_group = starts[keep], lengths[keep], inst_group[keep]
+
+    params = {"metrics": names, "half_window": best, "near_zero": near_zero, "rise": rise,
+              "min_period": min_period, "aperiodic_step": aperiodic_step, "alpha": alpha,
+              "length_tolerance": length_tolerance, "align_phases": align_phases,
+              "cut_ratio": cut_ratio, "band": band, "neighbors": neighbors,
+              "exact_below": exact_below, "max_iter": max_iter, "n_consecutive": n_consecutive,
+              "tolerance": tolerance}
+    if window_s is not None:
+        params["window_s"] = list(window_s)
+    patterns: list[Pattern] = []
+    n_groups = int(groups.max()) + 1 if groups.size and groups.max() >= 0 else 0
+    for g in range(n_groups):
+        members = np.flatnonzero(inst_group == g)
+        if members.size == 0:
+            continue
+        report("clustering instances", 0.4 + 0.5 * g / max(1, n_groups))
+        X = padded(x, starts[members], lengths[members])
+        labels = cluster.single_linkage(X, lengths[members], band=band, cut_ratio=cut_ratio,
+                                        neighbors=neighbors, exact_below=exact_below)
+        for label in range(int(labels.max()) + 1):
+            chosen = members[labels == label]
+            covered = int(lengths[chosen].sum())
+            if covered < alpha * n_valid:
+                continue  # a marginal cluster, dropped like the seed's marginal groups (III-B)
+            inside = labels == label
+            avg = average.dba(X[inside], lengths[chosen], band=band, max_iter=max_iter,
+                              n_consecutive=n_consecutive, tolerance=tolerance)
+            patterns.append(_pattern(avg, starts[chosen], lengths[chosen], n_valid, profile.period))
+    patterns.sort(key=lambda p: -p.coverage)
+    all_starts = np.concatenate([p.starts for p in patterns]) if patterns else np.empty(0, np.int64)
+    all_lengths = np.concatenate([p.lengths for p in patterns]) if patterns else np.empty(0, np.int64)
+    total = coverage(n_valid, all_starts, all_lengths)
+    best_coverage = max((t.coverage for t in tuning), default=0.0)
+    explanation = "" if patterns else (
+        f"no periodicity covers at least {alpha:.0%} of the profile: the detector's best window "
+        f"(L={best} samples) found periodic instances on {best_coverage:.1%} of it after grouping")
+    report("done", 1.0)
+    return PeriodicityResult(
+        duration_s=profile.duration, sampling_period=profile.period, n_samples=profile.n_samples,
+        n_valid=n_valid, metrics=tuple(names), window=best, coverage=total,
+        patterns=tuple(patterns), offset_s=offset_s, node=profile.node,
+        tuning=tuple((t.window, t.coverage) for t in tuning), params=params,
+        explanation=explanation)
+
+
+def padded(x: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Instances copied into one array (n x max_length x d), zero-padded."""
+    longest = int(lengths.max()) if lengths.size else 0
+    X = np.zeros((starts.size, longest, x.shape[1]))
+    offsets = np.arange(longest)
+    rows = starts[:, None] + offsets[None, :]
+    inside = offsets[None, :] < lengths[:, None]
+    X[inside] = x[rows[inside]]
+    return X
+
+
+def _pattern(avg: average.Average, starts: np.ndarray, lengths: np.ndarray, n_valid: int,
+             sampling_period: float) -> Pattern:
+    order = np.argsort(starts)
+    starts, lengths = starts[order], lengths[order]
+    labels = np.zeros(starts.size, np.int64)
+    # phase alignment leaves gaps or overlaps of a few samples between neighbours
+    tolerance = max(2, int(np.ceil(REGION_TOLERANCE * np.median(lengths))))
+    regions = periodic_regions(starts, lengths, labels, tolerance=tolerance)
+    return Pattern(values=avg.pattern, starts=starts, lengths=lengths,
+                   period_s=float(lengths.mean()) * sampling_period,
+                   coverage=coverage(n_valid, starts, lengths),
+                   wgss=avg.wgss, n_regions=len(regions),
+                   mean_consecutive=mean_consecutive(starts, lengths, labels, tolerance=tolerance),
+                   dba_iterations=avg.iterations)
+
+
+def instances_of(profile: Profile, result: PeriodicityResult, pattern: int = 0
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The instances of one pattern of ``result``, taken from the profile it was computed on."""
+    if window := result.params.get("window_s"):
+        profile = profile.window(*window)
+    x, _ = analysis_matrix(profile, result.metrics)
+    chosen = result.patterns[pattern]
+    return padded(x, chosen.starts, chosen.lengths), chosen.lengths
+
+
+def relevance(sub_pattern: np.ndarray, reference: PeriodicityResult, profile: Profile, *,
+              pattern: int = 0, band: float | None = BAND) -> dict[str, float]:
+    """How well a sub-profile's pattern represents the whole (seed 000, section IV-C): its WGSS
+    against the reference pattern's instances, beside the reference pattern's own WGSS."""
+    if not reference.patterns:
+        raise UsageError("the reference analysis found no pattern to compare with")
+    X, lengths = instances_of(profile, reference, pattern)
+    sub = average.wgss(sub_pattern, X, lengths, band=band)
+    ref = average.wgss(reference.patterns[pattern].values, X, lengths, band=band)
+    return {"sub_wgss": sub, "reference_wgss": ref, "ratio": sub / ref if ref > 0 else np.inf,
+            "n_instances": float(lengths.size)}

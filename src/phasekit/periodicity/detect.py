@@ -1,0 +1,356 @@
+"""Sliding-window detection and extraction of periodic instances (seed 000, section III-A).
+
+The window SW of 2L samples is split into LSW and RSW. For every sliding factor k in
+1..L-1, RSW is compared with RSW_k, the right half of SW shifted right by k, that is the L
+samples that start k samples before RSW. The comparison is the seed's Euclidean distance,
+made level- and scale-free so that one threshold means the same on every profile (our
+choice, documented here because the seed leaves "close to zero" open):
+
+    delta(k) = || (R - mean R) - (R_k - mean R_k) ||^2 / ( ||R - mean R||^2 + ||R_k - mean R_k||^2 )
+
+delta is 0 when R_k repeats R exactly (up to a constant offset, which absorbs slow drifts),
+about 1 when they are unrelated (white noise) and 2 when they are opposite.
+
+"Close to zero" is ``delta(k) <= near_zero`` (default 0.25: the shifted copy explains at
+least 75 % of the window's variance). Before any k counts, delta must first have risen
+above ``rise`` (default 0.5) for some smaller shift: a smooth or trending signal resembles
+itself at small shifts without being periodic, and a random walk never comes back down
+after rising. Among shifts past that first rise, the global minimum k* must be close to
+zero. The family is every local minimum of which k* is a multiple (within 2 %) and whose
+delta is at most 2 x near_zero: with noise and warping, the distance at one period is often
+a little higher than at two or three periods (the multiple constraint keeps this looser
+test safe). The base periodicity k_bp is the smallest member of the family, refined to the
+lowest delta within 3 % around it. Windows holding a constant signal are not periodic.
+
+A periodic window yields floor(L / k_bp) instances taken from RSW and slides by
+k_bp * floor(L / k_bp) (seed). Beyond the seed, each of those instances must itself resemble
+the k_bp samples before it (delta <= 2 x near_zero on that instance alone): the window-level
+distance is an average, and a long window would otherwise accept an aperiodic burst (a
+checkpoint, say) among its instances. Extraction stops at the first instance that fails and
+the window slides to it. When a window that follows a periodic one is not periodic (it
+reaches past the end of the region), the region is extended instance by instance with the
+last base periodicity for as long as each instance passes that same test, so a region loses
+less than one period at its end instead of up to a window. A window with no periodicity slides by
+``aperiodic_step * L`` (default L/4; our choice, the seed does not say): small enough that
+a periodic region is entered at most L/4 samples late, large enough to keep the pass linear.
+When a periodic window follows a non-periodic one, the copy matched in LSW (the k_bp samples
+just before RSW) is an instance too: the distance verified it, and the seed's definition of a
+periodic region counts the first occurrence.
+
+Distances are computed directly in numba for small windows and by FFT correlation for large
+ones, from prefix sums of the segment, in O(L log L) per window.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+from scipy.signal import fftconvolve
+
+NEAR_ZERO = 0.25
+RISE = 0.5
+MIN_PERIOD = 4
+APERIODIC_STEP = 0.25
+MULTIPLE_TOLERANCE = 0.02
+REFINE_TOLERANCE = 0.03
+FFT_ABOVE = 384
+
+
+@dataclass(frozen=True)
+class Batches:
+    """Instances found by one pass: batch ``b`` holds ``count[b]`` consecutive instances of
+    ``length[b]`` samples from ``start[b]`` (indices into the analyzed series). ``leading[b]``
+    says the first instance is the copy in LSW that opens a periodic region; otherwise that
+    copy, verified too, belongs to the previous batch."""
+
+    start: np.ndarray
+    length: np.ndarray
+    count: np.ndarray
+    leading: np.ndarray
+
+    def verified(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per batch the sample range [first, end) the distance showed to be periodic."""
+        first = np.where(self.leading, self.start, self.start - self.length)
+        return first, self.start + self.length * self.count
+
+    @property
+    def n_instances(self) -> int:
+        return int(self.count.sum())
+
+    def covered(self) -> int:
+        return int((self.length * self.count).sum())
+
+    def instances(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per instance: start, length, and the batch it came from."""
+        batch = np.repeat(np.arange(self.count.size), self.count)
+        offset = np.arange(batch.size) - np.repeat(np.cumsum(self.count) - self.count, self.count)
+        length = self.length[batch]
+        return self.start[batch] + offset * length, length, batch
+
+    def shifted(self, offset: int) -> Batches:
+        return Batches(self.start + offset, self.length, self.count, self.leading)
+
+    @staticmethod
+    def concat(parts: list[Batches]) -> Batches:
+        if not parts:
+            empty = np.empty(0, np.int64)
+            return Batches(empty, empty, empty, np.empty(0, bool))
+        ints = (np.concatenate([getattr(p, f) for p in parts]).astype(np.int64)
+                for f in ("start", "length", "count"))
+        return Batches(*ints, np.concatenate([p.leading for p in parts]).astype(bool))
+
+
+@njit(cache=True)
+def base_period(delta: np.ndarray, min_period: int, near_zero: float, rise: float,
+                multiple_tolerance: float, refine_tolerance: float) -> int:
+    """k_bp from the distance curve ``delta[k]`` (k = 1..L-1; index 0 unused); 0 if none."""
+    last = delta.shape[0] - 1
+    first = 0
+    for k in range(1, last + 1):
+        if delta[k] >= rise:
+            first = k
+            break
+    if first == 0:
+        return 0
+    first = max(first, min_period)
+    if first > last:
+        return 0
+    best = first
+    for k in range(first, last + 1):
+        if delta[k] < delta[best]:
+            best = k
+    if delta[best] > near_zero:
+        return 0
+    for k in range(first, best + 1):
+        if delta[k] > 2.0 * near_zero:
+            continue
+        if k > 1 and delta[k - 1] < delta[k]:
+            continue
+        if k < last and delta[k + 1] < delta[k]:
+            continue
+        multiple = round(best / k)
+        if multiple >= 1 and abs(best - multiple * k) <= max(1.0, multiple_tolerance * best):
+            spread = max(1, int(refine_tolerance * k))
+            chosen = k
+            for j in range(max(first, k - spread), min(last, k + spread) + 1):
+                if delta[j] < delta[chosen]:
+                    chosen = j
+            return chosen
+    return best
+
+
+@njit(cache=True)
+def _window_stats(cs1: np.ndarray, cs2: np.ndarray, a: int, length: int) -> tuple[np.ndarray, float]:
+    sums = cs1[a + length] - cs1[a]
+    squares = cs2[a + length] - cs2[a]
+    centered = 0.0
+    for d in range(sums.shape[0]):
+        centered += squares[d] - sums[d] * sums[d] / length
+    return sums, centered
+
+
+@njit(cache=True)
+def verified_count(x: np.ndarray, cs1: np.ndarray, cs2: np.ndarray, first: int, k: int,
+                   count: int, threshold: float) -> int:
+    """How many of the ``count`` instances of ``k`` samples from ``first`` each resemble the
+    k samples before them (delta <= threshold), counted until the first that does not."""
+    for j in range(count):
+        a = first + j * k
+        sums_r, var_r = _window_stats(cs1, cs2, a, k)
+        sums_k, var_k = _window_stats(cs1, cs2, a - k, k)
+        cross = 0.0
+        for i in range(k):
+            for d in range(x.shape[1]):
+                cross += x[a + i, d] * x[a - k + i, d]
+        squared_distance = var_r + var_k - 2.0 * cross
+        level_gap = 0.0
+        for d in range(sums_r.shape[0]):
+            squared_distance += 2.0 * sums_r[d] * sums_k[d] / k
+            gap = (sums_r[d] - sums_k[d]) / k
+            level_gap += gap * gap
+        squared_distance += k * level_gap
+        denominator = var_r + var_k + 0.5 * k * level_gap
+        if denominator <= 1e-12 * k or squared_distance > threshold * denominator:
+            return j
+    return count
+
+
+@njit(cache=True)
+def _extract(x: np.ndarray, cs1: np.ndarray, cs2: np.ndarray, rsw: int, half: int, k: int,
+             opens: bool, instance_threshold: float, found: int, starts: np.ndarray,
+             lengths: np.ndarray, counts: np.ndarray, leading: np.ndarray) -> int:
+    """Record the verified instances of RSW as batch ``found``; returns how many (0: none)."""
+    count = verified_count(x, cs1, cs2, rsw, k, half // k, instance_threshold)
+    if count > 0:
+        starts[found] = rsw - k if opens else rsw
+        lengths[found] = k
+        counts[found] = count + 1 if opens else count
+        leading[found] = opens
+    return count
+
+
+@njit(cache=True)
+def _delta_from_cross(cross: np.ndarray, cs1: np.ndarray, cs2: np.ndarray, rsw: int,
+                      half: int, out: np.ndarray) -> None:
+    """delta[k] from the raw cross products ``cross[k] = sum R * R_k`` (all dimensions)."""
+    sums_r, var_r = _window_stats(cs1, cs2, rsw, half)
+    out[0] = 0.0
+    for k in range(1, half):
+        sums_k, var_k = _window_stats(cs1, cs2, rsw - k, half)
+        # both windows are centered on their pooled mean: a level change counts as distance
+        level_gap = 0.0
+        for d in range(sums_r.shape[0]):
+            gap = (sums_r[d] - sums_k[d]) / half
+            level_gap += gap * gap
+        squared_distance = var_r + var_k - 2.0 * cross[k]
+        for d in range(sums_r.shape[0]):
+            squared_distance += 2.0 * sums_r[d] * sums_k[d] / half
+        squared_distance += half * level_gap
+        denominator = var_r + var_k + 0.5 * half * level_gap
+        if denominator <= 1e-12 * half:
+            out[k] = 1.0
+        else:
+            out[k] = max(0.0, squared_distance / denominator)
+
+
+@njit(cache=True)
+def _cross_direct(x: np.ndarray, rsw: int, half: int, cross: np.ndarray) -> None:
+    for k in range(1, half):
+        total = 0.0
+        for i in range(half):
+            for d in range(x.shape[1]):
+                total += x[rsw + i, d] * x[rsw - k + i, d]
+        cross[k] = total
+
+
+@njit(cache=True)
+def _scan_direct(x: np.ndarray, cs1: np.ndarray, cs2: np.ndarray, half: int, min_period: int,
+                 near_zero: float, rise: float, multiple_tolerance: float,
+                 refine_tolerance: float, aperiodic_step: int, lagged_copy: bool,
+                 starts: np.ndarray, lengths: np.ndarray, counts: np.ndarray,
+                 leading: np.ndarray) -> int:
+    n = x.shape[0]
+    cross = np.zeros(half)
+    delta = np.zeros(half)
+    w = 0
+    found = 0
+    previous_periodic = False
+    while w + 2 * half <= n:
+        rsw = w + half
+        _cross_direct(x, rsw, half, cross)
+        _delta_from_cross(cross, cs1, cs2, rsw, half, delta)
+        k = base_period(delta, min_period, near_zero, rise, multiple_tolerance, refine_tolerance)
+        count = 0
+        if k > 0:
+            count = _extract(x, cs1, cs2, rsw, half, k, lagged_copy and not previous_periodic,
+                             2.0 * near_zero, found, starts, lengths, counts, leading)
+        elif previous_periodic:  # the region may go on past the window: extend it instance by instance
+            k = lengths[found - 1]
+            count = _extract(x, cs1, cs2, rsw, min(half, n - rsw), k, False, 2.0 * near_zero,
+                             found, starts, lengths, counts, leading)
+        if count > 0:
+            found += 1
+            w += k * count
+            previous_periodic = True
+        else:
+            w += aperiodic_step
+            previous_periodic = False
+    return found
+
+
+def prefix_sums(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    zeros = np.zeros((1, x.shape[1]))
+    return (np.concatenate([zeros, np.cumsum(x, axis=0)]),
+            np.concatenate([zeros, np.cumsum(x * x, axis=0)]))
+
+
+def distance_curve(x: np.ndarray, window_start: int, half: int) -> np.ndarray:
+    """delta(k) for k = 0..L-1 of the window starting at ``window_start`` (index 0 is 0)."""
+    x = _as_2d(x)
+    cs1, cs2 = prefix_sums(x)
+    cross = np.zeros(half)
+    rsw = window_start + half
+    if half > FFT_ABOVE:
+        cross[:] = _cross_fft(x, rsw, half)
+    else:
+        _cross_direct(x, rsw, half, cross)
+    delta = np.zeros(half)
+    _delta_from_cross(cross, cs1, cs2, rsw, half, delta)
+    return delta
+
+
+def _cross_fft(x: np.ndarray, rsw: int, half: int) -> np.ndarray:
+    """cross[k] = sum_i R[i] x[rsw - k + i] for k = 0..L-1 by FFT correlation."""
+    right = x[rsw:rsw + half]
+    context = x[rsw - half + 1:rsw + half]  # shifts 1..L-1 reach back L-1 samples
+    corr = sum(fftconvolve(context[:, d], right[::-1, d], mode="valid") for d in range(x.shape[1]))
+    cross = np.zeros(half)
+    cross[1:] = corr[::-1][1:half] if corr.size >= half else 0.0
+    return cross
+
+
+def _as_2d(x: np.ndarray) -> np.ndarray:
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    return x[:, None] if x.ndim == 1 else x
+
+
+def detect(x: np.ndarray, half: int, *, min_period: int = MIN_PERIOD, near_zero: float = NEAR_ZERO,
+           rise: float = RISE, aperiodic_step: float = APERIODIC_STEP, lagged_copy: bool = True,
+           multiple_tolerance: float = MULTIPLE_TOLERANCE,
+           refine_tolerance: float = REFINE_TOLERANCE) -> Batches:
+    """One pass of the sliding-window detector over a gap-free series (n x d).
+
+    ``half`` is L, the length of LSW and RSW (seed 000, section III-A).
+    """
+    x = _as_2d(x)
+    n = x.shape[0]
+    step = max(1, int(aperiodic_step * half))
+    capacity = n // max(1, min(step, min_period)) + 2
+    starts = np.zeros(capacity, np.int64)
+    lengths = np.zeros(capacity, np.int64)
+    counts = np.zeros(capacity, np.int64)
+    leading = np.zeros(capacity, np.bool_)
+    if half < 2 or 2 * half > n:
+        return Batches.concat([])
+    cs1, cs2 = prefix_sums(x)
+    if half <= FFT_ABOVE:
+        found = _scan_direct(x, cs1, cs2, half, min_period, near_zero, rise, multiple_tolerance,
+                             refine_tolerance, step, lagged_copy, starts, lengths, counts, leading)
+    else:
+        found = _scan_fft(x, cs1, cs2, half, min_period, near_zero, rise, multiple_tolerance,
+                          refine_tolerance, step, lagged_copy, starts, lengths, counts, leading)
+    return Batches(starts[:found].copy(), lengths[:found].copy(), counts[:found].copy(),
+                   leading[:found].copy())
+
+
+def _scan_fft(x: np.ndarray, cs1: np.ndarray, cs2: np.ndarray, half: int, min_period: int,
+              near_zero: float, rise: float, multiple_tolerance: float, refine_tolerance: float,
+              step: int, lagged_copy: bool, starts: np.ndarray, lengths: np.ndarray,
+              counts: np.ndarray, leading: np.ndarray) -> int:
+    n = x.shape[0]
+    delta = np.zeros(half)
+    w = 0
+    found = 0
+    previous_periodic = False
+    while w + 2 * half <= n:
+        rsw = w + half
+        _delta_from_cross(_cross_fft(x, rsw, half), cs1, cs2, rsw, half, delta)
+        k = base_period(delta, min_period, near_zero, rise, multiple_tolerance, refine_tolerance)
+        count = 0
+        if k > 0:
+            count = _extract(x, cs1, cs2, rsw, half, k, lagged_copy and not previous_periodic,
+                             2.0 * near_zero, found, starts, lengths, counts, leading)
+        elif previous_periodic:  # the region may go on past the window: extend it instance by instance
+            k = lengths[found - 1]
+            count = _extract(x, cs1, cs2, rsw, min(half, n - rsw), k, False, 2.0 * near_zero,
+                             found, starts, lengths, counts, leading)
+        if count > 0:
+            found += 1
+            w += k * count
+            previous_periodic = True
+        else:
+            w += step
+            previous_periodic = False
+    return found

@@ -1,0 +1,43 @@
+"""Helpers shared by result dataclasses: versioned JSON with NumPy arrays as lists."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from phasekit.errors import InputError
+
+
+def plain(value: Any) -> Any:
+    """A JSON-ready copy: arrays to lists, NumPy scalars to Python, NaN to None."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return plain(value.tolist())
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating | float):
+        number = float(value)
+        return None if not np.isfinite(number) else number
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
+
+
+def dumps(data: dict[str, Any]) -> str:
+    return json.dumps(plain(data), indent=2) + "\n"
+
+
+def check_version(data: dict[str, Any], kind: str, supported: int, source: str | None = None) -> None:
+    """Raise InputError unless ``data`` is a result of ``kind`` in a version we read."""
+    if not isinstance(data, dict) or data.get("kind") != kind:
+        raise InputError(f"expected a phasekit {kind} result (a JSON object with \"kind\": \"{kind}\")",
+                         path=source)
+    version = data.get("version")
+    if not isinstance(version, int) or version > supported:
+        raise InputError(f"{kind} result version {version!r} is not supported (this phasekit reads up "
+                         f"to version {supported})", path=source)
