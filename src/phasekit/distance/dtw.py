@@ -54,34 +54,34 @@ def dtw2(a: np.ndarray, b: np.ndarray, radius: int, cutoff: float = INF) -> floa
     """DTW_2 between ``a`` (n x d) and ``b`` (m x d) within a band of ``radius`` samples.
 
     Early abandoning: returns ``inf`` as soon as every cell of a row exceeds ``cutoff``.
+    Only the band is touched: O(n * radius) time, O(m) memory.
     """
     n, m = a.shape[0], b.shape[0]
     prev = np.full(m, INF)
     curr = np.full(m, INF)
+    prev_lo, prev_hi = 0, -1
     for i in range(n):
         lo, hi = _column_range(i, n, m, radius)
         row_min = INF
-        for j in range(m):
-            curr[j] = INF
+        left = INF
         for j in range(lo, hi + 1):
-            cost = _sqdist(a, i, b, j)
             if i == 0 and j == 0:
                 best = 0.0
             else:
-                best = INF
-                if i > 0:
+                best = left
+                if prev_lo <= j <= prev_hi and prev[j] < best:
                     best = prev[j]
-                    if j > 0 and prev[j - 1] < best:
-                        best = prev[j - 1]
-                if j > 0 and curr[j - 1] < best:
-                    best = curr[j - 1]
-            value = cost + best
+                if prev_lo <= j - 1 <= prev_hi and prev[j - 1] < best:
+                    best = prev[j - 1]
+            value = _sqdist(a, i, b, j) + best
             curr[j] = value
+            left = value
             if value < row_min:
                 row_min = value
         if row_min > cutoff:
             return INF
         prev, curr = curr, prev
+        prev_lo, prev_hi = lo, hi
     return prev[m - 1]
 
 

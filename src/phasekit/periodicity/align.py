@@ -174,6 +174,8 @@ def _verified_cycle(x: np.ndarray, batches: Batches, first: np.ndarray, end: np.
 def _instances_from_anchors(batch_cuts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Instances [start, end) between consecutive anchors of each batch, after merging the
     anchors of all batches that lie within a quarter period of each other."""
+    if not batch_cuts:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
     anchors = np.concatenate(batch_cuts)
     periods = np.concatenate([np.full(c.size, c[1] - c[0]) for c in batch_cuts])
     owner = np.concatenate([np.full(c.size, i) for i, c in enumerate(batch_cuts)])

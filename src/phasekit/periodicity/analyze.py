@@ -7,6 +7,7 @@ never prints nor reads files.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,7 @@ from phasekit.results import check_version, plain
 RESULT_VERSION = 1
 BAND = 0.1
 REGION_TOLERANCE = 0.1
+MIN_INSTANCES = 3
 Progress = Callable[[str, float], None]
 
 
@@ -174,18 +176,23 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
             rise: float = detect.RISE, min_period: int = detect.MIN_PERIOD,
             aperiodic_step: float = detect.APERIODIC_STEP, alpha: float = tune.ALPHA,
             length_tolerance: float = tune.LENGTH_TOLERANCE, align_phases: bool = True,
-            cut_ratio: float = cluster.CUT_RATIO, band: float | None = BAND,
+            min_instances: int = MIN_INSTANCES, cut_ratio: float = cluster.CUT_RATIO, band: float | None = BAND,
             neighbors: int = cluster.NEIGHBORS, exact_below: int = cluster.EXACT_BELOW,
             max_iter: int = average.MAX_ITER, n_consecutive: int = average.N_CONSECUTIVE,
-            tolerance: float = average.TOLERANCE, progress: Progress | None = None
+            tolerance: float = average.TOLERANCE, workers: int | None = None,
+            progress: Progress | None = None
             ) -> PeriodicityResult:
     """Detect the periodicities of ``profile`` and infer one representative pattern each.
 
     Defaults: the window search interval 8..10 000 samples (seed III-A uses 0..10 000),
     alpha = 5 % (III-B), DBA with 31 iterations / 5 x 2.5 % (III-C); the DTW band of 10 % and
     every threshold of the detector and the clustering are ours, documented in their modules.
+    A pattern needs ``min_instances`` = 3 instances (ours): the seed's regions hold at least two
+    occurrences, and two chance look-alikes in a random walk are not rare; only the
+    short-profile mode, which sees fewer than two whole periods, reports fewer.
     """
     report = progress or (lambda stage, fraction: None)
+    workers = workers or os.cpu_count() or 1
     offset_s = 0.0
     if window_s is not None:
         profile = profile.window(*window_s)
@@ -212,9 +219,9 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
     def objective(window: int) -> float:
         groups, covered = tune.kept_groups(run(window), n_valid, alpha=alpha,
                                            tolerance=length_tolerance)
-        report("tuning the window", 0.0)
         return float(covered.sum()) / n_valid
 
+    report("tuning the window", 0.0)
     upper = min(max_window, longest // 2)
     if half_window is not None:
         if not 2 <= half_window <= upper:
@@ -223,11 +230,19 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
     elif upper < min_window:
         best, tuning = upper, [tune.TuningStep(upper, objective(upper))]
     else:
-        best, tuning = tune.tune_window(objective, min_window=min_window, max_window=upper)
+        best, tuning = tune.tune_window(objective, min_window=min_window, max_window=upper,
+                                        workers=workers)
     report("extracting instances", 0.3)
     batches = run(best)
-    groups, _ = tune.kept_groups(batches, n_valid, alpha=alpha, tolerance=length_tolerance)
-    if align_phases:
+    groups, covered = tune.kept_groups(batches, n_valid, alpha=alpha, tolerance=length_tolerance)
+    short_profile = not covered.size and longest < 2 * max_window
+    if short_profile:
+        batches = detect.Batches.concat([
+            detect.whole_segment(x[s:e], min_period=min_period, near_zero=near_zero / 2,
+                                 rise=2 * rise).shifted(s) for s, e in segments])
+        groups, covered = tune.kept_groups(batches, n_valid, alpha=alpha,
+                                           tolerance=length_tolerance)
+    if align_phases and not short_profile:
         starts, lengths, inst_group = align.align_instances(x, batches, groups)
     else:
         starts, lengths, batch = batches.instances()
@@ -238,9 +253,10 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
     params = {"metrics": names, "half_window": best, "near_zero": near_zero, "rise": rise,
               "min_period": min_period, "aperiodic_step": aperiodic_step, "alpha": alpha,
               "length_tolerance": length_tolerance, "align_phases": align_phases,
+              "min_instances": min_instances,
               "cut_ratio": cut_ratio, "band": band, "neighbors": neighbors,
               "exact_below": exact_below, "max_iter": max_iter, "n_consecutive": n_consecutive,
-              "tolerance": tolerance}
+              "tolerance": tolerance, "short_profile": short_profile}
     if window_s is not None:
         params["window_s"] = list(window_s)
     patterns: list[Pattern] = []
@@ -258,6 +274,8 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
             covered = int(lengths[chosen].sum())
             if covered < alpha * n_valid:
                 continue  # a marginal cluster, dropped like the seed's marginal groups (III-B)
+            if chosen.size < min_instances and not short_profile:
+                continue  # too few repetitions to tell a periodicity from a coincidence
             inside = labels == label
             avg = average.dba(X[inside], lengths[chosen], band=band, max_iter=max_iter,
                               n_consecutive=n_consecutive, tolerance=tolerance)
@@ -267,9 +285,16 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
     all_lengths = np.concatenate([p.lengths for p in patterns]) if patterns else np.empty(0, np.int64)
     total = coverage(n_valid, all_starts, all_lengths)
     best_coverage = max((t.coverage for t in tuning), default=0.0)
-    explanation = "" if patterns else (
-        f"no periodicity covers at least {alpha:.0%} of the profile: the detector's best window "
-        f"(L={best} samples) found periodic instances on {best_coverage:.1%} of it after grouping")
+    if not patterns:
+        explanation = (
+            f"no periodicity covers at least {alpha:.0%} of the profile: the detector's best window "
+            f"(L={best} samples) found periodic instances on {best_coverage:.1%} of it after grouping")
+    elif short_profile:
+        explanation = ("short profile: no sliding window fits two periods, so the period was "
+                       "found by comparing the whole profile with itself shifted (fewer than "
+                       "two whole periods may be covered)")
+    else:
+        explanation = ""
     report("done", 1.0)
     return PeriodicityResult(
         duration_s=profile.duration, sampling_period=profile.period, n_samples=profile.n_samples,

@@ -30,7 +30,7 @@ from phasekit.distance.dtw import as_band, dtw2_matrix, dtw2_pairs
 
 CUT_RATIO = 4.0
 NEIGHBORS = 10
-EXACT_BELOW = 160
+EXACT_BELOW = 64
 
 
 def resample_series(X: np.ndarray, lengths: np.ndarray, length: int) -> np.ndarray:

@@ -47,7 +47,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
-from scipy.signal import fftconvolve
 
 NEAR_ZERO = 0.25
 RISE = 0.5
@@ -55,7 +54,8 @@ MIN_PERIOD = 4
 APERIODIC_STEP = 0.25
 MULTIPLE_TOLERANCE = 0.02
 REFINE_TOLERANCE = 0.03
-FFT_ABOVE = 384
+FFT_ABOVE = 40
+INSTANCE_FACTOR = 2.0
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ class Batches:
         return Batches(*ints, np.concatenate([p.leading for p in parts]).astype(bool))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def base_period(delta: np.ndarray, min_period: int, near_zero: float, rise: float,
                 multiple_tolerance: float, refine_tolerance: float) -> int:
     """k_bp from the distance curve ``delta[k]`` (k = 1..L-1; index 0 unused); 0 if none."""
@@ -141,43 +141,45 @@ def base_period(delta: np.ndarray, min_period: int, near_zero: float, rise: floa
     return best
 
 
-@njit(cache=True)
-def _window_stats(cs1: np.ndarray, cs2: np.ndarray, a: int, length: int) -> tuple[np.ndarray, float]:
-    sums = cs1[a + length] - cs1[a]
-    squares = cs2[a + length] - cs2[a]
-    centered = 0.0
-    for d in range(sums.shape[0]):
-        centered += squares[d] - sums[d] * sums[d] / length
-    return sums, centered
+@njit(cache=True, nogil=True)
+def pair_delta(cs1: np.ndarray, cs2: np.ndarray, a: int, b: int, length: int,
+               cross: float) -> float:
+    """delta between x[a:a+length] and x[b:b+length] from prefix sums and their cross product:
+    the squared distance over the sum of squares about the pooled mean of both blocks."""
+    squared_distance = -2.0 * cross
+    spread = 0.0
+    level_gap = 0.0
+    for d in range(cs1.shape[1]):
+        sum_a = cs1[a + length, d] - cs1[a, d]
+        sum_b = cs1[b + length, d] - cs1[b, d]
+        squares = cs2[a + length, d] - cs2[a, d] + cs2[b + length, d] - cs2[b, d]
+        squared_distance += squares
+        spread += squares - (sum_a * sum_a + sum_b * sum_b) / length
+        gap = (sum_a - sum_b) / length
+        level_gap += gap * gap
+    denominator = spread + 0.5 * length * level_gap
+    if denominator <= 1e-12 * length:
+        return 1.0
+    return max(0.0, squared_distance / denominator)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def verified_count(x: np.ndarray, cs1: np.ndarray, cs2: np.ndarray, first: int, k: int,
                    count: int, threshold: float) -> int:
     """How many of the ``count`` instances of ``k`` samples from ``first`` each resemble the
     k samples before them (delta <= threshold), counted until the first that does not."""
     for j in range(count):
         a = first + j * k
-        sums_r, var_r = _window_stats(cs1, cs2, a, k)
-        sums_k, var_k = _window_stats(cs1, cs2, a - k, k)
         cross = 0.0
         for i in range(k):
             for d in range(x.shape[1]):
                 cross += x[a + i, d] * x[a - k + i, d]
-        squared_distance = var_r + var_k - 2.0 * cross
-        level_gap = 0.0
-        for d in range(sums_r.shape[0]):
-            squared_distance += 2.0 * sums_r[d] * sums_k[d] / k
-            gap = (sums_r[d] - sums_k[d]) / k
-            level_gap += gap * gap
-        squared_distance += k * level_gap
-        denominator = var_r + var_k + 0.5 * k * level_gap
-        if denominator <= 1e-12 * k or squared_distance > threshold * denominator:
+        if pair_delta(cs1, cs2, a, a - k, k, cross) > threshold:
             return j
     return count
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _extract(x: np.ndarray, cs1: np.ndarray, cs2: np.ndarray, rsw: int, half: int, k: int,
              opens: bool, instance_threshold: float, found: int, starts: np.ndarray,
              lengths: np.ndarray, counts: np.ndarray, leading: np.ndarray) -> int:
@@ -191,31 +193,16 @@ def _extract(x: np.ndarray, cs1: np.ndarray, cs2: np.ndarray, rsw: int, half: in
     return count
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _delta_from_cross(cross: np.ndarray, cs1: np.ndarray, cs2: np.ndarray, rsw: int,
                       half: int, out: np.ndarray) -> None:
     """delta[k] from the raw cross products ``cross[k] = sum R * R_k`` (all dimensions)."""
-    sums_r, var_r = _window_stats(cs1, cs2, rsw, half)
     out[0] = 0.0
     for k in range(1, half):
-        sums_k, var_k = _window_stats(cs1, cs2, rsw - k, half)
-        # both windows are centered on their pooled mean: a level change counts as distance
-        level_gap = 0.0
-        for d in range(sums_r.shape[0]):
-            gap = (sums_r[d] - sums_k[d]) / half
-            level_gap += gap * gap
-        squared_distance = var_r + var_k - 2.0 * cross[k]
-        for d in range(sums_r.shape[0]):
-            squared_distance += 2.0 * sums_r[d] * sums_k[d] / half
-        squared_distance += half * level_gap
-        denominator = var_r + var_k + 0.5 * half * level_gap
-        if denominator <= 1e-12 * half:
-            out[k] = 1.0
-        else:
-            out[k] = max(0.0, squared_distance / denominator)
+        out[k] = pair_delta(cs1, cs2, rsw, rsw - k, half, cross[k])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _cross_direct(x: np.ndarray, rsw: int, half: int, cross: np.ndarray) -> None:
     for k in range(1, half):
         total = 0.0
@@ -225,12 +212,28 @@ def _cross_direct(x: np.ndarray, rsw: int, half: int, cross: np.ndarray) -> None
         cross[k] = total
 
 
-@njit(cache=True)
-def _scan_direct(x: np.ndarray, cs1: np.ndarray, cs2: np.ndarray, half: int, min_period: int,
-                 near_zero: float, rise: float, multiple_tolerance: float,
-                 refine_tolerance: float, aperiodic_step: int, lagged_copy: bool,
-                 starts: np.ndarray, lengths: np.ndarray, counts: np.ndarray,
-                 leading: np.ndarray) -> int:
+@njit(cache=True, nogil=True)
+def _cross_fft(x: np.ndarray, rsw: int, half: int, cross: np.ndarray) -> None:
+    """cross[k] = sum_i R[i] x[rsw - k + i] for k = 1..L-1 by FFT correlation."""
+    size = 1
+    while size < 3 * half:
+        size *= 2
+    spectrum = np.zeros(size // 2 + 1, np.complex128)
+    for d in range(x.shape[1]):
+        right = np.fft.rfft(np.ascontiguousarray(x[rsw:rsw + half, d]), size)
+        context = np.fft.rfft(np.ascontiguousarray(x[rsw - half:rsw + half, d]), size)
+        spectrum += context * np.conj(right)
+    # correlation[j] = sum_i R[i] context[i + j]; shift k reads the context from j = L - k
+    correlation = np.fft.irfft(spectrum, size)
+    for k in range(1, half):
+        cross[k] = correlation[half - k]
+
+
+@njit(cache=True, nogil=True)
+def _scan(x: np.ndarray, cs1: np.ndarray, cs2: np.ndarray, half: int, min_period: int,
+          near_zero: float, rise: float, multiple_tolerance: float, refine_tolerance: float,
+          aperiodic_step: int, lagged_copy: bool, use_fft: bool, starts: np.ndarray,
+          lengths: np.ndarray, counts: np.ndarray, leading: np.ndarray) -> int:
     n = x.shape[0]
     cross = np.zeros(half)
     delta = np.zeros(half)
@@ -239,16 +242,19 @@ def _scan_direct(x: np.ndarray, cs1: np.ndarray, cs2: np.ndarray, half: int, min
     previous_periodic = False
     while w + 2 * half <= n:
         rsw = w + half
-        _cross_direct(x, rsw, half, cross)
+        if use_fft:
+            _cross_fft(x, rsw, half, cross)
+        else:
+            _cross_direct(x, rsw, half, cross)
         _delta_from_cross(cross, cs1, cs2, rsw, half, delta)
         k = base_period(delta, min_period, near_zero, rise, multiple_tolerance, refine_tolerance)
         count = 0
         if k > 0:
             count = _extract(x, cs1, cs2, rsw, half, k, lagged_copy and not previous_periodic,
-                             2.0 * near_zero, found, starts, lengths, counts, leading)
+                             INSTANCE_FACTOR * near_zero, found, starts, lengths, counts, leading)
         elif previous_periodic:  # the region may go on past the window: extend it instance by instance
             k = lengths[found - 1]
-            count = _extract(x, cs1, cs2, rsw, min(half, n - rsw), k, False, 2.0 * near_zero,
+            count = _extract(x, cs1, cs2, rsw, min(half, n - rsw), k, False, INSTANCE_FACTOR * near_zero,
                              found, starts, lengths, counts, leading)
         if count > 0:
             found += 1
@@ -273,22 +279,12 @@ def distance_curve(x: np.ndarray, window_start: int, half: int) -> np.ndarray:
     cross = np.zeros(half)
     rsw = window_start + half
     if half > FFT_ABOVE:
-        cross[:] = _cross_fft(x, rsw, half)
+        _cross_fft(x, rsw, half, cross)
     else:
         _cross_direct(x, rsw, half, cross)
     delta = np.zeros(half)
     _delta_from_cross(cross, cs1, cs2, rsw, half, delta)
     return delta
-
-
-def _cross_fft(x: np.ndarray, rsw: int, half: int) -> np.ndarray:
-    """cross[k] = sum_i R[i] x[rsw - k + i] for k = 0..L-1 by FFT correlation."""
-    right = x[rsw:rsw + half]
-    context = x[rsw - half + 1:rsw + half]  # shifts 1..L-1 reach back L-1 samples
-    corr = sum(fftconvolve(context[:, d], right[::-1, d], mode="valid") for d in range(x.shape[1]))
-    cross = np.zeros(half)
-    cross[1:] = corr[::-1][1:half] if corr.size >= half else 0.0
-    return cross
 
 
 def _as_2d(x: np.ndarray) -> np.ndarray:
@@ -315,42 +311,44 @@ def detect(x: np.ndarray, half: int, *, min_period: int = MIN_PERIOD, near_zero:
     if half < 2 or 2 * half > n:
         return Batches.concat([])
     cs1, cs2 = prefix_sums(x)
-    if half <= FFT_ABOVE:
-        found = _scan_direct(x, cs1, cs2, half, min_period, near_zero, rise, multiple_tolerance,
-                             refine_tolerance, step, lagged_copy, starts, lengths, counts, leading)
-    else:
-        found = _scan_fft(x, cs1, cs2, half, min_period, near_zero, rise, multiple_tolerance,
-                          refine_tolerance, step, lagged_copy, starts, lengths, counts, leading)
+    found = _scan(x, cs1, cs2, half, min_period, near_zero, rise, multiple_tolerance,
+                  refine_tolerance, step, lagged_copy, half > FFT_ABOVE, starts, lengths, counts,
+                  leading)
     return Batches(starts[:found].copy(), lengths[:found].copy(), counts[:found].copy(),
                    leading[:found].copy())
 
 
-def _scan_fft(x: np.ndarray, cs1: np.ndarray, cs2: np.ndarray, half: int, min_period: int,
-              near_zero: float, rise: float, multiple_tolerance: float, refine_tolerance: float,
-              step: int, lagged_copy: bool, starts: np.ndarray, lengths: np.ndarray,
-              counts: np.ndarray, leading: np.ndarray) -> int:
+def whole_segment(x: np.ndarray, *, min_period: int = MIN_PERIOD, near_zero: float = NEAR_ZERO,
+                  rise: float = RISE, min_overlap: float = 0.5, min_samples: int = 16,
+                  multiple_tolerance: float = MULTIPLE_TOLERANCE,
+                  refine_tolerance: float = REFINE_TOLERANCE) -> Batches:
+    """Short-profile detection (beyond the seed): the whole segment against itself shifted by k.
+
+    The sliding window needs 2L > 2k samples to see a period k, so a profile holding fewer
+    than about two and a half periods (a short trace, the real LULESH profile of two
+    iterations) shows nothing. Here delta(k) compares x[k:] with x[:n-k] for every k whose
+    overlap n - k covers at least ``min_overlap`` of a period and ``min_period`` samples, and
+    the base period is chosen as for a window, with safeguards against chance that the caller
+    sets (``analyze`` asks for delta <= near_zero / 2 and a first rise to 2 x rise, the shifted
+    copy opposing the original as an oscillation does: only part of a period is verified, and
+    a random walk's large-scale shape matches itself at some shift more often than one would
+    think), and an overlap of at least ``min_samples`` samples. The instances are the whole periods from the start of the segment.
+    """
+    x = _as_2d(x)
     n = x.shape[0]
-    delta = np.zeros(half)
-    w = 0
-    found = 0
-    previous_periodic = False
-    while w + 2 * half <= n:
-        rsw = w + half
-        _delta_from_cross(_cross_fft(x, rsw, half), cs1, cs2, rsw, half, delta)
-        k = base_period(delta, min_period, near_zero, rise, multiple_tolerance, refine_tolerance)
-        count = 0
-        if k > 0:
-            count = _extract(x, cs1, cs2, rsw, half, k, lagged_copy and not previous_periodic,
-                             2.0 * near_zero, found, starts, lengths, counts, leading)
-        elif previous_periodic:  # the region may go on past the window: extend it instance by instance
-            k = lengths[found - 1]
-            count = _extract(x, cs1, cs2, rsw, min(half, n - rsw), k, False, 2.0 * near_zero,
-                             found, starts, lengths, counts, leading)
-        if count > 0:
-            found += 1
-            w += k * count
-            previous_periodic = True
-        else:
-            w += step
-            previous_periodic = False
-    return found
+    cs1, cs2 = prefix_sums(x)
+    delta = np.full(n, np.inf)
+    delta[0] = 0.0
+    for k in range(1, n - min_period + 1):
+        overlap = n - k
+        if overlap < max(min_overlap * k, min_samples):
+            break
+        cross = float(np.einsum("ij,ij->", x[k:], x[:overlap]))
+        delta[k] = pair_delta(cs1, cs2, k, 0, overlap, cross)
+    usable = int(np.isfinite(delta).sum())
+    k = base_period(delta[:usable], min_period, near_zero, rise, multiple_tolerance,
+                    refine_tolerance) if usable > min_period else 0
+    if k == 0 or n // k < 1:
+        return Batches.concat([])
+    one = np.ones(1, np.int64)
+    return Batches(0 * one, k * one, (n // k) * one, np.ones(1, bool))
