@@ -6,8 +6,9 @@ DTW. Series are 2-D arrays (length x dimensions): with several dimensions this i
 dimensions.
 
 The band is a Sakoe-Chiba band that follows the diagonal of the (n, m) cost matrix, so
-series of different lengths are aligned end to end: row ``i`` may visit columns within
-``radius`` of ``i * (m - 1) / (n - 1)``. ``band_radius`` turns a relative band (a share of
+series of different lengths are aligned end to end: cell (i, j) is inside when
+|i (m - 1) - j (n - 1)| <= radius * max(n - 1, m - 1), that is within ``radius`` samples of the
+diagonal measured along the longer series (symmetric in the two series). ``band_radius`` turns a relative band (a share of
 the longer length) into that radius; ``band=None`` is unconstrained DTW.
 
 Batched kernels take instances padded into one array ``X[n_series, max_len, dims]`` with
@@ -34,10 +35,14 @@ def band_radius(n: int, m: int, band: float | None) -> int:
 
 @njit(cache=True, inline="always")
 def _column_range(i: int, n: int, m: int, radius: int) -> tuple[int, int]:
-    center = i * (m - 1) / (n - 1) if n > 1 else 0.0
-    lo = max(0, int(math.floor(center - radius)))
-    hi = min(m - 1, int(math.ceil(center + radius)))
-    return lo, hi
+    """Columns of row ``i`` inside the band |i (m-1) - j (n-1)| <= radius * max(n-1, m-1),
+    which is symmetric in the two series (DTW_2(a, b) = DTW_2(b, a))."""
+    if n == 1 or m == 1:
+        return 0, m - 1
+    reach = radius * max(n - 1, m - 1)
+    lo = -((reach - i * (m - 1)) // (n - 1))
+    hi = (i * (m - 1) + reach) // (n - 1)
+    return max(0, lo), min(m - 1, hi)
 
 
 @njit(cache=True)

@@ -83,7 +83,7 @@ def align_instances(x: np.ndarray, batches: Batches, group: np.ndarray, *,
     """
     first, end = batches.verified()
     finite = np.isfinite(x).all(axis=1)
-    clean = np.where(finite[:, None], x, 0.0)
+    clean = np.where(finite[:, None], x - x[finite].mean(axis=0), 0.0) if finite.any() else 0 * x
     cs1, cs2 = prefix_sums(clean)
     bad = np.concatenate([[0], np.cumsum(~finite)])
 

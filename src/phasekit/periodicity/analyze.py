@@ -344,11 +344,18 @@ def instances_of(profile: Profile, result: PeriodicityResult, pattern: int = 0
 def relevance(sub_pattern: np.ndarray, reference: PeriodicityResult, profile: Profile, *,
               pattern: int = 0, band: float | None = BAND) -> dict[str, float]:
     """How well a sub-profile's pattern represents the whole (seed 000, section IV-C): its WGSS
-    against the reference pattern's instances, beside the reference pattern's own WGSS."""
+    against the reference pattern's instances, beside the reference pattern's own WGSS. The
+    sub-profile's pattern is first rotated to the reference's phase (patterns are cut at a
+    phase each analysis chooses; the seed's comparison assumes they start alike)."""
     if not reference.patterns:
         raise UsageError("the reference analysis found no pattern to compare with")
     X, lengths = instances_of(profile, reference, pattern)
-    sub = average.wgss(sub_pattern, X, lengths, band=band)
+    reference_values = reference.patterns[pattern].values
+    candidate = np.asarray(sub_pattern, dtype=float).reshape(len(sub_pattern), -1)
+    # a periodicity has no intrinsic start: turn the sub-profile's pattern to the reference's phase
+    rotation, _ = align.best_rotation(align.resample_cycle(reference_values, candidate.shape[0]),
+                                      candidate)
+    sub = average.wgss(np.roll(candidate, -rotation, axis=0), X, lengths, band=band)
     ref = average.wgss(reference.patterns[pattern].values, X, lengths, band=band)
     return {"sub_wgss": sub, "reference_wgss": ref, "ratio": sub / ref if ref > 0 else np.inf,
             "n_instances": float(lengths.size)}

@@ -158,8 +158,8 @@ def pair_delta(cs1: np.ndarray, cs2: np.ndarray, a: int, b: int, length: int,
         gap = (sum_a - sum_b) / length
         level_gap += gap * gap
     denominator = spread + 0.5 * length * level_gap
-    if denominator <= 1e-12 * length:
-        return 1.0
+    if denominator <= 1e-9 * (squared_distance + 2.0 * cross) + 1e-300:
+        return 1.0  # constant blocks (relative to rounding of the prefix sums) are not periodic
     return max(0.0, squared_distance / denominator)
 
 
@@ -288,8 +288,14 @@ def distance_curve(x: np.ndarray, window_start: int, half: int) -> np.ndarray:
 
 
 def _as_2d(x: np.ndarray) -> np.ndarray:
-    x = np.ascontiguousarray(x, dtype=np.float64)
-    return x[:, None] if x.ndim == 1 else x
+    """2-D float copy centered on its mean: delta ignores offsets, and centering keeps the
+    prefix sums small so that their differences stay exact for a constant signal."""
+    x = np.array(x, dtype=np.float64)
+    x = x[:, None] if x.ndim == 1 else x
+    finite = np.isfinite(x).all(axis=1)
+    if finite.any():
+        x -= x[finite].mean(axis=0)
+    return np.ascontiguousarray(x)
 
 
 def detect(x: np.ndarray, half: int, *, min_period: int = MIN_PERIOD, near_zero: float = NEAR_ZERO,

@@ -1,0 +1,169 @@
+"""Naive reference implementations (plain Python, small inputs) of the fast kernels.
+
+Written from the definitions in the docstrings, independently of the kernels, the way
+stumpy checks its kernels against tests/naive.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+INF = float("inf")
+
+
+def in_band(i: int, j: int, n: int, m: int, radius: int) -> bool:
+    if n == 1 or m == 1:
+        return True
+    return abs(i * (m - 1) - j * (n - 1)) <= radius * max(n - 1, m - 1)
+
+
+def dtw2_matrix(a: np.ndarray, b: np.ndarray, radius: int) -> list[list[float]]:
+    """Cumulative cost matrix of DTW_2 (squared pointwise Euclidean distance)."""
+    a = np.atleast_2d(a.T).T
+    b = np.atleast_2d(b.T).T
+    n, m = len(a), len(b)
+    cost = [[INF] * m for _ in range(n)]
+    for i in range(n):
+        for j in range(m):
+            if not in_band(i, j, n, m, radius):
+                continue
+            local = sum((float(a[i][d]) - float(b[j][d])) ** 2 for d in range(a.shape[1]))
+            if i == 0 and j == 0:
+                cost[i][j] = local
+                continue
+            candidates = []
+            if i > 0:
+                candidates.append(cost[i - 1][j])
+            if j > 0:
+                candidates.append(cost[i][j - 1])
+            if i > 0 and j > 0:
+                candidates.append(cost[i - 1][j - 1])
+            cost[i][j] = local + min(candidates)
+    return cost
+
+
+def dtw2(a: np.ndarray, b: np.ndarray, radius: int) -> float:
+    cost = dtw2_matrix(a, b, radius)
+    return cost[-1][-1]
+
+
+def dba_step(average: np.ndarray, series: list[np.ndarray], radius: int) -> tuple[np.ndarray, float]:
+    """One DBA iteration: align each series with the average, move every point of the average
+    to the mean of the points aligned with it. Returns the new average and the WGSS of the old."""
+    average = np.atleast_2d(average.T).T
+    n, dims = average.shape
+    sums = [[0.0] * dims for _ in range(n)]
+    counts = [0] * n
+    wgss = 0.0
+    for s in series:
+        s = np.atleast_2d(s.T).T
+        cost = dtw2_matrix(average, s, radius)
+        wgss += cost[-1][-1]
+        i, j = n - 1, len(s) - 1
+        path = [(i, j)]
+        while (i, j) != (0, 0):
+            if i == 0:
+                j -= 1
+            elif j == 0:
+                i -= 1
+            else:
+                options = [(cost[i - 1][j - 1], (i - 1, j - 1)), (cost[i - 1][j], (i - 1, j)),
+                           (cost[i][j - 1], (i, j - 1))]
+                best = min(value for value, _ in options)
+                i, j = next(step for value, step in options if value == best)
+            path.append((i, j))
+        for i, j in path:
+            for d in range(dims):
+                sums[i][d] += float(s[j][d])
+            counts[i] += 1
+    new = np.array([[sums[i][d] / counts[i] for d in range(dims)] for i in range(n)])
+    return new, wgss
+
+
+def delta_curve(x: np.ndarray, window_start: int, half: int) -> list[float]:
+    """delta(k), k = 0..L-1: RSW = x[w+L : w+2L] against the L samples starting k earlier,
+    squared distance over the sum of squares about the pooled mean of both."""
+    x = np.atleast_2d(x.T).T
+    rsw = window_start + half
+    out = [0.0]
+    for k in range(1, half):
+        right = x[rsw:rsw + half].tolist()
+        shifted = x[rsw - k:rsw - k + half].tolist()
+        distance = 0.0
+        spread = 0.0
+        for d in range(x.shape[1]):
+            r = [row[d] for row in right]
+            s = [row[d] for row in shifted]
+            pooled = (sum(r) + sum(s)) / (2 * half)
+            distance += sum((a - b) ** 2 for a, b in zip(r, s, strict=True))
+            spread += sum((a - pooled) ** 2 for a in r) + sum((b - pooled) ** 2 for b in s)
+        out.append(1.0 if spread <= 1e-12 * half else distance / spread)
+    return out
+
+
+def base_period(delta: list[float], min_period: int, near_zero: float, rise: float,
+                multiple_tolerance: float = 0.02, refine_tolerance: float = 0.03) -> int:
+    """The detector's rule, from its docstring: first rise, global minimum k*, family of local
+    minima with delta <= 2 near_zero of which k* is a multiple, smallest member, refined."""
+    last = len(delta) - 1
+    risen = [k for k in range(1, last + 1) if delta[k] >= rise]
+    if not risen:
+        return 0
+    first = max(risen[0], min_period)
+    if first > last:
+        return 0
+    k_star = min(range(first, last + 1), key=lambda k: (delta[k], k))
+    if delta[k_star] > near_zero:
+        return 0
+    for k in range(first, k_star + 1):
+        local_min = (k == 1 or delta[k - 1] >= delta[k]) and (k == last or delta[k + 1] >= delta[k])
+        multiple = round(k_star / k)
+        if (delta[k] <= 2 * near_zero and local_min and multiple >= 1
+                and abs(k_star - multiple * k) <= max(1.0, multiple_tolerance * k_star)):
+            spread = max(1, int(refine_tolerance * k))
+            around = range(max(first, k - spread), min(last, k + spread) + 1)
+            return min(around, key=lambda j: (delta[j], abs(j - k) if j != k else -1))
+    return k_star
+
+
+def block_delta(x: np.ndarray, a: int, b: int, length: int) -> float:
+    """delta between x[a:a+length] and x[b:b+length] (pooled mean), plain Python."""
+    x = np.atleast_2d(x.T).T
+    distance = spread = 0.0
+    for d in range(x.shape[1]):
+        r = [float(v) for v in x[a:a + length, d]]
+        s = [float(v) for v in x[b:b + length, d]]
+        pooled = (sum(r) + sum(s)) / (2 * length)
+        distance += sum((p - q) ** 2 for p, q in zip(r, s, strict=True))
+        spread += sum((p - pooled) ** 2 for p in r) + sum((q - pooled) ** 2 for q in s)
+    return 1.0 if spread <= 1e-12 * length else distance / spread
+
+
+def detect(x: np.ndarray, half: int, *, min_period: int = 4, near_zero: float = 0.25,
+           rise: float = 0.5, aperiodic_step: float = 0.25) -> list[tuple[int, int, int, bool]]:
+    """The detector's pass as its docstring states it: (start, length, count, leading) per batch."""
+    n = len(x)
+    step = max(1, int(aperiodic_step * half))
+    batches: list[tuple[int, int, int, bool]] = []
+    w = 0
+    previous_periodic = False
+    while w + 2 * half <= n:
+        rsw = w + half
+        k = base_period(delta_curve(x, w, half), min_period, near_zero, rise)
+        limit = half
+        if k == 0 and previous_periodic:
+            k, limit = batches[-1][1], min(half, n - rsw)
+        count = 0
+        if k > 0:
+            while count < limit // k and block_delta(x, rsw + count * k, rsw + (count - 1) * k,
+                                                     k) <= 2 * near_zero:
+                count += 1
+        if count > 0:
+            opens = not previous_periodic and limit == half
+            batches.append((rsw - k if opens else rsw, k, count + 1 if opens else count, opens))
+            w += k * count
+            previous_periodic = True
+        else:
+            w += step
+            previous_periodic = False
+    return batches
