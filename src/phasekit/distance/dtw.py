@@ -34,6 +34,13 @@ def band_radius(n: int, m: int, band: float | None) -> int:
 
 
 @njit(cache=True, inline="always")
+def _radius(n: int, m: int, band: float) -> int:
+    """The kernels' band radius: ``band`` < 0 means none (see ``band_radius``)."""
+    longest = max(n, m)
+    return longest if band < 0 else max(1, math.ceil(band * longest))
+
+
+@njit(cache=True, inline="always")
 def _column_range(i: int, n: int, m: int, radius: int) -> tuple[int, int]:
     """Columns of row ``i`` inside the band |i (m-1) - j (n-1)| <= radius * max(n-1, m-1),
     which is symmetric in the two series (DTW_2(a, b) = DTW_2(b, a))."""
@@ -98,9 +105,7 @@ def dtw2_pairs(X: np.ndarray, lengths: np.ndarray, left: np.ndarray, right: np.n
     for p in prange(left.shape[0]):
         i, j = left[p], right[p]
         n, m = lengths[i], lengths[j]
-        longest = max(n, m)
-        radius = longest if band < 0 else max(1, int(math.ceil(band * longest)))
-        out[p] = dtw2(X[i, :n], X[j, :m], radius, INF)
+        out[p] = dtw2(X[i, :n], X[j, :m], _radius(n, m, band), INF)
     return out
 
 
@@ -179,9 +184,7 @@ def dba_update(avg: np.ndarray, X: np.ndarray, lengths: np.ndarray,
     dists = np.empty(n_series)
     for s in prange(n_series):
         m = lengths[s]
-        longest = max(length, m)
-        radius = longest if band < 0 else max(1, int(math.ceil(band * longest)))
-        dists[s] = dtw2_path_accumulate(avg, X[s, :m], radius, sums[s], counts[s])
+        dists[s] = dtw2_path_accumulate(avg, X[s, :m], _radius(length, m, band), sums[s], counts[s])
     total = sums.sum(axis=0)
     count = counts.sum(axis=0)
     refined = np.empty_like(avg)
@@ -198,9 +201,7 @@ def dtw2_to_all(query: np.ndarray, X: np.ndarray, lengths: np.ndarray, band: flo
     n = query.shape[0]
     for s in prange(X.shape[0]):
         m = lengths[s]
-        longest = max(n, m)
-        radius = longest if band < 0 else max(1, int(math.ceil(band * longest)))
-        out[s] = dtw2(query, X[s, :m], radius, INF)
+        out[s] = dtw2(query, X[s, :m], _radius(n, m, band), INF)
     return out
 
 

@@ -1,8 +1,8 @@
 """Periodicity detection and representative patterns (Phase-TA, seed 000)."""
 
 from phasekit.periodicity.analyze import (
-    PeriodicityResult,
     Pattern,
+    PeriodicityResult,
     analyze,
     default_metrics,
     instances_of,

@@ -217,8 +217,8 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
                                       for s, e in segments])
 
     def objective(window: int) -> float:
-        groups, covered = tune.kept_groups(run(window), n_valid, alpha=alpha,
-                                           tolerance=length_tolerance)
+        _, covered = tune.kept_groups(run(window), n_valid, alpha=alpha,
+                                      tolerance=length_tolerance)
         return float(covered.sum()) / n_valid
 
     report("tuning the window", 0.0)
