@@ -163,3 +163,14 @@ def test_sparse_single_linkage_equals_exact_single_linkage() -> None:
     sparse = single_linkage(X, lengths[keep], band=0.1, exact_below=0)
     assert labels_ari(exact, sparse) == 1.0
     assert labels_ari(truth.instances["label"][keep], exact) == 1.0
+
+
+def test_isolated_missing_samples_do_not_break_regions() -> None:
+    profile, truth = generate("nemo", minutes=5, seed=6)
+    rng = np.random.default_rng(0)
+    values = np.array(profile.values)
+    values[rng.random(profile.n_samples) < 0.002] = np.nan  # one lost sample in 500
+    result = analyze(profile.replace(values=values))
+    assert result.params["bridged_samples"] > 0
+    assert abs(result.coverage - truth.coverage()) <= 0.03
+    assert len(result.patterns) == 1

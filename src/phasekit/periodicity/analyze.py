@@ -24,6 +24,7 @@ RESULT_VERSION = 1
 BAND = 0.1
 REGION_TOLERANCE = 0.1
 MIN_INSTANCES = 3
+MAX_GAP = 3
 Progress = Callable[[str, float], None]
 
 
@@ -169,6 +170,27 @@ def analysis_matrix(profile: Profile, metrics: Sequence[str]) -> tuple[np.ndarra
     return x, valid
 
 
+def bridge_gaps(x: np.ndarray, valid: np.ndarray, max_gap: int) -> tuple[np.ndarray, int]:
+    """x with runs of at most ``max_gap`` invalid samples between valid ones filled by linear
+    interpolation (for the analysis only; the profile keeps its NaN), and how many were."""
+    invalid = ~valid
+    if max_gap <= 0 or not invalid.any() or not valid.any():
+        return x, 0
+    edges = np.diff(np.concatenate([[0], invalid.astype(np.int8), [0]]))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    inner = (starts > 0) & (ends < x.shape[0]) & (ends - starts <= max_gap)
+    if not inner.any():
+        return x, 0
+    fill = np.zeros(x.shape[0], bool)
+    for s, e in zip(starts[inner], ends[inner], strict=True):  # one step per gap
+        fill[s:e] = True
+    index = np.arange(x.shape[0])
+    bridged = x.copy()
+    for d in range(x.shape[1]):
+        bridged[fill, d] = np.interp(index[fill], index[valid], x[valid, d])
+    return bridged, int(fill.sum())
+
+
 def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
             window_s: tuple[float | None, float | None] | None = None,
             half_window: int | None = None, min_window: int = tune.MIN_WINDOW,
@@ -176,7 +198,7 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
             rise: float = detect.RISE, min_period: int = detect.MIN_PERIOD,
             aperiodic_step: float = detect.APERIODIC_STEP, alpha: float = tune.ALPHA,
             length_tolerance: float = tune.LENGTH_TOLERANCE, align_phases: bool = True,
-            min_instances: int = MIN_INSTANCES, cut_ratio: float = cluster.CUT_RATIO, band: float | None = BAND,
+            max_gap: int = MAX_GAP, min_instances: int = MIN_INSTANCES, cut_ratio: float = cluster.CUT_RATIO, band: float | None = BAND,
             neighbors: int = cluster.NEIGHBORS, exact_below: int = cluster.EXACT_BELOW,
             max_iter: int = average.MAX_ITER, n_consecutive: int = average.N_CONSECUTIVE,
             tolerance: float = average.TOLERANCE, workers: int | None = None,
@@ -187,6 +209,10 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
     Defaults: the window search interval 8..10 000 samples (seed III-A uses 0..10 000),
     alpha = 5 % (III-B), DBA with 31 iterations / 5 x 2.5 % (III-C); the DTW band of 10 % and
     every threshold of the detector and the clustering are ours, documented in their modules.
+    Gaps of up to ``max_gap`` = 3 missing samples (a lost sample or two, common in real
+    monitoring) are bridged by linear interpolation for the analysis, so that they do not cut a
+    periodic region in two; longer gaps split the profile into segments analyzed separately
+    (ours; coverage still counts only the valid samples in its denominator).
     A pattern needs ``min_instances`` = 3 instances (ours): the seed's regions hold at least two
     occurrences, and two chance look-alikes in a random walk are not rare; only the
     short-profile mode, which sees fewer than two whole periods, reports fewer.
@@ -200,6 +226,8 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
     names = list(metrics) if metrics else default_metrics(profile)
     x, valid = analysis_matrix(profile, names)
     n_valid = int(valid.sum())
+    x, n_bridged = bridge_gaps(x, valid, max_gap)
+    valid = np.isfinite(x).all(axis=1)
     shortest = 4 * min_period
     if n_valid < shortest:
         raise InputError(f"the profile has {n_valid} valid samples of {'+'.join(names)}; at least "
@@ -253,7 +281,7 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
     params = {"metrics": names, "half_window": best, "near_zero": near_zero, "rise": rise,
               "min_period": min_period, "aperiodic_step": aperiodic_step, "alpha": alpha,
               "length_tolerance": length_tolerance, "align_phases": align_phases,
-              "min_instances": min_instances,
+              "min_instances": min_instances, "max_gap": max_gap, "bridged_samples": n_bridged,
               "cut_ratio": cut_ratio, "band": band, "neighbors": neighbors,
               "exact_below": exact_below, "max_iter": max_iter, "n_consecutive": n_consecutive,
               "tolerance": tolerance, "short_profile": short_profile}
