@@ -1,0 +1,177 @@
+"""The ``phasekit`` command line: a typer app with one module per verb.
+
+``main`` owns error handling (DESIGN.md, Conventions): a :class:`~phasekit.errors.PhasekitError`
+becomes one line ``phasekit: error: ...`` on stderr and its exit code (2 usage, 3 input,
+4 unsupported); any other exception one line ``phasekit: internal error: ...`` and exit code 1;
+``--debug`` adds the traceback. Command-line syntax errors keep click's exit code 2.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import traceback
+import warnings
+from collections.abc import Sequence
+from typing import Annotated, Any, TextIO
+
+import typer
+
+from phasekit import __version__
+from phasekit.cli import analyze as _analyze
+from phasekit.cli import demo as _demo
+from phasekit.cli import info as _info
+from phasekit.cli import synth as _synth
+from phasekit.cli.common import STATE
+from phasekit.errors import PhasekitError, PhasekitWarning
+
+__all__ = ["app", "main"]
+
+
+def _base(name: str) -> type[Exception]:
+    """click's exception class ``name``; recent typer versions vendor click, older use it."""
+    return next(c for c in typer.BadParameter.__mro__ if c.__name__ == name)
+
+
+_ClickException = _base("ClickException")
+_ClickUsageError = _base("UsageError")
+
+_EPILOG = """\
+Example:
+
+\b
+    phasekit demo
+    phasekit synth nemo --minutes 5 --seed 1 -o nemo.parquet
+    phasekit analyze nemo.parquet --plot nemo.png
+"""
+
+app = typer.Typer(
+    name="phasekit",
+    epilog=_EPILOG,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"phasekit {__version__}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _global(
+    version: Annotated[bool, typer.Option(
+        "--version", callback=_version, is_eager=True, help="Print the version and exit.")] = False,
+    debug: Annotated[bool, typer.Option(
+        "--debug", help="Show the traceback of an error.")] = False,
+    verbose: Annotated[int, typer.Option(
+        "--verbose", "-v", count=True, show_default=False,
+        help="More log messages (-v info, -vv debug).")] = 0,
+) -> None:
+    """Characterize how an HPC application behaves over time, from node-level profiles.
+
+    Periodicities and their representative patterns (Phase-TA, seed 000) from CSV or Parquet
+    counter profiles; synthetic profiles with ground truth; figures.
+    """
+    STATE.debug = debug
+    STATE.verbose = verbose
+    _configure_logging(verbose)
+
+
+app.command("analyze", epilog=_analyze.EPILOG)(_analyze.analyze)
+app.command("synth", epilog=_synth.EPILOG)(_synth.synth)
+app.command("info", epilog=_info.EPILOG)(_info.info)
+app.command("demo", epilog=_demo.EPILOG)(_demo.demo)
+
+
+# --- logging and warnings --------------------------------------------------------------------
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is at the time of the record."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
+
+
+_HANDLER = _StderrHandler()
+_HANDLER.setFormatter(logging.Formatter("phasekit: %(levelname)s: %(name)s: %(message)s"))
+
+
+def _configure_logging(verbose: int) -> None:
+    root = logging.getLogger("phasekit")
+    if _HANDLER not in root.handlers:
+        root.addHandler(_HANDLER)
+    root.setLevel(logging.WARNING if verbose <= 0 else logging.INFO if verbose == 1
+                  else logging.DEBUG)
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: TextIO | None = None, line: str | None = None) -> None:
+    """PhasekitWarnings as one line on stderr; other warnings only in the debug log."""
+    text = _one_line(str(message))
+    if issubclass(category, PhasekitWarning):
+        sys.stderr.write(f"phasekit: warning: {text}\n")
+    else:
+        logging.getLogger("phasekit.cli").debug("%s: %s (%s:%d)", category.__name__, text,
+                                                filename, lineno)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+# --- entry point -----------------------------------------------------------------------------
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the app on ``argv`` (default ``sys.argv[1:]``); exit with the contract's codes."""
+    STATE.debug = False
+    STATE.verbose = 0
+    command = typer.main.get_command(app)
+    code = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", PhasekitWarning)
+        warnings.showwarning = _show_warning
+        try:
+            returned: Any = command.main(args=list(argv) if argv is not None else None,
+                                         prog_name="phasekit", standalone_mode=False)
+            code = returned if isinstance(returned, int) else 0
+            if code == 130:
+                sys.stderr.write("phasekit: interrupted\n")
+        except _ClickException as exc:
+            message = exc.format_message()  # type: ignore[attr-defined]
+            code = int(exc.exit_code)  # type: ignore[attr-defined]
+            if type(exc).__name__ == "NoArgsIsHelpError":  # a bare "phasekit": the help
+                sys.stderr.write(message.rstrip("\n") + "\n")
+            else:
+                hint = ""
+                ctx = getattr(exc, "ctx", None)
+                if isinstance(exc, _ClickUsageError) and ctx is not None:
+                    hint = f" (see '{ctx.command_path} --help')"
+                sys.stderr.write(f"phasekit: error: {_one_line(message)}{hint}\n")
+        except typer.Abort:
+            sys.stderr.write("phasekit: aborted\n")
+            code = 1
+        except PhasekitError as exc:
+            if STATE.debug:
+                traceback.print_exc()
+            sys.stderr.write(f"phasekit: error: {_one_line(str(exc))}\n")
+            code = exc.exit_code
+        except KeyboardInterrupt:
+            sys.stderr.write("phasekit: interrupted\n")
+            code = 130
+        except Exception as exc:
+            if STATE.debug:
+                traceback.print_exc()
+                hint = ""
+            else:
+                hint = " (run with --debug for the traceback)"
+            sys.stderr.write(f"phasekit: internal error: {type(exc).__name__}: "
+                             f"{_one_line(str(exc))}{hint}\n")
+            code = 1
+        finally:
+            sys.stdout.flush()
+    if code:
+        sys.exit(code)

@@ -1,0 +1,239 @@
+"""Helpers shared by the verbs: consoles, argument parsing, profile loading, tables, output."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import re
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from phasekit.errors import InputError, PhasekitError, UsageError
+from phasekit.profile import Profile
+
+if TYPE_CHECKING:
+    from phasekit.periodicity import PeriodicityResult
+
+__all__ = [
+    "STATE",
+    "check_metrics",
+    "check_output",
+    "err_console",
+    "load_profile",
+    "name_file",
+    "out_console",
+    "parse_window",
+    "patterns_table",
+    "print_json",
+    "print_result",
+    "progress_reporter",
+    "summary_table",
+    "write_json",
+]
+
+@dataclass
+class State:
+    """Global options of one invocation (set by the app callback, read by ``main``)."""
+
+    debug: bool = False
+    verbose: int = 0
+
+
+STATE = State()
+
+
+# --- consoles --------------------------------------------------------------------------------
+def out_console() -> Console:
+    """A console on the current stdout (created per use, so redirections are honoured)."""
+    return Console(file=sys.stdout, highlight=False, markup=False)
+
+
+def err_console() -> Console:
+    """A console on the current stderr."""
+    return Console(file=sys.stderr, highlight=False, markup=False)
+
+
+def print_json(data: Any) -> None:
+    """``data`` as indented JSON on stdout, plain (no colours, no wrapping)."""
+    sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    sys.stdout.flush()
+
+
+# --- arguments -------------------------------------------------------------------------------
+_NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
+_WINDOW_RE = re.compile(rf"\s*({_NUMBER})?\s*:\s*({_NUMBER})?\s*")
+
+
+def parse_window(text: str | None) -> tuple[float | None, float | None] | None:
+    """``"60:660"`` -> ``(60.0, 660.0)`` seconds from the profile start; either side may be empty.
+
+    Raises UsageError on anything else (no colon, not a number, negative, start >= end).
+    """
+    if text is None:
+        return None
+    match = _WINDOW_RE.fullmatch(text)
+    if match is None:
+        raise UsageError(f"--window {text!r}: expected START:END in seconds from the profile "
+                         "start, either side may be empty (e.g. 60:660, 120:, :300)")
+    start, end = (None if g is None else float(g) for g in match.groups())
+    for value in (start, end):
+        if value is not None and (not math.isfinite(value) or value < 0):
+            raise UsageError(f"--window {text!r}: times must be finite and non-negative seconds")
+    if start is not None and end is not None and end <= start:
+        raise UsageError(f"--window {text!r}: END must be after START")
+    return start, end
+
+
+def check_output(path: Path | None, what: str, suffixes: Sequence[str] | None = None) -> None:
+    """Fail early (before a long analysis) when ``path`` cannot be written."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise UsageError(f"{what} {path}: is a directory; expected a file name")
+    parent = path.parent
+    if not parent.is_dir():
+        raise UsageError(f"{what} {path}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise UsageError(f"{what} {path}: directory {parent} is not writable")
+    if suffixes is not None and path.suffix.lower().lstrip(".") not in suffixes:
+        raise UsageError(f"{what} {path}: cannot tell the format from the name; expected a name "
+                         "ending in " + ", ".join("." + s for s in sorted(suffixes)))
+
+
+# --- profiles --------------------------------------------------------------------------------
+def load_profile(path: Path) -> Profile:
+    """Read a CSV or Parquet profile; every error names the file."""
+    from phasekit.io import read_profile
+
+    try:
+        return read_profile(path)
+    except PhasekitError as exc:
+        raise name_file(exc, path) from exc
+
+
+def name_file(exc: PhasekitError, path: Path | str) -> PhasekitError:
+    """``exc`` with the file name in front of its message, unless it already names it."""
+    where = str(path)
+    message = str(exc)
+    if isinstance(exc, InputError):
+        if exc.path is not None or message.startswith(where):
+            return exc
+        return InputError(message, path=where)
+    if where in message:
+        return exc
+    try:
+        return type(exc)(f"{where}: {message}")
+    except TypeError:  # a subclass with another signature: keep it as it is
+        return exc
+
+
+def check_metrics(profile: Profile, metrics: Sequence[str], path: Path) -> None:
+    """UsageError naming the file when a requested metric is neither a column nor derivable."""
+    for name in metrics:
+        if name in profile.metrics:
+            continue
+        if name == "ipc" and {"instructions", "cycles"} <= set(profile.metrics):
+            continue
+        raise UsageError(f"{path}: no metric {name!r}; the profile has: "
+                         + ", ".join(profile.metrics))
+
+
+# --- progress --------------------------------------------------------------------------------
+@contextlib.contextmanager
+def progress_reporter(enabled: bool, description: str
+                      ) -> Iterator[Callable[[str, float], None] | None]:
+    """A rich progress bar on stderr fed by ``progress(stage, fraction)`` callbacks.
+
+    Yields None (no bar) unless ``enabled`` and stderr is a terminal.
+    """
+    if not (enabled and sys.stderr.isatty()):
+        yield None
+        return
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                  TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(),
+                  console=err_console(), transient=True) as bar:
+        task = bar.add_task(description, total=1.0)
+
+        def report(stage: str, fraction: float) -> None:
+            bar.update(task, completed=max(0.0, min(1.0, fraction)),
+                       description=f"{description}: {stage}")
+
+        yield report
+
+
+# --- output ----------------------------------------------------------------------------------
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    """Write ``data`` as indented JSON atomically."""
+    from phasekit.io.atomic import atomic_write_text
+
+    atomic_write_text(path, json.dumps(data, indent=2) + "\n")
+
+
+def _percent(fraction: float) -> str:
+    return f"{100 * fraction:.2f}%"
+
+
+def _table(title: str) -> Table:
+    return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                 title_style="bold")
+
+
+def summary_table(result: PeriodicityResult, name: str) -> Table:
+    """The seed's Table II row for one analyzed profile (seed 000, section IV-B)."""
+    table = _table("Periodicities (seed 000, Table II)")
+    table.add_column("profile", overflow="fold")
+    for column in ("T_exe (s)", "#rp(#i)[#pa]", "%period"):
+        table.add_column(column, justify="right", no_wrap=True)
+    table.add_row(name, f"{result.duration_s:.3f}",
+                  f"{len(result.patterns)}({result.n_instances})[{result.mean_consecutive:.1f}]",
+                  _percent(result.coverage))
+    return table
+
+
+def patterns_table(result: PeriodicityResult) -> Table:
+    """One row per representative pattern, largest coverage first."""
+    table = _table("Patterns")
+    for column in ("#", "period (s)", "length", "#i", "regions", "[#pa]", "%period", "WGSS",
+                   "DBA it."):
+        table.add_column(column, justify="right", no_wrap=True)
+    for i, p in enumerate(result.patterns, start=1):
+        table.add_row(str(i), f"{p.period_s:.4g}", str(p.length), str(p.n_instances),
+                      str(p.n_regions), f"{p.mean_consecutive:.1f}", _percent(p.coverage),
+                      f"{p.wgss:.4g}", str(p.dba_iterations))
+    return table
+
+
+def print_result(result: PeriodicityResult, name: str) -> None:
+    """The human view of a PeriodicityResult: Table II, the patterns, the settings used."""
+    console = out_console()
+    console.print(summary_table(result, name))
+    if result.patterns:
+        console.print(patterns_table(result))
+    if result.explanation:
+        console.print(f"note: {result.explanation}", soft_wrap=True)
+    plural = "s" if len(result.metrics) > 1 else ""
+    joint = " (jointly, dependent DTW)" if plural else ""
+    settings = [f"metric{plural}: {', '.join(result.metrics)}{joint}",
+                f"window L = {result.window} samples "
+                f"({result.window * result.sampling_period:.4g} s)"]
+    if result.params.get("window_s") is not None:
+        end = result.offset_s + result.duration_s
+        settings.append(f"analyzed {result.offset_s:g}-{end:g} s of the profile")
+    console.print("; ".join(settings), soft_wrap=True)

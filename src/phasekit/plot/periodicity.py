@@ -1,0 +1,238 @@
+"""Figures of a periodicity analysis (seed 000): one function per figure.
+
+- :func:`plot_profile`: the analyzed metric over time with its periodic regions shaded, one
+  colour per pattern;
+- :func:`plot_patterns`: each representative pattern (thick) over random instances it was
+  inferred from (thin), like the seed's Fig. 3;
+- :func:`plot_analysis`: both in one figure (what ``phasekit analyze --plot`` writes).
+
+Figures are drawn on Agg canvases without pyplot (no global state, no display needed) and
+saved atomically; the format follows the file's extension (png, svg, pdf...).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure, SubFigure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from phasekit.errors import UsageError
+from phasekit.io.atomic import atomic_path
+from phasekit.metrics.periodicity import periodic_regions
+from phasekit.periodicity import PeriodicityResult, instances_of
+from phasekit.profile import Profile
+
+__all__ = ["plot_analysis", "plot_patterns", "plot_profile"]
+
+#: Resolution of raster figures: 12 in x 120 dpi = 1440 px, readable on a laptop screen.
+DPI = 120
+#: Width of every figure (inches).
+WIDTH = 12.0
+#: At most this many pattern panels side by side.
+MAX_COLUMNS = 3
+#: Colours of patterns 1, 2, ... (matplotlib's tab10, cycled).
+COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown",
+          "tab:pink", "tab:olive", "tab:cyan", "tab:gray")
+#: Instances closer than this fraction of their median length form one shaded region
+#: (the tolerance analyze uses for periodic regions).
+REGION_TOLERANCE = 0.1
+
+Canvas = Figure | SubFigure
+
+
+def plot_profile(profile: Profile, result: PeriodicityResult, path: str | os.PathLike[str]
+                 ) -> Path:
+    """The analyzed metric over time (s) with the periodic regions shaded by pattern.
+
+    With several analyzed metrics the first one is drawn. Without a pattern the title is the
+    result's explanation. A result computed on a window shows the whole profile with the
+    window marked. Returns the path written.
+    """
+    fig = _figure(WIDTH, 4.2)
+    _draw_profile(fig, profile, result)
+    return _save(fig, path)
+
+
+def plot_patterns(profile: Profile, result: PeriodicityResult, path: str | os.PathLike[str],
+                  *, n_instances: int = 10, seed: int = 0) -> Path:
+    """One panel per pattern: ``n_instances`` random instances (thin) and the pattern (thick).
+
+    The seed's Fig. 3 shows ten instances. With several metrics each pattern gets one panel
+    per metric (z-scores, as analyzed). ``seed`` makes the choice of instances reproducible.
+    """
+    columns, rows = _grid(result)
+    fig = _figure(WIDTH if columns > 1 else 7.0, 0.6 + 2.7 * rows)
+    _draw_patterns(fig, profile, result, n_instances=n_instances, seed=seed)
+    return _save(fig, path)
+
+
+def plot_analysis(profile: Profile, result: PeriodicityResult, path: str | os.PathLike[str],
+                  *, n_instances: int = 10, seed: int = 0) -> Path:
+    """The profile with its periodic regions on top and the patterns below, in one figure."""
+    if not result.patterns:
+        return plot_profile(profile, result, path)
+    _, rows = _grid(result)
+    top, bottom = 4.2, 0.6 + 2.7 * rows
+    fig = _figure(WIDTH, top + bottom)
+    upper, lower = fig.subfigures(2, 1, height_ratios=[top, bottom])
+    _draw_profile(upper, profile, result)
+    _draw_patterns(lower, profile, result, n_instances=n_instances, seed=seed)
+    return _save(fig, path)
+
+
+# --- drawing ---------------------------------------------------------------------------------
+def _figure(width: float, height: float) -> Figure:
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _save(fig: Figure, path: str | os.PathLike[str]) -> Path:
+    target = Path(path)
+    fmt = target.suffix.lower().lstrip(".")
+    supported = fig.canvas.get_supported_filetypes()
+    if fmt not in supported:
+        raise UsageError(f"cannot tell the figure format of {target} from its name; expected a "
+                         "name ending in " + ", ".join("." + s for s in sorted(supported)))
+    with atomic_path(target) as tmp:
+        fig.savefig(tmp, format=fmt, dpi=DPI)
+    return target
+
+
+def _color(i: int) -> str:
+    return COLORS[i % len(COLORS)]
+
+
+def _label(profile: Profile, metric: str) -> str:
+    unit = profile.units.get(metric)
+    return f"{metric} [{unit}]" if unit else metric
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _wrap(text: str, width: int = 110) -> str:
+    return "\n".join(textwrap.wrap(text, width)) or text
+
+
+def _regions(starts: np.ndarray, lengths: np.ndarray) -> list[tuple[int, int]]:
+    """Sample intervals [start, end) of runs of consecutive instances."""
+    if starts.size == 0:
+        return []
+    order = np.argsort(starts, kind="stable")
+    starts, lengths = starts[order], lengths[order]
+    tolerance = max(2, math.ceil(REGION_TOLERANCE * float(np.median(lengths))))
+    runs = periodic_regions(starts, lengths, np.zeros(starts.size, np.int64),
+                            tolerance=tolerance)
+    return [(int(starts[first]), int(starts[first + count - 1] + lengths[first + count - 1]))
+            for _, first, count in runs]
+
+
+def _draw_profile(canvas: Canvas, profile: Profile, result: PeriodicityResult) -> None:
+    metric = result.metrics[0] if result.metrics else profile.metrics[0]
+    share = "window" if result.params.get("window_s") is not None else "profile"
+    values = profile.select([metric]).values[:, 0]
+    times = profile.times()
+    ax = canvas.add_subplot()
+    ax.plot(times, values, color="0.2", linewidth=0.6, zorder=3)
+    handles: list[Any] = []
+    for i, pattern in enumerate(result.patterns):
+        for start, end in _regions(pattern.starts, pattern.lengths):
+            ax.axvspan(result.offset_s + start * result.sampling_period,
+                       result.offset_s + end * result.sampling_period,
+                       color=_color(i), alpha=0.3, linewidth=0, zorder=1)
+        handles.append(Patch(color=_color(i), alpha=0.45, label=(
+            f"pattern {i + 1}: period {pattern.period_s:.3g} s, "
+            f"{100 * pattern.coverage:.1f}% of the {share}")))
+    window = result.params.get("window_s")
+    if window is not None:
+        first, last = result.offset_s, result.offset_s + result.duration_s
+        end = profile.duration
+        for lo, hi in ((0.0, first), (last, end)):
+            if hi > lo:
+                ax.axvspan(lo, hi, color="0.85", linewidth=0, zorder=0)
+        ax.axvline(first, color="0.4", linestyle="--", linewidth=1)
+        ax.axvline(last, color="0.4", linestyle="--", linewidth=1)
+        handles.append(Patch(facecolor="0.85", label=f"not analyzed (window {first:g}-{last:g} s)"))
+    if handles:
+        ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.16),
+                  ncols=min(len(handles), 3), frameon=False, fontsize="small")
+    ax.set_xlim(0.0, max(profile.duration, profile.period))
+    ax.set_xlabel("time since the profile start (s)")
+    ax.set_ylabel(_label(profile, metric))
+    ax.grid(True, axis="y", linewidth=0.4, alpha=0.5)
+    name = f"{profile.node}: " if profile.node else ""
+    if result.patterns:
+        extra = f" (analyzed jointly with {', '.join(result.metrics[1:])})" if len(
+            result.metrics) > 1 else ""
+        title = (f"{name}{metric}{extra}: {_plural(len(result.patterns), 'pattern')}, "
+                 f"{100 * result.coverage:.1f}% of the {share} periodic")
+    else:
+        title = name + (result.explanation or "no periodicity found")
+    ax.set_title(_wrap(title), fontsize="medium", loc="left")
+
+
+def _grid(result: PeriodicityResult) -> tuple[int, int]:
+    """Columns and rows of pattern panels (one row per metric in each row of patterns)."""
+    n = len(result.patterns)
+    if n == 0:
+        return 1, 1
+    columns = min(MAX_COLUMNS, n)
+    return columns, math.ceil(n / columns) * max(1, len(result.metrics))
+
+
+def _draw_patterns(canvas: Canvas, profile: Profile, result: PeriodicityResult, *,
+                   n_instances: int, seed: int) -> None:
+    if n_instances < 0:
+        raise UsageError(f"n_instances must be non-negative, got {n_instances}")
+    if not result.patterns:
+        ax = canvas.add_subplot()
+        ax.set_axis_off()
+        ax.text(0.5, 0.5, _wrap("No pattern. " + (result.explanation or ""), 80),
+                ha="center", va="center", transform=ax.transAxes)
+        return
+    columns, rows = _grid(result)
+    d = max(1, len(result.metrics))
+    axes = canvas.subplots(rows, columns, squeeze=False)
+    period = result.sampling_period
+    joint = len(result.metrics) > 1
+    for i, pattern in enumerate(result.patterns):
+        X, lengths = instances_of(profile, result, i)
+        rng = np.random.default_rng([seed, i])
+        count = min(n_instances, lengths.size)
+        chosen = np.sort(rng.choice(lengths.size, size=count, replace=False))
+        for k in range(d):
+            ax = axes[(i // columns) * d + k, i % columns]
+            for j in chosen:
+                ax.plot(np.arange(lengths[j]) * period, X[j, : lengths[j], k], color=_color(i),
+                        linewidth=0.8, alpha=0.45)
+            ax.plot(np.arange(pattern.length) * period, pattern.values[:, k], color="black",
+                    linewidth=2.4)
+            metric = result.metrics[k] if k < len(result.metrics) else f"dimension {k}"
+            ax.set_ylabel(f"{metric} (z-score)" if joint else _label(profile, metric),
+                          fontsize="small")
+            ax.grid(True, linewidth=0.4, alpha=0.5)
+            if k == 0:
+                ax.set_title(f"pattern {i + 1}: period {pattern.period_s:.3g} s, "
+                             f"{_plural(pattern.n_instances, 'instance')}, "
+                             f"{100 * pattern.coverage:.1f}%", fontsize="medium", loc="left")
+            if k == d - 1:
+                ax.set_xlabel("time within the instance (s)")
+            if i == 0 and k == 0:
+                ax.legend(handles=[
+                    Line2D([], [], color=_color(i), linewidth=0.8, alpha=0.6,
+                           label=_plural(count, "random instance")),
+                    Line2D([], [], color="black", linewidth=2.4, label="representative pattern"),
+                ], fontsize="small", loc="best")
+    for index in range(len(result.patterns), math.ceil(len(result.patterns) / columns) * columns):
+        for k in range(d):
+            axes[(index // columns) * d + k, index % columns].set_axis_off()

@@ -1,0 +1,318 @@
+"""The command-line contract: verbs, JSON outputs, exit codes and one-line errors."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from matplotlib.image import imread
+
+import phasekit
+from phasekit.cli import main
+from phasekit.cli.common import parse_window
+from phasekit.errors import UsageError
+from phasekit.io import read_profile, write_profile
+from phasekit.periodicity import PeriodicityResult
+from phasekit.profile import Profile
+from phasekit.synth import generate, read_truth
+
+VERBS = ("analyze", "synth", "info", "demo")
+
+
+def run(*args: str | Path) -> tuple[int, str, str]:
+    """Run ``phasekit ARGS`` in this process: exit code, stdout, stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main([str(a) for a in args])
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cli")
+
+
+@pytest.fixture(scope="module")
+def nemo(workdir: Path) -> Path:
+    """Five minutes of the NEMO-like profile (one periodicity of ~1.1 s on ~77 %)."""
+    profile, _ = generate("nemo", minutes=5, seed=0)
+    path = workdir / "nemo.csv"
+    write_profile(profile, path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def analyzed(nemo: Path, workdir: Path) -> tuple[int, str, str, Path, Path]:
+    """``analyze --json --plot FIG -o RESULT`` on the NEMO-like profile."""
+    figure, result = workdir / "nemo.png", workdir / "nemo.result.json"
+    code, out, err = run("analyze", nemo, "--json", "--plot", figure, "-o", result)
+    return code, out, err, figure, result
+
+
+# --- analyze ---------------------------------------------------------------------------------
+def test_analyze_json_contract(analyzed: tuple[int, str, str, Path, Path]) -> None:
+    code, out, err, _, _ = analyzed
+    assert code == 0, err
+    data = json.loads(out)  # stdout holds the JSON and nothing else
+    assert isinstance(data["duration_s"], float) and data["duration_s"] == pytest.approx(300.0)
+    assert 0.0 <= data["coverage"] <= 1.0
+    assert len(data["patterns"]) == 1
+    pattern = data["patterns"][0]
+    assert pattern["period_s"] == pytest.approx(1.1, rel=0.02)
+    assert pattern["coverage"] == pytest.approx(0.77, abs=0.03)
+    assert data["coverage"] == pytest.approx(0.77, abs=0.03)
+    assert isinstance(pattern["length"], int) and isinstance(pattern["n_instances"], int)
+    assert isinstance(pattern["wgss"], float)
+    assert 0.0 <= pattern["coverage"] <= 1.0
+
+
+def test_analyze_writes_result_and_plot(analyzed: tuple[int, str, str, Path, Path]) -> None:
+    code, out, _, figure, result_file = analyzed
+    assert code == 0
+    pixels = imread(figure)
+    assert figure.stat().st_size > 0 and float(pixels.std()) > 0.0
+    written = json.loads(result_file.read_text(encoding="utf-8"))
+    assert written == json.loads(out)
+    assert PeriodicityResult.from_dict(written).patterns[0].n_instances > 100
+    assert not [p for p in result_file.parent.iterdir() if ".tmp" in p.name]
+
+
+def test_analyze_patterns_sorted_by_coverage(workdir: Path) -> None:
+    profile, _ = generate("hpcg", minutes=4, seed=0)
+    path = workdir / "hpcg.parquet"
+    write_profile(profile, path)
+    code, out, err = run("analyze", path, "--json")
+    assert code == 0, err
+    coverages = [p["coverage"] for p in json.loads(out)["patterns"]]
+    assert len(coverages) >= 2
+    assert coverages == sorted(coverages, reverse=True)
+
+
+def test_analyze_human_summary(nemo: Path) -> None:
+    code, out, err = run("analyze", nemo, "--half-window", "256")
+    assert code == 0, err
+    for text in ("T_exe", "#rp(#i)[#pa]", "%period", "period (s)", "WGSS", "metric: ipc",
+                 "window L = 256"):
+        assert text in out
+    assert err == ""
+
+
+def test_analyze_with_progress_bar_on_a_terminal(nemo: Path, monkeypatch: pytest.MonkeyPatch
+                                                 ) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    monkeypatch.setattr(err, "isatty", lambda: True, raising=False)
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        main(["analyze", str(nemo), "--half-window", "256"])
+    assert "Table II" in out.getvalue()
+    assert "analyzing nemo.csv" in err.getvalue()
+
+
+def test_analyze_white_noise_is_empty_not_an_error(workdir: Path) -> None:
+    rng = np.random.default_rng(3)
+    path = workdir / "noise.csv"
+    write_profile(Profile(values=rng.normal(size=6000), period=0.005, metrics=("x",)), path)
+    code, out, err = run("analyze", path, "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["patterns"] == [] and data["coverage"] == 0.0
+    code, out, _ = run("analyze", path)
+    assert code == 0 and "0(0)" in out and "no periodicity" in out
+
+
+def test_analyze_window(nemo: Path) -> None:
+    code, out, err = run("analyze", nemo, "--window", "60:240", "--band", "0.15",
+                         "--cut-ratio", "5", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["params"]["band"] == 0.15 and data["params"]["cut_ratio"] == 5.0
+    assert data["offset_s"] == pytest.approx(60.0)
+    assert data["duration_s"] == pytest.approx(180.0)
+    assert data["params"]["window_s"] == [60.0, 240.0]
+    assert len(data["patterns"]) == 1
+    assert data["patterns"][0]["period_s"] == pytest.approx(1.1, rel=0.02)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("60:660", (60.0, 660.0)), ("60:", (60.0, None)), (":300", (None, 300.0)),
+    (" 1.5 : 2e2 ", (1.5, 200.0)), (":", (None, None)),
+])
+def test_parse_window(text: str, expected: tuple[float | None, float | None]) -> None:
+    assert parse_window(text) == expected
+
+
+@pytest.mark.parametrize("text", ["60", "60-120", "a:b", "1:2:3", "-5:10", "10:5", "3:3",
+                                  "inf:", ""])
+def test_parse_window_rejects(text: str) -> None:
+    with pytest.raises(UsageError, match="--window"):
+        parse_window(text)
+
+
+# --- synth, info, demo -----------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["n.parquet", "n.csv"])
+def test_synth_writes_profile_and_truth(name: str, tmp_path: Path) -> None:
+    path = tmp_path / name
+    code, out, err = run("synth", "nemo", "--minutes", "1", "--seed", "3", "-o", path)
+    assert code == 0, err
+    truth_file = tmp_path / f"{name}.truth.json"
+    assert str(path) in out and str(truth_file) in out
+    profile, truth = read_profile(path), read_truth(truth_file)
+    expected, expected_truth = generate("nemo", minutes=1, seed=3)
+    assert profile.n_samples == truth.n_samples == 12_000
+    np.testing.assert_allclose(profile.values, expected.values)
+    np.testing.assert_array_equal(truth.instances, expected_truth.instances)
+
+
+def test_synth_rejects_unknown_kind_and_extension(tmp_path: Path) -> None:
+    code, _, err = run("synth", "lammps", "-o", tmp_path / "x.csv")
+    assert code == 2 and err.count("\n") == 1 and err.startswith("phasekit: error:")
+    code, _, err = run("synth", "nemo", "-o", tmp_path / "x.txt")
+    assert code == 2 and err.count("\n") == 1 and "x.txt" in err
+    assert not list(tmp_path.iterdir())
+
+
+def test_info_json(nemo: Path) -> None:
+    code, out, err = run("info", nemo, "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["n_samples"] == 60_000
+    assert data["period_s"] == pytest.approx(0.005)
+    assert data["duration_s"] == pytest.approx(300.0)
+    assert data["metrics"] == ["ipc"]
+    code, out, _ = run("info", nemo)
+    assert code == 0 and "60000" in out and "ipc" in out
+
+
+def test_info_reports_resampling_as_one_warning_line(tmp_path: Path) -> None:
+    path = tmp_path / "irregular.csv"
+    path.write_text("timestamp_s,ipc\n0,1\n0.005,2\n0.011,3\n0.015,1\n0.02,2\n", encoding="utf-8")
+    code, out, err = run("info", path, "--json")
+    assert code == 0 and json.loads(out)["n_samples"] == 5
+    assert err.startswith("phasekit: warning:") and err.count("\n") == 1 and "irregular" in err
+
+
+def test_demo_from_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("demo")
+    assert code == 0, err
+    folder = tmp_path / "phasekit-demo"
+    for name in ("profile.parquet", "profile.parquet.truth.json", "result.json", "analysis.png"):
+        assert (folder / name).stat().st_size > 0, name
+        assert str(Path("phasekit-demo") / name) in out
+    assert "Table II" in out and "adjusted Rand index" in out
+    result = json.loads((folder / "result.json").read_text(encoding="utf-8"))
+    assert len(result["patterns"]) == 3
+    assert float(imread(folder / "analysis.png").std()) > 0.0
+
+
+# --- global options and help -----------------------------------------------------------------
+def test_version() -> None:
+    code, out, _ = run("--version")
+    assert code == 0 and out == f"phasekit {phasekit.__version__}\n"
+
+
+def test_version_through_the_module_entry_point() -> None:
+    done = subprocess.run([sys.executable, "-m", "phasekit.cli", "--version"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0 and done.stdout.startswith("phasekit ")
+
+
+@pytest.mark.parametrize("verb", [None, *VERBS])
+def test_help_has_an_example(verb: str | None) -> None:
+    code, out, _ = run(*([verb] if verb else []), "--help")
+    assert code == 0
+    assert "Example" in out and "phasekit " in out
+
+
+def test_usage_errors_keep_exit_code_2(nemo: Path) -> None:
+    for args in (["analyze"], ["analyze", nemo, "--no-such-option"], ["frobnicate"],
+                 ["analyze", nemo, "--band", "2"], ["analyze", nemo, "--half-window", "x"]):
+        code, out, err = run(*args)
+        assert code == 2, args
+        assert out == "" and err.count("\n") == 1 and err.startswith("phasekit: error:")
+
+
+def test_internal_error_is_one_line_and_debug_shows_traceback(
+        nemo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("phasekit.periodicity.analyze", broken)
+    code, _, err = run("analyze", nemo)
+    assert code == 1 and err.count("\n") == 1
+    assert err.startswith("phasekit: internal error: RuntimeError: boom")
+    assert "--debug" in err and "Traceback" not in err
+    code, _, err = run("--debug", "analyze", nemo)
+    assert code == 1 and "Traceback" in err and "boom" in err
+
+
+# --- bad input -------------------------------------------------------------------------------
+def rows(n: int, start: float = 0.0) -> str:
+    return "".join(f"{start + 0.005 * i:.3f},{1 + (i % 7) / 10}\n" for i in range(n))
+
+
+BAD_FILES: dict[str, tuple[str, str | None, int]] = {
+    # name: (file name, content or None for no file, expected exit code)
+    "missing file": ("missing.csv", None, 3),
+    "empty file": ("empty.csv", "", 3),
+    "header only": ("header.csv", "timestamp_s,ipc\n", 3),
+    "non-numeric value": ("text.csv",
+                          "timestamp_s,ipc\n" + rows(5) + "0.025,fast\n" + rows(5, 0.03), 3),
+    "inf": ("inf.csv", "timestamp_s,ipc\n" + rows(5) + "0.025,inf\n" + rows(5, 0.03), 3),
+    "unsorted timestamps": ("unsorted.csv", "timestamp_s,ipc\n" + rows(5, 1.0) + rows(5), 3),
+    "duplicate timestamps": ("duplicate.csv", "timestamp_s,ipc\n" + rows(5) + rows(5, 0.02), 3),
+    "too few samples": ("short.csv", "timestamp_s,ipc\n" + rows(10), 3),
+    "not parquet": ("fake.parquet", "timestamp_s,ipc\n" + rows(10), 3),
+}
+
+
+@pytest.mark.parametrize("case", BAD_FILES)
+@pytest.mark.parametrize("verb", ["analyze", "info"])
+def test_bad_input_is_one_line_naming_the_file(case: str, verb: str, tmp_path: Path) -> None:
+    name, content, expected = BAD_FILES[case]
+    if case == "too few samples" and verb == "info":
+        expected = 0  # a valid file, just too short to analyze
+    path = tmp_path / name
+    if content is not None:
+        path.write_text(content, encoding="utf-8")
+    code, out, err = run(verb, path, "--json")
+    assert code == expected, err
+    if expected:
+        assert out == ""
+        assert err.count("\n") == 1 and err.startswith("phasekit: error:")
+        assert name in err
+        assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(("args", "expected", "names_file"), [
+    (["--metric", "nope"], 2, True),
+    (["--metric", "ipc", "--metric", "nope"], 2, True),
+    (["--window", "60-120"], 2, False),
+    (["--window", "1000:"], 2, True),
+    (["--plot", "figure.nope"], 2, False),
+])
+def test_bad_options(args: list[str], expected: int, names_file: bool, nemo: Path) -> None:
+    code, out, err = run("analyze", nemo, *args)
+    assert code == expected
+    assert out == "" and err.count("\n") == 1 and err.startswith("phasekit: error:")
+    assert "Traceback" not in err
+    if names_file:
+        assert str(nemo) in err
+
+
+def test_errors_through_the_installed_entry_point(tmp_path: Path) -> None:
+    """The real process: one line on stderr, exit code 3, no traceback."""
+    done = subprocess.run([sys.executable, "-m", "phasekit.cli", "info", str(tmp_path / "x.csv")],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 3
+    assert done.stderr == f"phasekit: error: {tmp_path / 'x.csv'}: no such file\n"
+    assert done.stdout == ""

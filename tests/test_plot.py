@@ -1,0 +1,97 @@
+"""Figures: every figure function writes a readable, non-blank image in every case."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from matplotlib.image import imread
+
+from phasekit.errors import UsageError
+from phasekit.periodicity import PeriodicityResult, analyze
+from phasekit.plot import plot_analysis, plot_patterns, plot_profile
+from phasekit.profile import Profile
+from phasekit.synth import generate
+
+FIGURES = {"profile": plot_profile, "patterns": plot_patterns, "analysis": plot_analysis}
+
+
+@pytest.fixture(scope="module")
+def periodic() -> tuple[Profile, PeriodicityResult]:
+    profile, _ = generate("nemo", minutes=2, seed=0)
+    result = analyze(profile)
+    assert result.patterns
+    return profile, result
+
+
+@pytest.fixture(scope="module")
+def empty() -> tuple[Profile, PeriodicityResult]:
+    rng = np.random.default_rng(0)
+    profile = Profile(values=rng.normal(size=4000), period=0.005, metrics=("noise",))
+    result = analyze(profile)
+    assert not result.patterns
+    return profile, result
+
+
+@pytest.fixture(scope="module")
+def joint_window_gaps() -> tuple[Profile, PeriodicityResult]:
+    """Two metrics analyzed jointly, on a window of a profile with a NaN gap."""
+    profile, _ = generate("nemo", minutes=3, seed=1)
+    ipc = np.array(profile.values[:, 0])
+    rng = np.random.default_rng(1)
+    other = 2.0 * ipc + rng.normal(0.0, 0.05, ipc.size)
+    ipc[20_000:20_400] = np.nan
+    profile = Profile(values=np.column_stack([ipc, other]), period=profile.period,
+                      metrics=("ipc", "bw"), units={"bw": "B/s"})
+    result = analyze(profile, metrics=["ipc", "bw"], window_s=(20.0, 160.0))
+    assert result.patterns and result.offset_s == pytest.approx(20.0)
+    return profile, result
+
+
+def assert_image(path: Path) -> None:
+    assert path.is_file() and path.stat().st_size > 0
+    pixels = imread(path)
+    assert pixels.ndim == 3 and pixels.shape[0] > 200 and pixels.shape[1] > 400
+    assert float(pixels.std()) > 0.0  # not blank
+
+
+@pytest.mark.parametrize("name", FIGURES)
+@pytest.mark.parametrize("case", ["periodic", "empty", "joint_window_gaps"])
+def test_figure_written(name: str, case: str, request: pytest.FixtureRequest,
+                        tmp_path: Path) -> None:
+    profile, result = request.getfixturevalue(case)
+    path = tmp_path / f"{name}.png"
+    assert FIGURES[name](profile, result, path) == path
+    assert_image(path)
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary file left
+
+
+def test_patterns_other_format_and_options(periodic: tuple[Profile, PeriodicityResult],
+                                           tmp_path: Path) -> None:
+    profile, result = periodic
+    path = plot_patterns(profile, result, tmp_path / "p.svg", n_instances=3, seed=5)
+    assert path.read_text(encoding="utf-8").lstrip().startswith("<?xml")
+
+
+def test_unknown_format_is_a_usage_error(periodic: tuple[Profile, PeriodicityResult],
+                                         tmp_path: Path) -> None:
+    profile, result = periodic
+    with pytest.raises(UsageError, match="figure format"):
+        plot_profile(profile, result, tmp_path / "figure.nope")
+    assert not list(tmp_path.iterdir())
+
+
+def test_missing_directory_is_a_usage_error(periodic: tuple[Profile, PeriodicityResult],
+                                            tmp_path: Path) -> None:
+    profile, result = periodic
+    with pytest.raises(UsageError, match="does not exist"):
+        plot_analysis(profile, result, tmp_path / "no" / "figure.png")
+
+
+def test_result_round_trip_plots(periodic: tuple[Profile, PeriodicityResult],
+                                 tmp_path: Path) -> None:
+    """A result read back from JSON (as from ``analyze -o``) plots like the original."""
+    profile, result = periodic
+    again = PeriodicityResult.from_dict(result.to_dict())
+    assert_image(plot_analysis(profile, again, tmp_path / "a.png"))
