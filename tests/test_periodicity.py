@@ -174,3 +174,13 @@ def test_isolated_missing_samples_do_not_break_regions() -> None:
     assert result.params["bridged_samples"] > 0
     assert abs(result.coverage - truth.coverage()) <= 0.03
     assert len(result.patterns) == 1
+
+
+@pytest.mark.parametrize("bad", [{"cut_ratio": 0}, {"band": 1.5}, {"near_zero": 0.7},
+                                 {"alpha": 1.0}, {"min_period": 1}, {"max_iter": 0}])
+def test_bad_parameters_are_usage_errors(bad: dict) -> None:
+    from phasekit.errors import UsageError
+
+    profile, _ = generate("nemo", minutes=1, seed=0)
+    with pytest.raises(UsageError):
+        analyze(profile, **bad)

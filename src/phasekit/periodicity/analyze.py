@@ -233,8 +233,10 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
         raise InputError(f"the profile has {n_valid} valid samples of {'+'.join(names)}; at least "
                          f"{shortest} are needed to see two periods of the shortest detectable "
                          f"period ({min_period} samples)")
-    if band is not None and not 0 < band <= 1:
-        raise UsageError(f"band must be in (0, 1], got {band}")
+    _check_parameters(band=band, cut_ratio=cut_ratio, near_zero=near_zero, rise=rise,
+                      alpha=alpha, min_period=min_period, aperiodic_step=aperiodic_step,
+                      max_iter=max_iter, length_tolerance=length_tolerance, max_gap=max_gap,
+                      min_instances=min_instances)
     segments = valid_segments(valid, shortest)
     longest = max((e - s for s, e in segments), default=0)
     detector = {"min_period": min_period, "near_zero": near_zero, "rise": rise,
@@ -330,6 +332,26 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
         patterns=tuple(patterns), offset_s=offset_s, node=profile.node,
         tuning=tuple((t.window, t.coverage) for t in tuning), params=params,
         explanation=explanation)
+
+
+def _check_parameters(*, band: float | None, cut_ratio: float, near_zero: float, rise: float,
+                      alpha: float, min_period: int, aperiodic_step: float, max_iter: int,
+                      length_tolerance: float, max_gap: int, min_instances: int) -> None:
+    rules = [
+        (band is None or 0 < band <= 1, f"band must be in (0, 1] or none, got {band}"),
+        (cut_ratio > 0, f"cut_ratio must be positive, got {cut_ratio}"),
+        (0 < near_zero < rise, f"need 0 < near_zero < rise, got {near_zero} and {rise}"),
+        (0 <= alpha < 1, f"alpha must be in [0, 1), got {alpha}"),
+        (min_period >= 2, f"min_period must be at least 2 samples, got {min_period}"),
+        (0 < aperiodic_step <= 1, f"aperiodic_step must be in (0, 1], got {aperiodic_step}"),
+        (max_iter >= 1, f"max_iter must be at least 1, got {max_iter}"),
+        (length_tolerance >= 0, f"length_tolerance must be >= 0, got {length_tolerance}"),
+        (max_gap >= 0, f"max_gap must be >= 0, got {max_gap}"),
+        (min_instances >= 1, f"min_instances must be at least 1, got {min_instances}"),
+    ]
+    for ok, message in rules:
+        if not ok:
+            raise UsageError(message)
 
 
 def padded(x: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
