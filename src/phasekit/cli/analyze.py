@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Annotated
 
@@ -72,17 +71,8 @@ def analyze(
     from phasekit.periodicity import analyze as run_analysis
 
     window_s = parse_window(window)
-    options: dict[str, float | int] = {}
-    if band is not None:
-        if not (math.isfinite(band) and 0 < band <= 1):
-            raise UsageError(f"--band {band}: expected a fraction in (0, 1]")
-        options["band"] = band
-    if cut_ratio is not None:
-        if not (math.isfinite(cut_ratio) and cut_ratio > 0):
-            raise UsageError(f"--cut-ratio {cut_ratio}: expected a positive number")
-        options["cut_ratio"] = cut_ratio
-    if half_window is not None:
-        options["half_window"] = half_window
+    given = {"band": band, "cut_ratio": cut_ratio, "half_window": half_window}
+    options = {name: value for name, value in given.items() if value is not None}
     check_output(output, "--output")
     check_output(plot, "--plot", FIGURE_SUFFIXES)
 
