@@ -66,35 +66,40 @@ def dtw2(a: np.ndarray, b: np.ndarray, radius: int, cutoff: float = INF) -> floa
     """DTW_2 between ``a`` (n x d) and ``b`` (m x d) within a band of ``radius`` samples.
 
     Early abandoning: returns ``inf`` as soon as every cell of a row exceeds ``cutoff``.
-    Only the band is touched: O(n * radius) time, O(m) memory.
+    Only the band is touched: O(n * radius) time, O(m) memory. Row buffers are shifted by
+    one (column j is at j + 1) so that the cell left of the band is always at hand.
     """
-    n, m = a.shape[0], b.shape[0]
-    prev = np.full(m, INF)
-    curr = np.full(m, INF)
-    prev_lo, prev_hi = 0, -1
+    n, m, dims = a.shape[0], b.shape[0], a.shape[1]
+    prev = np.full(m + 1, INF)
+    curr = np.full(m + 1, INF)
     for i in range(n):
         lo, hi = _column_range(i, n, m, radius)
+        curr[lo] = INF  # left of the band
         row_min = INF
-        left = INF
         for j in range(lo, hi + 1):
+            if dims == 1:
+                diff = a[i, 0] - b[j, 0]
+                cost = diff * diff
+            else:
+                cost = _sqdist(a, i, b, j)
             if i == 0 and j == 0:
                 best = 0.0
             else:
-                best = left
-                if prev_lo <= j <= prev_hi and prev[j] < best:
+                best = curr[j]
+                if prev[j + 1] < best:
+                    best = prev[j + 1]
+                if prev[j] < best:
                     best = prev[j]
-                if prev_lo <= j - 1 <= prev_hi and prev[j - 1] < best:
-                    best = prev[j - 1]
-            value = _sqdist(a, i, b, j) + best
-            curr[j] = value
-            left = value
+            value = cost + best
+            curr[j + 1] = value
             if value < row_min:
                 row_min = value
+        if hi + 2 <= m:
+            curr[hi + 2] = INF  # right of the band, read by the next row
         if row_min > cutoff:
             return INF
         prev, curr = curr, prev
-        prev_lo, prev_hi = lo, hi
-    return prev[m - 1]
+    return prev[m]
 
 
 @njit(cache=True, parallel=True)
@@ -125,24 +130,37 @@ def dtw2_matrix(X: np.ndarray, lengths: np.ndarray, band: float | None) -> np.nd
 def dtw2_path_accumulate(avg: np.ndarray, series: np.ndarray, radius: int,
                          sums: np.ndarray, counts: np.ndarray) -> float:
     """DTW_2 of ``avg`` to ``series``; adds every point of ``series`` aligned with ``avg[i]``
-    to ``sums[i]`` and counts it in ``counts[i]`` (the accumulation step of DBA)."""
+    to ``sums[i]`` and counts it in ``counts[i]`` (the accumulation step of DBA).
+
+    The cumulative costs are kept for the band only: row ``i`` holds columns
+    ``first[i] .. first[i] + width[i] - 1``.
+    """
     n, m = avg.shape[0], series.shape[0]
-    cost = np.full((n, m), INF)
+    first = np.empty(n, np.int64)
+    width = np.empty(n, np.int64)
+    widest = 0
     for i in range(n):
         lo, hi = _column_range(i, n, m, radius)
-        for j in range(lo, hi + 1):
-            c = _sqdist(avg, i, series, j)
+        first[i] = lo
+        width[i] = hi - lo + 1
+        widest = max(widest, hi - lo + 1)
+    cost = np.full((n, widest), INF)
+    for i in range(n):
+        lo = first[i]
+        for c in range(width[i]):
+            j = lo + c
+            local = _sqdist(avg, i, series, j)
             if i == 0 and j == 0:
-                best = 0.0
-            else:
-                best = INF
-                if i > 0:
-                    best = cost[i - 1, j]
-                    if j > 0 and cost[i - 1, j - 1] < best:
-                        best = cost[i - 1, j - 1]
-                if j > 0 and cost[i, j - 1] < best:
-                    best = cost[i, j - 1]
-            cost[i, j] = c + best
+                cost[i, c] = local
+                continue
+            best = cost[i, c - 1] if c > 0 else INF
+            if i > 0:
+                up = j - first[i - 1]
+                if 0 <= up < width[i - 1] and cost[i - 1, up] < best:
+                    best = cost[i - 1, up]
+                if 0 <= up - 1 < width[i - 1] and cost[i - 1, up - 1] < best:
+                    best = cost[i - 1, up - 1]
+            cost[i, c] = local + best
     i, j = n - 1, m - 1
     while True:
         for d in range(series.shape[1]):
@@ -150,22 +168,19 @@ def dtw2_path_accumulate(avg: np.ndarray, series: np.ndarray, radius: int,
         counts[i] += 1
         if i == 0 and j == 0:
             break
-        if i == 0:
+        here = cost[i, j - first[i] - 1] if j - first[i] - 1 >= 0 else INF  # (i, j - 1)
+        up_index = j - first[i - 1] if i > 0 else -1
+        up = cost[i - 1, up_index] if 0 <= up_index < width[max(i - 1, 0)] and i > 0 else INF
+        diag = (cost[i - 1, up_index - 1]
+                if i > 0 and 0 <= up_index - 1 < width[i - 1] else INF)
+        if diag <= up and diag <= here:
+            i -= 1
             j -= 1
-        elif j == 0:
+        elif up <= here:
             i -= 1
         else:
-            diag = cost[i - 1, j - 1]
-            up = cost[i - 1, j]
-            left = cost[i, j - 1]
-            if diag <= up and diag <= left:
-                i -= 1
-                j -= 1
-            elif up <= left:
-                i -= 1
-            else:
-                j -= 1
-    return cost[n - 1, m - 1]
+            j -= 1
+    return cost[n - 1, m - 1 - first[n - 1]]
 
 
 @njit(cache=True, parallel=True)

@@ -5,7 +5,7 @@ of DTW_2 to the others (seed III-C), and refines until ``max_iter`` = 31 iterati
 or ``n_consecutive`` = 5 consecutive iterations each lowered the WGSS by less than
 ``tolerance`` = 2.5 % (seed III-C).
 
-For large clusters the medoid is searched among a shortlist: the ``shortlist`` = 8 most
+For large clusters the medoid is searched among a shortlist: the ``shortlist`` = 4 most
 central instances in Euclidean distance after resampling to a common length (our choice),
 each scored by its exact sum of DTW_2 to every member.
 """
@@ -22,7 +22,7 @@ from phasekit.periodicity.cluster import resample_series
 MAX_ITER = 31
 N_CONSECUTIVE = 5
 TOLERANCE = 0.025
-SHORTLIST = 8
+SHORTLIST = 4
 EXACT_MEDOID_BELOW = 48
 
 

@@ -12,7 +12,7 @@ synthetic ground-truth suite by ``benchmarks/cut_criterion.py`` (adjusted Rand i
 the true labels over ratios 1.5 to 32; the table is in benchmarks/RESULTS.md).
 
 Exact single linkage needs all n(n-1)/2 DTW_2. Above ``exact_below`` instances we compute
-DTW_2 only on candidate edges: each instance's ``neighbors`` nearest neighbours in squared
+DTW_2 only on candidate edges: each instance's ``neighbors`` = 6 nearest neighbours in squared
 Euclidean distance after resampling to a common length (the banded DTW_2 of equal-length
 series is never larger than it, so true near neighbours are among them), plus edges that
 join the components of that graph. This is the MST of a sparse subgraph of the DTW_2 graph:
@@ -29,7 +29,7 @@ from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
 from phasekit.distance.dtw import as_band, dtw2_matrix, dtw2_pairs
 
 CUT_RATIO = 4.0
-NEIGHBORS = 10
+NEIGHBORS = 6
 EXACT_BELOW = 64
 
 
