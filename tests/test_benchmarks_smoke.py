@@ -1,0 +1,46 @@
+"""Smoke test of the benchmark scripts: each runs in its tiny --quick mode (no timing asserted).
+
+The scripts write their RESULTS.md section and figure into a temporary folder, never into
+benchmarks/.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def run(script: str, *args: str) -> str:
+    done = subprocess.run([sys.executable, str(BENCHMARKS / script), "--quick", *args],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+@pytest.mark.parametrize("script, section", [
+    ("table3.py", "table3"),
+    ("cut_criterion.py", "cut_criterion"),
+    ("subprofiles.py", "subprofiles"),
+])
+def test_quick_run_writes_its_section(tmp_path: Path, script: str, section: str) -> None:
+    results = tmp_path / "RESULTS.md"
+    results.write_text(f"# kept\n\n<!-- {section}:start -->\nOLD-CONTENT-XYZ\n<!-- {section}:end -->\n\n"
+                       "<!-- other:start -->\nuntouched\n<!-- other:end -->\n")
+    extra = {"subprofiles.py": ["--figure", str(tmp_path / "fig5.png")],
+             # compiling tslearn's numba kernels alone takes ~10 s; the real run covers them
+             "table3.py": ["--no-tslearn"]}.get(script, [])
+    out = run(script, "--results", str(results), *extra)
+    assert "wrote the" in out
+    text = results.read_text()
+    assert text.startswith("# kept")
+    assert "OLD-CONTENT-XYZ" not in text.split(f"<!-- {section}:start -->")[1].split(f"<!-- {section}:end -->")[0]
+    assert "<!-- other:start -->\nuntouched\n<!-- other:end -->" in text
+    assert text.count(f"<!-- {section}:start -->") == 1
+    assert "Machine:" in text
+    if script == "subprofiles.py":
+        assert (tmp_path / "fig5.png").stat().st_size > 0
