@@ -21,6 +21,8 @@ from phasekit import __version__
 from phasekit.cli import analyze as _analyze
 from phasekit.cli import demo as _demo
 from phasekit.cli import info as _info
+from phasekit.cli import record as _record
+from phasekit.cli import sources as _sources
 from phasekit.cli import synth as _synth
 from phasekit.cli.common import STATE
 from phasekit.errors import PhasekitError, PhasekitWarning
@@ -74,8 +76,9 @@ def _global(
 ) -> None:
     """Characterize how an HPC application behaves over time, from node-level profiles.
 
-    Periodicities and their representative patterns (Phase-TA, seed 000) from CSV or Parquet
-    counter profiles; synthetic profiles with ground truth; figures.
+    Record profiles (perf_event counters, /proc, RAPL, external sensors) or import them (CSV,
+    Parquet, perf stat, LIKWID); find their periodicities and representative patterns
+    (Phase-TA, seed 000); synthetic profiles with ground truth; figures.
     """
     STATE.debug = debug
     STATE.verbose = verbose
@@ -86,6 +89,9 @@ app.command("analyze", epilog=_analyze.EPILOG)(_analyze.analyze)
 app.command("synth", epilog=_synth.EPILOG)(_synth.synth)
 app.command("info", epilog=_info.EPILOG)(_info.info)
 app.command("demo", epilog=_demo.EPILOG)(_demo.demo)
+app.command("record", epilog=_record.EPILOG,
+            context_settings={"allow_interspersed_args": False})(_record.record)
+app.command("sources", epilog=_sources.EPILOG)(_sources.sources)
 
 
 # --- logging and warnings --------------------------------------------------------------------

@@ -31,6 +31,7 @@ __all__ = [
     "load_profile",
     "name_file",
     "out_console",
+    "parse_duration",
     "parse_window",
     "patterns_table",
     "print_json",
@@ -91,6 +92,25 @@ def parse_window(text: str | None) -> tuple[float | None, float | None] | None:
     if start is not None and end is not None and end <= start:
         raise UsageError(f"--window {text!r}: END must be after START")
     return start, end
+
+
+_DURATION_RE = re.compile(rf"\s*({_NUMBER})\s*(us|µs|ms|s|sec|min|m|h)?\s*")
+_DURATION_UNITS = {"us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "min": 60.0,
+                   "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(text: str, option: str) -> float:
+    """``"5ms"`` -> 0.005 seconds; a bare number is seconds (us, ms, s, min or m, h).
+
+    Raises UsageError naming ``option`` for anything else, zero or negative.
+    """
+    match = _DURATION_RE.fullmatch(text)
+    if match is None:
+        raise UsageError(f"{option} {text!r}: expected a duration such as 5ms, 0.1s, 60s or 2m")
+    value = float(match.group(1)) * _DURATION_UNITS[match.group(2) or "s"]
+    if not (math.isfinite(value) and value > 0):
+        raise UsageError(f"{option} {text!r}: expected a positive duration")
+    return value
 
 
 def check_output(path: Path | None, what: str, suffixes: Sequence[str] | None = None) -> None:

@@ -3,11 +3,15 @@
 Profiles: :func:`read_profile` and :func:`write_profile` pick the format from the file name
 (:data:`PROFILE_SUFFIXES`): CSV (``.csv``, ``.tsv``, gzip-compressed ``.csv.gz``/``.tsv.gz``)
 or Parquet (``.parquet``, ``.pq``). Every writer is atomic (:mod:`phasekit.io.atomic`).
+:func:`read_profile` also reads the output of ``perf stat -I -x,`` and ``likwid-perfctr -t``,
+recognized by content (:func:`sniff_profile_format`) when the name is ambiguous.
 """
 
 from __future__ import annotations
 
+import gzip
 import os
+import zlib
 from collections.abc import Callable, Sequence
 from importlib import import_module
 from pathlib import Path
@@ -23,6 +27,7 @@ __all__ = [
     "atomic_write_text",
     "profile_format",
     "read_profile",
+    "sniff_profile_format",
     "write_profile",
 ]
 
@@ -30,15 +35,27 @@ __all__ = [
 _PROFILE_FORMATS: dict[str, str] = {
     ".csv": "csv", ".csv.gz": "csv", ".tsv": "csv", ".tsv.gz": "csv",
     ".parquet": "parquet", ".pq": "parquet",
+    ".arrows": "arrow", ".arrow": "arrow",
 }
 #: The file name endings :func:`read_profile` and :func:`write_profile` understand.
 PROFILE_SUFFIXES: tuple[str, ...] = tuple(_PROFILE_FORMATS)
 
-# format -> (module, reader, writer); modules are imported on first use (pyarrow is heavy).
-_PROFILE_IO: dict[str, tuple[str, str, str]] = {
+# format -> (module, reader, writer or None); modules are imported on first use.
+_PROFILE_IO: dict[str, tuple[str, str, str | None]] = {
     "csv": ("phasekit.io.csv", "read_csv_profile", "write_csv_profile"),
     "parquet": ("phasekit.io.parquet", "read_parquet_profile", "write_parquet_profile"),
+    "arrow": ("phasekit.io.arrow", "read_arrow_profile", "write_arrow_profile"),
+    "perfstat": ("phasekit.io.perfstat", "read_perfstat_profile", None),
+    "likwid": ("phasekit.io.likwid", "read_likwid_profile", None),
 }
+#: Read-only formats recognized by content: format -> (module, test of the file's first text).
+_PROFILE_SNIFFERS: dict[str, tuple[str, str]] = {
+    "perfstat": ("phasekit.io.perfstat", "looks_like_perfstat"),
+    "likwid": ("phasekit.io.likwid", "looks_like_likwid"),
+}
+#: Names whose content is sniffed (as are names without a suffix); others go by their suffix.
+_SNIFFED_SUFFIXES: tuple[str, ...] = (".csv", ".csv.gz", ".txt", ".log", ".out")
+_SNIFF_BYTES = 16384
 
 
 def profile_format(path: str | os.PathLike[str]) -> str:
@@ -59,12 +76,48 @@ def _function(fmt: str, which: int) -> Callable[..., object]:
         raise UsageError(f"unknown profile format {fmt!r}; expected one of "
                          + ", ".join(_PROFILE_IO))
     entry = _PROFILE_IO[fmt]
-    return getattr(import_module(entry[0]), entry[which])
+    if entry[which] is None:
+        raise UsageError(f"{fmt} profiles can be read but not written; write CSV or Parquet")
+    return getattr(import_module(entry[0]), str(entry[which]))
+
+
+def sniff_profile_format(path: str | os.PathLike[str]) -> str | None:
+    """The tool-output format the first bytes of ``path`` look like (``"perfstat"``,
+    ``"likwid"``), or None (also for a file that cannot be read: the reader says why)."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(_SNIFF_BYTES)
+        if head[:2] == b"\x1f\x8b":
+            with gzip.open(path, "rb") as file:
+                head = file.read(_SNIFF_BYTES)
+    except (OSError, EOFError, zlib.error):
+        return None
+    text = head.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+    for fmt, (module, function) in _PROFILE_SNIFFERS.items():
+        if getattr(import_module(module), function)(text):
+            return fmt
+    return None
+
+
+def _read_format(path: str | os.PathLike[str]) -> str:
+    """The format to read ``path`` with: sniffed for ambiguous names, else from the name."""
+    name = Path(path).name.lower()
+    if name.endswith(_SNIFFED_SUFFIXES) or not Path(name).suffix:
+        sniffed = sniff_profile_format(path)
+        if sniffed is not None:
+            return sniffed
+        if not any(name.endswith(s) and len(name) > len(s) for s in _PROFILE_FORMATS):
+            return "csv"
+    return profile_format(path)
 
 
 def read_profile(path: str | os.PathLike[str], *, metrics: Sequence[str] | str | None = None,
                  format: str | None = None) -> Profile:
     """Read a Profile from a CSV or Parquet file, chosen by the file name (or ``format``).
+
+    Files named ``.csv``, ``.txt``, ``.log``, ``.out`` or without a suffix are first sniffed
+    for ``perf stat -I -x`` and ``likwid-perfctr -t`` output (:mod:`phasekit.io.perfstat`,
+    :mod:`phasekit.io.likwid`); anything else in them is read as CSV.
 
     ``metrics`` selects and orders the metrics to read (UsageError listing the available ones
     when one is missing). Irregular sampling is resampled onto a regular grid with a
@@ -75,7 +128,7 @@ def read_profile(path: str | os.PathLike[str], *, metrics: Sequence[str] | str |
 
         profile = read_profile("run.csv", metrics=["dram_rd", "dram_wr"])
     """
-    reader = _function(format or profile_format(path), 1)
+    reader = _function(format or _read_format(path), 1)
     profile = reader(Path(path), metrics=metrics)
     assert isinstance(profile, Profile)
     return profile

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,7 @@ from phasekit.io.csv import (
 )
 from phasekit.profile import Profile
 
-__all__ = ["read_parquet_profile", "write_parquet_profile"]
+__all__ = ["arrow_table", "profile_from_arrow", "read_parquet_profile", "write_parquet_profile"]
 
 _KEY = METADATA_KEY.encode()
 _PANDAS_INDEX_RE = re.compile(r"__index_level_\d+__")
@@ -70,9 +70,26 @@ def read_parquet_profile(path: str | Path, *, metrics: Sequence[str] | str | Non
     except _ARROW_ERRORS as exc:
         raise InputError(f"not a readable Parquet file ({_brief(exc)})", path=where) from None
 
+    return profile_from_arrow(schema, lambda names: parquet.read(columns=names), where,
+                              metrics=metrics)
+
+
+def profile_from_arrow(schema: pa.Schema, read_columns: Callable[[list[str]], pa.Table],
+                       where: str, *, metrics: Sequence[str] | str | None = None,
+                       metadata_override: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+                       ) -> Profile:
+    """A Profile from an Arrow schema and a function reading some of its columns.
+
+    Shared by the Parquet and Arrow IPC readers: the phasekit metadata under ``b"phasekit"``
+    (or, without it, column names with units) gives the time column, units and meta.
+    ``metadata_override`` may amend the parsed metadata (the IPC reader marks a stream cut
+    short).
+    """
     raw_metadata = (schema.metadata or {}).get(_KEY)
     metadata = None if raw_metadata is None else parse_metadata(
         raw_metadata, lambda m: InputError(m, path=where))
+    if metadata is not None and metadata_override is not None:
+        metadata = metadata_override(metadata)
     columns = [n for n in schema.names if not _PANDAS_INDEX_RE.fullmatch(n)]
     duplicated = sorted({n for n in columns if columns.count(n) > 1})
     if duplicated:
@@ -106,9 +123,9 @@ def read_parquet_profile(path: str | Path, *, metrics: Sequence[str] | str | Non
     selected = [metric_names[j] for j in chosen]
     read = [columns[time_index], *(columns[metric_pos[j]] for j in chosen)]
     try:
-        table = parquet.read(columns=read)
+        table = read_columns(read)
     except _ARROW_ERRORS as exc:
-        raise InputError(f"cannot read the Parquet data ({_brief(exc)})", path=where) from None
+        raise InputError(f"cannot read the data ({_brief(exc)})", path=where) from None
 
     time_name = names[time_index]
     loc = RowLocator(where, None, time_column=read[0])
@@ -159,8 +176,9 @@ def _metric_values(column: pa.ChunkedArray, name: str, loc: RowLocator) -> np.nd
     return numeric_values(pd.Series(array), name, loc)
 
 
-def write_parquet_profile(profile: Profile, path: str | Path) -> None:
-    """Write ``profile`` as Parquet atomically, its metadata in the schema under ``b"phasekit"``.
+def arrow_table(profile: Profile) -> pa.Table:
+    """``profile`` as an Arrow table: the time column, one column per metric, and the phasekit
+    metadata in the schema under ``b"phasekit"`` (shared by the Parquet and IPC writers).
 
     The time column is ``timestamp_s`` (float seconds) or ``timestamp`` (UTC timestamps) when
     the start is a datetime; metric columns keep their exact names and hold NaN for missing.
@@ -177,6 +195,11 @@ def write_parquet_profile(profile: Profile, path: str | Path) -> None:
     arrays = [time_array] + [pa.array(np.ascontiguousarray(values[:, j]))
                              for j in range(values.shape[1])]
     table = pa.Table.from_arrays(arrays, names=[time_name, *profile.metrics])
-    table = table.replace_schema_metadata({_KEY: metadata_json(profile, time_name).encode()})
+    return table.replace_schema_metadata({_KEY: metadata_json(profile, time_name).encode()})
+
+
+def write_parquet_profile(profile: Profile, path: str | Path) -> None:
+    """Write ``profile`` as Parquet atomically (:func:`arrow_table` gives the layout)."""
+    table = arrow_table(profile)
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp)

@@ -1,0 +1,119 @@
+"""``phasekit record``: profile a command (or the node) into a crash-safe profile file."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from phasekit.cli.common import err_console, parse_duration, print_json
+from phasekit.errors import UsageError
+
+EPILOG = """\
+Example:
+
+\b
+    phasekit record -o run.parquet -- ./app input.dat
+    phasekit record --interval 10ms --metrics task_clock,page_faults,disk_write_bytes -- make
+    phasekit record --duration 60s --scope node -o node.parquet
+    phasekit record --sensor 'power=ipmitool dcmi power reading | awk "/Instant/ {print \\$4}"' -- ./app
+    phasekit analyze run.parquet --metric task_clock
+"""
+
+
+def record(
+    command: Annotated[list[str] | None, typer.Argument(
+        metavar="[-- COMMAND [ARGS]...]", show_default=False,
+        help="The command to run and measure; the recording ends when it exits.")] = None,
+    interval: Annotated[str, typer.Option(
+        "--interval", "-i", metavar="DURATION",
+        help="Sampling interval (5ms, 0.1s, ...; at least 1ms).")] = "5ms",
+    metrics: Annotated[str | None, typer.Option(
+        "--metrics", "-m", metavar="LIST",
+        help="Comma-separated metrics to record (default: all that the sources here provide; "
+             "see 'phasekit sources').")] = None,
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-o", metavar="FILE",
+        help="Profile to write: .parquet, .csv or .arrows (default: "
+             "phasekit-record-DATE-TIME.parquet).", show_default=False)] = None,
+    duration: Annotated[str | None, typer.Option(
+        "--duration", "-d", metavar="DURATION",
+        help="Record for this long (without a command: the node; with one: stop it after "
+             "this long).")] = None,
+    scope: Annotated[str, typer.Option(
+        "--scope", metavar="node|process",
+        help="node: counters of every process on the node; process: the command's process "
+             "tree (/proc and RAPL stay node-wide).")] = "node",
+    sources: Annotated[str | None, typer.Option(
+        "--sources", metavar="LIST",
+        help="Comma-separated sources to use (perf-hw, perf-sw, proc, rapl; default: every "
+             "one that works here).")] = None,
+    sensor: Annotated[list[str] | None, typer.Option(
+        "--sensor", metavar="NAME=COMMAND",
+        help="An external command printing a number (an IPMI or GPU power reader), recorded "
+             "as metric NAME; repeatable.")] = None,
+    sensor_interval: Annotated[str, typer.Option(
+        "--sensor-interval", metavar="DURATION",
+        help="How often the --sensor commands run.")] = "1s",
+    json_output: Annotated[bool, typer.Option(
+        "--json", help="Print the recording's summary as JSON on stdout when done.")] = False,
+) -> int:
+    """Record a profile while COMMAND runs, then exit with COMMAND's exit code.
+
+    Samples every source at a fixed interval against the monotonic clock and streams the
+    samples to OUTPUT.partial.arrows in chunks (one a second), so a recording killed even
+    with SIGKILL keeps all but its last second; on a normal end, SIGINT or SIGTERM the file
+    is finalized into OUTPUT. Counters are stored per interval, energy as power (W).
+    """
+    from phasekit.record import Recorder, builtin_sources, select_sources
+    from phasekit.record.sources.command import CommandSource
+
+    step = parse_duration(interval, "--interval")
+    span = None if duration is None else parse_duration(duration, "--duration")
+    period = parse_duration(sensor_interval, "--sensor-interval")
+    wanted = _split(metrics, "--metrics")
+    if output is None:
+        output = Path(f"phasekit-record-{_dt.datetime.now():%Y%m%d-%H%M%S}.parquet")
+    chosen = select_sources(_split(sources, "--sources"), builtin_sources())
+    for text in sensor or []:
+        name, sep, program = text.partition("=")
+        if not sep or not name.strip() or not program.strip():
+            raise UsageError(f"--sensor {text!r}: expected NAME=COMMAND")
+        chosen.append(CommandSource(name.strip(), program.strip(), interval=period))
+    console = err_console()
+    live = sys.stderr.isatty() and not json_output
+
+    def status(elapsed: float, n_samples: int) -> None:
+        if live:
+            sys.stderr.write(f"\rphasekit: recording {elapsed:8.1f} s, {n_samples} samples"
+                             f" -> {output}\x1b[K")
+            sys.stderr.flush()
+
+    recorder = Recorder(chosen, interval=step, metrics=wanted, scope=scope)  # type: ignore[arg-type]
+    summary = recorder.run(output, command=command or None, duration=span, status=status)
+    if live:
+        sys.stderr.write("\r\x1b[K")
+    if json_output:
+        print_json(summary.to_dict())
+    else:
+        dropped = "".join(f"; {name} dropped mid-run: {why}"
+                          for name, why in summary.dropped.items())
+        console.print(
+            f"phasekit: wrote {summary.output}: {summary.n_samples} samples of "
+            f"{len(summary.metrics)} metrics every {summary.interval * 1e3:g} ms "
+            f"({summary.duration:.1f} s; achieved {summary.achieved_interval * 1e3:.3f} ms, "
+            f"jitter p99 {summary.jitter_p99 * 1e3:.2f} ms, {summary.missed_ticks} missed); "
+            f"stopped: {summary.stopped_by}{dropped}", soft_wrap=True)
+    return summary.exit_code or 0
+
+
+def _split(text: str | None, option: str) -> list[str] | None:
+    if text is None:
+        return None
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    if not names:
+        raise UsageError(f"{option} {text!r}: expected a comma-separated list of names")
+    return names

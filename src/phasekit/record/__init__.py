@@ -1,0 +1,71 @@
+"""Recording profiles on this machine: sources (perf_event, /proc, RAPL, commands) and the
+recorder that samples them into a crash-safe profile file.
+
+:func:`builtin_sources` gives one instance of every built-in source, in the order their
+metrics appear in a recording; :func:`probe_all` says which of them can run here and why not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from phasekit.errors import UsageError
+from phasekit.record.recorder import MIN_INTERVAL, Recorder, RecordingSummary, partial_path
+from phasekit.record.sources.base import Availability, Metric, Source
+
+__all__ = [
+    "MIN_INTERVAL",
+    "Availability",
+    "Metric",
+    "Recorder",
+    "RecordingSummary",
+    "Source",
+    "builtin_sources",
+    "partial_path",
+    "probe_all",
+    "select_sources",
+]
+
+#: Names of the built-in sources, in recording order.
+BUILTIN = ("perf-hw", "perf-sw", "proc", "rapl")
+
+
+def builtin_sources() -> list[Source]:
+    """One instance of every built-in source (opening nothing yet)."""
+    from phasekit.record.sources.perf_event import PerfHardwareSource, PerfSoftwareSource
+    from phasekit.record.sources.procfs import ProcSource
+    from phasekit.record.sources.rapl import RaplSource
+
+    return [PerfHardwareSource(), PerfSoftwareSource(), ProcSource(), RaplSource()]
+
+
+def probe_all(sources: Sequence[Source]) -> list[Availability]:
+    """What each source can measure here; a source whose probe fails says why."""
+    results = []
+    for source in sources:
+        try:
+            results.append(source.probe())
+        except Exception as exc:  # a probe must explain, never crash the listing
+            results.append(Availability(source.name, False, f"probe failed: {exc}"))
+    return results
+
+
+def select_sources(names: Sequence[str] | None, sources: Sequence[Source]) -> list[Source]:
+    """The sources named in ``names`` (all available ones when None), in their order.
+
+    A named source that cannot run here is a UsageError with its reason; unnamed sources
+    that cannot run are left out silently (``phasekit sources`` lists why).
+    """
+    by_name = {s.name: s for s in sources}
+    if names is None:
+        return [s for s, a in zip(sources, probe_all(sources), strict=True) if a.available]
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise UsageError(f"--sources: unknown source {', '.join(unknown)}; expected some of "
+                         + ", ".join(by_name))
+    chosen = [by_name[n] for n in names]
+    for source, availability in zip(chosen, probe_all(chosen), strict=True):
+        if not availability.available:
+            raise UsageError(f"--sources: {source.name} cannot run here: "
+                             f"{availability.reason}")
+    return chosen
