@@ -22,7 +22,7 @@ from phasekit.periodicity import PeriodicityResult
 from phasekit.profile import Profile
 from phasekit.synth import generate, read_truth
 
-VERBS = ("analyze", "synth", "info", "demo")
+VERBS = ("analyze", "synth", "info", "demo", "record", "sources")
 
 
 def run(*args: str | Path) -> tuple[int, str, str]:
@@ -200,9 +200,27 @@ def test_info_reports_resampling_as_one_warning_line(tmp_path: Path) -> None:
     assert err.startswith("phasekit: warning:") and err.count("\n") == 1 and "irregular" in err
 
 
-def test_demo_from_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_demo_records_and_analyzes_a_real_run(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     code, out, err = run("demo")
+    assert code == 0, err
+    folder = tmp_path / "phasekit-demo"
+    for name in ("recording.parquet", "result.json", "analysis.png"):
+        assert (folder / name).stat().st_size > 0, name
+        assert str(Path("phasekit-demo") / name) in out
+    assert "Table II" in out and "known iteration period 0.4 s" in out
+    recording = read_profile(folder / "recording.parquet")
+    assert recording.meta["recording"]["complete"] is True
+    result = json.loads((folder / "result.json").read_text(encoding="utf-8"))
+    assert result["patterns"], result.get("explanation")
+    assert result["patterns"][0]["period_s"] == pytest.approx(0.4, rel=0.05)
+    assert float(imread(folder / "analysis.png").std()) > 0.0
+
+
+def test_demo_synthetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("demo", "--synthetic")
     assert code == 0, err
     folder = tmp_path / "phasekit-demo"
     for name in ("profile.parquet", "profile.parquet.truth.json", "result.json", "analysis.png"):
