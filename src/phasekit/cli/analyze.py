@@ -34,7 +34,7 @@ FIGURE_SUFFIXES = ("png", "svg", "pdf", "jpg", "jpeg", "webp", "tif", "tiff", "e
 
 def analyze(
     profile: Annotated[Path, typer.Argument(
-        metavar="PROFILE", help="Profile file: CSV (.csv, .tsv, .csv.gz) or Parquet (.parquet).",
+        metavar="PROFILE", help="Profile file: CSV (.csv, .tsv, .csv.gz), Parquet (.parquet), a recording (.arrows), or perf stat -I / likwid-perfctr -t output.",
         show_default=False)],
     metric: Annotated[list[str] | None, typer.Option(
         "--metric", "-m", metavar="NAME",

@@ -47,7 +47,7 @@ def describe(profile: Profile) -> dict[str, Any]:
 
 def info(
     profile: Annotated[Path, typer.Argument(
-        metavar="PROFILE", help="Profile file: CSV (.csv, .tsv, .csv.gz) or Parquet (.parquet).",
+        metavar="PROFILE", help="Profile file: CSV (.csv, .tsv, .csv.gz), Parquet (.parquet), a recording (.arrows), or perf stat -I / likwid-perfctr -t output.",
         show_default=False)],
     json_output: Annotated[bool, typer.Option(
         "--json", help="Print {n_samples, period_s, duration_s, metrics, ...} as JSON.")] = False,

@@ -107,7 +107,10 @@ def _read_format(path: str | os.PathLike[str]) -> str:
         if sniffed is not None:
             return sniffed
         if not any(name.endswith(s) and len(name) > len(s) for s in _PROFILE_FORMATS):
-            return "csv"
+            raise UsageError(
+                f"{os.fspath(path)!r} is neither perf stat -I -x nor likwid-perfctr -t output "
+                "and its name does not tell a profile format; expected a name ending in "
+                + ", ".join(PROFILE_SUFFIXES) + " (or pass format='csv')")
     return profile_format(path)
 
 
@@ -117,7 +120,8 @@ def read_profile(path: str | os.PathLike[str], *, metrics: Sequence[str] | str |
 
     Files named ``.csv``, ``.txt``, ``.log``, ``.out`` or without a suffix are first sniffed
     for ``perf stat -I -x`` and ``likwid-perfctr -t`` output (:mod:`phasekit.io.perfstat`,
-    :mod:`phasekit.io.likwid`); anything else in them is read as CSV.
+    :mod:`phasekit.io.likwid`); other ``.csv`` content goes to the CSV reader, other content
+    of the remaining names is a UsageError (their name does not say CSV).
 
     ``metrics`` selects and orders the metrics to read (UsageError listing the available ones
     when one is missing). Irregular sampling is resampled onto a regular grid with a
