@@ -59,7 +59,8 @@ def record(
         "--sensor-interval", metavar="DURATION",
         help="How often the --sensor commands run.")] = "1s",
     json_output: Annotated[bool, typer.Option(
-        "--json", help="Print the recording's summary as JSON on stdout when done.")] = False,
+        "--json", help="Print the recording's summary as JSON on stdout when done (the "
+                       "command's own standard output then goes to standard error).")] = False,
 ) -> int:
     """Record a profile while COMMAND runs, then exit with COMMAND's exit code.
 
@@ -93,7 +94,9 @@ def record(
             sys.stderr.flush()
 
     recorder = Recorder(chosen, interval=step, metrics=wanted, scope=scope)  # type: ignore[arg-type]
-    summary = recorder.run(output, command=command or None, duration=span, status=status)
+    # with --json, stdout holds only the summary: the command's output goes to stderr
+    summary = recorder.run(output, command=command or None, duration=span, status=status,
+                           command_stdout=2 if json_output else None)
     if live:
         sys.stderr.write("\r\x1b[K")
     if json_output:

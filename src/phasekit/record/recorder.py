@@ -223,16 +223,18 @@ class Recorder:
     # --- the recording ------------------------------------------------------------------
     def run(self, output: str | os.PathLike[str], *, command: Sequence[str] | None = None,
             duration: float | None = None,
-            status: Callable[[float, int], None] | None = None) -> RecordingSummary:
+            status: Callable[[float, int], None] | None = None,
+            command_stdout: int | None = None) -> RecordingSummary:
         """Record until ``command`` exits (or ``duration`` seconds pass, or a signal).
 
-        ``status(elapsed_s, n_samples)`` is called after every chunk written. Returns the
-        summary; OUTPUT then holds the complete profile.
+        ``status(elapsed_s, n_samples)`` is called after every chunk written;
+        ``command_stdout`` is a file descriptor for the command's standard output (default:
+        ours). Returns the summary; OUTPUT then holds the complete profile.
         """
         output = Path(output)
         command = list(command) if command else None
         self._validate(output, command, duration)
-        child = _PausedChild(command) if command else None
+        child = _PausedChild(command, command_stdout) if command else None
         try:
             opened = self._open_sources(child.pid if child else None)
         except BaseException:
@@ -367,12 +369,12 @@ def _restore_handlers(previous: dict[int, Any]) -> None:
 class _PausedChild:
     """The command, started but held before ``exec`` until :meth:`release`."""
 
-    def __init__(self, command: list[str]) -> None:
+    def __init__(self, command: list[str], stdout: int | None = None) -> None:
         read_end, self._go = os.pipe()
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-S", "-c", _TRAMPOLINE, str(read_end), *command],
-                pass_fds=(read_end,))
+                pass_fds=(read_end,), stdout=stdout)
         except OSError as exc:
             os.close(self._go)
             raise UsageError(f"cannot start {command[0]}: {exc.strerror or exc}") from None
