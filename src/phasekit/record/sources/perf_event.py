@@ -42,14 +42,15 @@ Groups and reads
     in one kernel group, so they are still scheduled together).
 
 Multiplexing
-    When the PMU has fewer counters than events, the kernel time-shares them; each value is
-    scaled by ``time_enabled / time_running`` (perf_event_open(2), "read_format"). A group
-    that was enabled but never ran (``time_running == 0 < time_enabled``) has no estimate:
-    its metrics read NaN for that read (the recorder's increases around it are then NaN, a
-    gap, never a made-up zero). A group not enabled yet (both 0, e.g. a task that has not run)
-    reads 0. :attr:`PerfEventSource.running_ratio` is the smallest ``running / enabled`` of
-    the last read (1.0: no multiplexing). Scaled cumulative values can step back slightly when
-    the ratio changes; they are estimates, as in ``perf stat``.
+    When the PMU has fewer counters than events, the kernel time-shares them; the count of
+    each interval between two reads is scaled by that interval's ``Δtime_enabled /
+    Δtime_running`` (perf_event_open(2), "read_format", applied per interval as ``perf stat
+    -I`` does), and the cumulative totals ``read`` returns are sums of these, so they never
+    step back. A group that was enabled but did not run in an interval (``Δtime_running == 0
+    < Δtime_enabled``) has no estimate: its metrics read NaN for that read (the recorder's
+    increases around it are then NaN, a gap, never a made-up zero). A group not enabled yet
+    (both 0, e.g. a task that has not run) reads 0. :attr:`PerfEventSource.running_ratio` is
+    the smallest ``Δrunning / Δenabled`` of the last read (1.0: no multiplexing).
 
 Permissions (perf_event_open(2), "perf_event related configuration files")
     In process scope a counter that includes kernel time needs ``perf_event_paranoid <= 1``;
@@ -846,45 +847,65 @@ class PerfEventSource(Source):
                     readers.append((fd, st.size, st.unpack, 1, 2, ((0, index[n]),), -1))
         self._nr_check = tuple((r[0], r[6]) for r in readers if r[6] >= 0)
         self._readers = [r[:6] for r in readers]
+        self._last: list[tuple[int, ...] | None] = [None] * len(readers)
+        self._totals = [0.0] * len(events)
+        self._unknown = [False] * len(events)
         self._scales = tuple((i, ev.scale) for i, ev in enumerate(events) if ev.scale != 1.0)
         self._n = len(events)
         self._metrics = tuple(ev.metric for ev in events)
         self._read = self._get_sys().read
 
     def read(self) -> list[float]:
-        """Cumulative values, one per opened metric, summed over CPUs or tasks and scaled by
-        ``time_enabled / time_running`` (NaN for a group enabled that never ran)."""
+        """Cumulative values, one per opened metric, summed over CPUs or tasks.
+
+        Multiplexing is corrected interval by interval: each read adds the increase of every
+        counter since the previous read scaled by ``Δtime_enabled / Δtime_running`` of its
+        group, so the totals never step back and an interval in which a group did not run at
+        all reads NaN (its count is unknown), not a made-up share of a cumulative estimate.
+        """
         if not self._readers:
             raise UsageError(f"{self.name} source: read() before open()")
-        out = [0.0] * self._n
+        totals = self._totals
+        unknown = self._unknown
+        for m in range(self._n):
+            unknown[m] = False
         ratio = 1.0
         rd = self._read
-        for fd, size, unpack, ie, ir, slots in self._readers:
+        last = self._last
+        for k, (fd, size, unpack, ie, ir, slots) in enumerate(self._readers):
             buf = rd(fd, size)
             try:
                 t = unpack(buf)
             except struct.error:
                 # A short read: an event in error state reads end-of-file (perf_event_open(2)).
                 for _p, m in slots:
-                    out[m] = math.nan
+                    unknown[m] = True
                 ratio = 0.0
                 continue
-            ena = t[ie]
-            run = t[ir]
-            if run == ena:
-                for p, m in slots:
-                    out[m] += t[p]
-            elif run:
-                s = ena / run
-                for p, m in slots:
-                    out[m] += t[p] * s
-                r = run / ena
-                if r < ratio:
-                    ratio = r
+            before = last[k]
+            last[k] = t
+            if before is None:  # the first read: the counts so far, scaled as a whole
+                enabled, running = t[ie], t[ir]
             else:
+                enabled, running = t[ie] - before[ie], t[ir] - before[ir]
+            if running == enabled:
+                scale = 1.0
+            elif running > 0:
+                scale = enabled / running
+                if running / enabled < ratio:
+                    ratio = running / enabled
+            else:  # enabled but never scheduled in this interval
                 for _p, m in slots:
-                    out[m] = math.nan
+                    unknown[m] = True
                 ratio = 0.0
+                continue
+            if before is None:
+                for p, m in slots:
+                    totals[m] += t[p] * scale
+            else:
+                for p, m in slots:
+                    totals[m] += (t[p] - before[p]) * scale
+        out = [math.nan if unknown[m] else totals[m] for m in range(self._n)]
         for m, f in self._scales:
             out[m] *= f
         self._ratio = ratio
