@@ -130,8 +130,23 @@ def _recorded_demo(output_dir: Path, iterations: int, json_output: bool) -> None
         console.print(f"recording the built-in workload ({iterations} iterations of "
                       f"{DEMO_PERIOD:g} s) every {DEMO_INTERVAL * 1e3:g} ms with "
                       f"{', '.join(s.name for s in sources)} ...", soft_wrap=True)
-    summary = Recorder(sources, interval=DEMO_INTERVAL, scope="process").run(
-        recording, command=command)
+    live = sys.stderr.isatty() and not json_output
+
+    def status(elapsed: float, n_samples: int) -> None:
+        if live:
+            sys.stderr.write(f"\rphasekit: recording {elapsed:5.1f} s of about "
+                             f"{iterations * DEMO_PERIOD * 1.08:.0f} s, {n_samples} samples"
+                             "\x1b[K")
+            sys.stderr.flush()
+
+    try:
+        summary = Recorder(sources, interval=DEMO_INTERVAL, scope="process").run(
+            recording, command=command, status=status)
+    finally:
+        if live:
+            sys.stderr.write("\r\x1b[K")
+    if summary.stopped_by != "command exited":
+        raise KeyboardInterrupt  # stopped by a signal: 'phasekit: interrupted', exit 130
     if summary.exit_code:
         raise UnsupportedError(f"the demo workload failed with exit code {summary.exit_code}")
     profile = read_profile(recording)

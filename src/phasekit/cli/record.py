@@ -94,11 +94,13 @@ def record(
             sys.stderr.flush()
 
     recorder = Recorder(chosen, interval=step, metrics=wanted, scope=scope)  # type: ignore[arg-type]
-    # with --json, stdout holds only the summary: the command's output goes to stderr
-    summary = recorder.run(output, command=command or None, duration=span, status=status,
-                           command_stdout=2 if json_output else None)
-    if live:
-        sys.stderr.write("\r\x1b[K")
+    try:
+        # with --json, stdout holds only the summary: the command's output goes to stderr
+        summary = recorder.run(output, command=command or None, duration=span, status=status,
+                               command_stdout=2 if json_output else None)
+    finally:
+        if live:
+            sys.stderr.write("\r\x1b[K")
     if json_output:
         print_json(summary.to_dict())
     else:
