@@ -21,9 +21,11 @@ from phasekit import __version__
 from phasekit.cli import analyze as _analyze
 from phasekit.cli import demo as _demo
 from phasekit.cli import info as _info
+from phasekit.cli import phases as _phases
 from phasekit.cli import record as _record
 from phasekit.cli import sources as _sources
 from phasekit.cli import synth as _synth
+from phasekit.cli import watch as _watch
 from phasekit.cli.common import STATE
 from phasekit.errors import PhasekitError, PhasekitWarning
 
@@ -78,7 +80,8 @@ def _global(
 
     Record profiles (perf_event counters, /proc, RAPL, external sensors) or import them (CSV,
     Parquet, perf stat, LIKWID); find their periodicities and representative patterns
-    (Phase-TA, seed 000); synthetic profiles with ground truth; figures.
+    (Phase-TA, seed 000); phase changes and recurring phases, offline and live (seed 001);
+    synthetic profiles with ground truth; figures.
     """
     STATE.debug = debug
     STATE.verbose = verbose
@@ -92,6 +95,8 @@ app.command("demo", epilog=_demo.EPILOG)(_demo.demo)
 app.command("record", epilog=_record.EPILOG,
             context_settings={"allow_interspersed_args": False})(_record.record)
 app.command("sources", epilog=_sources.EPILOG)(_sources.sources)
+app.command("phases", epilog=_phases.EPILOG)(_phases.phases)
+app.command("watch", epilog=_watch.EPILOG)(_watch.watch)
 
 
 # --- logging and warnings --------------------------------------------------------------------

@@ -6,8 +6,7 @@
   inferred from (thin), like the seed's Fig. 3;
 - :func:`plot_analysis`: both in one figure (what ``phasekit analyze --plot`` writes).
 
-Figures are drawn on Agg canvases without pyplot (no global state, no display needed) and
-saved atomically; the format follows the file's extension (png, svg, pdf...).
+Figures are drawn and saved by :mod:`phasekit.plot.common`.
 """
 
 from __future__ import annotations
@@ -19,28 +18,20 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure, SubFigure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from phasekit.errors import UsageError
-from phasekit.io.atomic import atomic_path
 from phasekit.metrics.periodicity import periodic_regions
 from phasekit.periodicity import PeriodicityResult, instances_of
+from phasekit.plot.common import WIDTH, color, figure, save
 from phasekit.profile import Profile
 
 __all__ = ["plot_analysis", "plot_patterns", "plot_profile"]
 
-#: Resolution of raster figures: 12 in x 120 dpi = 1440 px, readable on a laptop screen.
-DPI = 120
-#: Width of every figure (inches).
-WIDTH = 12.0
 #: At most this many pattern panels side by side.
 MAX_COLUMNS = 3
-#: Colours of patterns 1, 2, ... (matplotlib's tab10, cycled).
-COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown",
-          "tab:pink", "tab:olive", "tab:cyan", "tab:gray")
 #: Instances closer than this fraction of their median length form one shaded region
 #: (the tolerance analyze uses for periodic regions).
 REGION_TOLERANCE = 0.1
@@ -56,9 +47,9 @@ def plot_profile(profile: Profile, result: PeriodicityResult, path: str | os.Pat
     result's explanation. A result computed on a window shows the whole profile with the
     window marked. Returns the path written.
     """
-    fig = _figure(WIDTH, 4.2)
+    fig = figure(WIDTH, 4.2)
     _draw_profile(fig, profile, result)
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def plot_patterns(profile: Profile, result: PeriodicityResult, path: str | os.PathLike[str],
@@ -69,9 +60,9 @@ def plot_patterns(profile: Profile, result: PeriodicityResult, path: str | os.Pa
     per metric (z-scores, as analyzed). ``seed`` makes the choice of instances reproducible.
     """
     columns, rows = _grid(result)
-    fig = _figure(WIDTH if columns > 1 else 7.0, 0.6 + 2.7 * rows)
+    fig = figure(WIDTH if columns > 1 else 7.0, 0.6 + 2.7 * rows)
     _draw_patterns(fig, profile, result, n_instances=n_instances, seed=seed)
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def plot_analysis(profile: Profile, result: PeriodicityResult, path: str | os.PathLike[str],
@@ -81,36 +72,14 @@ def plot_analysis(profile: Profile, result: PeriodicityResult, path: str | os.Pa
         return plot_profile(profile, result, path)
     _, rows = _grid(result)
     top, bottom = 4.2, 0.6 + 2.7 * rows
-    fig = _figure(WIDTH, top + bottom)
+    fig = figure(WIDTH, top + bottom)
     upper, lower = fig.subfigures(2, 1, height_ratios=[top, bottom])
     _draw_profile(upper, profile, result)
     _draw_patterns(lower, profile, result, n_instances=n_instances, seed=seed)
-    return _save(fig, path)
+    return save(fig, path)
 
 
 # --- drawing ---------------------------------------------------------------------------------
-def _figure(width: float, height: float) -> Figure:
-    fig = Figure(figsize=(width, height), layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig
-
-
-def _save(fig: Figure, path: str | os.PathLike[str]) -> Path:
-    target = Path(path)
-    fmt = target.suffix.lower().lstrip(".")
-    supported = fig.canvas.get_supported_filetypes()
-    if fmt not in supported:
-        raise UsageError(f"cannot tell the figure format of {target} from its name; expected a "
-                         "name ending in " + ", ".join("." + s for s in sorted(supported)))
-    with atomic_path(target) as tmp:
-        fig.savefig(tmp, format=fmt, dpi=DPI)
-    return target
-
-
-def _color(i: int) -> str:
-    return COLORS[i % len(COLORS)]
-
-
 def _label(profile: Profile, metric: str) -> str:
     unit = profile.units.get(metric)
     return f"{metric} [{unit}]" if unit else metric
@@ -149,8 +118,8 @@ def _draw_profile(canvas: Canvas, profile: Profile, result: PeriodicityResult) -
         for start, end in _regions(pattern.starts, pattern.lengths):
             ax.axvspan(result.offset_s + start * result.sampling_period,
                        result.offset_s + end * result.sampling_period,
-                       color=_color(i), alpha=0.3, linewidth=0, zorder=1)
-        handles.append(Patch(color=_color(i), alpha=0.45, label=(
+                       color=color(i), alpha=0.3, linewidth=0, zorder=1)
+        handles.append(Patch(color=color(i), alpha=0.45, label=(
             f"pattern {i + 1}: period {pattern.period_s:.3g} s, "
             f"{100 * pattern.coverage:.1f}% of the {share}")))
     window = result.params.get("window_s")
@@ -213,7 +182,7 @@ def _draw_patterns(canvas: Canvas, profile: Profile, result: PeriodicityResult, 
         for k in range(d):
             ax = axes[(i // columns) * d + k, i % columns]
             for j in chosen:
-                ax.plot(np.arange(lengths[j]) * period, X[j, : lengths[j], k], color=_color(i),
+                ax.plot(np.arange(lengths[j]) * period, X[j, : lengths[j], k], color=color(i),
                         linewidth=0.8, alpha=0.45)
             ax.plot(np.arange(pattern.length) * period, pattern.values[:, k], color="black",
                     linewidth=2.4)
@@ -229,7 +198,7 @@ def _draw_patterns(canvas: Canvas, profile: Profile, result: PeriodicityResult, 
                 ax.set_xlabel("time within the instance (s)")
             if i == 0 and k == 0:
                 ax.legend(handles=[
-                    Line2D([], [], color=_color(i), linewidth=0.8, alpha=0.6,
+                    Line2D([], [], color=color(i), linewidth=0.8, alpha=0.6,
                            label=_plural(count, "random instance")),
                     Line2D([], [], color="black", linewidth=2.4, label="representative pattern"),
                 ], fontsize="small", loc="best")

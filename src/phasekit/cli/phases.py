@@ -1,0 +1,121 @@
+"""``phasekit phases``: phase changes and recurring phases of a profile (seed 001)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich import box
+from rich.table import Table
+
+from phasekit.cli.common import (
+    check_output,
+    load_profile,
+    name_file,
+    out_console,
+    print_json,
+    write_json,
+)
+from phasekit.errors import PhasekitError
+
+EPILOG = """\
+Example:
+
+\b
+    phasekit phases run.parquet
+    phasekit phases run.parquet --method ev-literal --threshold 0.15 --smooth 3 --plot phases.png
+    phasekit phases perf.csv --json > phases.json
+"""
+
+FIGURE_SUFFIXES = ("png", "svg", "pdf", "jpg", "jpeg", "webp", "tif", "tiff", "eps", "ps")
+
+
+def phases(
+    profile: Annotated[Path, typer.Argument(
+        metavar="PROFILE", show_default=False,
+        help="Profile: CSV, Parquet, a recording (.arrows), perf stat or LIKWID output.")],
+    method: Annotated[str, typer.Option(
+        "--method", metavar="ev|ev-literal",
+        help="ev: robust to within-phase variability (default); ev-literal: the seed's "
+             "Algorithm 1 exactly.")] = "ev",
+    threshold: Annotated[float | None, typer.Option(
+        "--threshold", metavar="T", show_default=False,
+        help="ev-literal: share of the running maximum distance (default 0.15, seed III-B); "
+             "ev: standardized deviation from the phase (default 4).")] = None,
+    smooth: Annotated[int, typer.Option(
+        "--smooth", metavar="N", help="Sliding-average window in vectors (1: none).")] = 1,
+    sensor: Annotated[list[str] | None, typer.Option(
+        "--sensor", metavar="NAME", help="A metric of the execution vectors; repeat. Default: "
+        "the seed's sensors that the profile has.")] = None,
+    json_output: Annotated[bool, typer.Option(
+        "--json", help="Print {\"phases\": [{\"start_s\", \"end_s\", \"id\", ...}]} as JSON.")
+    ] = False,
+    plot: Annotated[Path | None, typer.Option(
+        "--plot", metavar="FILE", help="Write the figure (phases, sensors, distance and "
+        "threshold, identified phases: the seed's Fig. 1 and 5).")] = None,
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-o", metavar="RESULT.json", help="Write the result as JSON.")] = None,
+) -> None:
+    """Detect phase changes from execution vectors and identify recurring phases.
+
+    Execution vectors (seed 001): instructions, LLC references and misses, branches and
+    branch misses per cycle, network and disk bytes; without a cycles metric, per second.
+    Prints one row per phase in time order: start, end, duration, id (recurring phases
+    share an id), when it was detected, and its representative vector.
+    """
+    from phasekit.phases import phases as run_phases
+
+    check_output(output, "--output")
+    check_output(plot, "--plot", FIGURE_SUFFIXES)
+    data = load_profile(profile)
+    try:
+        result = run_phases(data, method=method, threshold=threshold, smooth=smooth,
+                            sensors=list(sensor) if sensor else None)
+    except PhasekitError as exc:
+        raise name_file(exc, profile) from exc
+    written: list[tuple[str, Path]] = []
+    if output is not None:
+        write_json(output, result.to_dict(series=True))
+        written.append(("result", output))
+    if plot is not None:
+        from phasekit.plot.phases import plot_phases
+
+        plot_phases(data, result, plot)
+        written.append(("figure", plot))
+    if json_output:
+        print_json(result.to_dict())
+        return
+    console = out_console()
+    table = Table(title=f"Phases of {profile.name} (seed 001; {result.method}, threshold "
+                        f"{result.threshold:g}, smoothing {result.smooth})",
+                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for column in ("#", "start (s)", "end (s)", "duration (s)", "id", "detected (s)"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for k, phase in enumerate(result.phases, start=1):
+        table.add_row(str(k), f"{phase.start_s:.6g}", f"{phase.end_s:.6g}",
+                      f"{phase.duration_s:.6g}", str(phase.id), f"{phase.detected_at_s:.6g}")
+    console.print(table)
+    unit = "per cycle" if result.normalization == "cycles" else "per second"
+    vectors = Table(title=f"Representative vectors ({unit}; the first phase of each id)",
+                    title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    vectors.add_column("id", justify="right", no_wrap=True)
+    for name in result.sensors:
+        vectors.add_column(_short(name), justify="right", overflow="fold")
+    seen: set[int] = set()
+    for phase in result.phases:
+        if phase.id not in seen:
+            seen.add(phase.id)
+            vectors.add_row(str(phase.id),
+                            *(f"{phase.representative[s]:.3g}" for s in result.sensors))
+    console.print(vectors)
+    console.print(f"{len(result.phases)} phases, {result.n_ids} distinct ids", soft_wrap=True)
+    if result.explanation:
+        console.print(f"note: {result.explanation}", soft_wrap=True)
+    for what, path in written:
+        console.print(f"wrote {what}: {path}", soft_wrap=True)
+
+
+def _short(name: str) -> str:
+    return (name.replace("cache_", "llc_").replace("_bytes", "").replace("instructions", "instr")
+            .replace("branch_misses", "br_miss").replace("branches", "branch"))

@@ -1,0 +1,253 @@
+"""``phasekit watch``: phase changes of a recording in progress, as they are detected."""
+
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import json
+import math
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, TextIO
+
+import numpy as np
+import typer
+
+from phasekit.cli.common import parse_duration, print_json
+from phasekit.errors import InputError
+
+EPILOG = """\
+Example:
+
+\b
+    phasekit record -o run.parquet -- ./app &   # in one terminal
+    phasekit watch run.parquet                  # in another: follows run.parquet.partial.arrows
+    my-sampler | phasekit watch - --smooth 3    # CSV lines on stdin: a time column, metrics
+"""
+
+
+@dataclass
+class _Header:
+    metrics: list[str]
+    period: float | None
+    start_utc: _dt.datetime | None
+
+
+def watch(
+    source: Annotated[str, typer.Argument(
+        metavar="FILE|-", help="The recorder's output (followed through FILE.partial.arrows "
+        "while it records), any profile file (replayed), or - for CSV lines on stdin.")] = "-",
+    method: Annotated[str, typer.Option("--method", metavar="ev|ev-literal")] = "ev",
+    threshold: Annotated[float | None, typer.Option(
+        "--threshold", metavar="T", show_default=False,
+        help="As for 'phasekit phases' (ev-literal 0.15, ev 4).")] = None,
+    smooth: Annotated[int, typer.Option("--smooth", metavar="N")] = 1,
+    sensor: Annotated[list[str] | None, typer.Option("--sensor", metavar="NAME")] = None,
+    wait: Annotated[str, typer.Option(
+        "--wait", metavar="DURATION",
+        help="How long to wait for FILE to appear.")] = "60s",
+    poll: Annotated[str, typer.Option(
+        "--poll", metavar="DURATION", help="How often to look for new samples in FILE.")
+    ] = "100ms",
+    json_output: Annotated[bool, typer.Option(
+        "--json", help="One JSON object per line and per change.")] = False,
+) -> None:
+    """Print each phase change of a recording as it is detected, with its latency.
+
+    The latency is given in the profile's time (the detection comes after the located start
+    of the phase by the detector's confirmation delay) and, for a recording followed live,
+    in wall-clock time from the end of the sample that revealed the change to its report.
+    At the end, prints the phases found.
+    """
+    from phasekit.phases import make_detector
+    from phasekit.phases.vectors import StreamingVectors, default_sensors
+
+    wait_s, poll_s = parse_duration(wait, "--wait"), parse_duration(poll, "--poll")
+    rows = _rows(source, wait_s, poll_s)
+    header = next(rows)
+    assert isinstance(header, _Header)
+    names = list(sensor) if sensor else _sensors(header.metrics, default_sensors)
+    streaming: StreamingVectors | None = None
+    detector = None
+    changes = 0
+    starts: list[float] = [0.0]
+    first_time: float | None = None
+    for item in rows:
+        t, values = item  # type: ignore[misc]
+        if first_time is None:
+            first_time = t
+            period = header.period or 1.0
+            streaming = StreamingVectors(header.metrics, names, period, smooth)
+            detector = make_detector(method, len(names), threshold=threshold)
+        assert streaming is not None and detector is not None
+        change = detector.update(streaming.push(values))
+        if change is None:
+            continue
+        changes += 1
+        period = header.period or 1.0
+        start_s = first_time + change.start * period
+        detected_s = first_time + change.detected_at * period
+        starts.append(start_s)
+        report: dict[str, Any] = {"phase": changes + 1, "start_s": start_s,
+                                  "detected_at_s": detected_s,
+                                  "latency_s": detected_s - start_s + period}
+        if header.start_utc is not None:
+            sample_end = header.start_utc + _dt.timedelta(seconds=detected_s + period)
+            report["wall_latency_s"] = (_dt.datetime.now(_dt.UTC) - sample_end).total_seconds()
+        _say(report, json_output)
+    if first_time is None:
+        raise InputError("no samples to watch", path=source)
+    summary = {"phases": changes + 1, "starts_s": starts}
+    if json_output:
+        print_json(summary)
+    else:
+        sys.stdout.write(f"{changes + 1} phases; starts (s): "
+                         + ", ".join(f"{s:.6g}" for s in starts) + "\n")
+
+
+def _say(report: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(report) + "\n")
+    else:
+        wall = report.get("wall_latency_s")
+        wall_text = "" if wall is None else f", {wall:.3f} s after its sample"
+        sys.stdout.write(f"phase {report['phase']} starts at {report['start_s']:.6g} s: "
+                         f"detected at {report['detected_at_s']:.6g} s (latency "
+                         f"{report['latency_s']:.6g} s of profile{wall_text})\n")
+    sys.stdout.flush()
+
+
+def _sensors(metrics: list[str], default: Any) -> list[str]:
+    from phasekit.profile import Profile
+
+    probe = Profile(values=np.zeros((1, len(metrics))), period=1.0, metrics=tuple(metrics))
+    names = default(probe)
+    if not names:
+        raise InputError("none of the execution-vector sensors is in this input; it has: "
+                         + ", ".join(metrics))
+    return names
+
+
+# --- sources of rows ---------------------------------------------------------------------------
+def _rows(source: str, wait_s: float, poll_s: float) -> Iterator[_Header | tuple[float, np.ndarray]]:
+    if source == "-":
+        return _csv_rows(sys.stdin, "<stdin>")
+    path = Path(source)
+    from phasekit.record import partial_path
+
+    partial = path if path.name.endswith(".partial.arrows") else partial_path(path)
+    deadline = time.monotonic() + wait_s
+    while not path.exists() and not partial.exists():
+        if time.monotonic() > deadline:
+            raise InputError(f"did not appear within {wait_s:g} s (nor {partial.name})",
+                             path=str(path))
+        time.sleep(poll_s)
+    if partial.exists():
+        final = path if partial != path else None
+        return _follow_stream(partial, final, poll_s)
+    return _replay(path)
+
+
+def _replay(path: Path) -> Iterator[_Header | tuple[float, np.ndarray]]:
+    from phasekit.io import read_profile
+
+    profile = read_profile(path)
+    yield _Header(list(profile.metrics), profile.period, None)
+    for t, row in zip(profile.times(), profile.values, strict=True):
+        yield float(t), row
+
+
+def _follow_stream(partial: Path, final: Path | None, poll_s: float
+                   ) -> Iterator[_Header | tuple[float, np.ndarray]]:
+    """Rows of an Arrow IPC stream being written; ends at its end-of-stream marker, or when
+    the recorder replaced it by ``final``."""
+    import pyarrow as pa
+
+    from phasekit.io.arrow import END_OF_STREAM
+
+    try:
+        handle = open(partial, "rb")  # noqa: SIM115 - kept open while following
+    except FileNotFoundError:  # finalized in the meantime
+        if final is None or not final.exists():
+            raise InputError("disappeared before it could be read", path=str(partial)) from None
+        yield from _replay(final)
+        return
+    try:
+        schema = None
+        while schema is None:
+            try:
+                schema = pa.ipc.read_schema(pa.ipc.read_message(handle))
+            except (OSError, EOFError, pa.ArrowException):
+                handle.seek(0)
+                time.sleep(poll_s)
+        meta = json.loads((schema.metadata or {}).get(b"phasekit", b"{}"))
+        recording = (meta.get("meta") or {}).get("recording") or {}
+        start = recording.get("start_utc")
+        yield _Header(list(schema.names[1:]), meta.get("period"),
+                      _dt.datetime.fromisoformat(start) if start else None)
+        while True:
+            position = handle.tell()
+            try:
+                message = pa.ipc.read_message(handle)
+                batch = pa.ipc.read_record_batch(message, schema)
+            except (OSError, EOFError, pa.ArrowException):
+                handle.seek(position)
+                if handle.read(len(END_OF_STREAM)) == END_OF_STREAM:
+                    return
+                handle.seek(position)
+                if not partial.exists() and (final is None or final.exists()):
+                    return  # finalized: everything was in the stream already
+                time.sleep(poll_s)
+                continue
+            columns = [batch.column(j).to_numpy(zero_copy_only=False)
+                       for j in range(batch.num_columns)]
+            values = np.column_stack(columns[1:]) if len(columns) > 1 else np.empty((0, 0))
+            for k in range(batch.num_rows):
+                yield float(columns[0][k]), values[k]
+    finally:
+        handle.close()
+
+
+def _csv_rows(stream: TextIO, name: str) -> Iterator[_Header | tuple[float, np.ndarray]]:
+    from phasekit.io.csv import find_time_column, parse_column_name
+
+    reader = csv.reader(stream)
+    header = next(reader, None)
+    if not header:
+        raise InputError("no header line; expected a time column and metric columns",
+                         path=name, line=1)
+    names = [parse_column_name(cell)[0] for cell in header]
+    time_index = find_time_column(names, error=lambda m: InputError(m, path=name, line=1))
+    metrics = [n for k, n in enumerate(names) if k != time_index]
+    if not metrics:
+        raise InputError("no metric columns", path=name, line=1)
+    pending: list[tuple[float, np.ndarray]] | None = []
+    line = 1
+    for cells in reader:
+        line += 1
+        if not cells or cells[0].startswith("#"):
+            continue
+        if len(cells) != len(names):
+            raise InputError(f"{len(cells)} fields, expected {len(names)}", path=name, line=line)
+        try:
+            numbers = [float(c) if c.strip() else math.nan for c in cells]
+        except ValueError:
+            raise InputError("a value is not a number", path=name, line=line) from None
+        sample = (numbers[time_index],
+                  np.array([v for k, v in enumerate(numbers) if k != time_index]))
+        if pending is None:
+            yield sample
+            continue
+        pending.append(sample)
+        if len(pending) == 2:  # the first step gives the period
+            period = pending[1][0] - pending[0][0]
+            if not period > 0:
+                raise InputError("times must increase", path=name, line=line)
+            yield _Header(metrics, period, None)
+            yield from pending
+            pending = None
+    if pending is not None:
+        raise InputError("fewer than two samples; at least two are needed", path=name)

@@ -1,0 +1,34 @@
+"""Phase changes and recurring phases from execution vectors (seed 001), online and offline."""
+
+from phasekit.phases.analyze import Phase, PhaseResult, phases
+from phasekit.phases.detect import (
+    METHODS,
+    Detection,
+    LiteralDetector,
+    PhaseChange,
+    RobustDetector,
+    detect,
+    make_detector,
+)
+from phasekit.phases.identify import PhaseSummary, identify, summarize
+from phasekit.phases.vectors import SENSORS, ExecutionVectors, execution_vectors, smooth
+
+__all__ = [
+    "METHODS",
+    "SENSORS",
+    "Detection",
+    "ExecutionVectors",
+    "LiteralDetector",
+    "Phase",
+    "PhaseChange",
+    "PhaseResult",
+    "PhaseSummary",
+    "RobustDetector",
+    "detect",
+    "execution_vectors",
+    "identify",
+    "make_detector",
+    "phases",
+    "smooth",
+    "summarize",
+]

@@ -1,0 +1,164 @@
+"""Execution vectors (seed 001, section III-A).
+
+An execution vector (EV) holds, for one sampling interval, the node's sensors: retired
+instructions, LLC references and misses, branch instructions and misses, network bytes sent
+and received, disk bytes read and written. The seed normalizes every sensor by the number of
+cycles of the interval; a profile without a ``cycles`` metric is normalized by the interval
+length instead (rates per second; our choice, so that any profile gives vectors).
+
+Our choice for profiles without hardware counters (a virtual machine, a /proc recording):
+when ``instructions`` is missing, the CPU-activity metrics that exist (``cpu_user_s``,
+``cpu_system_s``, ``cpu_iowait_s``, ``task_clock``, ``page_faults``, ``context_switches``)
+stand in for the processor sensors, and the vectors say which sensors they hold.
+
+Smoothing is the seed's unweighted sliding average, trailing (over the ``smooth`` most recent
+vectors, fewer at the start) so that the online and offline detectors see the same vectors.
+Rows with a missing value stay NaN rows: the detectors skip them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from phasekit.errors import InputError, UsageError
+from phasekit.profile import Profile
+
+__all__ = ["FALLBACK_SENSORS", "SENSORS", "ExecutionVectors", "execution_vectors", "smooth"]
+
+#: The seed's sensors (III-A), in phasekit's metric names.
+SENSORS = ("instructions", "cache_references", "cache_misses", "branches", "branch_misses",
+           "net_tx_bytes", "net_rx_bytes", "disk_read_bytes", "disk_write_bytes")
+#: CPU-activity metrics that stand in for the processor counters when they are missing.
+FALLBACK_SENSORS = ("cpu_user_s", "cpu_system_s", "cpu_iowait_s", "task_clock", "page_faults",
+                    "context_switches")
+
+
+@dataclass(frozen=True, eq=False)
+class ExecutionVectors:
+    """``values[t]`` is the EV of interval t (NaN row: a gap); ``times`` in seconds from the
+    profile start; ``normalization`` is "cycles" (per cycle) or "interval" (per second)."""
+
+    values: np.ndarray
+    sensors: tuple[str, ...]
+    times: np.ndarray
+    period: float
+    normalization: str
+    smooth: int
+
+    @property
+    def n(self) -> int:
+        return int(self.values.shape[0])
+
+    @property
+    def valid(self) -> np.ndarray:
+        return np.isfinite(self.values).all(axis=1)
+
+
+def default_sensors(profile: Profile) -> list[str]:
+    """The seed's sensors the profile has, plus the CPU-activity stand-ins when it has no
+    instruction counter (see the module docstring)."""
+    names = [s for s in SENSORS if s in profile.metrics]
+    if "instructions" not in profile.metrics:
+        names += [s for s in FALLBACK_SENSORS if s in profile.metrics]
+    return names
+
+
+def execution_vectors(profile: Profile, *, sensors: Sequence[str] | None = None,
+                      smooth_window: int = 1) -> ExecutionVectors:
+    """The EVs of ``profile`` (seed 001, III-A); ``smooth_window`` = 1 is no smoothing."""
+    if smooth_window < 1:
+        raise UsageError(f"--smooth {smooth_window}: expected a window of at least 1 vector")
+    names = list(sensors) if sensors is not None else default_sensors(profile)
+    missing = [s for s in names if s not in profile.metrics]
+    if missing:
+        raise UsageError(f"no metric {', '.join(missing)} in this profile; it has: "
+                         + ", ".join(profile.metrics))
+    if not names:
+        raise InputError("none of the execution-vector sensors is in this profile (expected "
+                         "some of " + ", ".join(SENSORS + FALLBACK_SENSORS) + "); it has: "
+                         + ", ".join(profile.metrics))
+    values = np.column_stack([profile.column(s) for s in names]).astype(np.float64)
+    if "cycles" in profile.metrics:
+        cycles = profile.column("cycles")
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = values / np.where(cycles > 0, cycles, np.nan)[:, None]
+        normalization = "cycles"
+    else:
+        values = values / profile.period
+        normalization = "interval"
+    values[~np.isfinite(values)] = np.nan
+    return ExecutionVectors(values=smooth(values, smooth_window), sensors=tuple(names),
+                            times=profile.times(), period=profile.period,
+                            normalization=normalization, smooth=smooth_window)
+
+
+def smooth(values: np.ndarray, window: int) -> np.ndarray:
+    """Trailing unweighted sliding average over ``window`` rows (seed III-A); a NaN row stays
+    NaN and is left out of its neighbours' averages."""
+    if window <= 1:
+        return values.copy()
+    finite = np.isfinite(values).all(axis=1)
+    filled = np.where(finite[:, None], values, 0.0)
+    sums = np.cumsum(filled, axis=0)
+    counts = np.cumsum(finite.astype(np.int64))
+    lagged_sums = np.vstack([np.zeros((window, values.shape[1])), sums[:-window]])
+    lagged_counts = np.concatenate([np.zeros(window, np.int64), counts[:-window]])
+    n = counts - lagged_counts
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = (sums - lagged_sums) / n[:, None]
+    out[~finite] = np.nan
+    return out
+
+
+class StreamingVectors:
+    """Execution vectors one sample at a time, equal to :func:`execution_vectors` bit for bit:
+    the same normalization and the trailing average computed from the same running sums."""
+
+    def __init__(self, metrics: Sequence[str], sensors: Sequence[str], period: float,
+                 smooth_window: int = 1) -> None:
+        if smooth_window < 1:
+            raise UsageError(f"--smooth {smooth_window}: expected a window of at least 1 vector")
+        missing = [s for s in sensors if s not in metrics]
+        if missing:
+            raise UsageError(f"no metric {', '.join(missing)} in this profile; it has: "
+                             + ", ".join(metrics))
+        self.sensors = tuple(sensors)
+        self.columns = np.array([list(metrics).index(s) for s in sensors], np.int64)
+        self.cycles = list(metrics).index("cycles") if "cycles" in metrics else None
+        self.period = period
+        self.window = smooth_window
+        d = len(self.sensors)
+        self._sums = np.zeros(d)
+        self._count = 0
+        self._past_sums = np.zeros((smooth_window, d))  # running sums `window` rows ago
+        self._past_counts = np.zeros(smooth_window, np.int64)
+        self._t = 0
+
+    def push(self, row: np.ndarray) -> np.ndarray:
+        """The (smoothed) vector of one profile row (all metrics, in ``metrics`` order)."""
+        x = np.asarray(row, dtype=np.float64)[self.columns]
+        if self.cycles is not None:
+            cycles = float(row[self.cycles])
+            with np.errstate(invalid="ignore", divide="ignore"):
+                x = x / (cycles if cycles > 0 else np.nan)
+        else:
+            x = x / self.period
+        x[~np.isfinite(x)] = np.nan
+        if self.window == 1:
+            return x
+        finite = bool(np.isfinite(x).all())
+        slot = self._t % self.window
+        lagged_sums = self._past_sums[slot].copy()
+        lagged_count = self._past_counts[slot]
+        self._sums = self._sums + (x if finite else 0.0)
+        self._count += int(finite)
+        self._past_sums[slot] = self._sums
+        self._past_counts[slot] = self._count
+        self._t += 1
+        if not finite:
+            return np.full(x.shape, np.nan)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (self._sums - lagged_sums) / (self._count - lagged_count)

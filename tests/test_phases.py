@@ -1,0 +1,284 @@
+"""Phase detection (seed 001): execution vectors, Algorithm 1 against hand-computed traces,
+streaming == offline, the robust method on step signals, representation, identification."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from phasekit.errors import InputError, UsageError
+from phasekit.phases import (
+    LiteralDetector,
+    RobustDetector,
+    detect,
+    execution_vectors,
+    identify,
+    phases,
+    summarize,
+)
+from phasekit.phases.vectors import StreamingVectors, smooth
+from phasekit.profile import Profile
+
+
+def literal_reference(X: np.ndarray, threshold: float) -> list[int]:
+    """Algorithm 1 of seed 001 transcribed line by line (plain Python)."""
+    max_distance, phase_start, starts = 0.0, False, [0]
+    for t in range(1, len(X)):
+        dist = sum(abs(a - b) for a, b in zip(X[t], X[t - 1], strict=True))
+        if max_distance <= dist:
+            max_distance = dist
+        if dist <= max_distance * threshold and phase_start:
+            starts.append(t)
+            phase_start = False
+        elif dist > max_distance * threshold and not phase_start:
+            phase_start = True
+            max_distance = 0.0
+    return starts
+
+
+def test_algorithm_1_hand_computed_trace() -> None:
+    # 1-D vectors; distances 1, 0.1, 0.1, 5, 1, 0.1, 0.1 (worked out by hand):
+    # t=1 d=1: max=1, 1 > 0.15: change starts, max=0
+    # t=2 d=.1: max=.1, .1 > .015, change under way: nothing
+    # t=3 d=.1: max=.1, .1 <= .015? no: nothing
+    # t=4 d=5: max=5, under way, 5 > .75: nothing
+    # t=5 d=1: max=5, 1 > .75: nothing;  t=6 d=.1 <= .75: new phase at 6
+    # t=7 d=.1: max=5, .1 <= .75, no change under way: nothing
+    X = np.cumsum([0, 1, 0.1, 0.1, 5, 1, 0.1, 0.1])[:, None]
+    found = detect(X, method="ev-literal", threshold=0.15)
+    assert list(found.starts) == [0, 6] == literal_reference(X, 0.15)
+    np.testing.assert_allclose(found.score[1:], [1, 0.1, 0.1, 5, 1, 0.1, 0.1])
+    assert found.limit[6] == pytest.approx(0.75)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0, 10, allow_nan=False), min_size=2, max_size=60),
+       st.floats(0.05, 0.5))
+def test_algorithm_1_matches_its_transcription(values: list[float], threshold: float) -> None:
+    X = np.array(values)[:, None] * np.array([1.0, 0.5])
+    assert list(detect(X, method="ev-literal", threshold=threshold).starts) == \
+        literal_reference(X, threshold)
+
+
+def _stream(detector: LiteralDetector | RobustDetector, X: np.ndarray) -> list[tuple[int, int]]:
+    return [(c.start, c.detected_at) for x in X if (c := detector.update(x)) is not None]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 4), st.sampled_from(["ev", "ev-literal"]),
+       st.integers(1, 3))
+def test_streaming_and_offline_give_identical_phases(seed: int, n_changes: int, method: str,
+                                                     window: int) -> None:
+    rng = np.random.default_rng(seed)
+    levels = rng.uniform(0.1, 10, (n_changes + 1, 4))
+    lengths = rng.integers(3, 40, n_changes + 1)
+    X = np.vstack([lv * rng.lognormal(0, 0.1, (n, 4)) for lv, n in zip(levels, lengths,
+                                                                       strict=True)])
+    X[rng.random(len(X)) < 0.05] = np.nan  # gaps
+    metrics = ("a", "b", "c", "d")
+    profile = Profile(values=X, period=1.0, metrics=metrics)
+    offline_vectors = execution_vectors(profile, sensors=metrics, smooth_window=window).values
+    streaming = StreamingVectors(metrics, metrics, 1.0, window)
+    online_vectors = np.array([streaming.push(row) for row in X])
+    np.testing.assert_array_equal(offline_vectors, online_vectors)
+    offline = detect(offline_vectors, method=method)
+    detector = LiteralDetector(4) if method == "ev-literal" else RobustDetector(4)
+    online = _stream(detector, online_vectors)
+    assert online == list(zip(offline.starts[1:].tolist(), offline.detected_at[1:].tolist(),
+                              strict=True))
+
+
+def step_signal(seed: int, lengths: tuple[int, ...], levels: list[list[float]],
+                noise: float = 0.1, spikes: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    X = np.vstack([np.asarray(lv) * rng.lognormal(0, noise, (n, len(lv)))
+                   for lv, n in zip(levels, lengths, strict=True)])
+    for k in rng.choice(len(X), spikes, replace=False):
+        X[k] *= 5  # one-sample bursts inside phases
+    return X
+
+
+def test_the_robust_method_finds_steps_and_ignores_spikes() -> None:
+    X = step_signal(0, (60, 60, 60, 60), [[1, 0.01, 5], [3, 0.05, 5], [1, 0.01, 5],
+                                          [1, 0.03, 50]], noise=0.15, spikes=6)
+    found = detect(X, method="ev")
+    assert list(found.starts) == [0, 60, 120, 180]
+    assert list(found.detected_at[1:] - found.starts[1:]) == [2, 2, 2]  # confirmation delay
+    literal = detect(X, method="ev-literal")
+    assert len(literal.starts) != 4  # the literal algorithm is fooled by noise and spikes
+
+
+def test_constant_single_and_gappy_inputs_are_one_phase() -> None:
+    for method in ("ev", "ev-literal"):
+        assert list(detect(np.ones((50, 3)), method=method).starts) == [0]
+        assert list(detect(np.ones((1, 3)), method=method).starts) == [0]
+        assert list(detect(np.full((5, 2), np.nan), method=method).starts) == [0]
+    with pytest.raises(UsageError, match="method"):
+        detect(np.ones((3, 2)), method="nope")
+    with pytest.raises(UsageError, match="threshold"):
+        detect(np.ones((3, 2)), method="ev", threshold=-1)
+
+
+def test_execution_vectors_normalize_by_cycles_or_interval() -> None:
+    values = np.array([[100.0, 200.0, 10.0, 4.0], [300.0, 600.0, 30.0, np.nan]])
+    with_cycles = Profile(values=values, period=0.5,
+                          metrics=("cycles", "instructions", "cache_misses", "net_tx_bytes"))
+    ev = execution_vectors(with_cycles)
+    assert ev.sensors == ("instructions", "cache_misses", "net_tx_bytes")
+    assert ev.normalization == "cycles"
+    np.testing.assert_allclose(ev.values[0], [2.0, 0.1, 0.04])
+    assert np.isnan(ev.values[1]).all() is np.False_ or np.isnan(ev.values[1, 2])
+    no_cycles = Profile(values=values[:, 1:3], period=0.5,
+                        metrics=("instructions", "cache_misses"))
+    ev = execution_vectors(no_cycles)
+    assert ev.normalization == "interval"
+    np.testing.assert_allclose(ev.values[0], [400.0, 20.0])
+    vm = Profile(values=np.ones((3, 3)), period=1.0,
+                 metrics=("cpu_user_s", "page_faults", "disk_write_bytes"))
+    assert execution_vectors(vm).sensors == ("disk_write_bytes", "cpu_user_s", "page_faults")
+    with pytest.raises(InputError, match="none of the execution-vector sensors"):
+        execution_vectors(Profile(values=np.ones((3, 1)), period=1.0, metrics=("x",)))
+    with pytest.raises(UsageError, match="no metric"):
+        execution_vectors(vm, sensors=["instructions"])
+
+
+def test_smoothing_is_a_trailing_unweighted_average() -> None:
+    X = np.arange(12.0).reshape(6, 2)
+    X[3] = np.nan
+    out = smooth(X, 3)
+    expected = []
+    for t in range(6):
+        if t == 3:
+            expected.append([np.nan, np.nan])
+            continue
+        rows = [X[k] for k in range(max(0, t - 2), t + 1) if k != 3]
+        expected.append(np.mean(rows, axis=0))
+    np.testing.assert_allclose(out, np.array(expected))
+
+
+def test_representation_and_identification() -> None:
+    X = np.array([[1.0, 1], [1.2, 1], [0.8, 1], [5, 5], [5.5, 5], [1.1, 1], [0.9, 1]])
+    summaries = summarize(X, np.array([0, 3, 5]))
+    np.testing.assert_allclose(summaries[0].representative, [1.0, 1.0])
+    np.testing.assert_allclose(summaries[0].reference, [1.0, 1.0])  # closest to the mean
+    assert summaries[1].reference_index in (3, 4)
+    references = np.array([s.reference for s in summaries])
+    ids = identify(references, method="ev", threshold=4.0, scale_from=X)
+    assert list(ids) == [1, 2, 1]
+    literal_ids = identify(references, method="ev-literal", threshold=0.15,
+                           max_consecutive=9.0)
+    assert list(literal_ids) == [1, 2, 1]
+
+
+def test_phases_end_to_end_and_result_round_trip() -> None:
+    X = step_signal(1, (40, 40, 40), [[2, 0.01, 0.1], [0.5, 0.05, 0.1], [2, 0.01, 0.1]],
+                    noise=0.05)
+    cycles = np.full((len(X), 1), 1e9)
+    profile = Profile(values=np.hstack([cycles, X * 1e9]), period=1.0,
+                      metrics=("cycles", "instructions", "cache_misses", "branches"))
+    result = phases(profile)
+    assert [p.start_s for p in result.phases] == [0.0, 40.0, 80.0]
+    assert [p.id for p in result.phases] == [1, 2, 1]
+    assert result.phases[-1].end_s == profile.duration
+    assert result.phases[1].representative["instructions"] == pytest.approx(0.5, rel=0.05)
+    data = result.to_dict(series=True)
+    assert math.isclose(data["phases"][1]["start_s"], 40.0)
+    again = type(result).from_dict(data)
+    assert [p.id for p in again.phases] == [1, 2, 1]
+    assert again.score.shape == result.score.shape
+    one = phases(Profile(values=np.ones((10, 1)), period=1.0, metrics=("instructions",)))
+    assert len(one.phases) == 1 and "one phase" in one.explanation
+
+
+# --- command line ------------------------------------------------------------------------------
+def _profile_file(tmp_path, name: str = "steps.csv"):
+    from phasekit.io import write_profile
+
+    X = step_signal(2, (30, 30, 30), [[2, 0.01, 0.1], [0.5, 0.05, 0.1], [2, 0.01, 0.1]],
+                    noise=0.05)
+    profile = Profile(values=np.hstack([np.full((90, 1), 1e9), X * 1e9]), period=1.0,
+                      metrics=("cycles", "instructions", "cache_misses", "branches"))
+    path = tmp_path / name
+    write_profile(profile, path)
+    return path
+
+
+def test_cli_phases_json_table_and_figure(tmp_path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    from matplotlib.image import imread
+
+    path = _profile_file(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "phasekit.cli", "phases", str(path), "--json"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert [(p["start_s"], p["id"]) for p in data["phases"]] == [(0, 1), (30, 2), (60, 1)]
+    figure = tmp_path / "phases.png"
+    done = subprocess.run([sys.executable, "-m", "phasekit.cli", "phases", str(path),
+                           "--method", "ev-literal", "--smooth", "3", "--plot", str(figure)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "Phases of steps.csv" in done.stdout and "ev-literal" in done.stdout
+    assert float(imread(figure).std()) > 0
+    bad = subprocess.run([sys.executable, "-m", "phasekit.cli", "phases", str(path),
+                          "--sensor", "nope"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "nope" in bad.stderr
+
+
+def test_cli_watch_replays_a_file_and_reads_csv_lines_from_stdin(tmp_path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    path = _profile_file(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "phasekit.cli", "watch", str(path), "--json"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    changes = [json.loads(line) for line in lines[:2]]
+    assert [c["start_s"] for c in changes] == [30.0, 60.0]
+    assert all(c["latency_s"] == 3.0 for c in changes)  # confirmation: 3 vectors
+    stdin = path.read_text()
+    stdin = "\n".join(line for line in stdin.splitlines() if not line.startswith("#"))
+    done = subprocess.run([sys.executable, "-m", "phasekit.cli", "watch", "-"], input=stdin,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "phase 2 starts at 30 s" in done.stdout and "3 phases" in done.stdout
+    bad = subprocess.run([sys.executable, "-m", "phasekit.cli", "watch", "-"],
+                         input="t,instructions\n0,1\nx,2\n", capture_output=True, text=True,
+                         timeout=60)
+    assert bad.returncode == 3 and "line 3" in bad.stderr and bad.stderr.count("\n") == 1
+
+
+def test_cli_watch_follows_a_recording_in_progress(tmp_path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    output = tmp_path / "live.parquet"
+    script = ("import time\nfor busy in (False, True, False):\n    end = time.time() + 2.5\n"
+              "    while time.time() < end:\n        None if busy else time.sleep(0.01)\n")
+    recorder = subprocess.Popen(
+        [sys.executable, "-m", "phasekit.cli", "record", "--sources", "perf-sw", "--scope",
+         "process", "--interval", "50ms", "-o", str(output), "--", sys.executable, "-c",
+         script], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        done = subprocess.run([sys.executable, "-m", "phasekit.cli", "watch", str(output),
+                               "--json", "--sensor", "task_clock"], capture_output=True,
+                              text=True, timeout=120)
+    finally:
+        recorder.wait(timeout=60)
+    assert done.returncode == 0, done.stderr
+    reports = [json.loads(line) for line in done.stdout.strip().splitlines()[:-1]
+               if line.startswith("{\"phase\"")]
+    starts = [r["start_s"] for r in reports]
+    # busy from ~2.5 s to ~5 s (after the interpreter's start): two changes near them
+    assert any(abs(s - 2.6) < 0.8 for s in starts) and any(abs(s - 5.1) < 0.8 for s in starts)
+    assert all("wall_latency_s" in r for r in reports)
