@@ -12,11 +12,21 @@ from phasekit.metrics.periodicity import (
     periodic_regions,
     sample_labels,
 )
+from phasekit.metrics.phases import (
+    ChangeScores,
+    IdentificationScores,
+    evaluate_changes,
+    identification_rate,
+)
 
 __all__ = [
+    "ChangeScores",
+    "IdentificationScores",
     "PatternMatch",
     "best_overlap_mapping",
     "coverage",
+    "evaluate_changes",
+    "identification_rate",
     "labels_ari",
     "match_patterns",
     "mean_consecutive",

@@ -12,14 +12,36 @@ from phasekit.synth.periodic import (
     truth_path,
     write_truth,
 )
+from phasekit.synth.phases import (
+    BENCH_KINDS,
+    BENCH_METRICS,
+    PHASE_TRUTH_VERSION,
+    SIGNATURES,
+    WORKLOADS,
+    PhaseTruth,
+    generate_bench,
+    nominal_bench_duration,
+    read_phase_truth,
+    write_phase_truth,
+)
 
 __all__ = [
+    "BENCH_KINDS",
+    "BENCH_METRICS",
     "INSTANCE_DTYPE",
     "KINDS",
+    "PHASE_TRUTH_VERSION",
+    "SIGNATURES",
     "TRUTH_VERSION",
+    "WORKLOADS",
+    "PhaseTruth",
     "Truth",
     "generate",
+    "generate_bench",
+    "nominal_bench_duration",
+    "read_phase_truth",
     "read_truth",
     "truth_path",
+    "write_phase_truth",
     "write_truth",
 ]
