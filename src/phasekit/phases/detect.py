@@ -16,8 +16,9 @@ t. threshold = 0.15 (seed III-B). The first distance of a run always starts a ch
 fluctuation inside a phase of real counters). Scale-free features z = log(v + eps), eps =
 ``eps_rel`` (1 %) of the sensor's running mean, so that every sensor counts by its relative
 change whatever its unit, and a near-zero sensor does not dominate. Each phase keeps the
-running mean of its features and their running mean absolute deviation (its within-phase
-spread); the run keeps its noise level, the mean absolute difference between consecutive
+mean of its features and their mean absolute deviation (its within-phase spread), running
+means over its first ``horizon`` (20) vectors and exponentially weighted over the last
+``horizon`` after, so that a start-up ramp is forgotten and slow drift followed; the run keeps its noise level, the mean absolute difference between consecutive
 features over about the last 100 vectors (each difference clipped at 3 times the level, so
 that changes and spikes do not count as noise), which floors the spread of a young phase. A vector
 is out of phase when the mean over sensors of |z - mean| / max(spread, noise, ``min_spread``)
@@ -58,6 +59,7 @@ MIN_SPREAD = 0.05
 EPS_REL = 0.01
 NOISE_HORIZON = 100.0
 NOISE_CLIP = 3.0
+HORIZON = 20
 
 # event codes of the step functions
 _NONE, _CHANGE_STARTS, _NEW_PHASE = 0, 1, 2
@@ -128,22 +130,26 @@ def _robust_features(x: np.ndarray, seen_sum: np.ndarray, n_seen: float, eps_rel
 
 
 @njit(cache=True)
-def _phase_add(z: np.ndarray, counts: np.ndarray, mean: np.ndarray,
-               spread_sum: np.ndarray) -> None:
+def _phase_add(z: np.ndarray, counts: np.ndarray, mean: np.ndarray, spread: np.ndarray,
+               horizon: float) -> None:
+    """Add a vector to the phase's mean and spread: running means over the phase's first
+    ``horizon`` vectors, exponentially weighted over the last ``horizon`` ones after."""
     counts[1] += 1.0
     n = counts[1]
+    weight = 1.0 / min(n, horizon)
     for j in range(z.shape[0]):
         if n > 1.0:
-            spread_sum[j] += abs(z[j] - mean[j])
-        mean[j] += (z[j] - mean[j]) / n
+            spread_weight = 1.0 / min(n - 1.0, horizon)
+            spread[j] += spread_weight * (abs(z[j] - mean[j]) - spread[j])
+        mean[j] += weight * (z[j] - mean[j])
 
 
 @njit(cache=True)
 def _robust_step(counts: np.ndarray, seen_sum: np.ndarray, mean: np.ndarray,
                  spread_sum: np.ndarray, noise: np.ndarray, last_z: np.ndarray,
                  candidates: np.ndarray, z: np.ndarray, x: np.ndarray, threshold: float,
-                 min_length: int, confirm: int, min_spread: float, eps_rel: float
-                 ) -> tuple[int, float, float]:
+                 min_length: int, confirm: int, min_spread: float, eps_rel: float,
+                 horizon: float) -> tuple[int, float, float]:
     d = x.shape[0]
     counts[0] += 1.0
     for j in range(d):
@@ -158,11 +164,11 @@ def _robust_step(counts: np.ndarray, seen_sum: np.ndarray, mean: np.ndarray,
             noise[j] += weight * (step - noise[j])
     last_z[:] = z
     if counts[1] < min_length:
-        _phase_add(z, counts, mean, spread_sum)
+        _phase_add(z, counts, mean, spread_sum, horizon)
         return _NONE, math.nan, threshold
     score = 0.0
     for j in range(d):
-        spread = spread_sum[j] / (counts[1] - 1.0)
+        spread = spread_sum[j]
         if spread < noise[j]:
             spread = noise[j]
         if spread < min_spread:
@@ -171,7 +177,7 @@ def _robust_step(counts: np.ndarray, seen_sum: np.ndarray, mean: np.ndarray,
     score /= d
     if score <= threshold:
         counts[2] = 0.0
-        _phase_add(z, counts, mean, spread_sum)
+        _phase_add(z, counts, mean, spread_sum, horizon)
         return _NONE, score, threshold
     slot = int(counts[2])
     candidates[slot, :] = z
@@ -184,7 +190,7 @@ def _robust_step(counts: np.ndarray, seen_sum: np.ndarray, mean: np.ndarray,
         mean[j] = 0.0
         spread_sum[j] = 0.0
     for k in range(confirm):
-        _phase_add(candidates[k], counts, mean, spread_sum)
+        _phase_add(candidates[k], counts, mean, spread_sum, horizon)
     return _NEW_PHASE, score, threshold
 
 
@@ -214,7 +220,7 @@ def _literal_all(X: np.ndarray, threshold: float
 
 @njit(cache=True)
 def _robust_all(X: np.ndarray, threshold: float, min_length: int, confirm: int,
-                min_spread: float, eps_rel: float
+                min_spread: float, eps_rel: float, horizon: float
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     n, d = X.shape
     counts = np.zeros(3)
@@ -239,7 +245,7 @@ def _robust_all(X: np.ndarray, threshold: float, min_length: int, confirm: int,
         n_valid += 1
         event, value, lim = _robust_step(counts, seen_sum, mean, spread_sum, noise, last_z,
                                          candidates, z, X[t], threshold, min_length, confirm,
-                                         min_spread, eps_rel)
+                                         min_spread, eps_rel, horizon)
         score[t] = value
         limit[t] = lim
         if event == _NEW_PHASE:
@@ -251,7 +257,8 @@ def _robust_all(X: np.ndarray, threshold: float, min_length: int, confirm: int,
 
 def detect(X: np.ndarray, *, method: str = "ev", threshold: float | None = None,
            min_length: int = MIN_LENGTH, confirm: int = CONFIRM,
-           min_spread: float = MIN_SPREAD, eps_rel: float = EPS_REL) -> Detection:
+           min_spread: float = MIN_SPREAD, eps_rel: float = EPS_REL,
+           horizon: int = HORIZON) -> Detection:
     """Phase starts of the vectors ``X`` (n x sensors) by ``method`` (see the module
     docstring); ``threshold`` defaults to 0.15 for ev-literal (seed III-B) and 4 for ev."""
     X = np.ascontiguousarray(X, dtype=np.float64)
@@ -263,7 +270,7 @@ def detect(X: np.ndarray, *, method: str = "ev", threshold: float | None = None,
     else:
         _check_robust(min_length, confirm)
         starts, detected, score, limit = _robust_all(X, threshold, min_length, confirm,
-                                                     min_spread, eps_rel)
+                                                     min_spread, eps_rel, float(horizon))
     return Detection(starts=starts, detected_at=detected, score=score, limit=limit,
                      method=method, threshold=threshold)
 
@@ -315,8 +322,10 @@ class RobustDetector:
 
     def __init__(self, n_sensors: int, *, threshold: float | None = None,
                  min_length: int = MIN_LENGTH, confirm: int = CONFIRM,
-                 min_spread: float = MIN_SPREAD, eps_rel: float = EPS_REL) -> None:
+                 min_spread: float = MIN_SPREAD, eps_rel: float = EPS_REL,
+                 horizon: int = HORIZON) -> None:
         self.threshold = _threshold(self.method, threshold)
+        self.horizon = float(horizon)
         _check_robust(min_length, confirm)
         self.min_length, self.confirm = int(min_length), int(confirm)
         self.min_spread, self.eps_rel = float(min_spread), float(eps_rel)
@@ -345,7 +354,7 @@ class RobustDetector:
                                        self._spread_sum, self._noise, self._last_z,
                                        self._candidates, self._z, x, self.threshold,
                                        self.min_length, self.confirm, self.min_spread,
-                                       self.eps_rel)
+                                       self.eps_rel, self.horizon)
         self.last_score = score
         if event == _NEW_PHASE:
             return PhaseChange(self._recent[0], self.t, float(score))
