@@ -167,3 +167,33 @@ def detect(x: np.ndarray, half: int, *, min_period: int = 4, near_zero: float = 
             w += step
             previous_periodic = False
     return batches
+
+
+def squared_euclidean(A: np.ndarray, B: np.ndarray) -> list[list[float]]:
+    """Squared Euclidean distance between every row of A and every row of B."""
+    return [[sum((float(p) - float(q)) ** 2 for p, q in zip(a, b, strict=True)) for b in B]
+            for a in A]
+
+
+def nearest_pairs(Y: np.ndarray, k: int) -> set[tuple[int, int]]:
+    """Pairs (i, j), i < j, where j is among the k nearest other rows of i or the reverse
+    (distinct distances assumed)."""
+    distances = squared_euclidean(Y, Y)
+    pairs = set()
+    for i, row in enumerate(distances):
+        others = sorted((d, j) for j, d in enumerate(row) if j != i)[:k]
+        pairs |= {(min(i, j), max(i, j)) for _, j in others}
+    return pairs
+
+
+def resample_series(X: np.ndarray, lengths: np.ndarray, length: int) -> np.ndarray:
+    """Each padded series linearly interpolated by np.interp from its own evenly spaced grid
+    on [0, 1] to ``length`` evenly spaced points, flattened (n x length*d)."""
+    n, _, dims = X.shape
+    target = np.linspace(0.0, 1.0, length)
+    out = np.empty((n, length, dims))
+    for i in range(n):
+        source = np.linspace(0.0, 1.0, int(lengths[i]))
+        for d in range(dims):
+            out[i, :, d] = np.interp(target, source, X[i, :int(lengths[i]), d])
+    return out.reshape(n, length * dims)

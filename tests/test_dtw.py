@@ -7,6 +7,7 @@ import pytest
 
 import naive
 from phasekit.distance import dtw as kernels
+from phasekit.distance.vector import pairwise_squared_euclidean, squared_euclidean
 from phasekit.periodicity.analyze import padded
 from phasekit.periodicity.average import dba, medoid, wgss
 
@@ -24,6 +25,37 @@ def test_dtw2_matches_naive(dims: int, band: float | None) -> None:
         a, b = _series(rng, n, dims), _series(rng, m, dims)
         radius = kernels.band_radius(n, m, band)
         assert kernels.dtw2(a, b, radius) == pytest.approx(naive.dtw2(a, b, radius), rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.parametrize("band", [None, 0.05, 0.1, 0.5])
+def test_dtw2_matches_naive_on_odd_even_and_unequal_lengths(band: float | None) -> None:
+    # one dimension runs two rows at a time: odd and even n, bands that do not overlap from
+    # one row to the next (m >> n) and that stay on one column for many rows (n >> m)
+    rng = np.random.default_rng(17)
+    shapes = [(1, 1), (1, 9), (9, 1), (2, 2), (2, 7), (3, 40), (40, 3), (5, 60), (60, 5),
+              (7, 8), (8, 7), (31, 33), (33, 31), (50, 50)]
+    for n, m in shapes:
+        a, b = _series(rng, n, 1), _series(rng, m, 1)
+        radius = kernels.band_radius(n, m, band)
+        expected = naive.dtw2(a, b, radius)
+        assert kernels.dtw2(a, b, radius) == pytest.approx(expected, rel=1e-9, abs=1e-9), (n, m)
+
+
+def test_early_abandoning_matches_the_row_minima() -> None:
+    # inf exactly when every cell of some row exceeds the cutoff, the exact value otherwise
+    rng = np.random.default_rng(23)
+    for _ in range(40):
+        n, m = (int(v) for v in rng.integers(2, 25, size=2))
+        a, b = _series(rng, n, 1), _series(rng, m, 1)
+        radius = kernels.band_radius(n, m, 0.2)
+        cost = naive.dtw2_matrix(a, b, radius)
+        largest_row_min = max(min(row) for row in cost)
+        for cutoff in (0.5 * largest_row_min, 0.999 * largest_row_min, 1.001 * largest_row_min):
+            got = kernels.dtw2(a, b, radius, cutoff)
+            if cutoff < largest_row_min:
+                assert got == np.inf
+            else:
+                assert got == pytest.approx(cost[-1][-1], rel=1e-9)
 
 
 def test_dtw2_is_sum_of_squared_distances_not_squared_dtw() -> None:
@@ -59,14 +91,16 @@ def test_early_abandoning_only_abandons_above_cutoff() -> None:
 
 
 @pytest.mark.parametrize("dims", [1, 2])
-def test_dba_step_matches_naive(dims: int) -> None:
+@pytest.mark.parametrize("average_length", [None, 13, 16, 30])  # odd, even, and longer than all
+def test_dba_step_matches_naive(dims: int, average_length: int | None) -> None:
     rng = np.random.default_rng(11 + dims)
     lengths = rng.integers(12, 20, size=5)
+    lengths[0] = 7  # far shorter than the average: the band moves several columns per row
     series = [_series(rng, int(n), dims) for n in lengths]
     X = np.zeros((5, lengths.max(), dims))
     for i, s in enumerate(series):
         X[i, :len(s)] = s
-    average = series[2].copy()
+    average = series[2].copy() if average_length is None else _series(rng, average_length, dims)
     refined, total = kernels.dba_update(average, X, lengths.astype(np.int64), 0.25)
     radius_of = [kernels.band_radius(len(average), n, 0.25) for n in lengths]
     assert len(set(radius_of)) >= 1
@@ -81,6 +115,16 @@ def test_dba_step_matches_naive(dims: int) -> None:
         sums += step * contributions[:, None]
         counts += contributions
     np.testing.assert_allclose(refined, sums / counts[:, None], rtol=1e-9, atol=1e-9)
+
+
+def test_squared_euclidean_matches_naive() -> None:
+    rng = np.random.default_rng(29)
+    for n, m, width in [(1, 1, 1), (3, 5, 2), (7, 9, 13), (10, 10, 4)]:
+        A, B = rng.normal(size=(n, width)), rng.normal(size=(m, width))
+        np.testing.assert_allclose(squared_euclidean(A, B), naive.squared_euclidean(A, B),
+                                   rtol=1e-12, atol=1e-12)
+        # the one-triangle kernel gives the very same values as the general one
+        np.testing.assert_array_equal(pairwise_squared_euclidean(A), squared_euclidean(A, A))
 
 
 def _alignment_counts(average: np.ndarray, series: np.ndarray, radius: int) -> tuple[None, np.ndarray]:

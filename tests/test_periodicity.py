@@ -8,14 +8,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import naive
 from phasekit.distance.dtw import dtw2
 from phasekit.errors import InputError
 from phasekit.io import read_profile
 from phasekit.metrics.periodicity import best_overlap_mapping, labels_ari, sample_labels
 from phasekit.periodicity import PeriodicityResult, analyze, instances_of, relevance
-from phasekit.periodicity.align import best_rotation, resample_cycle
+from phasekit.periodicity.align import (
+    _cycles,
+    _rotations,
+    _spectrum,
+    best_rotation,
+    mean_cycle,
+    resample_cycle,
+)
 from phasekit.periodicity.analyze import padded
-from phasekit.periodicity.cluster import single_linkage
+from phasekit.periodicity.cluster import euclidean_neighbors, resample_series, single_linkage
 from phasekit.profile import Profile
 from phasekit.synth import generate
 
@@ -163,6 +171,39 @@ def test_sparse_single_linkage_equals_exact_single_linkage() -> None:
     sparse = single_linkage(X, lengths[keep], band=0.1, exact_below=0)
     assert labels_ari(exact, sparse) == 1.0
     assert labels_ari(truth.instances["label"][keep], exact) == 1.0
+
+
+def test_resampling_and_neighbours_match_naive() -> None:
+    rng = np.random.default_rng(3)
+    for dims in (1, 2):
+        lengths = rng.integers(1, 40, size=25)
+        lengths[:3] = [1, 2, 39]
+        X = rng.normal(size=(25, 40, dims)).cumsum(axis=1)
+        X[4, 5, 0] = np.nan  # NumPy's special cases around a missing value
+        for length in (1, 2, 17, 40, 55):
+            np.testing.assert_array_equal(resample_series(X, lengths, length),
+                                          naive.resample_series(X, lengths, length))
+    Y = rng.normal(size=(30, 12))
+    i, j = euclidean_neighbors(Y, 4)
+    assert set(zip(i.tolist(), j.tolist(), strict=True)) == naive.nearest_pairs(Y, 4)
+    assert (np.diff(i * 30 + j) > 0).all()  # distinct pairs in lexicographic order
+
+
+def test_batched_phase_alignment_equals_the_one_batch_computation() -> None:
+    rng = np.random.default_rng(12)
+    for dims in (1, 2):
+        x = rng.normal(size=(3000, dims)).cumsum(axis=0)
+        first = np.array([0, 100, 1000, 1500, 2000])
+        length = np.array([57, 60, 61, 58, 7])
+        end = first + length * np.array([5, 1, 3, 8, 40])
+        reference = _spectrum(np.roll(mean_cycle(x, 0, 59, 4), 9, axis=0))
+        cycles = _cycles(x, first, length, end, reference[0])
+        for b in range(first.size):
+            one = resample_cycle(mean_cycle(x, int(first[b]), int(length[b]),
+                                            int(end[b] - first[b]) // int(length[b])), 59)
+            np.testing.assert_array_equal(cycles[b], one)
+            assert _rotations(reference, cycles)[b] == best_rotation(
+                np.roll(mean_cycle(x, 0, 59, 4), 9, axis=0), one)[0]
 
 
 def test_isolated_missing_samples_do_not_break_regions() -> None:

@@ -61,45 +61,226 @@ def _sqdist(a: np.ndarray, i: int, b: np.ndarray, j: int) -> float:
     return total
 
 
-@njit(cache=True)
-def dtw2(a: np.ndarray, b: np.ndarray, radius: int, cutoff: float = INF) -> float:
-    """DTW_2 between ``a`` (n x d) and ``b`` (m x d) within a band of ``radius`` samples.
+@njit(cache=True, inline="always")
+def _band_row(a: np.ndarray, i: int, b: np.ndarray, lo: int, hi: int, prev: np.ndarray,
+              curr: np.ndarray) -> float:
+    """Row ``i`` of the DTW_2 recursion over columns ``lo..hi``; returns the row's minimum.
 
-    Early abandoning: returns ``inf`` as soon as every cell of a row exceeds ``cutoff``.
-    Only the band is touched: O(n * radius) time, O(m) memory. Row buffers are shifted by
-    one (column j is at j + 1) so that the cell left of the band is always at hand.
+    Buffers are shifted by one (column j at j + 1): ``prev`` holds row i - 1 with INF outside
+    its band, ``curr[lo]`` must be INF. The cell to the left stays in a register, and the
+    minimum of the two cells above is taken before it, so that the serial chain from cell to
+    cell is one minimum and one addition.
     """
-    n, m, dims = a.shape[0], b.shape[0], a.shape[1]
+    width = hi - lo + 1
+    above = prev[lo:lo + width + 1]  # above[t], above[t + 1]: columns lo + t - 1, lo + t
+    out = curr[lo + 1:lo + 1 + width]
+    left = INF
+    row_min = INF
+    if a.shape[1] == 1:
+        ai = a[i, 0]
+        row = b[lo:lo + width, 0]
+        for t in range(width):
+            diff = ai - row[t]
+            up, diag = above[t + 1], above[t]
+            near = up if up < diag else diag
+            left = diff * diff + (left if left < near else near)
+            out[t] = left
+            row_min = left if left < row_min else row_min
+    else:
+        for t in range(width):
+            up, diag = above[t + 1], above[t]
+            near = up if up < diag else diag
+            left = _sqdist(a, i, b, lo + t) + (left if left < near else near)
+            out[t] = left
+            row_min = left if left < row_min else row_min
+    return row_min
+
+
+@njit(cache=True, inline="always")
+def _band_rows2(a0: float, a1: float, b: np.ndarray, lo0: int, hi0: int, lo1: int, hi1: int,
+                prev: np.ndarray, curr: np.ndarray, keep: bool, row0: np.ndarray) -> None:
+    """Rows i and i + 1 of a one-dimensional DTW_2 in one sweep over the columns.
+
+    ``a0``, ``a1`` are the points of rows i and i + 1, ``b`` the other series (1-D). ``prev``
+    holds row i - 1 as in ``_band_row``; row i + 1 goes to ``curr`` (``curr[lo1]`` must be
+    INF), row i stays in registers, and in ``row0`` (from its first column) when ``keep``.
+    The two rows are two serial chains that the processor runs side by side; every cell is
+    the same sum of the same minimum as in ``_band_row``.
+    """
+    left0 = INF
+    left1 = INF
+    for j in range(lo0, min(hi0, lo1 - 1) + 1):  # row i alone, left of row i + 1's band
+        up, diag = prev[j + 1], prev[j]
+        near = up if up < diag else diag
+        diff = a0 - b[j]
+        left0 = diff * diff + (left0 if left0 < near else near)
+        if keep:
+            row0[j - lo0] = left0
+    for j in range(lo1, hi0 + 1):  # both rows: (i + 1, j) takes (i, j) and (i, j - 1) at hand
+        up, diag = prev[j + 1], prev[j]
+        near = up if up < diag else diag
+        bj = b[j]
+        diff0 = a0 - bj
+        cell0 = diff0 * diff0 + (left0 if left0 < near else near)
+        near1 = cell0 if cell0 < left0 else left0
+        diff1 = a1 - bj
+        left1 = diff1 * diff1 + (left1 if left1 < near1 else near1)
+        left0 = cell0
+        curr[j + 1] = left1
+        if keep:
+            row0[j - lo0] = cell0
+    for j in range(max(lo1, hi0 + 1), hi1 + 1):  # row i + 1 alone: only (i, hi0) is in the band
+        near1 = left0 if j - 1 == hi0 else INF
+        diff1 = a1 - b[j]
+        left1 = diff1 * diff1 + (left1 if left1 < near1 else near1)
+        curr[j + 1] = left1
+
+
+@njit(cache=True, inline="always")
+def _cell(a: float, bj: float, left: float, near: float) -> float:
+    """One cell: its squared distance plus the least of the cell to the left and ``near``."""
+    diff = a - bj
+    return diff * diff + (left if left < near else near)
+
+
+@njit(cache=True, inline="always")
+def _band_rows4(a: np.ndarray, i: int, b: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                prev: np.ndarray, curr: np.ndarray, keep: bool, c0: np.ndarray, c1: np.ndarray,
+                c2: np.ndarray) -> None:
+    """Rows i .. i + 3 of a one-dimensional DTW_2 in one sweep over the columns, as
+    ``_band_rows2`` does with two: four serial chains side by side. Rows i .. i + 2 stay in
+    registers (and go to ``c0``, ``c1``, ``c2`` from their first column when ``keep``), row
+    i + 3 goes to ``curr``; ``lo``/``hi`` hold the four rows' bands. Columns where only some
+    rows are in their band (a few at each end) give INF to the others."""
+    a0, a1, a2, a3 = a[i], a[i + 1], a[i + 2], a[i + 3]
+    lo0, lo1, lo2, lo3 = lo[0], lo[1], lo[2], lo[3]
+    hi0, hi1, hi2, hi3 = hi[0], hi[1], hi[2], hi[3]
+    l0 = l1 = l2 = l3 = INF
+    start = min(lo3, hi0 + 1)  # columns start .. hi0 are inside all four bands
+    for j in range(lo0, start):  # left end: rows i + 1 .. i + 3 enter their bands
+        up, diag = prev[j + 1], prev[j]
+        near = up if up < diag else diag
+        bj = b[j]
+        n0 = _cell(a0, bj, l0, near)
+        n1 = _cell(a1, bj, l1, n0 if n0 < l0 else l0) if lo1 <= j else INF
+        n2 = _cell(a2, bj, l2, n1 if n1 < l1 else l1) if lo2 <= j else INF
+        n3 = INF
+        if keep:
+            c0[j - lo0] = n0
+            if lo1 <= j:
+                c1[j - lo1] = n1
+            if lo2 <= j:
+                c2[j - lo2] = n2
+        l0, l1, l2, l3 = n0, n1, n2, n3
+        curr[j + 1] = n3
+    # all four rows, on views that start at column ``start`` (indices from 0: no wraparound)
+    width = hi0 + 1 - start
+    above, row, out = prev[start:start + width + 1], b[start:start + width], curr[start + 1:]
+    o0, o1, o2 = c0[start - lo0:], c1[start - lo1:], c2[start - lo2:]
+    for t in range(width):
+        up, diag = above[t + 1], above[t]
+        near = up if up < diag else diag
+        bj = row[t]
+        n0 = _cell(a0, bj, l0, near)
+        n1 = _cell(a1, bj, l1, n0 if n0 < l0 else l0)
+        n2 = _cell(a2, bj, l2, n1 if n1 < l1 else l1)
+        n3 = _cell(a3, bj, l3, n2 if n2 < l2 else l2)
+        if keep:
+            o0[t] = n0
+            o1[t] = n1
+            o2[t] = n2
+        l0, l1, l2, l3 = n0, n1, n2, n3
+        out[t] = n3
+    for j in range(max(hi0 + 1, lo0), hi3 + 1):  # right end: rows i .. i + 2 leave their bands
+        bj = b[j]
+        n1 = _cell(a1, bj, l1, l0) if lo1 <= j <= hi1 else INF
+        n2 = _cell(a2, bj, l2, n1 if n1 < l1 else l1) if lo2 <= j <= hi2 else INF
+        n3 = _cell(a3, bj, l3, n2 if n2 < l2 else l2) if lo3 <= j else INF
+        if keep:
+            if lo1 <= j <= hi1:
+                c1[j - lo1] = n1
+            if lo2 <= j <= hi2:
+                c2[j - lo2] = n2
+        l0, l1, l2, l3 = INF, n1, n2, n3
+        curr[j + 1] = n3
+
+
+@njit(cache=True, inline="always")
+def _band_rows(a: np.ndarray, b: np.ndarray, radius: int, cutoff: float, keep: bool,
+               cost: np.ndarray) -> float:
+    """The DTW_2 recursion over the band: four rows at a time (then two, then one) for one
+    dimension, one at a time otherwise. With ``keep``, row i's cells go to ``cost[i, :]``
+    (from the row's first column in the band). Returns DTW_2, or INF when every cell of a row
+    exceeds ``cutoff``.
+
+    A row's minimum never decreases from one row to the next (each cell adds a nonnegative
+    cost to a neighbour of the row above or of its own row), so checking the last row of each
+    sweep abandons the same computations, at most three rows later.
+    """
+    n, m = a.shape[0], b.shape[0]
     prev = np.full(m + 1, INF)
     curr = np.full(m + 1, INF)
-    for i in range(n):
+    prev[0] = 0.0
+    start = 0
+    if a.shape[1] == 1:
+        av, bv = a[:, 0], b[:, 0]
+        lo = np.empty(4, np.int64)
+        hi = np.empty(4, np.int64)
+        while start + 3 < n:
+            i = start
+            for r in range(4):
+                lo[r], hi[r] = _column_range(i + r, n, m, radius)
+            curr[lo[3]] = INF
+            _band_rows4(av, i, bv, lo, hi, prev, curr, keep, cost[i] if keep else curr,
+                        cost[i + 1] if keep else curr, cost[i + 2] if keep else curr)
+            if hi[3] + 2 <= m:
+                curr[hi[3] + 2] = INF
+            if keep:
+                cost[i + 3, :hi[3] - lo[3] + 1] = curr[lo[3] + 1:hi[3] + 2]
+            if cutoff < INF and curr[lo[3] + 1:hi[3] + 2].min() > cutoff:
+                return INF
+            prev, curr = curr, prev
+            start += 4
+        while start + 1 < n:
+            i = start
+            lo0, hi0 = _column_range(i, n, m, radius)
+            lo1, hi1 = _column_range(i + 1, n, m, radius)
+            curr[lo1] = INF
+            _band_rows2(av[i], av[i + 1], bv, lo0, hi0, lo1, hi1, prev, curr, keep,
+                        cost[i] if keep else curr)
+            if hi1 + 2 <= m:
+                curr[hi1 + 2] = INF
+            if keep:
+                cost[i + 1, :hi1 - lo1 + 1] = curr[lo1 + 1:hi1 + 2]
+            if cutoff < INF and curr[lo1 + 1:hi1 + 2].min() > cutoff:
+                return INF
+            prev, curr = curr, prev
+            start += 2
+    for i in range(start, n):
         lo, hi = _column_range(i, n, m, radius)
         curr[lo] = INF  # left of the band
-        row_min = INF
-        for j in range(lo, hi + 1):
-            if dims == 1:
-                diff = a[i, 0] - b[j, 0]
-                cost = diff * diff
-            else:
-                cost = _sqdist(a, i, b, j)
-            if i == 0 and j == 0:
-                best = 0.0
-            else:
-                best = curr[j]
-                if prev[j + 1] < best:
-                    best = prev[j + 1]
-                if prev[j] < best:
-                    best = prev[j]
-            value = cost + best
-            curr[j + 1] = value
-            if value < row_min:
-                row_min = value
+        row_min = _band_row(a, i, b, lo, hi, prev, curr)
         if hi + 2 <= m:
             curr[hi + 2] = INF  # right of the band, read by the next row
+        if keep:
+            cost[i, :hi - lo + 1] = curr[lo + 1:hi + 2]
         if row_min > cutoff:
             return INF
         prev, curr = curr, prev
     return prev[m]
+
+
+@njit(cache=True)
+def dtw2(a: np.ndarray, b: np.ndarray, radius: int, cutoff: float = INF) -> float:
+    """DTW_2 between ``a`` (n x d) and ``b`` (m x d) within a band of ``radius`` samples.
+
+    Early abandoning: returns ``inf`` once every cell of a row exceeds ``cutoff`` (checked
+    after each sweep of up to four rows). Only the band is touched: O(n * radius) time, O(m)
+    memory. Row buffers are shifted by one (column j is at j + 1) so that the cell left of
+    the band is always at hand; the buffer's first entry starts at 0, the cost before cell
+    (0, 0).
+    """
+    return _band_rows(a, b, radius, cutoff, False, np.empty((0, 0)))
 
 
 @njit(cache=True, parallel=True)
@@ -132,35 +313,21 @@ def dtw2_path_accumulate(avg: np.ndarray, series: np.ndarray, radius: int,
     """DTW_2 of ``avg`` to ``series``; adds every point of ``series`` aligned with ``avg[i]``
     to ``sums[i]`` and counts it in ``counts[i]`` (the accumulation step of DBA).
 
-    The cumulative costs are kept for the band only: row ``i`` holds columns
-    ``first[i] .. first[i] + width[i] - 1``.
+    The rows are computed as in ``dtw2`` and kept for the band only (row ``i`` holds columns
+    ``first[i] .. last[i]``) for the walk back along the optimal path, which prefers the
+    diagonal, then (i - 1, j), on ties.
     """
     n, m = avg.shape[0], series.shape[0]
     first = np.empty(n, np.int64)
-    width = np.empty(n, np.int64)
+    last = np.empty(n, np.int64)
     widest = 0
     for i in range(n):
         lo, hi = _column_range(i, n, m, radius)
         first[i] = lo
-        width[i] = hi - lo + 1
+        last[i] = hi
         widest = max(widest, hi - lo + 1)
-    cost = np.full((n, widest), INF)
-    for i in range(n):
-        lo = first[i]
-        for c in range(width[i]):
-            j = lo + c
-            local = _sqdist(avg, i, series, j)
-            if i == 0 and j == 0:
-                cost[i, c] = local
-                continue
-            best = cost[i, c - 1] if c > 0 else INF
-            if i > 0:
-                up = j - first[i - 1]
-                if 0 <= up < width[i - 1] and cost[i - 1, up] < best:
-                    best = cost[i - 1, up]
-                if 0 <= up - 1 < width[i - 1] and cost[i - 1, up - 1] < best:
-                    best = cost[i - 1, up - 1]
-            cost[i, c] = local + best
+    cost = np.empty((n, widest))
+    total = _band_rows(avg, series, radius, INF, True, cost)
     i, j = n - 1, m - 1
     while True:
         for d in range(series.shape[1]):
@@ -168,11 +335,14 @@ def dtw2_path_accumulate(avg: np.ndarray, series: np.ndarray, radius: int,
         counts[i] += 1
         if i == 0 and j == 0:
             break
-        here = cost[i, j - first[i] - 1] if j - first[i] - 1 >= 0 else INF  # (i, j - 1)
-        up_index = j - first[i - 1] if i > 0 else -1
-        up = cost[i - 1, up_index] if 0 <= up_index < width[max(i - 1, 0)] and i > 0 else INF
-        diag = (cost[i - 1, up_index - 1]
-                if i > 0 and 0 <= up_index - 1 < width[i - 1] else INF)
+        here = cost[i, j - 1 - first[i]] if j - 1 >= first[i] else INF  # (i, j - 1)
+        up = INF  # (i - 1, j)
+        diag = INF  # (i - 1, j - 1)
+        if i > 0:
+            if first[i - 1] <= j <= last[i - 1]:
+                up = cost[i - 1, j - first[i - 1]]
+            if first[i - 1] <= j - 1 <= last[i - 1]:
+                diag = cost[i - 1, j - 1 - first[i - 1]]
         if diag <= up and diag <= here:
             i -= 1
             j -= 1
@@ -180,7 +350,7 @@ def dtw2_path_accumulate(avg: np.ndarray, series: np.ndarray, radius: int,
             i -= 1
         else:
             j -= 1
-    return cost[n - 1, m - 1 - first[n - 1]]
+    return total
 
 
 @njit(cache=True, parallel=True)

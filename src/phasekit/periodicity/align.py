@@ -18,6 +18,7 @@ earlier kept instance by more than half their length are dropped.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from phasekit.periodicity.detect import Batches, prefix_sums, verified_count
 
@@ -53,12 +54,26 @@ def resample_cycle(cycle: np.ndarray, length: int) -> np.ndarray:
 def best_rotation(reference: np.ndarray, cycle: np.ndarray) -> tuple[int, float]:
     """The rotation s maximizing sum_t reference[t] . cycle[(t + s) mod n] (both n x d) and
     the correlation coefficient of the two cycles at that rotation."""
+    return _rotation_to(_spectrum(reference), cycle)
+
+
+Spectrum = tuple[int, np.ndarray, float]
+
+
+def _spectrum(reference: np.ndarray) -> Spectrum:
+    """What ``best_rotation`` needs of a reference: its length, the conjugate spectrum and the
+    energy of its deviations from its mean (computed once per reference)."""
     ref = reference - reference.mean(axis=0)
+    return ref.shape[0], np.conj(np.fft.rfft(ref, axis=0)), float((ref * ref).sum())
+
+
+def _rotation_to(reference: Spectrum, cycle: np.ndarray) -> tuple[int, float]:
+    length, conj_spectrum, energy = reference
     cyc = cycle - cycle.mean(axis=0)
-    spectrum = (np.conj(np.fft.rfft(ref, axis=0)) * np.fft.rfft(cyc, axis=0)).sum(axis=1)
-    correlation = np.fft.irfft(spectrum, n=ref.shape[0])
+    spectrum = (conj_spectrum * np.fft.rfft(cyc, axis=0)).sum(axis=1)
+    correlation = np.fft.irfft(spectrum, n=length)
     best = int(np.argmax(correlation))
-    scale = np.sqrt((ref * ref).sum() * (cyc * cyc).sum())
+    scale = np.sqrt(energy * (cyc * cyc).sum())
     return best, float(correlation[best] / scale) if scale > 0 else 0.0
 
 
@@ -92,50 +107,42 @@ def align_instances(x: np.ndarray, batches: Batches, group: np.ndarray, *,
     np.add.at(marks, end, -1)
     covered = np.concatenate([[0], np.cumsum(np.cumsum(marks)[:-1] > 0)])
 
-    def free(a: int, b: int) -> bool:
-        """No batch verified any sample of [a, b)."""
-        return a >= b or covered[min(b, x.shape[0])] == covered[max(a, 0)]
-
-    def periodic(a: int, k: int) -> bool:
-        """The k samples from ``a`` resemble the k samples before them."""
-        return (a - k >= 0 and a + k <= x.shape[0] and bad[a + k] == bad[a - k]
-                and verified_count(clean, cs1, cs2, a, k, 1, extend_threshold) == 1)
-
     chain = chains(batches)
     starts, lengths, groups = [], [], []
     for g in np.unique(group[group >= 0]):
         members = np.flatnonzero(group == g)
-        references: list[np.ndarray] = []
-        cuts: list[list[np.ndarray]] = []  # per reference, the anchors of each batch
+        references: list[Spectrum] = []
         chain_ids = np.unique(chain[members])
         chain_size = np.array([batches.count[members[chain[members] == c]].sum() for c in chain_ids])
+        ordered: list[tuple[np.ndarray, int]] = []  # per chain in turn: its batches, its reference
         for c in chain_ids[np.argsort(-chain_size, kind="stable")]:
             in_chain = members[chain[members] == c]
             widest = in_chain[int(np.argmax(batches.count[in_chain]))]
             cycle = _verified_cycle(x, batches, first, end, widest)
             which = -1
             for r, reference in enumerate(references):
-                _, corr = best_rotation(reference, resample_cycle(cycle, reference.shape[0]))
+                _, corr = _rotation_to(reference, resample_cycle(cycle, reference[0]))
                 if corr >= same_cycle:
                     which = r
                     break
             if which < 0:
-                references.append(np.roll(cycle, -calmest_point(cycle), axis=0))
-                cuts.append([])
-            reference = references[which]
+                references.append(_spectrum(np.roll(cycle, -calmest_point(cycle), axis=0)))
+                which = len(references) - 1
+            ordered.append((in_chain, which))
+        # every batch's rotation onto its chain's reference, all batches of a reference at once
+        rotation = np.zeros(batches.count.size, np.int64)
+        for r, reference in enumerate(references):
+            rotated = np.concatenate([b for b, which in ordered if which == r])
+            rotation[rotated] = _rotations(reference, _cycles(
+                x, first[rotated], batches.length[rotated], end[rotated], reference[0]))
+        cuts: list[list[np.ndarray]] = [[] for _ in references]  # per reference, each batch's anchors
+        for in_chain, which in ordered:
             for b in in_chain:
                 k = int(batches.length[b])
                 f, e = int(first[b]), int(end[b])
-                rotation, _ = best_rotation(reference, resample_cycle(
-                    _verified_cycle(x, batches, first, end, b), reference.shape[0]))
-                lo = f + round(rotation * k / reference.shape[0]) % k
-                count = (e - lo) // k
-                while free(lo - k, f) and periodic(lo, k):
-                    lo -= k
-                    count += 1
-                while (free(max(lo + count * k, e), lo + (count + 1) * k)
-                       and periodic(lo + count * k, k)):
-                    count += 1
+                lo = f + round(int(rotation[b]) * k / references[which][0]) % k
+                lo, count = _extend(lo, (e - lo) // k, k, f, e, covered, bad, clean, cs1, cs2,
+                                    extend_threshold)
                 if count > 0:
                     cuts[which].append(lo + k * np.arange(count + 1))
         for batch_cuts in cuts:
@@ -169,6 +176,71 @@ def _verified_cycle(x: np.ndarray, batches: Batches, first: np.ndarray, end: np.
                     b: int) -> np.ndarray:
     k = int(batches.length[b])
     return mean_cycle(x, int(first[b]), k, int(end[b] - first[b]) // k)
+
+
+@njit(cache=True)
+def _cycles(x: np.ndarray, first: np.ndarray, length: np.ndarray, end: np.ndarray,
+            points: int) -> np.ndarray:
+    """Per batch, ``resample_cycle(mean_cycle(...), points)`` of its verified range, with
+    NumPy's arithmetic: the mean adds the instances in order, then divides by their number."""
+    dims = x.shape[1]
+    out = np.empty((first.shape[0], points, dims))
+    for b in range(first.shape[0]):
+        k = length[b]
+        count = (end[b] - first[b]) // k
+        cycle = np.empty((k + 1, dims))  # the cycle and its first point again (circular)
+        for t in range(k):
+            for d in range(dims):
+                total = x[first[b] + t, d]
+                for c in range(1, count):
+                    total += x[first[b] + c * k + t, d]
+                cycle[t, d] = total / count
+        cycle[k] = cycle[0]
+        for t in range(points):
+            position = (t * k) / points
+            base = int(np.floor(position))
+            frac = position - base
+            for d in range(dims):
+                out[b, t, d] = cycle[base, d] * (1 - frac) + cycle[base + 1, d] * frac
+    return out
+
+
+def _rotations(reference: Spectrum, cycles: np.ndarray) -> np.ndarray:
+    """``_rotation_to(reference, cycle)[0]`` for every cycle of ``cycles`` (n x points x d) at
+    once: the same NumPy operations along one more axis."""
+    centered = cycles - cycles.mean(axis=1)[:, None, :]
+    spectrum = (reference[1][None] * np.fft.rfft(centered, axis=1)).sum(axis=2)
+    return np.argmax(np.fft.irfft(spectrum, n=reference[0], axis=1), axis=1)
+
+
+@njit(cache=True)
+def _free(a: int, b: int, covered: np.ndarray) -> bool:
+    """No batch verified any sample of [a, b)."""
+    n = covered.shape[0] - 1
+    return a >= b or covered[min(b, n)] == covered[max(a, 0)]
+
+
+@njit(cache=True)
+def _periodic(a: int, k: int, bad: np.ndarray, clean: np.ndarray, cs1: np.ndarray,
+              cs2: np.ndarray, threshold: float) -> bool:
+    """The k samples from ``a`` are valid and resemble the k valid samples before them."""
+    return (a - k >= 0 and a + k <= clean.shape[0] and bad[a + k] == bad[a - k]
+            and verified_count(clean, cs1, cs2, a, k, 1, threshold) == 1)
+
+
+@njit(cache=True)
+def _extend(lo: int, count: int, k: int, first: int, end: int, covered: np.ndarray,
+            bad: np.ndarray, clean: np.ndarray, cs1: np.ndarray, cs2: np.ndarray,
+            threshold: float) -> tuple[int, int]:
+    """A batch's ``count`` instances from ``lo`` extended instance by instance on both sides,
+    into samples no batch verified, while each instance passes the per-instance test."""
+    while _free(lo - k, first, covered) and _periodic(lo, k, bad, clean, cs1, cs2, threshold):
+        lo -= k
+        count += 1
+    while (_free(max(lo + count * k, end), lo + (count + 1) * k, covered)
+           and _periodic(lo + count * k, k, bad, clean, cs1, cs2, threshold)):
+        count += 1
+    return lo, count
 
 
 def _instances_from_anchors(batch_cuts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

@@ -242,13 +242,19 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
     detector = {"min_period": min_period, "near_zero": near_zero, "rise": rise,
                 "aperiodic_step": aperiodic_step}
 
+    prepared = [detect.prepare(x[s:e]) for s, e in segments]  # shared by every pass
+    passes: dict[int, detect.Batches] = {}  # the tuning's passes, so the chosen one is not redone
+
     def run(window: int) -> detect.Batches:
-        return detect.Batches.concat([detect.detect(x[s:e], window, **detector).shifted(s)
-                                      for s, e in segments])
+        if window not in passes:
+            passes[window] = detect.Batches.concat([
+                detect.detect(segment, window, **detector).shifted(s)
+                for segment, (s, _) in zip(prepared, segments, strict=True)])
+        return passes[window]
 
     def objective(window: int) -> float:
         _, covered = tune.kept_groups(run(window), n_valid, alpha=alpha,
-                                      tolerance=length_tolerance)
+                                      tolerance=length_tolerance, min_instances=min_instances)
         return float(covered.sum()) / n_valid
 
     report("tuning the window", 0.0)

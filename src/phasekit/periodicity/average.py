@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from phasekit.distance.dtw import as_band, dba_update, dtw2_matrix, dtw2_to_all
+from phasekit.distance.dtw import as_band, dba_update, dtw2_matrix, dtw2_pairs, dtw2_to_all
 from phasekit.periodicity.cluster import resample_series
 
 MAX_ITER = 31
@@ -37,7 +37,11 @@ def medoid(X: np.ndarray, lengths: np.ndarray, *, band: float | None,
     centered = Y - Y.mean(axis=0)
     # sum of squared Euclidean distances to all others = n |y_i - mean|^2 + const
     candidates = np.argsort((centered * centered).sum(axis=1))[:shortlist]
-    sums = [dtw2_to_all(X[c, :lengths[c]], X, lengths, as_band(band)).sum() for c in candidates]
+    # every candidate against every instance in one parallel call (as ``dtw2_to_all`` does it)
+    left = np.repeat(candidates, n).astype(np.int64)
+    right = np.tile(np.arange(n, dtype=np.int64), candidates.size)
+    to_all = dtw2_pairs(X, lengths, left, right, as_band(band)).reshape(candidates.size, n)
+    sums = [row.sum() for row in to_all]
     return int(candidates[int(np.argmin(sums))])
 
 

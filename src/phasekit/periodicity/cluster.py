@@ -23,10 +23,12 @@ candidates, which the tests check against the exact computation.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
 
 from phasekit.distance.dtw import as_band, dtw2_matrix, dtw2_pairs
+from phasekit.distance.vector import pairwise_squared_euclidean, squared_euclidean
 
 CUT_RATIO = 4.0
 NEIGHBORS = 6
@@ -34,34 +36,72 @@ EXACT_BELOW = 64
 
 
 def resample_series(X: np.ndarray, lengths: np.ndarray, length: int) -> np.ndarray:
-    """Every padded series linearly resampled to ``length`` points, flattened (n x length*d)."""
+    """Every padded series linearly resampled to ``length`` points, flattened (n x length*d):
+    ``np.interp`` from ``np.linspace(0, 1, lengths[i])`` to ``np.linspace(0, 1, length)``."""
     n, _, dims = X.shape
-    out = np.empty((n, length, dims))
-    target = np.linspace(0.0, 1.0, length)
-    for i in range(n):  # one interpolation per instance
-        source = np.linspace(0.0, 1.0, lengths[i])
-        for d in range(dims):
-            out[i, :, d] = np.interp(target, source, X[i, :lengths[i], d])
+    distinct, grid_of = np.unique(lengths, return_inverse=True)
+    grids = np.zeros((distinct.size, max(1, int(distinct.max(initial=1)))))
+    for g, m in enumerate(distinct):  # one grid per distinct length
+        grids[g, :m] = np.linspace(0.0, 1.0, m)
+    out = _interp_rows(X, lengths.astype(np.int64), grid_of.astype(np.int64).reshape(-1), grids,
+                       np.linspace(0.0, 1.0, length))
     return out.reshape(n, length * dims)
+
+
+@njit(cache=True)
+def _interp_rows(X: np.ndarray, lengths: np.ndarray, grid_of: np.ndarray, grids: np.ndarray,
+                 target: np.ndarray) -> np.ndarray:
+    """``np.interp(target, grids[grid_of[i]][:lengths[i]], X[i, :lengths[i], d])`` for every
+    series and dimension, with NumPy's arithmetic and special cases (target increasing)."""
+    n, dims = X.shape[0], X.shape[2]
+    out = np.empty((n, target.shape[0], dims))
+    for i in range(n):
+        m = lengths[i]
+        xp = grids[grid_of[i]]
+        for d in range(dims):
+            fp = X[i, :, d]
+            j = 0
+            for t in range(target.shape[0]):
+                x = target[t]
+                if m == 1 or x < xp[0]:
+                    value = fp[0]
+                elif x > xp[m - 1]:
+                    value = fp[m - 1]
+                else:
+                    while j + 1 < m and xp[j + 1] <= x:
+                        j += 1
+                    if j == m - 1 or xp[j] == x:
+                        value = fp[j]
+                    else:
+                        slope = (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j])
+                        value = slope * (x - xp[j]) + fp[j]
+                        if np.isnan(value):  # NumPy then tries from the right end
+                            value = slope * (x - xp[j + 1]) + fp[j + 1]
+                            if np.isnan(value) and fp[j] == fp[j + 1]:
+                                value = fp[j]
+                out[i, t, d] = value
+    return out
 
 
 def euclidean_neighbors(Y: np.ndarray, k: int, chunk: int = 1024) -> tuple[np.ndarray, np.ndarray]:
     """Index pairs (i, j), i < j, of each row's ``k`` nearest rows in squared Euclidean distance."""
     n = Y.shape[0]
     k = min(k, n - 1)
-    norms = (Y * Y).sum(axis=1)
+    Y = np.ascontiguousarray(Y, dtype=np.float64)
     left, right = [], []
     for lo in range(0, n, chunk):
-        block = norms[lo:lo + chunk, None] + norms[None, :] - 2.0 * Y[lo:lo + chunk] @ Y.T
+        block = (pairwise_squared_euclidean(Y) if n <= chunk
+                 else squared_euclidean(Y[lo:lo + chunk], Y))
         rows = np.arange(lo, min(n, lo + chunk))
         block[rows - lo, rows] = np.inf
         nearest = np.argpartition(block, k - 1, axis=1)[:, :k]
         left.append(np.repeat(rows, k))
         right.append(nearest.ravel())
-    i = np.concatenate(left)
-    j = np.concatenate(right)
-    pairs = np.unique(np.stack([np.minimum(i, j), np.maximum(i, j)], axis=1), axis=0)
-    return pairs[:, 0], pairs[:, 1]
+    i = np.concatenate(left).astype(np.int64)
+    j = np.concatenate(right).astype(np.int64)
+    # distinct pairs in lexicographic order, through one integer key per pair
+    keys = np.unique(np.minimum(i, j) * n + np.maximum(i, j))
+    return keys // n, keys % n
 
 
 def mst_edges(X: np.ndarray, lengths: np.ndarray, *, band: float | None,
@@ -105,8 +145,7 @@ def _join_components(X: np.ndarray, lengths: np.ndarray, Y: np.ndarray, i: np.nd
     members = [np.flatnonzero(component == c) for c in range(count)]
     for a in range(count):
         for b in range(a + 1, count):
-            ya, yb = Y[members[a]], Y[members[b]]
-            d2 = (ya * ya).sum(1)[:, None] + (yb * yb).sum(1)[None, :] - 2 * ya @ yb.T
+            d2 = squared_euclidean(Y[members[a]], Y[members[b]])
             p, q = np.unravel_index(np.argmin(d2), d2.shape)
             reps_i.append(members[a][p])
             reps_j.append(members[b][q])

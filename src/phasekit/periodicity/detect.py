@@ -198,12 +198,51 @@ def _delta_from_cross(cross: np.ndarray, cs1: np.ndarray, cs2: np.ndarray, rsw: 
                       half: int, out: np.ndarray) -> None:
     """delta[k] from the raw cross products ``cross[k] = sum R * R_k`` (all dimensions)."""
     out[0] = 0.0
+    if cs1.shape[1] != 1:
+        for k in range(1, half):
+            out[k] = pair_delta(cs1, cs2, rsw, rsw - k, half, cross[k])
+        return
+    # one dimension: pair_delta's arithmetic, operation for operation, on flat prefix sums
+    # with the terms of RSW hoisted out of the loop over k
+    c1 = cs1.reshape(cs1.shape[0])
+    c2 = cs2.reshape(cs2.shape[0])
+    sum_a = c1[rsw + half] - c1[rsw]
+    squares_a = c2[rsw + half] - c2[rsw]
     for k in range(1, half):
-        out[k] = pair_delta(cs1, cs2, rsw, rsw - k, half, cross[k])
+        b = rsw - k
+        sum_b = c1[b + half] - c1[b]
+        squares = squares_a + c2[b + half] - c2[b]
+        squared_distance = -2.0 * cross[k] + squares
+        spread = 0.0 + (squares - (sum_a * sum_a + sum_b * sum_b) / half)
+        gap = (sum_a - sum_b) / half
+        denominator = spread + 0.5 * half * (0.0 + gap * gap)
+        if denominator <= 1e-9 * (squared_distance + 2.0 * cross[k]) + 1e-300:
+            out[k] = 1.0
+        else:
+            out[k] = max(0.0, squared_distance / denominator)
 
 
 @njit(cache=True, nogil=True)
 def _cross_direct(x: np.ndarray, rsw: int, half: int, cross: np.ndarray) -> None:
+    if x.shape[1] == 1:  # four shifts at a time: independent sums, each in the same order
+        v = x.reshape(x.shape[0])
+        k = 1
+        while k + 3 < half:
+            t0 = t1 = t2 = t3 = 0.0
+            for i in range(half):
+                r = v[rsw + i]
+                t0 += r * v[rsw - k + i]
+                t1 += r * v[rsw - k - 1 + i]
+                t2 += r * v[rsw - k - 2 + i]
+                t3 += r * v[rsw - k - 3 + i]
+            cross[k], cross[k + 1], cross[k + 2], cross[k + 3] = t0, t1, t2, t3
+            k += 4
+        for kk in range(k, half):
+            total = 0.0
+            for i in range(half):
+                total += v[rsw + i] * v[rsw - kk + i]
+            cross[kk] = total
+        return
     for k in range(1, half):
         total = 0.0
         for i in range(half):
@@ -213,18 +252,41 @@ def _cross_direct(x: np.ndarray, rsw: int, half: int, cross: np.ndarray) -> None
 
 
 @njit(cache=True, nogil=True)
-def _cross_fft(x: np.ndarray, rsw: int, half: int, cross: np.ndarray) -> None:
-    """cross[k] = sum_i R[i] x[rsw - k + i] for k = 1..L-1 by FFT correlation."""
+def _fft_size(half: int) -> int:
+    """Transform length of ``_cross_fft``: the power of two at least 3 L."""
     size = 1
     while size < 3 * half:
         size *= 2
-    spectrum = np.zeros(size // 2 + 1, np.complex128)
+    return size
+
+
+@njit(cache=True, nogil=True)
+def _fft_work(half: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Buffers of ``_cross_fft`` for windows of half-length ``half``, reused window to window."""
+    size = _fft_size(half)
+    return (np.empty(size // 2 + 1, np.complex128), np.empty(size // 2 + 1, np.complex128),
+            np.empty(size // 2 + 1, np.complex128), np.empty(size))
+
+
+@njit(cache=True, nogil=True)
+def _cross_fft(x: np.ndarray, rsw: int, half: int, cross: np.ndarray, right: np.ndarray,
+               context: np.ndarray, spectrum: np.ndarray, correlation: np.ndarray) -> None:
+    """cross[k] = sum_i R[i] x[rsw - k + i] for k = 1..L-1 by FFT correlation (buffers from
+    ``_fft_work``)."""
+    size = correlation.shape[0]
+    spectrum[:] = 0.0
     for d in range(x.shape[1]):
-        right = np.fft.rfft(np.ascontiguousarray(x[rsw:rsw + half, d]), size)
-        context = np.fft.rfft(np.ascontiguousarray(x[rsw - half:rsw + half, d]), size)
-        spectrum += context * np.conj(right)
+        if x.shape[1] == 1:  # the one column is contiguous: no copy
+            column = x.reshape(x.shape[0])
+            np.fft.rfft(column[rsw:rsw + half], size, -1, None, right)
+            np.fft.rfft(column[rsw - half:rsw + half], size, -1, None, context)
+        else:
+            np.fft.rfft(np.ascontiguousarray(x[rsw:rsw + half, d]), size, -1, None, right)
+            np.fft.rfft(np.ascontiguousarray(x[rsw - half:rsw + half, d]), size, -1, None, context)
+        for f in range(spectrum.shape[0]):
+            spectrum[f] += context[f] * np.conj(right[f])
     # correlation[j] = sum_i R[i] context[i + j]; shift k reads the context from j = L - k
-    correlation = np.fft.irfft(spectrum, size)
+    np.fft.irfft(spectrum, size, -1, None, correlation)
     for k in range(1, half):
         cross[k] = correlation[half - k]
 
@@ -237,13 +299,14 @@ def _scan(x: np.ndarray, cs1: np.ndarray, cs2: np.ndarray, half: int, min_period
     n = x.shape[0]
     cross = np.zeros(half)
     delta = np.zeros(half)
+    right, context, spectrum, correlation = _fft_work(half if use_fft else 1)
     w = 0
     found = 0
     previous_periodic = False
     while w + 2 * half <= n:
         rsw = w + half
         if use_fft:
-            _cross_fft(x, rsw, half, cross)
+            _cross_fft(x, rsw, half, cross, right, context, spectrum, correlation)
         else:
             _cross_direct(x, rsw, half, cross)
         _delta_from_cross(cross, cs1, cs2, rsw, half, delta)
@@ -279,7 +342,7 @@ def distance_curve(x: np.ndarray, window_start: int, half: int) -> np.ndarray:
     cross = np.zeros(half)
     rsw = window_start + half
     if half > FFT_ABOVE:
-        _cross_fft(x, rsw, half, cross)
+        _cross_fft(x, rsw, half, cross, *_fft_work(half))
     else:
         _cross_direct(x, rsw, half, cross)
     delta = np.zeros(half)
@@ -298,25 +361,37 @@ def _as_2d(x: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(x)
 
 
-def detect(x: np.ndarray, half: int, *, min_period: int = MIN_PERIOD, near_zero: float = NEAR_ZERO,
-           rise: float = RISE, aperiodic_step: float = APERIODIC_STEP, lagged_copy: bool = True,
+Prepared = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def prepare(x: np.ndarray) -> Prepared:
+    """The centered 2-D copy of a series and its prefix sums: what every pass of ``detect``
+    over it needs (compute it once when several window sizes are tried)."""
+    x = _as_2d(x)
+    cs1, cs2 = prefix_sums(x)
+    return x, cs1, cs2
+
+
+def detect(x: np.ndarray | Prepared, half: int, *, min_period: int = MIN_PERIOD,
+           near_zero: float = NEAR_ZERO, rise: float = RISE,
+           aperiodic_step: float = APERIODIC_STEP, lagged_copy: bool = True,
            multiple_tolerance: float = MULTIPLE_TOLERANCE,
            refine_tolerance: float = REFINE_TOLERANCE) -> Batches:
-    """One pass of the sliding-window detector over a gap-free series (n x d).
+    """One pass of the sliding-window detector over a gap-free series (n x d), or over what
+    ``prepare`` made of it.
 
     ``half`` is L, the length of LSW and RSW (seed 000, section III-A).
     """
-    x = _as_2d(x)
+    x, cs1, cs2 = x if isinstance(x, tuple) else prepare(x)
     n = x.shape[0]
     step = max(1, int(aperiodic_step * half))
-    capacity = n // max(1, min(step, min_period)) + 2
-    starts = np.zeros(capacity, np.int64)
-    lengths = np.zeros(capacity, np.int64)
-    counts = np.zeros(capacity, np.int64)
-    leading = np.zeros(capacity, np.bool_)
     if half < 2 or 2 * half > n:
         return Batches.concat([])
-    cs1, cs2 = prefix_sums(x)
+    capacity = n // max(1, min(step, min_period)) + 2  # _scan writes batch b before reading it
+    starts = np.empty(capacity, np.int64)
+    lengths = np.empty(capacity, np.int64)
+    counts = np.empty(capacity, np.int64)
+    leading = np.empty(capacity, np.bool_)
     found = _scan(x, cs1, cs2, half, min_period, near_zero, rise, multiple_tolerance,
                   refine_tolerance, step, lagged_copy, half > FFT_ABOVE, starts, lengths, counts,
                   leading)

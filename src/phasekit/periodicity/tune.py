@@ -8,8 +8,10 @@ dichotomic in log scale: L on the doubling grid min_window, 2 min_window, ... up
 maximum, then repeated halving of the bracket around the best L (two probes at the quarter
 points of the bracket per step) until it is narrower than 5 % of L. About 15 passes of the
 detector in all. The objective is the coverage of the instances that survive the length
-grouping and the alpha filter, so that a window size producing scattered, marginal detections
-is not rewarded. Coverages within ``tie`` = 1 point of the best count as ties, won by the
+grouping, the alpha filter and the minimum of 3 instances a pattern needs (our addition: a
+window long enough to hold two instances of a long super-period, say compute iterations
+plus a checkpoint, would otherwise win with a group that can never become a pattern), so
+that a window size producing scattered, marginal detections is not rewarded. Coverages within ``tie`` = 1 point of the best count as ties, won by the
 smallest L: such differences are within the noise of the detector, and a smaller window is
 cheaper, more local, and loses less at region edges.
 """
@@ -46,15 +48,18 @@ def group_lengths(lengths: np.ndarray, *, tolerance: float = LENGTH_TOLERANCE) -
 
 
 def kept_groups(batches: Batches, n_valid: int, *, alpha: float = ALPHA,
-                tolerance: float = LENGTH_TOLERANCE) -> tuple[np.ndarray, np.ndarray]:
+                tolerance: float = LENGTH_TOLERANCE, min_instances: int = 1
+                ) -> tuple[np.ndarray, np.ndarray]:
     """Group id per batch (−1 for groups covering less than ``alpha`` of the valid samples,
-    seed 000 III-B, alpha = 5 %), and the covered samples of every kept group."""
+    seed 000 III-B, alpha = 5 %, or holding fewer than ``min_instances`` instances), and the
+    covered samples of every kept group."""
     covered = batches.length * batches.count
     groups = group_lengths(batches.length, tolerance=tolerance)
     if groups.size == 0:
         return groups, np.empty(0)
     per_group = np.bincount(groups, weights=covered)
-    keep = per_group >= alpha * n_valid
+    instances = np.bincount(groups, weights=batches.count)
+    keep = (per_group >= alpha * n_valid) & (instances >= min_instances)
     renumber = np.full(per_group.size, -1, np.int64)
     renumber[keep] = np.arange(int(keep.sum()))
     return renumber[groups], per_group[keep]
