@@ -76,6 +76,8 @@ FLUSH_INTERVAL = 1.0
 GRACE = 2.0
 #: Shortest span of a sample, in intervals (see the module docstring).
 MIN_SPAN = 0.25
+#: Rows per Parquet row group (or Arrow chunk) of the final file.
+ROWS_PER_GROUP = 65_536
 #: Longest single sleep: a stop signal or the command's exit is noticed within it.
 MAX_SLEEP = 0.05
 _STOP_SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP")
@@ -842,6 +844,8 @@ def _finalize_by_chunks(partial: Path, output: Path, metadata: dict[str, Any],
                 sink = stack.enter_context(pa.OSFile(str(tmp), "wb"))
                 writer = stack.enter_context(pa.ipc.new_stream(sink, schema))
             next_row = 0
+            pending: list[Any] = []  # tables not written yet: big row groups, small files
+            pending_rows = 0
             for batch in reader:
                 if batch.num_rows == 0:
                     continue
@@ -853,8 +857,14 @@ def _finalize_by_chunks(partial: Path, output: Path, metadata: dict[str, Any],
                         zero_copy_only=False)
                 times = (next_row + np.arange(n)) * interval
                 arrays = [pa.array(times)] + [pa.array(grid[:, j]) for j in range(grid.shape[1])]
-                writer.write_table(pa.Table.from_arrays(arrays, schema=schema))
+                pending.append(pa.Table.from_arrays(arrays, schema=schema))
+                pending_rows += n
                 next_row += n
+                if pending_rows >= ROWS_PER_GROUP:
+                    writer.write_table(pa.concat_tables(pending))
+                    pending, pending_rows = [], 0
+            if pending:
+                writer.write_table(pa.concat_tables(pending))
 
 
 def _source_metadata(source: Source) -> dict[str, Any]:

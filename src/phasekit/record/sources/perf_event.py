@@ -698,8 +698,10 @@ class PerfEventSource(Source):
                 dropped[e.event] = (f"fails on {where}: "
                                     + self._reason(e.err, scope, user_only, ev_failed))
                 events = [ev for ev in events if ev.name not in dropped]
-        for name, reason in dropped.items():
-            logger.warning("%s source: %s unavailable: %s", self.name, name, reason)
+        by_design = {ev.name for ev in self.EVENTS if ev.process_only} if scope == "node" else set()
+        for name, reason in dropped.items():  # a drop by design is no news: info only
+            log = logger.info if name in by_design else logger.warning
+            log("%s source: %s unavailable: %s", self.name, name, reason)
         self._groups = groups
         self.dropped = dropped
         try:
