@@ -162,6 +162,15 @@ def write_section(name: str, body: str, path: Path = RESULTS) -> Path:
     return path
 
 
+def publish(name: str, body: str, results: Path | None, *, quick: bool) -> None:
+    """Write section ``name`` of ``results`` (default RESULTS.md; nothing in quick mode unless
+    a file is given) and say so."""
+    target = results or (None if quick else RESULTS)
+    if target is not None:
+        write_section(name, body, target)
+        print(f"\nwrote the {name} section of {target}")
+
+
 def seconds(value: float) -> str:
     """A duration with about three significant digits."""
     if value != value:  # NaN

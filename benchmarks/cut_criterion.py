@@ -252,10 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         "",
         conclusion,
     ])
-    target = args.results or (None if args.quick else _common.RESULTS)
-    if target is not None:
-        _common.write_section(SECTION, md, target)
-        print(f"\nwrote the {SECTION} section of {target}")
+    _common.publish(SECTION, md, args.results, quick=args.quick)
     return 0
 
 

@@ -223,10 +223,7 @@ def main(argv: list[str] | None = None) -> int:
             _common.markdown_table(head, lines, "lrrr"), "",
             PER_SOURCE_NOTE])
     print(text)
-    target = args.results or (None if args.quick else _common.RESULTS)
-    if target is not None:
-        _common.write_section(SECTION, md, target)
-        print(f"\nwrote the {SECTION} section of {target}")
+    _common.publish(SECTION, md, args.results, quick=args.quick)
     return 0
 
 

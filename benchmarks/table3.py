@@ -448,10 +448,7 @@ def main(argv: list[str] | None = None) -> int:
                                   "tslearn": not args.no_tslearn}))
     text, md = report(rows, base_mb, bench, budgets)
     print(text)
-    target = args.results or (None if args.quick else _common.RESULTS)
-    if target is not None:
-        _common.write_section(SECTION, md, target)
-        print(f"\nwrote the {SECTION} section of {target}")
+    _common.publish(SECTION, md, args.results, quick=args.quick)
     return 0
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from matplotlib.image import imread
 
+import helpers
 import phasekit
 from phasekit.cli import main
 from phasekit.cli.common import parse_window
@@ -25,16 +26,7 @@ from phasekit.synth import generate, read_truth
 VERBS = ("analyze", "synth", "info", "demo", "record", "sources")
 
 
-def run(*args: str | Path) -> tuple[int, str, str]:
-    """Run ``phasekit ARGS`` in this process: exit code, stdout, stderr."""
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main([str(a) for a in args])
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    return code, out.getvalue(), err.getvalue()
+run = helpers.run
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,7 @@ likwid-perfctr.lua; they are constructed, not recorded.
 
 from __future__ import annotations
 
-import contextlib
 import gzip
-import io
 import json
 import shutil
 import tempfile
@@ -25,8 +23,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import helpers
 from phasekit import Profile
-from phasekit.cli import main
 from phasekit.errors import InputError, PhasekitWarning, UsageError
 from phasekit.io import read_profile, sniff_profile_format, write_profile
 from phasekit.io.likwid import (
@@ -50,16 +48,7 @@ PERF_SAMPLES = [PERF_SYSTEM, PERF_PERCPU, PERF_PERCORE, PERF_NOTCOUNTED, PERF_TA
 LIKWID_SAMPLES = [LIKWID_206, LIKWID_BRANCH, LIKWID_V5]
 
 
-def run(*args: str | Path) -> tuple[int, str, str]:
-    """Run ``phasekit ARGS`` in this process: exit code, stdout, stderr."""
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main([str(a) for a in args])
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    return code, out.getvalue(), err.getvalue()
+run = helpers.run
 
 
 def _quiet(function: Callable[..., Profile], *args: Any, **kwargs: Any) -> Profile:
@@ -468,30 +457,8 @@ JUNK = st.one_of(st.binary(min_size=1, max_size=8),
                          max_size=12).map(str.encode))
 
 
-@st.composite
-def corrupted(draw: st.DrawFn) -> bytes:
-    data = bytearray(draw(st.sampled_from(SAMPLES)))
-    for _ in range(draw(st.integers(1, 3))):
-        kind = draw(st.sampled_from(["flip", "truncate", "insert", "delete", "drop_line",
-                                     "dup_line"]))
-        at = draw(st.integers(0, max(len(data) - 1, 0)))
-        if kind == "flip" and data:
-            data[at] = draw(st.integers(0, 255))
-        elif kind == "truncate":
-            del data[at:]
-        elif kind == "insert":
-            data[at:at] = draw(JUNK)
-        elif kind == "delete":
-            del data[at:at + draw(st.integers(1, 20))]
-        else:
-            lines = bytes(data).split(b"\n")
-            k = draw(st.integers(0, max(len(lines) - 1, 0)))
-            if kind == "drop_line":
-                del lines[k:k + draw(st.integers(1, 3))]
-            else:
-                lines.insert(k, lines[k] if lines else b"")
-            data = bytearray(b"\n".join(lines))
-    return bytes(data)
+def corrupted() -> st.SearchStrategy[bytes]:
+    return helpers.corrupted(SAMPLES, JUNK, lines=True)
 
 
 def _profile_or_input_error(read: Callable[..., Profile], path: Path) -> None:

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import helpers
 from phasekit import Profile
 from phasekit.errors import InputError, PhasekitWarning, UsageError
 from phasekit.io import (
@@ -573,21 +574,8 @@ JUNK = st.one_of(st.binary(min_size=1, max_size=8),
                          max_size=8).map(str.encode))
 
 
-@st.composite
-def corrupted(draw: st.DrawFn, sources: list[bytes]) -> bytes:
-    data = bytearray(draw(st.sampled_from(sources)))
-    for _ in range(draw(st.integers(1, 3))):
-        kind = draw(st.sampled_from(["flip", "truncate", "insert", "delete"]))
-        at = draw(st.integers(0, max(len(data) - 1, 0)))
-        if kind == "flip" and data:
-            data[at] = draw(st.integers(0, 255))
-        elif kind == "truncate":
-            del data[at:]
-        elif kind == "insert":
-            data[at:at] = draw(JUNK)
-        elif kind == "delete":
-            del data[at:at + draw(st.integers(1, 20))]
-    return bytes(data)
+def corrupted(sources: list[bytes]) -> st.SearchStrategy[bytes]:
+    return helpers.corrupted(sources, JUNK)
 
 
 def _read_or_input_error(path: Path) -> None:

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import math
 from pathlib import Path
@@ -12,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import helpers
 from phasekit import InputError, UsageError
-from phasekit.cli import main
 from phasekit.io import read_profile
 from phasekit.metrics import (
     ChangeScores,
@@ -473,15 +471,7 @@ def test_identification_rejects_unknown_label_and_reference() -> None:
 
 
 # --- the command line ------------------------------------------------------------------
-def _run(*args: str | Path) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main([str(a) for a in args])
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    return code, out.getvalue(), err.getvalue()
+_run = helpers.run
 
 
 def test_cli_synth_bench(tmp_path: Path) -> None:

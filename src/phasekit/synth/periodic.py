@@ -23,10 +23,10 @@ from __future__ import annotations
 import json
 import os
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -36,6 +36,8 @@ from phasekit.metrics.periodicity import coverage as _coverage
 from phasekit.metrics.periodicity import periodic_regions as _periodic_regions
 from phasekit.metrics.periodicity import sample_labels as _sample_labels
 from phasekit.profile import Profile
+
+T = TypeVar("T")
 
 __all__ = [
     "INSTANCE_DTYPE",
@@ -214,13 +216,23 @@ def truth_path(profile_path: str | os.PathLike[str]) -> Path:
 
 def write_truth(truth: Truth, path: str | os.PathLike[str]) -> Path:
     """Write ``truth`` as JSON atomically (temporary file in the same folder, then rename)."""
-    target = Path(path)
-    atomic_write_text(target, json.dumps(truth.to_dict(), separators=(",", ":")))
-    return target
+    return write_json_truth(truth.to_dict(), path)
 
 
 def read_truth(path: str | os.PathLike[str]) -> Truth:
     """Read a truth file written by :func:`write_truth`."""
+    return read_json_truth(path, Truth.from_dict)
+
+
+def write_json_truth(data: dict[str, Any], path: str | os.PathLike[str]) -> Path:
+    """Write a truth object's dict as compact JSON atomically (every truth kind)."""
+    target = Path(path)
+    atomic_write_text(target, json.dumps(data, separators=(",", ":")))
+    return target
+
+
+def read_json_truth(path: str | os.PathLike[str], parse: Callable[[Any], T]) -> T:
+    """Read a truth JSON file with ``parse`` (a ``from_dict``); errors name the file."""
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
@@ -229,7 +241,7 @@ def read_truth(path: str | os.PathLike[str]) -> Truth:
     except json.JSONDecodeError as exc:
         raise InputError(f"not JSON: {exc.msg}", path=str(path), line=exc.lineno) from None
     try:
-        return Truth.from_dict(data)
+        return parse(data)
     except InputError as exc:
         raise InputError(str(exc), path=str(path)) from None
 

@@ -83,7 +83,6 @@ dropped); the truth keeps the exact boundaries.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import zlib
@@ -96,8 +95,8 @@ import numpy as np
 from scipy.ndimage import uniform_filter1d
 
 from phasekit.errors import InputError, UsageError
-from phasekit.io.atomic import atomic_write_text
 from phasekit.profile import Profile
+from phasekit.synth.periodic import read_json_truth, write_json_truth
 
 __all__ = [
     "BENCH_KINDS",
@@ -369,24 +368,12 @@ class PhaseTruth:
 
 def write_phase_truth(truth: PhaseTruth, path: str | os.PathLike[str]) -> Path:
     """Write ``truth`` as JSON atomically; use ``truth_path(profile)`` for ``FILE.truth.json``."""
-    target = Path(path)
-    atomic_write_text(target, json.dumps(truth.to_dict(), separators=(",", ":")))
-    return target
+    return write_json_truth(truth.to_dict(), path)
 
 
 def read_phase_truth(path: str | os.PathLike[str]) -> PhaseTruth:
     """Read a truth file written by :func:`write_phase_truth`."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except OSError as exc:
-        raise InputError(f"cannot read truth file: {exc.strerror}", path=str(path)) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not JSON: {exc.msg}", path=str(path), line=exc.lineno) from None
-    try:
-        return PhaseTruth.from_dict(data)
-    except InputError as exc:
-        raise InputError(str(exc), path=str(path)) from None
+    return read_json_truth(path, PhaseTruth.from_dict)
 
 
 # --- layout ----------------------------------------------------------------------------

@@ -1,0 +1,53 @@
+"""Helpers shared by the test modules: the in-process CLI runner and input corruption."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+from hypothesis import strategies as st
+
+from phasekit.cli import main
+
+
+def run(*args: str | Path) -> tuple[int, str, str]:
+    """Run ``phasekit ARGS`` in this process: exit code, stdout, stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main([str(a) for a in args])
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+    return code, out.getvalue(), err.getvalue()
+
+
+@st.composite
+def corrupted(draw: st.DrawFn, sources: list[bytes], junk: st.SearchStrategy[bytes],
+              lines: bool = False) -> bytes:
+    """One of ``sources`` with 1 to 3 random corruptions: a flipped byte, a truncation, an
+    insertion of ``junk``, a deletion, and with ``lines`` a dropped or duplicated line."""
+    kinds = ["flip", "truncate", "insert", "delete"] + (["drop_line", "dup_line"] if lines
+                                                         else [])
+    data = bytearray(draw(st.sampled_from(sources)))
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(kinds))
+        at = draw(st.integers(0, max(len(data) - 1, 0)))
+        if kind == "flip" and data:
+            data[at] = draw(st.integers(0, 255))
+        elif kind == "truncate":
+            del data[at:]
+        elif kind == "insert":
+            data[at:at] = draw(junk)
+        elif kind == "delete":
+            del data[at:at + draw(st.integers(1, 20))]
+        elif kind in ("drop_line", "dup_line"):
+            rows = bytes(data).split(b"\n")
+            k = draw(st.integers(0, max(len(rows) - 1, 0)))
+            if kind == "drop_line":
+                del rows[k:k + draw(st.integers(1, 3))]
+            else:
+                rows.insert(k, rows[k] if rows else b"")
+            data = bytearray(b"\n".join(rows))
+    return bytes(data)
