@@ -179,8 +179,10 @@ def report(rows: list[dict[str, object]], bench: _common.Run, reps: int, work_s:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="one tiny run (smoke test)")
-    parser.add_argument("--reps", type=int, default=5)
-    parser.add_argument("--work", type=float, default=3.0, help="seconds of child work")
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--work", type=float, default=10.0,
+                        help="seconds of child work (long enough that the recorder's start-up, a
+                        few tens of ms, weighs less than the per-sample cost)")
     parser.add_argument("--results", type=Path, default=None,
                         help="RESULTS.md to update (default benchmarks/RESULTS.md; "
                              "not written in --quick mode unless given)")
