@@ -181,8 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="one tiny run (smoke test)")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--work", type=float, default=10.0,
-                        help="seconds of child work (long enough that the recorder's start-up, a
-                        few tens of ms, weighs less than the per-sample cost)")
+                        help="seconds of child work (long enough that the recorder's start-up, "
+                             "a few tens of ms, weighs less than the per-sample cost)")
     parser.add_argument("--results", type=Path, default=None,
                         help="RESULTS.md to update (default benchmarks/RESULTS.md; "
                              "not written in --quick mode unless given)")
