@@ -27,6 +27,7 @@ def run(script: str, *args: str) -> str:
     ("cut_criterion.py", "cut_criterion"),
     ("subprofiles.py", "subprofiles"),
     ("record_overhead.py", "record_overhead"),
+    ("phases_speed.py", "phases_speed"),
 ])
 def test_quick_run_writes_its_section(tmp_path: Path, script: str, section: str) -> None:
     results = tmp_path / "RESULTS.md"
