@@ -69,7 +69,10 @@ def watch(
     rows = _rows(source, wait_s, poll_s)
     header = next(rows)
     assert isinstance(header, _Header)
-    names = list(sensor) if sensor else _sensors(header.metrics, default_sensors)
+    names = list(sensor) if sensor else default_sensors(header.metrics)
+    if not names:
+        raise InputError("none of the execution-vector sensors is in this input; it has: "
+                         + ", ".join(header.metrics), path=source)
     streaming: StreamingVectors | None = None
     detector = None
     changes = 0
@@ -118,17 +121,6 @@ def _say(report: dict[str, Any], as_json: bool) -> None:
                          f"detected at {report['detected_at_s']:.6g} s (latency "
                          f"{report['latency_s']:.6g} s of profile{wall_text})\n")
     sys.stdout.flush()
-
-
-def _sensors(metrics: list[str], default: Any) -> list[str]:
-    from phasekit.profile import Profile
-
-    probe = Profile(values=np.zeros((1, len(metrics))), period=1.0, metrics=tuple(metrics))
-    names = default(probe)
-    if not names:
-        raise InputError("none of the execution-vector sensors is in this input; it has: "
-                         + ", ".join(metrics))
-    return names
 
 
 # --- sources of rows ---------------------------------------------------------------------------

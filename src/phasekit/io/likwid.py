@@ -72,7 +72,7 @@ import pyarrow.compute as pc
 
 from phasekit.errors import InputError, PhasekitWarning, UsageError
 from phasekit.io.csv import RowLocator, TimeColumn, build_profile, parse_column_name, select_metrics
-from phasekit.io.perfstat import drop_partial_last, nominal_period, read_text
+from phasekit.io.perfstat import drop_partial_last, nominal_period, read_text, unique_names
 from phasekit.profile import Profile
 
 __all__ = [
@@ -324,7 +324,7 @@ def read_likwid_profile(path: str | Path, *, metrics: Sequence[str] | str | None
     data = timeline.groups[gid]
     events = data.kind == "EventCount"
     names_units = [likwid_metric_name(h) for h in data.names]
-    names = _unique([n for n, _ in names_units])
+    names = unique_names([n for n, _ in names_units])
     rules = {name: _rule(header if events else parse_column_name(header)[0], unit, events)
              for name, header, (_, unit) in zip(names, data.names, names_units, strict=True)}
     values = np.empty((len(data.times), len(names)))
@@ -368,14 +368,3 @@ def read_likwid_profile(path: str | Path, *, metrics: Sequence[str] | str | None
     if partial:
         meta["dropped_partial_interval_s"] = last
     return profile.replace(meta={**profile.meta, "likwid": meta})
-
-
-def _unique(names: list[str]) -> list[str]:
-    out: list[str] = []
-    for name in names:
-        unique, n = name, 1
-        while unique in out or (unique != name and unique in names):
-            n += 1
-            unique = f"{name}_{n}"
-        out.append(unique)
-    return out

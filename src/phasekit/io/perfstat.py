@@ -269,6 +269,12 @@ def perf_metric_names(events: Sequence[str]) -> list[str]:
                 bumped = True
         if not bumped:
             break
+    return unique_names(names)
+
+
+def unique_names(names: Sequence[str]) -> list[str]:
+    """``names`` made unique in order: a repeated name gets ``_2``, ``_3``... (a suffix that
+    is itself one of the names is skipped)."""
     taken = set(names)
     out: list[str] = []
     for name in names:

@@ -57,12 +57,12 @@ class ExecutionVectors:
         return np.isfinite(self.values).all(axis=1)
 
 
-def default_sensors(profile: Profile) -> list[str]:
-    """The seed's sensors the profile has, plus the CPU-activity stand-ins when it has no
+def default_sensors(metrics: Sequence[str]) -> list[str]:
+    """The seed's sensors among ``metrics``, plus the CPU-activity stand-ins when there is no
     instruction counter (see the module docstring)."""
-    names = [s for s in SENSORS if s in profile.metrics]
-    if "instructions" not in profile.metrics:
-        names += [s for s in FALLBACK_SENSORS if s in profile.metrics]
+    names = [s for s in SENSORS if s in metrics]
+    if "instructions" not in metrics:
+        names += [s for s in FALLBACK_SENSORS if s in metrics]
     return names
 
 
@@ -71,7 +71,7 @@ def execution_vectors(profile: Profile, *, sensors: Sequence[str] | None = None,
     """The EVs of ``profile`` (seed 001, III-A); ``smooth_window`` = 1 is no smoothing."""
     if smooth_window < 1:
         raise UsageError(f"--smooth {smooth_window}: expected a window of at least 1 vector")
-    names = list(sensors) if sensors is not None else default_sensors(profile)
+    names = list(sensors) if sensors is not None else default_sensors(profile.metrics)
     missing = [s for s in names if s not in profile.metrics]
     if missing:
         raise UsageError(f"no metric {', '.join(missing)} in this profile; it has: "

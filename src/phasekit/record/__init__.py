@@ -26,10 +26,6 @@ __all__ = [
     "select_sources",
 ]
 
-#: Names of the built-in sources, in recording order.
-BUILTIN = ("perf-hw", "perf-sw", "proc", "rapl")
-
-
 def builtin_sources() -> list[Source]:
     """One instance of every built-in source (opening nothing yet)."""
     from phasekit.record.sources.perf_event import PerfHardwareSource, PerfSoftwareSource

@@ -375,7 +375,6 @@ class Recorder:
                                stopped_by=stop.reason or ("command exited" if child
                                                           else "duration"),
                                sources=[e.source.name for e in opened])
-        stop.deferring = True  # a signal now would only lose the finished recording
         try:
             _finalize(partial, output, header, summary, start_utc)
         except (OSError, PhasekitError) as exc:
@@ -428,7 +427,6 @@ class _StopFlag:
         self.signum: int | None = None
         self.at: float | None = None
         self.count = 0
-        self.deferring = False
 
     def set(self, reason: str, signum: int | None = None) -> None:
         self.count += 1
