@@ -29,13 +29,11 @@ import _common
 
 SECTION = "record_overhead"
 PER_SOURCE_NOTE = (
-    "What a sample costs here, measured apart (thread CPU time, quiet machine): perf-sw "
-    "node-scope read ~34 us (mostly in the kernel: reading the counters of the other CPU "
-    "interrupts it, an IPI, costly in a virtual machine), proc read ~70 us (~40 us of it the "
-    "kernel formatting /proc/stat, /proc/diskstats, /proc/net/dev and /proc/meminfo), a 5 ms "
-    "sleep and wake-up ~50 us. The recorder's CPU time per second is charged by the kernel's "
-    "tick-based accounting, which over-charges a task that wakes in step with the timer: read "
-    "it as an upper bound; the child's slowdown is the measure.")
+    "Most of a sample's cost is in the kernel: reading the other CPU's counters (perf-sw, "
+    "node scope) interrupts that CPU, an IPI, costly in a virtual machine; /proc files are "
+    "formatted by the kernel at every read. The recorder's CPU time per second is charged by "
+    "the kernel's tick-based accounting, which over-charges a task that wakes in step with the "
+    "timer: read it as an upper bound; the child's slowdown is the measure.")
 INTERVALS = (0.005, 0.010, 0.100)
 TARGETS = {0.005: 0.03, 0.100: 0.01}  # slowdown targets of the issue
 CHILD_SOURCE = r"""
