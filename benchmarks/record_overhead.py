@@ -88,14 +88,19 @@ def baseline(binary: Path, n: int, threads: int) -> float:
 
 
 def recorded(binary: Path, n: int, threads: int, interval: float, folder: Path,
-             source_names: list[str] | None = None) -> tuple[float, dict[str, float]]:
-    """Child work time under the recorder, and the recorder's figures."""
+             source_names: list[str] | None = None, loop: str = "compiled"
+             ) -> tuple[float, dict[str, float]]:
+    """Child work time under the recorder (``loop``: its compiled sampling loop, the
+    default, or the pure-Python one), and the recorder's figures."""
     from phasekit.record import Recorder, builtin_sources, select_sources
 
     output = folder / f"rec-{interval}-{threads}.parquet"
     output.unlink(missing_ok=True)
     log = folder / "child.out"
     sources = select_sources(source_names, builtin_sources())
+    forced = os.environ.pop("PHASEKIT_SAMPLER", None)
+    if loop == "python":
+        os.environ["PHASEKIT_SAMPLER"] = "python"
     with open(log, "w") as sink:
         saved = os.dup(1)
         os.dup2(sink.fileno(), 1)
@@ -105,20 +110,27 @@ def recorded(binary: Path, n: int, threads: int, interval: float, folder: Path,
         finally:
             os.dup2(saved, 1)
             os.close(saved)
+            os.environ.pop("PHASEKIT_SAMPLER", None)
+            if forced is not None:
+                os.environ["PHASEKIT_SAMPLER"] = forced
+    if not summary.sampler.startswith(loop):
+        raise SystemExit(f"asked for the {loop} sampling loop, the recorder ran "
+                         f"{summary.sampler}")
     work = float(log.read_text().strip().splitlines()[-1])
     figures = {"cpu_per_s": summary.recorder_cpu_s / max(summary.duration, 1e-9),
                "p50": summary.jitter_p50, "p99": summary.jitter_p99, "max": summary.jitter_max,
                "missed": summary.missed_ticks, "samples": summary.n_samples,
                "achieved": summary.achieved_interval}
-    return work, figures | {"sources": ",".join(summary.sources)}  # type: ignore[operator]
+    return work, figures | {"sources": ",".join(summary.sources),  # type: ignore[operator]
+                            "sampler": summary.sampler}
 
 
 def measure(binary: Path, n: int, threads: int, interval: float, reps: int, folder: Path,
-            source_names: list[str] | None = None) -> dict[str, object]:
+            source_names: list[str] | None = None, loop: str = "compiled") -> dict[str, object]:
     base, rec, figures = [], [], []
     for _ in range(reps):
         base.append(baseline(binary, n, threads))
-        work, fig = recorded(binary, n, threads, interval, folder, source_names)
+        work, fig = recorded(binary, n, threads, interval, folder, source_names, loop)
         rec.append(work)
         figures.append(fig)
     b, r = statistics.median(base), statistics.median(rec)
@@ -126,12 +138,13 @@ def measure(binary: Path, n: int, threads: int, interval: float, reps: int, fold
             for k in ("cpu_per_s", "p50", "p99", "max", "missed", "achieved")}
     return {"interval": interval, "threads": threads, "baseline": b, "recorded": r,
             "slowdown": r / b - 1, "base_spread": (min(base), max(base)),
-            "rec_spread": (min(rec), max(rec)), "sources": figures[0]["sources"], **pick}
+            "rec_spread": (min(rec), max(rec)), "sources": figures[0]["sources"],
+            "loop": loop, "sampler": figures[0]["sampler"], **pick}
 
 
 def report(rows: list[dict[str, object]], bench: _common.Run, reps: int, work_s: float
            ) -> tuple[str, str]:
-    header = ["interval", "child threads", "child work: unrecorded (median)",
+    header = ["loop", "interval", "child threads", "child work: unrecorded (median)",
               "recorded (median)", "slowdown", "target", "recorder CPU per s of recording",
               "jitter p50 / p99 / max", "missed ticks (median)", "achieved interval"]
     table = []
@@ -142,16 +155,17 @@ def report(rows: list[dict[str, object]], bench: _common.Run, reps: int, work_s:
         verdict = "" if target is None else (
             f"<= {100 * target:g} %: " + ("meets" if slowdown <= target else "**misses**"))
         table.append([
-            f"{interval * 1e3:g} ms", r["threads"], f"{r['baseline']:.3f} s",
+            r["loop"], f"{interval * 1e3:g} ms", r["threads"], f"{r['baseline']:.3f} s",
             f"{r['recorded']:.3f} s", f"{100 * slowdown:+.2f} %", verdict,
             f"{1e3 * float(r['cpu_per_s']):.1f} ms ({100 * float(r['cpu_per_s']):.2f} %)",  # type: ignore[arg-type]
             f"{1e3 * float(r['p50']):.3f} / {1e3 * float(r['p99']):.3f} / "  # type: ignore[arg-type]
             f"{1e3 * float(r['max']):.2f} ms",  # type: ignore[arg-type]
             f"{float(r['missed']):g}", f"{1e3 * float(r['achieved']):.4f} ms"])  # type: ignore[arg-type]
     text = _common.text_table(header, table)
-    p99_5ms = [float(r["p99"]) for r in rows if r["interval"] == 0.005]  # type: ignore[arg-type]
+    p99_5ms = [float(r["p99"]) for r in rows  # type: ignore[arg-type]
+               if r["interval"] == 0.005 and r["loop"] == "compiled"]
     jitter = ("" if not p99_5ms else
-              f"Jitter p99 at 5 ms: {1e3 * max(p99_5ms):.3f} ms (target <= 1 ms: "
+              f"Jitter p99 at 5 ms, compiled loop: {1e3 * max(p99_5ms):.3f} ms (target <= 1 ms: "
               + ("meets" if max(p99_5ms) <= 1e-3 else "**misses**") + ").")
     md = "\n".join([
         "## Recorder overhead (`benchmarks/record_overhead.py`)",
@@ -165,9 +179,13 @@ def report(rows: list[dict[str, object]], bench: _common.Run, reps: int, work_s:
         "(baseline); medians. Recorder: node scope, every source that works here "
         f"({rows[0]['sources'] if rows else '-'}), as `phasekit record` runs it; its CPU "
         "time (all its threads, not the child's) per second of recording.",
+        "- Loop: `compiled` is the default, the sampling loop in a native thread "
+        f"({rows[0]['sampler'] if rows else '-'}); `python` the pure-Python loop it replaced "
+        "(`PHASEKIT_SAMPLER=python`, kept for machines without a C compiler), run for "
+        "comparison where the recorder competes with the child.",
         "- Jitter: lateness of each sample against its deadline on the monotonic clock.",
         "",
-        _common.markdown_table(header, table, "lrrrrlrrrr"),
+        _common.markdown_table(header, table, "llrrrrlrrrr"),
         "",
         jitter,
     ])
@@ -201,6 +219,12 @@ def main(argv: list[str] | None = None) -> int:
                 started = time.perf_counter()
                 rows.append(measure(binary, n, threads, interval, reps, folder))
                 print(f"  {time.perf_counter() - started:.1f} s", file=sys.stderr)
+        if not args.quick:  # the Python loop where the recorder competes, for comparison
+            for interval in (0.005, 0.100):
+                print(f"{interval * 1e3:g} ms, {os.cpu_count()} threads, Python loop ...",
+                      file=sys.stderr, flush=True)
+                rows.append(measure(binary, n, os.cpu_count() or 1, interval, reps, folder,
+                                    loop="python"))
         per_source = []
         if not args.quick:
             from phasekit.record import builtin_sources, probe_all

@@ -11,11 +11,21 @@ sample. ``read()`` returns one float per metric, in the order of ``metrics``:
 
 ``probe()`` says, without opening anything long-lived, whether the source can run here and
 why not: the reason a user reads in ``phasekit sources``.
+
+Compiled sampling. A source whose reading is a few system calls on open file descriptors
+says which in ``raw_reads()`` and turns their bytes into values in ``decode(raw)``; its
+``read()`` is then ``decode(perform(raw_reads()))``. The recorder's compiled loop
+(``phasekit.record._sampler``) performs the same reads in a native thread and decodes whole
+chunks later, so that no Python code runs per sample. A source whose values come from a
+thread of its own (the command source) offers ``read_at(monotonic_time)`` instead.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -41,6 +51,50 @@ class Availability:
     unavailable_metrics: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class RawRead:
+    """One system call of a sample: ``read(fd, size)``, or with ``pread`` the whole file from
+    offset 0 (procfs and sysfs regenerate a file read from offset 0), ``size`` being the first
+    buffer size, doubled while the file fills it."""
+
+    fd: int
+    size: int
+    pread: bool = False
+
+
+#: Largest file a ``pread`` raw read accepts (as the compiled loop: EFBIG beyond).
+MAX_PREAD = 64 << 20
+
+#: The bytes a raw read returned, or the errno of its failure.
+Raw = bytes | int
+
+
+def perform(reads: Sequence[RawRead]) -> list[Raw]:
+    """Do ``reads`` now, in Python: what the compiled loop does at every tick."""
+    out: list[Raw] = []
+    for r in reads:
+        try:
+            if not r.pread:
+                out.append(os.read(r.fd, r.size))
+                continue
+            size = r.size
+            data = os.pread(r.fd, size, 0)
+            while len(data) >= size:
+                if size * 2 > MAX_PREAD:
+                    raise OSError(errno.EFBIG, os.strerror(errno.EFBIG))
+                size *= 2
+                data = os.pread(r.fd, size, 0)
+            out.append(data)
+        except OSError as exc:
+            out.append(exc.errno or errno.EIO)
+    return out
+
+
+def raw_error(errno_value: int) -> OSError:
+    """The error of a failed raw read, from its errno."""
+    return OSError(errno_value, os.strerror(errno_value))
+
+
 class Source(ABC):
     """One kind of sensor. Constructors take configuration only; ``open`` acquires resources."""
 
@@ -61,3 +115,11 @@ class Source(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional for sources that hold nothing
         """Release what ``open`` acquired."""
+
+    def raw_reads(self) -> tuple[RawRead, ...] | None:
+        """The system calls of one reading, once open; None when ``read`` is not only that."""
+        return None
+
+    def decode(self, raw: Sequence[Raw]) -> list[float]:
+        """Values of one reading from the results of ``raw_reads`` (in their order)."""
+        raise NotImplementedError(f"{self.name} source has no raw reads")

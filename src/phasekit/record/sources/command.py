@@ -30,6 +30,7 @@ killed, so shell pipelines do not outlive it and ``close()`` returns promptly.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import logging
 import math
@@ -49,6 +50,9 @@ from phasekit.record.sources.base import Availability, Metric, Scope, Source
 logger = logging.getLogger(__name__)
 
 _NUMBER = re.compile(rb"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+
+#: Runs remembered for ``read_at`` (minutes of a 1 s reader; a chunk spans about 1 s).
+_HISTORY = 256
 
 _EXCERPT = 300  # characters of a command's stderr (or stdout) quoted in an error
 
@@ -122,6 +126,8 @@ class CommandSource(Source):
         self.last_error: str | None = None
         self.n_failures = 0
         self._latest: tuple[float, float, float] | None = None  # value, time done, duration
+        self._history: collections.deque[tuple[float, float, float]] = collections.deque(
+            maxlen=_HISTORY)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._proc: subprocess.Popen[bytes] | None = None
@@ -202,7 +208,7 @@ class CommandSource(Source):
     def _failure(self, message: str) -> None:
         self.last_error = message
         self.n_failures += 1
-        self._latest = (math.nan, time.monotonic(), 0.0)
+        self._publish((math.nan, time.monotonic(), 0.0))
         if self._warned:
             logger.debug("command source %s: `%s` %s", self.metric, self.command_text, message)
         else:
@@ -233,7 +239,7 @@ class CommandSource(Source):
                 self._failure(f"failed: {e!r}")
                 continue
             done = time.monotonic()
-            self._latest = (value, done, done - start)
+            self._publish((value, done, done - start))
             if failing:
                 failing = False
                 logger.info("command source %s: `%s` works again", self.metric,
@@ -261,6 +267,7 @@ class CommandSource(Source):
         self.close()
         self._stop = threading.Event()
         self._latest = None
+        self._history.clear()
         self.last_error = None
         self.n_failures = 0
         self._warned = False
@@ -272,7 +279,7 @@ class CommandSource(Source):
                 raise UnsupportedError(f"command source {self.metric!r}: "
                                        f"`{self.command_text}` {e}") from None
             done = time.monotonic()
-            self._latest = (value, done, done - start)
+            self._publish((value, done, done - start))
         self._thread = threading.Thread(target=self._loop, name=f"phasekit-command-{self.metric}",
                                         daemon=True)
         self._thread.start()
@@ -281,15 +288,22 @@ class CommandSource(Source):
     def read(self) -> list[float]:
         """The latest value (NaN before the first, after a failure, or when stale); never
         blocks."""
-        latest = self._latest
-        if latest is None:
-            return [math.nan]
-        value, done, duration = latest
-        limit = self.stale_after if self.stale_after is not None else \
-            3.0 * max(self.interval, duration)
-        if time.monotonic() - done > limit:
-            return [math.nan]
-        return [value]
+        return self.read_at(time.monotonic())
+
+    def read_at(self, when: float) -> list[float]:
+        """What ``read()`` returned at monotonic time ``when`` (the recent past): the value of
+        the last run finished by then. The compiled recorder loop asks this of its chunks."""
+        history = list(self._history)
+        for value, done, duration in reversed(history):
+            if done <= when:
+                limit = self.stale_after if self.stale_after is not None else \
+                    3.0 * max(self.interval, duration)
+                return [math.nan if when - done > limit else value]
+        return [math.nan]
+
+    def _publish(self, latest: tuple[float, float, float]) -> None:
+        self._history.append(latest)
+        self._latest = latest
 
     def close(self) -> None:
         """Stop the sampling thread, killing a run in progress; returns promptly."""

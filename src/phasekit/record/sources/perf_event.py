@@ -75,7 +75,15 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from phasekit.errors import UnsupportedError, UsageError
-from phasekit.record.sources.base import Availability, Metric, Scope, Source
+from phasekit.record.sources.base import (
+    Availability,
+    Metric,
+    Raw,
+    RawRead,
+    Scope,
+    Source,
+    raw_error,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -858,24 +866,36 @@ class PerfEventSource(Source):
         self._read = self._get_sys().read
 
     def read(self) -> list[float]:
-        """Cumulative values, one per opened metric, summed over CPUs or tasks.
+        """Cumulative values, one per opened metric, summed over CPUs or tasks (``decode``)."""
+        if not self._readers:
+            raise UsageError(f"{self.name} source: read() before open()")
+        rd = self._read
+        return self.decode([rd(r[0], r[1]) for r in self._readers])
+
+    def raw_reads(self) -> tuple[RawRead, ...] | None:
+        """One ``read(2)`` per group (or per event); None with a substitute ``syscalls``."""
+        if self.syscalls is not None or not self._readers:
+            return None
+        return tuple(RawRead(r[0], r[1]) for r in self._readers)
+
+    def decode(self, raw: Sequence[Raw]) -> list[float]:
+        """Cumulative values from the bytes of one read per group.
 
         Multiplexing is corrected interval by interval: each read adds the increase of every
         counter since the previous read scaled by ``Δtime_enabled / Δtime_running`` of its
         group, so the totals never step back and an interval in which a group did not run at
         all reads NaN (its count is unknown), not a made-up share of a cumulative estimate.
         """
-        if not self._readers:
-            raise UsageError(f"{self.name} source: read() before open()")
         totals = self._totals
         unknown = self._unknown
         for m in range(self._n):
             unknown[m] = False
         ratio = 1.0
-        rd = self._read
         last = self._last
-        for k, (fd, size, unpack, ie, ir, slots) in enumerate(self._readers):
-            buf = rd(fd, size)
+        for k, (_fd, _size, unpack, ie, ir, slots) in enumerate(self._readers):
+            buf = raw[k]
+            if isinstance(buf, int):
+                raise raw_error(buf)
             try:
                 t = unpack(buf)
             except struct.error:

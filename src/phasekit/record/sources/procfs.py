@@ -57,7 +57,16 @@ import os
 from collections.abc import Iterable, Sequence
 
 from phasekit.errors import UnsupportedError, UsageError
-from phasekit.record.sources.base import Availability, Metric, Scope, Source
+from phasekit.record.sources.base import (
+    Availability,
+    Metric,
+    Raw,
+    RawRead,
+    Scope,
+    Source,
+    perform,
+    raw_error,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -115,16 +124,6 @@ def is_whole_disk(name: str, names: Iterable[str]) -> bool:
     if stem[-1] == "p" and stem[-2:-1].isdigit():  # nvme0n1p1 → nvme0n1, mmcblk0p2 → mmcblk0
         return stem[:-1] not in names
     return stem not in names  # sda1 → sda
-
-
-def _pread_all(fd: int, size: int) -> tuple[bytes, int]:
-    """The whole file at ``fd`` from offset 0, and the buffer size that held it (doubled while
-    a read fills the buffer: the file may have grown)."""
-    data = os.pread(fd, size, 0)
-    while len(data) >= size:
-        size *= 2
-        data = os.pread(fd, size, 0)
-    return data, size
 
 
 def _meminfo_kib(data: bytes, key: bytes) -> int | None:
@@ -237,10 +236,6 @@ class ProcSource(Source):
     def _path(self, group: str) -> str:
         return os.path.join(self.root, _GROUP_FILES[group])
 
-    def _read(self, group: str) -> bytes:
-        data, self._sizes[group] = _pread_all(self._fds[group], self._sizes[group])
-        return data
-
     def _check_file(self, group: str) -> str:
         """Open, read and parse one group's file once; the reason it is unusable, or ""."""
         path = self._path(group)
@@ -249,7 +244,10 @@ class ProcSource(Source):
         except OSError as e:
             return f"cannot open {path}: {e.strerror or e}"
         try:
-            self._parse(group, _pread_all(fd, _INITIAL_SIZE[group])[0])
+            data = perform([RawRead(fd, _INITIAL_SIZE[group], pread=True)])[0]
+            if isinstance(data, int):
+                raise raw_error(data)
+            self._parse(group, data)
         except (OSError, ValueError, IndexError) as e:
             return f"cannot parse {path}: {e}"
         finally:
@@ -380,13 +378,29 @@ class ProcSource(Source):
 
     def read(self) -> list[float]:
         """Current totals (cumulative for counters), in the order of the opened metrics."""
-        if not self._fds:
+        reads = self.raw_reads()
+        if reads is None:
             raise UsageError("proc source: read() before open()")
+        return self.decode(perform(reads))
+
+    def raw_reads(self) -> tuple[RawRead, ...] | None:
+        """One ``pread`` from offset 0 of each open group's file."""
+        if not self._fds:
+            return None
+        return tuple(RawRead(self._fds[g], self._sizes[g], pread=True)
+                     for g in self._groups_open)
+
+    def decode(self, raw: Sequence[Raw]) -> list[float]:
+        """Totals from the text of each group's file; a group whose file cannot be read or
+        parsed is NaN (warned once)."""
         out: list[float] = []
         tick = self._tick
-        for group in self._groups_open:
+        for group, data in zip(self._groups_open, raw, strict=True):
             try:
-                data = self._read(group)
+                if isinstance(data, int):
+                    raise raw_error(data)
+                while len(data) >= self._sizes[group]:  # the next reads need no retry
+                    self._sizes[group] *= 2
                 if group == "cpu":
                     t = self._acc["cpu"].update({b"cpu": tuple(self._cpu_fields(data))})
                     values = [t[0] / tick, t[1] / tick, t[2] / tick, t[3] / tick]

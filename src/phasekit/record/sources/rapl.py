@@ -34,10 +34,20 @@ import logging
 import math
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from phasekit.errors import UnsupportedError, UsageError
-from phasekit.record.sources.base import Availability, Metric, Scope, Source
+from phasekit.record.sources.base import (
+    Availability,
+    Metric,
+    Raw,
+    RawRead,
+    Scope,
+    Source,
+    perform,
+    raw_error,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -207,14 +217,27 @@ class RaplSource(Source):
 
     def read(self) -> list[float]:
         """Cumulative energy of each domain in J, unwrapped (monotonic)."""
-        if not self._fds:
+        reads = self.raw_reads()
+        if reads is None:
             raise UsageError("rapl source: read() before open()")
+        return self.decode(perform(reads))
+
+    def raw_reads(self) -> tuple[RawRead, ...] | None:
+        """One ``pread`` of each domain's ``energy_uj``."""
+        if not self._fds:
+            return None
+        return tuple(RawRead(fd, 32, pread=True) for fd in self._fds)
+
+    def decode(self, raw: Sequence[Raw]) -> list[float]:
+        """Energy in J from the ``energy_uj`` texts; a failed read is NaN (warned once)."""
         out: list[float] = []
         last = self._last
         offset = self._offset
-        for i, fd in enumerate(self._fds):
+        for i, data in enumerate(raw):
             try:
-                raw = int(os.pread(fd, 32, 0))
+                if isinstance(data, int):
+                    raise raw_error(data)
+                value = int(data)
             except (OSError, ValueError) as e:
                 if not self._warned:
                     self._warned = True
@@ -222,10 +245,10 @@ class RaplSource(Source):
                                    "(warned once)", self._zones[i].zone, e)
                 out.append(math.nan)
                 continue
-            if raw < last[i]:  # wrapped once since the previous read
+            if value < last[i]:  # wrapped once since the previous read
                 offset[i] += self._zones[i].max_energy_range_uj
-            last[i] = raw
-            out.append((raw + offset[i]) * 1e-6)
+            last[i] = value
+            out.append((value + offset[i]) * 1e-6)
         return out
 
     def close(self) -> None:
