@@ -16,11 +16,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from phasekit.record._sampler import Sampler
 
 from phasekit.errors import PhasekitWarning
 from phasekit.io import read_profile
 from phasekit.record import Recorder
-from phasekit.record._sampler import Sampler
 from phasekit.record.sources.base import (
     Availability,
     Metric,

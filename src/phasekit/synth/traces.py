@@ -1,0 +1,607 @@
+"""Synthetic MPI execution traces with known loop structure, written as real Paraver files.
+
+Issue 5 (seed 003, structure detection): the analysis turns a trace into the loop nest of the
+program that produced it; to test it we need traces whose loop nest is known. A
+:class:`Program` describes one: a body of :class:`Call` (one MPI call site, made by every rank
+or only by some, ``IF rank in [...]``) and :class:`Loop` (``FOR 1 TO N``, nested at will).
+:func:`simulate` runs it on ``n_ranks`` ranks and :func:`write_paraver` writes the trace as
+Extrae would (.prv, .pcf, .row): per MPI call a Running state for the computation burst
+before it, an entry event with the call (types 50000001-50000003, the ids Extrae uses), the
+hardware counters of the burst (PAPI_TOT_INS 42000050, PAPI_TOT_CYC 42000059: increments since
+the previous reading, as Extrae writes them) and the call path (caller levels 70000001.. with
+function names, 80000001.. with "line (file)"), an MPI state, an exit event (value 0), and a
+communication record (3) for every matched send and receive. :data:`SUITE` holds the shapes the
+tests check, among them the slides' test-2.c example (seed 003, "Pseudocode").
+
+Timing model (our choice). Each rank walks the program in order; before each call it computes
+for a burst drawn log-normally around the call's ``burst_s`` (coefficient of variation
+``noise``, times a per-rank speed factor within ``imbalance``), times ``1 + growth * i`` in
+iteration ``i`` of each enclosing loop with a ``growth`` (work that grows every iteration);
+the call lasts ``duration_s`` (log-normal, same noise). Collective calls synchronize the ranks
+that make them: they all leave at the latest arrival plus the call's duration. Point-to-point
+calls do not wait for their peer (a receive's duration is drawn, not derived from the send);
+sends and receives are paired per (sender, receiver) in order for the communication records.
+IPC of a burst is the call's ``ipc`` at ``clock_hz``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from phasekit.errors import UsageError
+
+__all__ = [
+    "MPI_CALLS",
+    "SUITE",
+    "Call",
+    "Loop",
+    "Program",
+    "SimulatedTrace",
+    "simulate",
+    "write_paraver",
+]
+
+#: Extrae's event type and value per MPI call (the LULESH .pcf agrees on the ones it lists);
+#: the Paraver state the call's interval gets.
+MPI_CALLS: dict[str, tuple[int, int, int]] = {
+    "MPI_Send": (50000001, 1, 4), "MPI_Recv": (50000001, 2, 3),
+    "MPI_Isend": (50000001, 3, 10), "MPI_Irecv": (50000001, 4, 11),
+    "MPI_Wait": (50000001, 5, 8), "MPI_Waitall": (50000001, 6, 8),
+    "MPI_Bcast": (50000002, 7, 13), "MPI_Barrier": (50000002, 8, 5),
+    "MPI_Reduce": (50000002, 9, 13), "MPI_Allreduce": (50000002, 10, 13),
+    "MPI_Alltoall": (50000002, 11, 13), "MPI_Allgather": (50000002, 17, 13),
+    "MPI_Comm_rank": (50000003, 19, 15), "MPI_Comm_size": (50000003, 20, 15),
+    "MPI_Init": (50000003, 31, 15), "MPI_Finalize": (50000003, 32, 15),
+}
+_TYPE_LABELS = {50000001: "MPI Point-to-point", 50000002: "MPI Collective Comm",
+                50000003: "MPI Other"}
+_SENDS = ("MPI_Send", "MPI_Isend")
+_RECVS = ("MPI_Recv", "MPI_Irecv")
+INSTRUCTIONS, CYCLES = 42000050, 42000059
+CALLER, CALLER_LINE = 70000001, 80000001
+COLLECTIVE_SEND_SIZE, COLLECTIVE_RECV_SIZE = 50100001, 50100002
+RUNNING = 1
+
+
+@dataclass(frozen=True)
+class Call:
+    """One MPI call site.
+
+    ``path``: the call path, outermost frame first, each ``"function@file:line"`` (the line in
+    ``file`` where ``function`` makes the next call; the last frame's line is the MPI call's);
+    ``ranks``: the ranks that make the call (None: all); ``peer``: for point-to-point calls,
+    the partner rank as ``rank -> peer`` (a dict) or one rank for all; ``bytes``: message
+    size (point-to-point) or per-rank contribution (collectives)."""
+
+    name: str
+    path: tuple[str, ...]
+    ranks: tuple[int, ...] | None = None
+    peer: int | dict[int, int] | tuple[tuple[int, int], ...] | None = None
+    bytes: int = 0
+    burst_s: float = 1e-3
+    duration_s: float = 10e-6
+    ipc: float = 1.2
+
+    def __post_init__(self) -> None:
+        if isinstance(self.peer, dict):  # stored as pairs: a call is hashable (its signature)
+            object.__setattr__(self, "peer", tuple(sorted(self.peer.items())))
+        if self.name not in MPI_CALLS:
+            raise UsageError(f"unknown MPI call {self.name!r}; known: {', '.join(MPI_CALLS)}")
+        if not self.path:
+            raise UsageError(f"{self.name}: a call needs a call path")
+        for frame in self.path:
+            _parse_frame(frame)
+
+    def makes(self, rank: int) -> bool:
+        return self.ranks is None or rank in self.ranks
+
+    def peer_of(self, rank: int) -> int | None:
+        if isinstance(self.peer, tuple):
+            return dict(self.peer).get(rank)
+        return self.peer
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"call": self.name, "path": list(self.path),
+                "ranks": None if self.ranks is None else list(self.ranks),
+                "bytes": self.bytes}
+
+
+@dataclass(frozen=True)
+class Loop:
+    """``FOR 1 TO iterations`` around ``body``; ``growth``: the bursts inside last
+    ``1 + growth * i`` times longer in iteration ``i``."""
+
+    iterations: int
+    body: tuple[Call | Loop, ...]
+    growth: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.iterations < 1:
+            raise UsageError(f"a loop needs at least one iteration, not {self.iterations}")
+        if not self.body:
+            raise UsageError("a loop needs a body")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"iterations": self.iterations, "growth": self.growth,
+                "body": [node.to_dict() for node in self.body]}
+
+
+@dataclass(frozen=True)
+class Program:
+    """A program's MPI skeleton: its name, ranks and body (calls and loops, in order)."""
+
+    name: str
+    n_ranks: int
+    body: tuple[Call | Loop, ...]
+    noise: float = 0.05
+    imbalance: float = 0.05
+    clock_hz: float = 2.5e9
+    description: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ground truth: the loop nest as JSON (``kind`` "mpi-structure")."""
+        return {"kind": "mpi-structure", "version": 1, "name": self.name,
+                "n_ranks": self.n_ranks, "description": self.description,
+                "body": [node.to_dict() for node in self.body]}
+
+    def loops(self) -> list[Loop]:
+        """Every loop, outer before inner, in program order."""
+        out: list[Loop] = []
+
+        def walk(body: Sequence[Call | Loop]) -> None:
+            for node in body:
+                if isinstance(node, Loop):
+                    out.append(node)
+                    walk(node.body)
+
+        walk(self.body)
+        return out
+
+
+def _parse_frame(frame: str) -> tuple[str, str, int]:
+    function, at, site = frame.partition("@")
+    file, colon, line = site.rpartition(":")
+    if not (at and colon and function and file and line.isdigit()):
+        raise UsageError(f"call path frame {frame!r}: expected function@file:line")
+    return function, file, int(line)
+
+
+@dataclass(frozen=True)
+class SimulatedTrace:
+    """Every MPI call of a simulated run, one row each, sorted by rank then time: ``rank``,
+    ``site`` (index into ``sites``), entry and exit time in ns, burst instructions and
+    cycles, bytes, peer (-1 if none)."""
+
+    program: Program
+    sites: tuple[Call, ...]
+    rank: np.ndarray
+    site: np.ndarray
+    entry_ns: np.ndarray
+    exit_ns: np.ndarray
+    burst_start_ns: np.ndarray
+    instructions: np.ndarray
+    cycles: np.ndarray
+    duration_ns: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_events(self) -> int:
+        return int(self.rank.size)
+
+
+def _sites(body: Sequence[Call | Loop]) -> Iterator[Call]:
+    for node in body:
+        if isinstance(node, Loop):
+            yield from _sites(node.body)
+        else:
+            yield node
+
+
+def simulate(program: Program, *, seed: int = 0) -> SimulatedTrace:
+    """Run ``program`` on its ranks (module docstring: timing model)."""
+    if program.n_ranks < 1:
+        raise UsageError(f"{program.name}: n_ranks must be >= 1")
+    rng = np.random.default_rng(seed)
+    sites = tuple(dict.fromkeys(_sites(program.body)))
+    index = {site: i for i, site in enumerate(sites)}
+    n = program.n_ranks
+    speed = 1.0 + program.imbalance * (rng.random(n) - 0.5) * 2
+    sigma = np.sqrt(np.log1p(program.noise ** 2))
+    now = np.full(n, 1e5)  # ns: 0.1 ms of start-up before the first burst
+    rows: list[tuple[np.ndarray, ...]] = []
+
+    def lognormal(mean: float, size: int) -> np.ndarray:
+        return mean * rng.lognormal(-sigma ** 2 / 2, sigma, size)
+
+    def run(body: Sequence[Call | Loop], factor: float) -> None:
+        for node in body:
+            if isinstance(node, Loop):
+                for i in range(node.iterations):
+                    run(node.body, factor * (1.0 + node.growth * i))
+                continue
+            ranks = np.array([r for r in range(n) if node.makes(r)], np.int64)
+            if ranks.size == 0:
+                continue
+            burst = lognormal(node.burst_s * 1e9 * factor, ranks.size) * speed[ranks]
+            start = now[ranks].copy()
+            entry = start + burst
+            duration = lognormal(node.duration_s * 1e9, ranks.size)
+            if MPI_CALLS[node.name][0] == 50000002:  # collectives synchronize
+                leave = np.full(ranks.size, entry.max()) + duration
+            else:
+                leave = entry + duration
+            now[ranks] = leave
+            cycles = burst * program.clock_hz * 1e-9
+            rows.append((ranks, np.full(ranks.size, index[node]), start, entry, leave,
+                         cycles * node.ipc, cycles))
+
+    run(program.body, 1.0)
+    if not rows:
+        raise UsageError(f"{program.name}: no rank makes any call")
+    rank, site, start, entry, leave, ins, cyc = (np.concatenate(c) for c in zip(*rows,
+                                                                              strict=True))
+    order = np.lexsort((entry, rank))
+    entry_ns = np.rint(entry[order]).astype(np.int64)
+    exit_ns = np.maximum(np.rint(leave[order]).astype(np.int64), entry_ns + 1)
+    start_ns = np.rint(start[order]).astype(np.int64)
+    return SimulatedTrace(program, sites, rank[order], site[order], entry_ns, exit_ns,
+                          start_ns, np.rint(ins[order]).astype(np.int64),
+                          np.rint(cyc[order]).astype(np.int64),
+                          duration_ns=int(exit_ns.max()) + 100_000)
+
+
+# --------------------------------------------------------------------------- the writer
+@njit(cache=True)
+def _format_lines(fields: np.ndarray, counts: np.ndarray, out: np.ndarray) -> int:
+    """Write rows of non-negative integers as ``a:b:c\\n`` lines into ``out``; returns the
+    bytes written. Row ``i`` uses its first ``counts[i]`` fields."""
+    pos = 0
+    digits = np.empty(20, np.uint8)
+    for i in range(fields.shape[0]):
+        for j in range(counts[i]):
+            if j:
+                out[pos] = 58  # ':'
+                pos += 1
+            v = fields[i, j]
+            if v == 0:
+                out[pos] = 48
+                pos += 1
+                continue
+            k = 0
+            while v > 0:
+                digits[k] = 48 + v % 10
+                v //= 10
+                k += 1
+            while k > 0:
+                k -= 1
+                out[pos] = digits[k]
+                pos += 1
+        out[pos] = 10  # '\n'
+        pos += 1
+    return pos
+
+
+def _records(trace: SimulatedTrace, frame_ids: dict[str, int], line_ids: dict[tuple[str, int], int],
+             depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every record as a row of integers (kind code in field 0: 1 state, 2 event, 3 comm),
+    the number of fields of each row, and its time for sorting."""
+    sites = trace.sites
+    n = trace.n_events
+    cpu = trace.rank + 1
+    task = trace.rank + 1
+    entry_fields = 6 + 2 + 4 + 4 * depth + 4
+    width = max(entry_fields, 15)
+    # per site: event type, value, state, caller ids per level (innermost = level 1)
+    site_type = np.array([MPI_CALLS[s.name][0] for s in sites], np.int64)
+    site_value = np.array([MPI_CALLS[s.name][1] for s in sites], np.int64)
+    site_state = np.array([MPI_CALLS[s.name][2] for s in sites], np.int64)
+    levels = np.zeros((len(sites), depth, 2), np.int64)
+    n_levels = np.zeros(len(sites), np.int64)
+    site_bytes = np.array([s.bytes for s in sites], np.int64)
+    collective = site_type == 50000002
+    for i, s in enumerate(sites):
+        frames = [_parse_frame(f) for f in s.path][::-1]  # innermost first
+        n_levels[i] = len(frames)
+        for level, (function, file, line) in enumerate(frames):
+            levels[i, level] = (frame_ids[function], line_ids[(file, line)])
+    st = trace.site
+    blocks = []
+    # burst state, MPI state
+    for lo, hi, state in ((trace.burst_start_ns, trace.entry_ns, np.full(n, RUNNING)),
+                          (trace.entry_ns, trace.exit_ns, site_state[st])):
+        rec = np.zeros((n, width), np.int64)
+        rec[:, :8] = np.column_stack([np.ones(n, np.int64), cpu, np.ones(n, np.int64), task,
+                                      np.ones(n, np.int64), lo, hi, state])
+        keep = hi > lo
+        blocks.append((rec[keep], np.full(keep.sum(), 8), lo[keep], np.zeros(keep.sum())))
+    # entry events: call, counters, caller levels, collective sizes
+    rec = np.zeros((n, width), np.int64)
+    rec[:, :8] = np.column_stack([np.full(n, 2), cpu, np.ones(n, np.int64), task,
+                                  np.ones(n, np.int64), trace.entry_ns, site_type[st],
+                                  site_value[st]])
+    rec[:, 8:12] = np.column_stack([np.full(n, INSTRUCTIONS), trace.instructions,
+                                    np.full(n, CYCLES), trace.cycles])
+    count = np.full(n, 12)
+    for level in range(depth):
+        has = n_levels[st] > level
+        col = count[has]
+        rows = np.flatnonzero(has)
+        rec[rows, col] = CALLER + level
+        rec[rows, col + 1] = levels[st[has], level, 0]
+        rec[rows, col + 2] = CALLER_LINE + level
+        rec[rows, col + 3] = levels[st[has], level, 1]
+        count[has] += 4
+    coll = collective[st]
+    rows = np.flatnonzero(coll)
+    col = count[coll]
+    rec[rows, col] = COLLECTIVE_SEND_SIZE
+    rec[rows, col + 1] = site_bytes[st[coll]]
+    rec[rows, col + 2] = COLLECTIVE_RECV_SIZE
+    rec[rows, col + 3] = site_bytes[st[coll]]
+    count[coll] += 4
+    blocks.append((rec, count, trace.entry_ns, np.full(n, 1.0)))
+    # exit events
+    rec = np.zeros((n, width), np.int64)
+    rec[:, :8] = np.column_stack([np.full(n, 2), cpu, np.ones(n, np.int64), task,
+                                  np.ones(n, np.int64), trace.exit_ns, site_type[st],
+                                  np.zeros(n, np.int64)])
+    blocks.append((rec, np.full(n, 8), trace.exit_ns, np.full(n, 2.0)))
+    # communications: sends and receives paired per (sender, receiver) in order
+    comm = _communications(trace)
+    if comm.size:
+        s, r = comm[:, 0], comm[:, 1]
+        rec = np.zeros((len(comm), width), np.int64)
+        rec[:, :15] = np.column_stack([
+            np.full(len(comm), 3), trace.rank[s] + 1, np.ones(len(comm), np.int64),
+            trace.rank[s] + 1, np.ones(len(comm), np.int64), trace.entry_ns[s],
+            trace.exit_ns[s], trace.rank[r] + 1, np.ones(len(comm), np.int64),
+            trace.rank[r] + 1, np.ones(len(comm), np.int64), trace.entry_ns[r],
+            trace.exit_ns[r], site_bytes[trace.site[s]], np.ones(len(comm), np.int64)])
+        blocks.append((rec, np.full(len(comm), 15), trace.entry_ns[s],
+                       np.full(len(comm), 3.0)))
+    fields = np.concatenate([b[0] for b in blocks])
+    counts = np.concatenate([b[1] for b in blocks]).astype(np.int64)
+    times = np.concatenate([b[2] for b in blocks]).astype(np.float64)
+    tie = np.concatenate([b[3] for b in blocks])
+    order = np.lexsort((tie, fields[:, 3], times))
+    return fields[order], counts[order], times[order]
+
+
+def _communications(trace: SimulatedTrace) -> np.ndarray:
+    """(send row, receive row) pairs: the k-th send from a to b with the k-th receive on b
+    from a."""
+    sites = trace.sites
+    sends: dict[tuple[int, int], list[int]] = {}
+    recvs: dict[tuple[int, int], list[int]] = {}
+    for row in range(trace.n_events):
+        site = sites[trace.site[row]]
+        rank = int(trace.rank[row])
+        peer = site.peer_of(rank)
+        if peer is None:
+            continue
+        if site.name in _SENDS:
+            sends.setdefault((rank, peer), []).append(row)
+        elif site.name in _RECVS:
+            recvs.setdefault((peer, rank), []).append(row)
+    pairs = [(s, r) for key, rows in sends.items()
+             for s, r in zip(rows, recvs.get(key, []), strict=False)]
+    return np.array(sorted(pairs), np.int64).reshape(-1, 2)
+
+
+def _pcf(frames: dict[str, int], lines: dict[tuple[str, int], int], depth: int,
+         binary: str) -> str:
+    out = ["DEFAULT_OPTIONS", "", "LEVEL               THREAD", "UNITS               NANOSEC",
+           "", "", "STATES", "0    Idle", "1    Running", "3    Waiting a message",
+           "4    Blocking Send", "5    Synchronization", "8    Wait/WaitAll",
+           "10    Immediate Send", "11    Immediate Receive", "13    Group Communication",
+           "15    Others", "", ""]
+    for event_type, label in _TYPE_LABELS.items():
+        out += ["EVENT_TYPE", f"9   {event_type}    {label}", "VALUES"]
+        out += [f"{value}   {name}" for name, (t, value, _s) in MPI_CALLS.items()
+                if t == event_type]
+        out += ["0   Outside MPI", "", ""]
+    out += ["EVENT_TYPE", f"1    {COLLECTIVE_SEND_SIZE}    Send Size in MPI Global OP",
+            f"1    {COLLECTIVE_RECV_SIZE}    Recv Size in MPI Global OP", "", ""]
+    out += ["EVENT_TYPE", f"7  {INSTRUCTIONS} PAPI_TOT_INS ([Instr completed])",
+            f"7  {CYCLES} PAPI_TOT_CYC ([Total cycles])", "", ""]
+    out += ["EVENT_TYPE"] + [f"0    {CALLER + k}    Caller at level {k + 1}"
+                             for k in range(depth)]
+    out += ["VALUES", "0   End"] + [f"{i} {name}" for name, i in frames.items()] + ["", ""]
+    out += ["EVENT_TYPE"] + [f"0    {CALLER_LINE + k}    Caller line at level {k + 1}"
+                             for k in range(depth)]
+    out += ["VALUES", "0   End"] + [f"{i} {line} ({file}, {binary})"
+                                     for (file, line), i in lines.items()] + ["", ""]
+    return "\n".join(out) + "\n"
+
+
+def write_paraver(program: Program, path: str | os.PathLike[str], *, seed: int = 0,
+                  trace: SimulatedTrace | None = None) -> dict[str, Path]:
+    """Simulate ``program`` (or take ``trace``) and write ``path`` (.prv or .prv.gz), its .pcf
+    and .row, and the ground truth ``<stem>.truth.json``; returns the paths by kind."""
+    from phasekit.io import atomic_path, atomic_write_text
+
+    prv = Path(path)
+    if not (prv.name.endswith(".prv") or prv.name.endswith(".prv.gz")):
+        raise UsageError(f"{prv}: a Paraver trace is named .prv or .prv.gz")
+    stem = prv.name[:-len(".prv.gz")] if prv.name.endswith(".gz") else prv.name[:-4]
+    trace = trace if trace is not None else simulate(program, seed=seed)
+    frames: dict[str, int] = {}
+    lines: dict[tuple[str, int], int] = {}
+    depth = 1
+    for site in trace.sites:
+        parsed = [_parse_frame(f) for f in site.path]
+        depth = max(depth, len(parsed))
+        for function, file, line in parsed:
+            frames.setdefault(function, len(frames) + 1)
+            lines.setdefault((file, line), len(lines) + 1)
+    fields, counts, _times = _records(trace, frames, lines, depth)
+    n = program.n_ranks
+    header = (f"#Paraver (01/01/2026 at 00:00):{trace.duration_ns}_ns:1({n}):1:"
+              f"{n}({','.join(['1:1'] * n)})\n")
+    comm = f"c:1:1:{n}:" + ":".join(str(r + 1) for r in range(n)) + "\n"
+    with atomic_path(prv) as tmp:
+        opener = gzip.open if prv.name.endswith(".gz") else open
+        with opener(tmp, "wb") as fh:  # type: ignore[operator]
+            fh.write((header + comm).encode())
+            step = 200_000
+            buffer = np.empty(step * (fields.shape[1] * 21 + 1), np.uint8)
+            for lo in range(0, len(fields), step):
+                used = _format_lines(fields[lo:lo + step], counts[lo:lo + step], buffer)
+                fh.write(buffer[:used].tobytes())
+    pcf = prv.with_name(stem + ".pcf")
+    atomic_write_text(pcf, _pcf(frames, lines, depth, program.name))
+    row = prv.with_name(stem + ".row")
+    names = [f"THREAD 1.{r + 1}.1" for r in range(n)]
+    atomic_write_text(row, "\n".join([f"LEVEL CPU SIZE {n}",
+                                      *[f"{r + 1}.synthetic" for r in range(n)], "",
+                                      "LEVEL NODE SIZE 1", "synthetic", "",
+                                      f"LEVEL THREAD SIZE {n}", *names]) + "\n")
+    truth = prv.with_name(stem + ".truth.json")
+    atomic_write_text(truth, json.dumps({**program.to_dict(), "seed": seed,
+                                         "n_events": trace.n_events},
+                                        separators=(",", ":")))
+    return {"prv": prv, "pcf": pcf, "row": row, "truth": truth}
+
+
+def prv_text(program: Program, *, seed: int = 0) -> str:
+    """The .prv text of ``program`` (small programs; for tests and examples)."""
+    trace = simulate(program, seed=seed)
+    frames: dict[str, int] = {}
+    lines: dict[tuple[str, int], int] = {}
+    depth = max(len(s.path) for s in trace.sites)
+    for site in trace.sites:
+        for function, file, line in (_parse_frame(f) for f in site.path):
+            frames.setdefault(function, len(frames) + 1)
+            lines.setdefault((file, line), len(lines) + 1)
+    fields, counts, _ = _records(trace, frames, lines, depth)
+    buffer = np.empty(len(fields) * (fields.shape[1] * 21 + 1), np.uint8)
+    used = _format_lines(fields, counts, buffer)
+    return io.BytesIO(buffer[:used].tobytes()).getvalue().decode()
+
+
+# --------------------------------------------------------------------------- the suite
+def _c(name: str, *path: str, **kw: Any) -> Call:
+    return Call(name, tuple(path), **kw)
+
+
+def _test2() -> Program:
+    """The slides' test-2.c (seed 003, "Pseudocode"): FOR 1 TO 10 { FOR 1 TO 2 {CommSend();
+    CommRecv()}; FOR 1 TO 5 {CommSend(); CommRecv()}; MPI_Barrier }, where CommSend is
+    rank 1 sending then receiving and CommRecv rank 0 receiving then sending, 4 B messages."""
+    def exchange(send_line: int, recv_line: int, burst: float) -> tuple[Call, ...]:
+        return (
+            _c("MPI_Send", f"main@test-2.c:{send_line}", "CommSend@test-2.c:14", ranks=(1,),
+               peer=0, bytes=4, burst_s=burst),
+            _c("MPI_Recv", f"main@test-2.c:{send_line}", "CommSend@test-2.c:16", ranks=(1,),
+               peer=0, bytes=4, burst_s=2e-5),
+            _c("MPI_Recv", f"main@test-2.c:{recv_line}", "CommRecv@test-2.c:25", ranks=(0,),
+               peer=1, bytes=4, burst_s=burst),
+            _c("MPI_Send", f"main@test-2.c:{recv_line}", "CommRecv@test-2.c:26", ranks=(0,),
+               peer=1, bytes=4, burst_s=2e-5),
+        )
+
+    body = (Loop(10, (Loop(2, exchange(42, 44, 2e-3)), Loop(5, exchange(49, 51, 1e-3)),
+                      _c("MPI_Barrier", "main@test-2.c:53", burst_s=5e-4))),)
+    return Program("test-2", 2, body, description="the slides' test-2.c")
+
+
+def _stencil(n_ranks: int, iterations: int, *, growth: float = 0.0, name: str = "stencil"
+             ) -> Program:
+    ring = {r: (r + 1) % n_ranks for r in range(n_ranks)}
+    back = {r: (r - 1) % n_ranks for r in range(n_ranks)}
+    body = (
+        _c("MPI_Init", "main@stencil.c:10", burst_s=1e-4),
+        Loop(iterations, (
+            _c("MPI_Irecv", "main@stencil.c:40", "halo@comm.c:12", peer=back, bytes=8192),
+            _c("MPI_Isend", "main@stencil.c:40", "halo@comm.c:15", peer=ring, bytes=8192,
+               burst_s=2e-5),
+            _c("MPI_Waitall", "main@stencil.c:40", "halo@comm.c:18", burst_s=4e-3),
+            _c("MPI_Allreduce", "main@stencil.c:44", bytes=8, burst_s=1e-3),
+        ), growth=growth),
+        _c("MPI_Finalize", "main@stencil.c:60", burst_s=1e-4),
+    )
+    return Program(name, n_ranks, body)
+
+
+def suite() -> dict[str, Program]:
+    """The generated programs the structure tests check: different nests, rank counts from 1
+    to 16, rank-conditional blocks, growing work, loops alike in one feature."""
+    solver = lambda line, its, burst: Loop(its, (  # noqa: E731
+        _c("MPI_Allreduce", f"main@cg.c:{line}", "dot@cg.c:80", bytes=8, burst_s=burst),
+        _c("MPI_Allreduce", f"main@cg.c:{line}", "norm@cg.c:90", bytes=8, burst_s=burst / 2)))
+    programs = [
+        _test2(),
+        _stencil(4, 50),
+        _stencil(16, 30, name="stencil-16"),
+        _stencil(1, 40, name="stencil-1"),
+        _stencil(8, 25, growth=0.04, name="stencil-growing"),
+        Program("two-phases", 4, (
+            Loop(20, (_c("MPI_Bcast", "main@app.c:20", "setup@app.c:5", bytes=1024,
+                         burst_s=5e-4),)),
+            Loop(40, (_c("MPI_Allreduce", "main@app.c:30", "step@app.c:9", bytes=8,
+                         burst_s=3e-3),
+                      _c("MPI_Barrier", "main@app.c:31", burst_s=2e-4))),
+        ), description="two loops one after the other"),
+        Program("nest-3", 4, (Loop(4, (Loop(3, (Loop(5, (
+            _c("MPI_Allreduce", "main@n.c:10", "inner@n.c:3", bytes=8, burst_s=4e-4),)),
+            _c("MPI_Barrier", "main@n.c:12", burst_s=3e-4))),
+            _c("MPI_Reduce", "main@n.c:14", bytes=64, burst_s=2e-3))),),
+            description="three nested loops"),
+        Program("cg", 8, (Loop(15, (solver(20, 25, 1.2e-3),
+                                    _c("MPI_Allreduce", "main@cg.c:30", "residual@cg.c:95",
+                                       bytes=8, burst_s=4e-3))),),
+                description="an outer loop around a solver loop"),
+        Program("master-worker", 6, (Loop(30, (
+            _c("MPI_Bcast", "main@mw.c:10", bytes=4096, burst_s=2e-4),
+            _c("MPI_Send", "main@mw.c:20", "work@mw.c:40", ranks=(1, 2, 3, 4, 5), peer=0,
+               bytes=512, burst_s=3e-3),
+            *[_c("MPI_Recv", "main@mw.c:22", "collect@mw.c:50", ranks=(0,), peer=w,
+                 bytes=512, burst_s=1e-4) for w in (1,)],
+        )),), description="rank 0 collects, the others work"),
+        Program("even-odd", 4, (Loop(24, (
+            _c("MPI_Send", "main@eo.c:10", "exchange@eo.c:30", ranks=(0, 2), peer={0: 1, 2: 3},
+               bytes=2048, burst_s=2e-3),
+            _c("MPI_Recv", "main@eo.c:10", "exchange@eo.c:33", ranks=(1, 3), peer={1: 0, 3: 2},
+               bytes=2048, burst_s=2e-3),
+            _c("MPI_Barrier", "main@eo.c:12", burst_s=1e-4))),),
+            description="even ranks send, odd ranks receive"),
+        Program("alltoall", 8, (Loop(12, (
+            _c("MPI_Alltoall", "main@fft.c:50", "transpose@fft.c:7", bytes=65536, burst_s=6e-3),
+            Loop(3, (_c("MPI_Allreduce", "main@fft.c:55", bytes=8, burst_s=1e-3),)))),),
+            description="a transpose step and a short inner loop"),
+        Program("single-iteration", 4, (Loop(1, (
+            _c("MPI_Allreduce", "main@one.c:5", bytes=8, burst_s=1e-3),)),),
+            description="one iteration: no loop can be inferred"),
+        Program("alike-loops", 4, (
+            Loop(30, (_c("MPI_Allreduce", "main@al.c:10", bytes=8, burst_s=2e-3),)),
+            Loop(30, (_c("MPI_Bcast", "main@al.c:20", bytes=8, burst_s=2e-3),)),
+        ), description="two sequential loops with equal iterations and times (aliasing)"),
+        Program("split-loop", 4, (Loop(40, (
+            _c("MPI_Allreduce", "main@sp.c:10", bytes=8, burst_s=1e-3),
+            _c("MPI_Allreduce", "main@sp.c:12", bytes=8, burst_s=1.2e-2),)),),
+            description="one loop whose two calls have very different bursts"),
+        Program("deep-paths", 4, (Loop(18, (
+            _c("MPI_Isend", "main@d.c:5", "solve@d.c:40", "exchange@halo.c:7", "post@halo.c:21",
+               peer={0: 1, 1: 2, 2: 3, 3: 0}, bytes=4096, burst_s=1.5e-3),
+            _c("MPI_Irecv", "main@d.c:5", "solve@d.c:40", "exchange@halo.c:7", "post@halo.c:24",
+               peer={0: 3, 1: 0, 2: 1, 3: 2}, bytes=4096, burst_s=1e-5),
+            _c("MPI_Waitall", "main@d.c:5", "solve@d.c:40", "exchange@halo.c:9", burst_s=1e-3),
+        )),), description="call paths four levels deep"),
+        Program("many-iterations", 4, (Loop(400, (
+            _c("MPI_Allreduce", "main@mi.c:8", bytes=8, burst_s=2e-4),)),),
+            description="a long loop of short iterations"),
+    ]
+    return {p.name: p for p in programs}
+
+
+SUITE: dict[str, Program] = suite()
