@@ -107,7 +107,7 @@ def test_the_robust_method_finds_steps_and_ignores_spikes() -> None:
                                           [1, 0.03, 50]], noise=0.15, spikes=6)
     found = detect(X, method="ev")
     assert list(found.starts) == [0, 60, 120, 180]
-    assert list(found.detected_at[1:] - found.starts[1:]) == [2, 2, 2]  # confirmation delay
+    assert np.all(found.detected_at[1:] - found.starts[1:] <= 1)  # confirmation: 0 or 1 vector
     literal = detect(X, method="ev-literal")
     assert len(literal.starts) != 4  # the literal algorithm is fooled by noise and spikes
 
@@ -244,7 +244,7 @@ def test_cli_watch_replays_a_file_and_reads_csv_lines_from_stdin(tmp_path) -> No
     lines = done.stdout.strip().splitlines()
     changes = [json.loads(line) for line in lines[:2]]
     assert [c["start_s"] for c in changes] == [30.0, 60.0]
-    assert all(c["latency_s"] == 3.0 for c in changes)  # confirmation: 3 vectors
+    assert all(c["latency_s"] in (1.0, 2.0) for c in changes)  # confirmed at once or by 1 more
     stdin = path.read_text()
     stdin = "\n".join(line for line in stdin.splitlines() if not line.startswith("#"))
     done = subprocess.run([sys.executable, "-m", "phasekit.cli", "watch", "-"], input=stdin,

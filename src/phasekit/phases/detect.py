@@ -13,20 +13,35 @@ t. threshold = 0.15 (seed III-B). The first distance of a run always starts a ch
 0): that is the algorithm as published.
 
 ``ev`` (default, our method; the issue: the literal algorithm fires on every large
-fluctuation inside a phase of real counters). Scale-free features z = log(v + eps), eps =
-``eps_rel`` (1 %) of the sensor's running mean, so that every sensor counts by its relative
-change whatever its unit, and a near-zero sensor does not dominate. Each phase keeps the
-mean of its features and their mean absolute deviation (its within-phase spread), running
-means over its first ``horizon`` (20) vectors and exponentially weighted over the last
-``horizon`` after, so that a start-up ramp is forgotten and slow drift followed; the run keeps its noise level, the mean absolute difference between consecutive
-features over about the last 100 vectors (each difference clipped at 3 times the level, so
-that changes and spikes do not count as noise), which floors the spread of a young phase. A vector
-is out of phase when the mean over sensors of |z - mean| / max(spread, noise, ``min_spread``)
-exceeds ``threshold`` (4). A change is confirmed after ``confirm`` (3)
-consecutive out-of-phase vectors, once the phase has lasted ``min_length`` (5) vectors; the
-new phase starts at the first of them (the located change point) and its statistics start
-from them. Out-of-phase vectors that are not confirmed (spikes) never enter the phase's
-statistics. The detection latency is ``confirm - 1`` vectors after the located start.
+fluctuation inside a phase of real counters). Every default below is ours (the seed has
+none of these), chosen on bench_1/bench_2 and on the real recording in tests/data:
+
+- features z = log(v + eps): every sensor counts by its relative change whatever its unit;
+  eps = ``eps_rel`` (1 %) of the sensor's running mean, never lowered, so that a sensor at
+  zero (disk, network between bursts) has a constant feature and a small count on it is not
+  an infinite change;
+- per-sensor scale = max(the phase's spread, the run's noise, ``min_spread`` = 0.05, i.e.
+  5 %): the phase's spread is the mean absolute deviation of its features (running mean over
+  its first ``horizon`` = 20 vectors, exponentially weighted over the last 20 after; a Huber
+  update clipped at 3 scales, so that one odd sensor of an in-phase vector does not drag
+  it); the run's noise is the mean |difference| between consecutive features over about
+  100 vectors, each difference clipped at 10 times the current level: a bursty sensor (a disk
+  written every few seconds) gets a scale as large as its bursts, a steady one a small scale;
+- score = mean over sensors of |z - phase mean| / scale, each term capped at ``cap`` = 100;
+  a vector is out of phase when the score exceeds ``threshold`` (3);
+- confirmation (``confirm`` = 2): a change is confirmed by the next vector when that one is
+  still out of phase by ``hysteresis`` (0.75) x threshold, or at once when the change is
+  *broad*: the score without its largest term still exceeds ``strong`` (2) x threshold (a
+  burst on one sensor never confirms at once). The new phase starts at the first
+  out-of-phase vector (the located change point) and its statistics restart from the last;
+  the latency is 0 or 1 vector after the located start (seed III-C wants it under a second);
+- minimum duration (``min_length`` = 8 vectors): during its first 8 vectors a phase is
+  *young*: its mean follows the vectors closely (weight 1/2) and an out-of-phase vector
+  restarts its statistics instead of starting a phase, so that a program's launch, set-up
+  and ramp belong to it rather than making phases of their own.
+
+Out-of-phase vectors that are not confirmed (spikes) never enter the phase's statistics.
+Work per vector is O(sensors).
 """
 
 from __future__ import annotations
@@ -52,13 +67,18 @@ __all__ = [
 
 METHODS = ("ev", "ev-literal")
 LITERAL_THRESHOLD = 0.15
-ROBUST_THRESHOLD = 4.0
-MIN_LENGTH = 5
-CONFIRM = 3
+ROBUST_THRESHOLD = 3.0
+MIN_LENGTH = 8
+CONFIRM = 2
+STRONG = 2.0
+HYSTERESIS = 0.75
+CAP = 100.0
 MIN_SPREAD = 0.05
 EPS_REL = 0.01
 NOISE_HORIZON = 100.0
-NOISE_CLIP = 3.0
+NOISE_CLIP = 10.0
+HUBER = 3.0
+YOUNG_WEIGHT = 0.5
 HORIZON = 20
 
 # event codes of the step functions
@@ -116,13 +136,22 @@ def _literal_step(state: np.ndarray, previous: np.ndarray, x: np.ndarray, thresh
 
 
 # --- the robust method -------------------------------------------------------------------------
-# state scalars: [n_seen, n_phase, n_candidates, next_candidate_slot]
-# arrays: seen_sum (d), eps (d), mean (d), spread_sum (d), candidates (confirm x d)
+# counts: [n_seen, n_phase, n_candidates, age]; n_phase: vectors in the phase's statistics,
+# age: vectors since the phase's located start (its min_length clock).
+# arrays: level (2 x d: running sum, feature floor), mean (d), spread (d), noise (d), last_z (d), candidates (confirm x d)
 @njit(cache=True)
-def _robust_features(x: np.ndarray, seen_sum: np.ndarray, n_seen: float, eps_rel: float,
+def _robust_features(x: np.ndarray, level: np.ndarray, n_seen: float, eps_rel: float,
                      out: np.ndarray) -> None:
+    """z = log(x + eps): eps is ``eps_rel`` of the sensor's running mean, never lowered
+    (``level[1]`` keeps its largest value), so that a sensor at zero keeps a constant
+    feature instead of drifting as its running mean decays."""
     for j in range(x.shape[0]):
-        eps = eps_rel * seen_sum[j] / n_seen
+        value = x[j] if x[j] > 0.0 else 0.0
+        level[0, j] += value
+        eps = eps_rel * level[0, j] / n_seen
+        if eps > level[1, j]:
+            level[1, j] = eps
+        eps = level[1, j]
         if eps <= 0.0:
             eps = 1e-300
         value = x[j] if x[j] > 0.0 else 0.0
@@ -131,66 +160,105 @@ def _robust_features(x: np.ndarray, seen_sum: np.ndarray, n_seen: float, eps_rel
 
 @njit(cache=True)
 def _phase_add(z: np.ndarray, counts: np.ndarray, mean: np.ndarray, spread: np.ndarray,
-               horizon: float) -> None:
+               noise: np.ndarray, min_spread: float, horizon: float) -> None:
     """Add a vector to the phase's mean and spread: running means over the phase's first
-    ``horizon`` vectors, exponentially weighted over the last ``horizon`` ones after."""
+    ``horizon`` vectors, exponentially weighted over the last ``horizon`` ones after; each
+    sensor's deviation is clipped at ``HUBER`` times its scale (a Huber update), so that one
+    outlying sensor of an in-phase vector does not drag the phase's statistics."""
     counts[1] += 1.0
     n = counts[1]
     weight = 1.0 / min(n, horizon)
+    spread_weight = 1.0 / min(max(n - 1.0, 1.0), horizon)
     for j in range(z.shape[0]):
+        limit = HUBER * max(spread[j], noise[j], min_spread)
+        dev = z[j] - mean[j]
+        if dev > limit:
+            dev = limit
+        elif dev < -limit:
+            dev = -limit
         if n > 1.0:
-            spread_weight = 1.0 / min(n - 1.0, horizon)
-            spread[j] += spread_weight * (abs(z[j] - mean[j]) - spread[j])
-        mean[j] += weight * (z[j] - mean[j])
+            spread[j] += spread_weight * (abs(dev) - spread[j])
+        mean[j] += weight * dev
 
 
 @njit(cache=True)
-def _robust_step(counts: np.ndarray, seen_sum: np.ndarray, mean: np.ndarray,
-                 spread_sum: np.ndarray, noise: np.ndarray, last_z: np.ndarray,
+def _phase_seed(z: np.ndarray, counts: np.ndarray, mean: np.ndarray, spread: np.ndarray) -> None:
+    """Restart the phase's statistics from the vector ``z``."""
+    counts[1] = 1.0
+    for j in range(z.shape[0]):
+        mean[j] = z[j]
+        spread[j] = 0.0
+
+
+@njit(cache=True)
+def _robust_score(z: np.ndarray, mean: np.ndarray, spread: np.ndarray, noise: np.ndarray,
+                  min_spread: float, cap: float) -> tuple[float, float]:
+    """The score (mean over sensors of the capped deviations) and the same without its
+    largest term (how broad the change is)."""
+    d = z.shape[0]
+    score = 0.0
+    top = 0.0
+    for j in range(d):
+        scale = spread[j]
+        if scale < noise[j]:
+            scale = noise[j]
+        if scale < min_spread:
+            scale = min_spread
+        u = abs(z[j] - mean[j]) / scale
+        if u > cap:
+            u = cap
+        score += u
+        if u > top:
+            top = u
+    return score / d, (score - top) / d
+
+
+@njit(cache=True)
+def _robust_step(counts: np.ndarray, level: np.ndarray, mean: np.ndarray,
+                 spread: np.ndarray, noise: np.ndarray, last_z: np.ndarray,
                  candidates: np.ndarray, z: np.ndarray, x: np.ndarray, threshold: float,
                  min_length: int, confirm: int, min_spread: float, eps_rel: float,
-                 horizon: float) -> tuple[int, float, float]:
+                 horizon: float, cap: float, strong: float, hysteresis: float
+                 ) -> tuple[int, float, float]:
     d = x.shape[0]
     counts[0] += 1.0
-    for j in range(d):
-        seen_sum[j] += x[j] if x[j] > 0.0 else 0.0
-    _robust_features(x, seen_sum, counts[0], eps_rel, z)
+    _robust_features(x, level, counts[0], eps_rel, z)
     if counts[0] > 1.0:  # the run's noise level: mean |consecutive difference|, ~100 vectors
         weight = 1.0 / min(counts[0] - 1.0, NOISE_HORIZON)
         for j in range(d):
             step = abs(z[j] - last_z[j])
-            if counts[0] > min_length and step > NOISE_CLIP * noise[j]:
-                step = NOISE_CLIP * noise[j]  # a change or a spike is not noise
-            noise[j] += weight * (step - noise[j])
+            ceiling = NOISE_CLIP * max(noise[j], min_spread)
+            noise[j] += weight * (min(step, ceiling) - noise[j])
     last_z[:] = z
-    if counts[1] < min_length:
-        _phase_add(z, counts, mean, spread_sum, horizon)
+    if counts[1] == 0.0:  # the first vector
+        _phase_seed(z, counts, mean, spread)
+        counts[3] = 1.0
         return _NONE, math.nan, threshold
-    score = 0.0
-    for j in range(d):
-        spread = spread_sum[j]
-        if spread < noise[j]:
-            spread = noise[j]
-        if spread < min_spread:
-            spread = min_spread
-        score += abs(z[j] - mean[j]) / spread
-    score /= d
-    if score <= threshold:
+    score, broad = _robust_score(z, mean, spread, noise, min_spread, cap)
+    if counts[3] < min_length:  # a young phase: its transition may still be going on
+        counts[3] += 1.0
+        if score > threshold:
+            _phase_seed(z, counts, mean, spread)
+        else:  # follow the phase closely; its spread is learnt once it has settled
+            counts[1] += 1.0
+            weight = max(1.0 / counts[1], YOUNG_WEIGHT)
+            for j in range(d):
+                mean[j] += weight * (z[j] - mean[j])
+        return _NONE, score, threshold
+    if score <= (threshold if counts[2] == 0.0 else hysteresis * threshold):
         counts[2] = 0.0
-        _phase_add(z, counts, mean, spread_sum, horizon)
+        counts[3] += 1.0
+        _phase_add(z, counts, mean, spread, noise, min_spread, horizon)
         return _NONE, score, threshold
     slot = int(counts[2])
     candidates[slot, :] = z
     counts[2] += 1.0
-    if counts[2] < confirm:
+    if counts[2] < confirm and broad <= strong * threshold:
         return _NONE, score, threshold
-    counts[1] = 0.0  # a new phase, from the confirmed candidates
+    # a new phase: it starts at the first candidate; its statistics start from the last one
+    counts[3] = counts[2]
     counts[2] = 0.0
-    for j in range(d):
-        mean[j] = 0.0
-        spread_sum[j] = 0.0
-    for k in range(confirm):
-        _phase_add(candidates[k], counts, mean, spread_sum, horizon)
+    _phase_seed(z, counts, mean, spread)
     return _NEW_PHASE, score, threshold
 
 
@@ -220,13 +288,13 @@ def _literal_all(X: np.ndarray, threshold: float
 
 @njit(cache=True)
 def _robust_all(X: np.ndarray, threshold: float, min_length: int, confirm: int,
-                min_spread: float, eps_rel: float, horizon: float
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                min_spread: float, eps_rel: float, horizon: float, cap: float, strong: float,
+                hysteresis: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     n, d = X.shape
-    counts = np.zeros(3)
-    seen_sum = np.zeros(d)
+    counts = np.zeros(4)
+    level = np.zeros((2, d))
     mean = np.zeros(d)
-    spread_sum = np.zeros(d)
+    spread = np.zeros(d)
     noise = np.zeros(d)
     last_z = np.zeros(d)
     candidates = np.zeros((confirm, d))
@@ -243,13 +311,14 @@ def _robust_all(X: np.ndarray, threshold: float, min_length: int, confirm: int,
             continue
         valid_index[n_valid] = t
         n_valid += 1
-        event, value, lim = _robust_step(counts, seen_sum, mean, spread_sum, noise, last_z,
+        event, value, lim = _robust_step(counts, level, mean, spread, noise, last_z,
                                          candidates, z, X[t], threshold, min_length, confirm,
-                                         min_spread, eps_rel, horizon)
+                                         min_spread, eps_rel, horizon, cap, strong,
+                                         hysteresis)
         score[t] = value
         limit[t] = lim
         if event == _NEW_PHASE:
-            starts[n_starts] = valid_index[n_valid - confirm]
+            starts[n_starts] = valid_index[n_valid - int(counts[3])]
             detected[n_starts] = t
             n_starts += 1
     return (starts[:n_starts].copy(), detected[:n_starts].copy(), score, limit)
@@ -258,9 +327,11 @@ def _robust_all(X: np.ndarray, threshold: float, min_length: int, confirm: int,
 def detect(X: np.ndarray, *, method: str = "ev", threshold: float | None = None,
            min_length: int = MIN_LENGTH, confirm: int = CONFIRM,
            min_spread: float = MIN_SPREAD, eps_rel: float = EPS_REL,
-           horizon: int = HORIZON) -> Detection:
+           horizon: int = HORIZON, cap: float = CAP, strong: float = STRONG,
+           hysteresis: float = HYSTERESIS) -> Detection:
     """Phase starts of the vectors ``X`` (n x sensors) by ``method`` (see the module
-    docstring); ``threshold`` defaults to 0.15 for ev-literal (seed III-B) and 4 for ev."""
+    docstring); ``threshold`` defaults to 0.15 for ev-literal (seed III-B) and
+    ``ROBUST_THRESHOLD`` for ev; the other keywords are the ev method's."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] == 0:
         raise UsageError(f"execution vectors must be 2-D with at least one sensor, got {X.shape}")
@@ -268,9 +339,11 @@ def detect(X: np.ndarray, *, method: str = "ev", threshold: float | None = None,
     if method == "ev-literal":
         starts, detected, score, limit = _literal_all(X, threshold)
     else:
-        _check_robust(min_length, confirm)
+        _check_robust(min_length, confirm, cap, strong)
         starts, detected, score, limit = _robust_all(X, threshold, min_length, confirm,
-                                                     min_spread, eps_rel, float(horizon))
+                                                     min_spread, eps_rel, float(horizon),
+                                                     float(cap), float(strong),
+                                                     float(hysteresis))
     return Detection(starts=starts, detected_at=detected, score=score, limit=limit,
                      method=method, threshold=threshold)
 
@@ -285,9 +358,11 @@ def _threshold(method: str, threshold: float | None) -> float:
     return float(threshold)
 
 
-def _check_robust(min_length: int, confirm: int) -> None:
-    if confirm < 1 or min_length < 2:
-        raise UsageError("the ev method needs confirm >= 1 and min_length >= 2")
+def _check_robust(min_length: int, confirm: int, cap: float, strong: float) -> None:
+    if confirm < 1 or min_length < 1:
+        raise UsageError("the ev method needs confirm >= 1 and min_length >= 1")
+    if not (cap > 0 and strong > 0):
+        raise UsageError("the ev method needs cap > 0 and strong > 0")
 
 
 # --- streaming detectors -----------------------------------------------------------------------
@@ -323,17 +398,19 @@ class RobustDetector:
     def __init__(self, n_sensors: int, *, threshold: float | None = None,
                  min_length: int = MIN_LENGTH, confirm: int = CONFIRM,
                  min_spread: float = MIN_SPREAD, eps_rel: float = EPS_REL,
-                 horizon: int = HORIZON) -> None:
+                 horizon: int = HORIZON, cap: float = CAP, strong: float = STRONG,
+                 hysteresis: float = HYSTERESIS) -> None:
         self.threshold = _threshold(self.method, threshold)
         self.horizon = float(horizon)
-        _check_robust(min_length, confirm)
+        _check_robust(min_length, confirm, cap, strong)
         self.min_length, self.confirm = int(min_length), int(confirm)
         self.min_spread, self.eps_rel = float(min_spread), float(eps_rel)
+        self.cap, self.strong, self.hysteresis = float(cap), float(strong), float(hysteresis)
         d = n_sensors
-        self._counts = np.zeros(3)
-        self._seen_sum = np.zeros(d)
+        self._counts = np.zeros(4)
+        self._level = np.zeros((2, d))
         self._mean = np.zeros(d)
-        self._spread_sum = np.zeros(d)
+        self._spread = np.zeros(d)
         self._noise = np.zeros(d)
         self._last_z = np.zeros(d)
         self._candidates = np.zeros((self.confirm, d))
@@ -350,14 +427,15 @@ class RobustDetector:
         self._recent.append(self.t)
         if len(self._recent) > self.confirm:
             del self._recent[0]
-        event, score, _ = _robust_step(self._counts, self._seen_sum, self._mean,
-                                       self._spread_sum, self._noise, self._last_z,
+        event, score, _ = _robust_step(self._counts, self._level, self._mean,
+                                       self._spread, self._noise, self._last_z,
                                        self._candidates, self._z, x, self.threshold,
                                        self.min_length, self.confirm, self.min_spread,
-                                       self.eps_rel, self.horizon)
+                                       self.eps_rel, self.horizon, self.cap, self.strong,
+                                       self.hysteresis)
         self.last_score = score
         if event == _NEW_PHASE:
-            return PhaseChange(self._recent[0], self.t, float(score))
+            return PhaseChange(self._recent[-int(self._counts[3])], self.t, float(score))
         return None
 
 
