@@ -28,6 +28,7 @@ def run(script: str, *args: str) -> str:
     ("subprofiles.py", "subprofiles"),
     ("record_overhead.py", "record_overhead"),
     ("phases_speed.py", "phases_speed"),
+    ("phases_quality.py", "phases_quality"),
 ])
 def test_quick_run_writes_its_section(tmp_path: Path, script: str, section: str) -> None:
     results = tmp_path / "RESULTS.md"
