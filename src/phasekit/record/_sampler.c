@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -415,7 +416,13 @@ static PyObject *Sampler_start(Sampler *s, PyObject *noargs) {
         return NULL;
     }
     s->running = 1;
+    /* the thread starts with every signal blocked: stop signals are Python's business and go
+     * to the other threads (the mask is inherited from the creating thread) */
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &previous);
     int err = pthread_create(&s->thread, NULL, sampling_thread, s);
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
     if (err) {
         s->running = 0;
         errno = err;
