@@ -6,6 +6,8 @@ stumpy checks its kernels against tests/naive.py.
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 INF = float("inf")
@@ -197,3 +199,90 @@ def resample_series(X: np.ndarray, lengths: np.ndarray, length: int) -> np.ndarr
         for d in range(dims):
             out[i, :, d] = np.interp(target, source, X[i, :int(lengths[i]), d])
     return out.reshape(n, length * dims)
+
+
+# --- Paraver traces (phasekit.io.paraver) ------------------------------------------------------
+def paraver_calls(text: str, application: int = 1) -> list[dict]:
+    """The MPI calls of a Paraver trace, read line by line from the format's definitions
+    (module docstring of phasekit.io.paraver), for small traces.
+
+    One dict per MPI call entry of ``application`` in file order: task, thread (1-based),
+    entry, exit (ns; None when the trace never leaves the call), type, value, levels
+    (tuple of (level, function value, line value)), bytes (collective sizes plus messages
+    whose logical time falls in the call), burst_start (previous exit on the thread, else the
+    thread's first record), counters ({type: summed reads of the burst}).
+    """
+    lines = text.split("\n")
+    calls: list[dict] = []
+    open_call: dict[tuple[int, int], dict | None] = {}
+    last_exit: dict[tuple[int, int], int] = {}
+    first: dict[tuple[int, int], int] = {}
+    burst: dict[tuple[int, int], dict[int, float]] = {}
+    messages: list[tuple[tuple[int, int], int, int]] = []
+    for raw in lines[1:]:
+        line = raw.rstrip("\r")
+        if not line or line.startswith("#") or line.startswith("c:"):
+            continue
+        fields = [int(f) for f in line.split(":")]
+        kind = fields[0]
+        if kind == 3:
+            if fields[2] == application:
+                messages.append(((fields[3], fields[4]), fields[5], fields[13]))
+            if fields[8] == application:
+                messages.append(((fields[9], fields[10]), fields[11], fields[13]))
+            continue
+        if fields[2] != application:
+            continue
+        key = (fields[3], fields[4])
+        t = fields[5]
+        first[key] = min(first.get(key, t), t)
+        if kind == 1:
+            continue
+        pairs = list(zip(fields[6::2], fields[7::2], strict=True))
+        mpi = [(ty, va) for ty, va in pairs if 50000001 <= ty <= 50099999]
+        entries = [p for p in mpi if p[1] != 0]
+        exits = [p for p in mpi if p[1] == 0]
+        counters = [(ty, va) for ty, va in pairs if 42000000 <= ty <= 49999999]
+        current = open_call.get(key)
+        if exits:
+            if current is not None:
+                current["exit"] = t
+                open_call[key] = current = None
+            else:
+                burst[key] = {}
+            last_exit[key] = t
+        in_burst = bool(entries) or not (exits or current is not None
+                                         or last_exit.get(key) == t)
+        if in_burst:
+            sums = burst.setdefault(key, {})
+            for ty, va in counters:
+                sums[ty] = sums.get(ty, 0.0) + va
+        if entries:
+            ty, va = entries[0]
+            levels = {}
+            for pty, pva in pairs:
+                if 70000000 < pty < 70000017:
+                    levels.setdefault(pty - 70000000, [-1, -1])[0] = pva
+                elif 80000000 < pty < 80000017:
+                    levels.setdefault(pty - 80000000, [-1, -1])[1] = pva
+            call = {
+                "task": key[0], "thread": key[1], "entry": t, "exit": None, "type": ty,
+                "value": va,
+                "levels": tuple(sorted((lv, f, ln) for lv, (f, ln) in levels.items())),
+                "bytes": float(sum(v for pt, v in pairs if pt in (50100001, 50100002))),
+                "burst_start": last_exit.get(key, first[key]),
+                "counters": dict(burst.get(key, {})),
+            }
+            burst[key] = {}
+            calls.append(call)
+            open_call[key] = call
+    per_thread: dict[tuple[int, int], list[dict]] = {}
+    for call in calls:
+        per_thread.setdefault((call["task"], call["thread"]), []).append(call)
+    entries = {key: [c["entry"] for c in mine] for key, mine in per_thread.items()}
+    for key, t, size in messages:  # the last call of the thread entered at or before t
+        mine = per_thread.get(key, [])
+        k = bisect.bisect_right(entries.get(key, []), t) - 1
+        if k >= 0 and (mine[k]["exit"] is None or t <= mine[k]["exit"]):
+            mine[k]["bytes"] += size
+    return calls

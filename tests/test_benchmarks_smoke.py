@@ -29,6 +29,7 @@ def run(script: str, *args: str) -> str:
     ("record_overhead.py", "record_overhead"),
     ("phases_speed.py", "phases_speed"),
     ("phases_quality.py", "phases_quality"),
+    ("trace_read.py", "trace_read"),
 ])
 def test_quick_run_writes_its_section(tmp_path: Path, script: str, section: str) -> None:
     results = tmp_path / "RESULTS.md"

@@ -1,4 +1,4 @@
-"""``phasekit info``: what a profile file holds."""
+"""``phasekit info``: what a profile or a trace file holds."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from phasekit.cli.common import load_profile, out_console, print_json
+from phasekit.cli.common import load_profile, name_file, out_console, print_json
+from phasekit.errors import PhasekitError
 from phasekit.profile import Profile
+from phasekit.trace import Trace
 
 EPILOG = """\
 Example:
@@ -19,6 +21,7 @@ Example:
 \b
     phasekit info run.parquet
     phasekit info run.csv --json
+    phasekit info lulesh.prv
 """
 
 
@@ -45,14 +48,58 @@ def describe(profile: Profile) -> dict[str, Any]:
     }
 
 
+def describe_trace(trace: Trace) -> dict[str, Any]:
+    """The trace summary (:meth:`Trace.summary`): ranks, calls per type, duration, counters."""
+    return trace.summary()
+
+
+def _print_trace(path: Path, data: dict[str, Any]) -> None:
+    head = Table(show_header=False, title=str(path), title_justify="left")
+    head.add_column(style="bold")
+    head.add_column()
+    app = f", application {data['application']}" if data["application"] is not None else ""
+    head.add_row("format", f"{data['format']}{app}")
+    threads = sorted(set(data["threads_per_rank"]))
+    head.add_row("ranks", f"{data['n_ranks']} ({'/'.join(map(str, threads)) or 0} "
+                          "thread(s) per rank)")
+    head.add_row("duration", f"{data['duration_s']:.6g} s")
+    head.add_row("MPI calls", f"{data['n_calls']} ({data['n_signatures']} signatures)")
+    head.add_row("counters", ", ".join(data["counters"]) or "none")
+    if data["explanation"]:
+        head.add_row("note", data["explanation"])
+    table = Table(title="MPI calls", title_justify="left")
+    for column in ("call", "count", "time in call", "bytes"):
+        table.add_column(column, justify="left" if column == "call" else "right")
+    for name, s in data["calls"].items():
+        table.add_row(name, str(s["count"]), f"{s['time_s']:.6g} s", f"{s['bytes']:.6g}")
+    console = out_console()
+    console.print(head)
+    if data["calls"]:
+        console.print(table)
+
+
 def info(
     profile: Annotated[Path, typer.Argument(
-        metavar="PROFILE", help="Profile file: CSV (.csv, .tsv, .csv.gz), Parquet (.parquet), a recording (.arrows), or perf stat -I / likwid-perfctr -t output.",
+        metavar="FILE", help="Profile file: CSV (.csv, .tsv, .csv.gz), Parquet (.parquet), a recording (.arrows), or perf stat -I / likwid-perfctr -t output; or a trace: Paraver (.prv, .prv.gz) or OTF2 (.otf2 anchor).",
         show_default=False)],
     json_output: Annotated[bool, typer.Option(
-        "--json", help="Print {n_samples, period_s, duration_s, metrics, ...} as JSON.")] = False,
+        "--json", help="Print {n_samples, period_s, duration_s, metrics, ...} as JSON (for a trace: {n_ranks, duration_s, n_calls, calls, counters, ...}).")] = False,
 ) -> None:
-    """Show the samples, sampling period, duration and metrics of a profile."""
+    """Show the samples, sampling period, duration and metrics of a profile, or the ranks,
+    MPI calls and counters of a trace."""
+    from phasekit.io import is_trace, read_trace
+
+    if is_trace(profile):
+        try:
+            trace = read_trace(profile)
+        except PhasekitError as exc:
+            raise name_file(exc, profile) from exc
+        summary = describe_trace(trace)
+        if json_output:
+            print_json(summary)
+        else:
+            _print_trace(profile, summary)
+        return
     data = describe(load_profile(profile))
     if json_output:
         print_json(data)

@@ -5,6 +5,11 @@ Profiles: :func:`read_profile` and :func:`write_profile` pick the format from th
 or Parquet (``.parquet``, ``.pq``). Every writer is atomic (:mod:`phasekit.io.atomic`).
 :func:`read_profile` also reads the output of ``perf stat -I -x,`` and ``likwid-perfctr -t``,
 recognized by content (:func:`sniff_profile_format`) when the name is ambiguous.
+
+Traces: :func:`read_trace` reads a :class:`~phasekit.trace.Trace` from a Paraver trace
+(``.prv``, ``.prv.gz``; :mod:`phasekit.io.paraver`) or an OTF2 archive (its ``.otf2`` anchor
+file; :mod:`phasekit.io.otf2`, the ``otf2`` extra). :func:`is_trace` tells a trace from a
+profile by its name (:data:`TRACE_SUFFIXES`).
 """
 
 from __future__ import annotations
@@ -19,15 +24,20 @@ from pathlib import Path
 from phasekit.errors import UsageError
 from phasekit.io.atomic import atomic_path, atomic_write_bytes, atomic_write_text
 from phasekit.profile import Profile
+from phasekit.trace import Trace
 
 __all__ = [
     "PROFILE_SUFFIXES",
+    "TRACE_SUFFIXES",
     "atomic_path",
     "atomic_write_bytes",
     "atomic_write_text",
+    "is_trace",
     "profile_format",
     "read_profile",
+    "read_trace",
     "sniff_profile_format",
+    "trace_format",
     "write_profile",
 ]
 
@@ -149,3 +159,59 @@ def write_profile(profile: Profile, path: str | os.PathLike[str], *,
         raise UsageError(f"write_profile expects a Profile, got {type(profile).__name__}")
     writer = _function(format or profile_format(path), 2)
     writer(profile, Path(path))
+
+
+# --- traces ----------------------------------------------------------------------------------
+#: File name endings of trace files and their format (compared case-insensitively).
+_TRACE_FORMATS: dict[str, str] = {".prv": "paraver", ".prv.gz": "paraver", ".otf2": "otf2"}
+#: The file name endings :func:`read_trace` understands.
+TRACE_SUFFIXES: tuple[str, ...] = tuple(_TRACE_FORMATS)
+_TRACE_IO: dict[str, tuple[str, str]] = {
+    "paraver": ("phasekit.io.paraver", "read_paraver"),
+    "otf2": ("phasekit.io.otf2", "read_otf2"),
+}
+
+
+def trace_format(path: str | os.PathLike[str]) -> str | None:
+    """``"paraver"`` or ``"otf2"`` from the name of ``path`` (an OTF2 archive directory
+    holding one ``.otf2`` anchor counts as OTF2), or None when the name is not a trace's."""
+    p = Path(path)
+    name = p.name.lower()
+    for suffix in sorted(_TRACE_FORMATS, key=len, reverse=True):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return _TRACE_FORMATS[suffix]
+    if p.is_dir() and len(list(p.glob("*.otf2"))) == 1:
+        return "otf2"
+    return None
+
+
+def is_trace(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` names a trace (Paraver or OTF2) rather than a profile."""
+    return trace_format(path) is not None
+
+
+def read_trace(path: str | os.PathLike[str], *, format: str | None = None,
+               **kwargs: object) -> Trace:
+    """Read a Trace from a Paraver (.prv, .prv.gz) or OTF2 (.otf2 anchor) trace.
+
+    Keyword arguments go to the format's reader (:func:`phasekit.io.paraver.read_paraver`:
+    ``application``, ``pcf``, ``row``; :func:`phasekit.io.otf2.read_otf2`). Bad content raises
+    :class:`~phasekit.errors.InputError` naming the file and line; a trace without MPI calls
+    is an empty Trace with an ``explanation``.
+
+    Example::
+
+        trace = read_trace("lulesh.prv")
+        print(trace.call_counts())
+    """
+    fmt = format or trace_format(path)
+    if fmt is None:
+        raise UsageError(f"cannot tell the trace format of {os.fspath(path)!r} from its name; "
+                         "expected a name ending in " + ", ".join(TRACE_SUFFIXES))
+    if fmt not in _TRACE_IO:
+        raise UsageError(f"unknown trace format {fmt!r}; expected one of " + ", ".join(_TRACE_IO))
+    module, function = _TRACE_IO[fmt]
+    reader = getattr(import_module(module), function)
+    trace = reader(Path(path), **kwargs)
+    assert isinstance(trace, Trace)
+    return trace

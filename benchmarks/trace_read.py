@@ -1,0 +1,330 @@
+"""Paraver reader throughput (issue 5): lines, event records and MPI calls read per second,
+and the reader's peak resident memory, on a generated Extrae-like .prv.
+
+The trace is written by a small numba writer in this script (not phasekit.synth): 16 ranks
+repeat a loop of 8 MPI call sites (MPI_Irecv x2, MPI_Isend x2, MPI_Wait x2, MPI_Waitall,
+MPI_Allreduce) with 3 caller levels and 2 line levels on every entry, PAPI_TOT_INS and
+PAPI_TOT_CYC on every entry and exit, a state record per call and per burst, and a
+communication record per MPI_Isend, in global time order - the shape of an Extrae trace
+(about 4.25 lines and 2 event records per call). Sizes: 10 million event records (5 million
+calls, ~1.3 GB), the issue's trace size; and a gzip-compressed (level 1) copy of a 2-million-event
+trace for .prv.gz.
+
+Each read runs in a fresh process (so the peak RSS is the reader's alone, from
+``getrusage``), after a warm-up read of a tiny trace in that process (numba loads its
+compiled kernels from the cache, or compiles them). The issue's target, reading plus analysis
+at >= 1 million events/s, needs the reader well above that.
+
+Run: ``python benchmarks/trace_read.py [--quick]`` (``--quick``: 100 000 events; writes
+RESULTS.md only with ``--results``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+import _common
+
+SECTION = "trace_read"
+N_RANKS = 16
+# call site: (event type, call id) - the loop body of every rank
+SITES = np.array([[50000001, 4], [50000001, 4], [50000001, 3], [50000001, 3],
+                  [50000001, 5], [50000001, 5], [50000001, 6], [50000002, 10]], dtype=np.int64)
+PCF = """DEFAULT_OPTIONS
+
+LEVEL               THREAD
+UNITS               NANOSEC
+
+
+EVENT_TYPE
+9   50000001    MPI Point-to-point
+VALUES
+3   MPI_Isend
+4   MPI_Irecv
+5   MPI_Wait
+6   MPI_Waitall
+0   Outside MPI
+
+
+EVENT_TYPE
+9   50000002    MPI Collective Comm
+VALUES
+10   MPI_Allreduce
+0   Outside MPI
+
+
+EVENT_TYPE
+7  42000050 PAPI_TOT_INS ([Instr completed])
+7  42000059 PAPI_TOT_CYC ([Total cycles])
+
+
+EVENT_TYPE
+0    70000001    Caller at level 1
+0    70000002    Caller at level 2
+0    70000003    Caller at level 3
+VALUES
+0   End
+1 main
+2 timestep
+3 exchange
+4 reduce
+
+
+EVENT_TYPE
+0    80000001    Caller line at level 1
+0    80000002    Caller line at level 2
+VALUES
+0   End
+""" + "".join(f"{k} {100 + k} (solver.c, app)\n" for k in range(1, 9)) + "\n"
+
+
+@njit(cache=True)
+def _put(buf, p, v):
+    if v == 0:
+        buf[p] = 48
+        return p + 1
+    n = 0
+    x = v
+    while x > 0:
+        n += 1
+        x //= 10
+    q = p + n
+    while v > 0:
+        q -= 1
+        buf[q] = 48 + v % 10
+        v //= 10
+    return p + n
+
+
+@njit(cache=True)
+def _write(buf, steps0, steps1, n_ranks, sites, seed):
+    """Write the records of loop steps [steps0, steps1) for all ranks; returns the size."""
+    np.random.seed(seed)
+    slot = 10000  # ns per rank per step
+    step_ns = slot * n_ranks
+    p = 0
+    n_sites = sites.shape[0]
+    for s in range(steps0, steps1):
+        site = s % n_sites
+        for r in range(n_ranks):
+            task = r + 1
+            base = s * step_ns + r * slot
+            t_e = base + 2000 + np.random.randint(0, 3000)
+            t_x = t_e + 500 + np.random.randint(0, 2000)
+            nxt = (s + 1) * step_ns + r * slot + 2000  # next entry is after this
+            # entry event "2:cpu:1:task:1:time:type:value:..."
+            buf[p] = 50
+            buf[p + 1] = 58
+            p = _put(buf, p + 2, task)
+            buf[p] = 58
+            buf[p + 1] = 49
+            buf[p + 2] = 58
+            p = _put(buf, p + 3, task)
+            buf[p] = 58
+            buf[p + 1] = 49
+            buf[p + 2] = 58
+            p = _put(buf, p + 3, t_e)
+            buf[p] = 58
+            p = _put(buf, p + 1, sites[site, 0])
+            buf[p] = 58
+            p = _put(buf, p + 1, sites[site, 1])
+            ins = 100000 + np.random.randint(0, 50000) + 1000 * site
+            cyc = 80000 + np.random.randint(0, 30000)
+            for ty, va in ((42000050, ins), (42000059, cyc), (70000001, 3 + (site == 7)),
+                           (80000001, site + 1), (70000002, 2), (80000002, 1),
+                           (70000003, 1)):
+                buf[p] = 58
+                p = _put(buf, p + 1, ty)
+                buf[p] = 58
+                p = _put(buf, p + 1, va)
+            buf[p] = 10
+            p += 1
+            # in-MPI state
+            for t0, t1, st in ((t_e, t_x, 10),):
+                buf[p] = 49
+                buf[p + 1] = 58
+                p = _put(buf, p + 2, task)
+                buf[p] = 58
+                buf[p + 1] = 49
+                buf[p + 2] = 58
+                p = _put(buf, p + 3, task)
+                buf[p] = 58
+                buf[p + 1] = 49
+                buf[p + 2] = 58
+                p = _put(buf, p + 3, t0)
+                buf[p] = 58
+                p = _put(buf, p + 1, t1)
+                buf[p] = 58
+                p = _put(buf, p + 1, st)
+                buf[p] = 10
+                p += 1
+            # communication record for an Isend (to the next rank)
+            if sites[site, 1] == 3:
+                peer = (r + 1) % n_ranks + 1
+                for v in (3, task, 1, task, 1, t_e, t_e + 100, peer, 1, peer, 1, t_e, t_x,
+                          4096 << (site & 3), 7):
+                    p = _put(buf, p, v)
+                    buf[p] = 58
+                    p += 1
+                buf[p - 1] = 10
+            # exit event with counters, then the running state
+            buf[p] = 50
+            buf[p + 1] = 58
+            p = _put(buf, p + 2, task)
+            buf[p] = 58
+            buf[p + 1] = 49
+            buf[p + 2] = 58
+            p = _put(buf, p + 3, task)
+            buf[p] = 58
+            buf[p + 1] = 49
+            buf[p + 2] = 58
+            p = _put(buf, p + 3, t_x)
+            for ty, va in ((sites[site, 0], 0), (42000050, 5000 + np.random.randint(0, 900)),
+                           (42000059, 9000 + np.random.randint(0, 900))):
+                buf[p] = 58
+                p = _put(buf, p + 1, ty)
+                buf[p] = 58
+                p = _put(buf, p + 1, va)
+            buf[p] = 10
+            p += 1
+            buf[p] = 49
+            buf[p + 1] = 58
+            p = _put(buf, p + 2, task)
+            buf[p] = 58
+            buf[p + 1] = 49
+            buf[p + 2] = 58
+            p = _put(buf, p + 3, task)
+            buf[p] = 58
+            buf[p + 1] = 49
+            buf[p + 2] = 58
+            p = _put(buf, p + 3, t_x)
+            buf[p] = 58
+            p = _put(buf, p + 1, nxt)
+            buf[p] = 58
+            buf[p + 1] = 49
+            buf[p + 2] = 10
+            p += 3
+    return p
+
+
+def write_trace(path: Path, n_events: int, *, compress: bool = False) -> dict:
+    """Write a .prv (or .prv.gz) with about ``n_events`` event records, its .pcf and .row."""
+    n_calls = max(n_events // 2, N_RANKS)
+    steps = -(-n_calls // N_RANKS)
+    duration = (steps + 1) * 10000 * N_RANKS
+    header = (f"#Paraver (01/01/2024 at 00:00):{duration}_ns:1({N_RANKS}):1:{N_RANKS}("
+              + ",".join("1:1" for _ in range(N_RANKS)) + "),1\n")
+    buf = np.empty(64 << 20, dtype=np.uint8)
+    per_block = (len(buf) // 700) // N_RANKS
+    size = 0
+    with gzip.open(path, "wb", compresslevel=1) if compress else open(path, "wb") as out:
+        out.write(header.encode())
+        out.write(b"c:1:1:" + str(N_RANKS).encode() + b":"
+                  + ":".join(str(t) for t in range(1, N_RANKS + 1)).encode() + b"\n")
+        for s0 in range(0, steps, per_block):
+            n = _write(buf, s0, min(steps, s0 + per_block), N_RANKS, SITES, s0)
+            out.write(buf[:n].tobytes())
+            size += n
+    stem = path.name.removesuffix(".gz").removesuffix(".prv")
+    (path.parent / (stem + ".pcf")).write_text(PCF)
+    (path.parent / (stem + ".row")).write_text(
+        f"LEVEL NODE SIZE 1\nnode0\n\nLEVEL THREAD SIZE {N_RANKS}\n"
+        + "".join(f"THREAD 1.{t}.1\n" for t in range(1, N_RANKS + 1)))
+    return {"calls": steps * N_RANKS, "events": 2 * steps * N_RANKS, "bytes": size}
+
+
+def child(path: str) -> None:
+    """Read ``path`` in this process after a warm-up; print JSON figures."""
+    import resource
+
+    from phasekit.io import read_trace
+
+    tmp = Path(tempfile.mkdtemp())
+    try:
+        write_trace(tmp / "warm.prv", 200)
+        read_trace(tmp / "warm.prv")
+    finally:
+        shutil.rmtree(tmp)
+    start = time.perf_counter()
+    trace = read_trace(path)
+    seconds = time.perf_counter() - start
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # MiB
+    print(json.dumps({"seconds": seconds, "calls": trace.n_calls,
+                      "lines": trace.meta["lines"], "rss_mib": rss}))
+
+
+def measure(path: Path) -> dict:
+    done = subprocess.run([sys.executable, __file__, "--child", str(path)], capture_output=True,
+                          text=True, check=False)
+    if done.returncode:
+        raise SystemExit(done.stderr[-3000:])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes (smoke test)")
+    parser.add_argument("--results", type=Path, default=None,
+                        help="RESULTS.md to update (default benchmarks/RESULTS.md; "
+                             "not written in --quick mode unless given)")
+    parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        child(args.child)
+        return 0
+    bench = _common.Run()
+    sizes = [(100_000, False), (50_000, True)] if args.quick else [
+        (10_000_000, False), (2_000_000, True)]
+    rows = []
+    tmp = Path(tempfile.mkdtemp(prefix="phasekit-trace-read-"))
+    try:
+        for n_events, compress in sizes:
+            path = tmp / (f"bench{n_events}.prv" + (".gz" if compress else ""))
+            start = time.perf_counter()
+            facts = write_trace(path, n_events, compress=compress)
+            print(f"wrote {path.name}: {facts['events']:,} events, "
+                  f"{facts['bytes'] / 1e6:.0f} MB in {time.perf_counter() - start:.1f} s",
+                  file=sys.stderr, flush=True)
+            got = measure(path)
+            if got["calls"] != facts["calls"]:
+                raise SystemExit(f"read {got['calls']} calls, wrote {facts['calls']}")
+            s = got["seconds"]
+            rows.append([path.name.split(".", 1)[1], f"{facts['events']:,}",
+                         f"{got['lines']:,}", f"{facts['bytes'] / 1e6:,.0f} MB",
+                         _common.seconds(s), f"{got['lines'] / s / 1e6:.2f} M/s",
+                         f"{facts['events'] / s / 1e6:.2f} M/s",
+                         f"{facts['calls'] / s / 1e6:.2f} M/s",
+                         f"{facts['bytes'] / s / 1e6:.0f} MB/s", f"{got['rss_mib']:,.0f} MiB"])
+            path.unlink()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    header = ["file", "event records", "lines", "uncompressed", "read time", "lines/s",
+              "events/s", "calls/s", "MB/s", "peak RSS"]
+    print(_common.text_table(header, rows))
+    md = "\n".join([
+        "## Paraver reader throughput (`benchmarks/trace_read.py`)", "",
+        *_common.machine_lines(bench),
+        f"- Generated Extrae-like traces: {N_RANKS} ranks, 8 MPI call sites in a loop, 3 caller "
+        "levels, 2 counters at every entry and exit, a state record per call and per burst, a "
+        "communication record per MPI_Isend. `read_trace` in a fresh process after a warm-up "
+        "read (numba kernels loaded); one core; peak RSS of that process (Python, numpy, "
+        "pandas and numba included).", "",
+        _common.markdown_table(header, rows, "lrrrrrrrrr"),
+    ])
+    _common.publish(SECTION, md, args.results, quick=args.quick)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
