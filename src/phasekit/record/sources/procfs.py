@@ -219,6 +219,8 @@ class ProcSource(Source):
         self._metrics: tuple[Metric, ...] = ()
         self._groups_open: tuple[str, ...] = ()
         self._acc: dict[str, _Accumulator] = {}
+        #: the last text decoded per group and its values: the same text decodes the same
+        self._decoded: dict[str, tuple[Raw, list[float]]] = {}
         self._disk_whole: dict[bytes, bool] = {}
         self._exclude_bytes = frozenset(n.encode() for n in self.exclude_interfaces)
         self._tick = 100.0
@@ -368,6 +370,7 @@ class ProcSource(Source):
             self.close()
             raise UnsupportedError(f"proc source: cannot open {e.filename}: {e.strerror}") from e
         self._acc = {g: _Accumulator(g, 4) for g in groups if g != "mem"}
+        self._decoded = {}
         self._disk_whole = {}
         self._mem_fallback_warned = False
         self._read_warned = set()
@@ -395,7 +398,12 @@ class ProcSource(Source):
         parsed is NaN (warned once)."""
         out: list[float] = []
         tick = self._tick
+        decoded = self._decoded
         for group, data in zip(self._groups_open, raw, strict=True):
+            last = decoded.get(group)
+            if last is not None and last[0] == data:  # unchanged text (idle disks, network)
+                out.extend(last[1])
+                continue
             try:
                 if isinstance(data, int):
                     raise raw_error(data)
@@ -419,6 +427,8 @@ class ProcSource(Source):
                     logger.warning("procfs %s: cannot read %s (%s); NaN (warned once)", group,
                                    self._path(group), e)
                 values = [math.nan] * len(_GROUP_METRICS[group])
+                data = b""  # never matches a successful read
+            decoded[group] = (data, values)
             out.extend(values)
         return out
 
