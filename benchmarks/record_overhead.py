@@ -6,7 +6,9 @@ floating-point chain on 1 thread (the recorder has the other core to itself) or 
 threads as there are cores (the recorder competes with it); it prints the wall time of its
 work loop only (clock_gettime around it), so start-up is not counted. Each configuration runs
 ``--reps`` times, interleaved with unrecorded runs of the same child (the baseline), and the
-medians are compared: slowdown = median(recorded) / median(baseline) - 1.
+slowdown is the median over the pairs (one recorded run, one unrecorded run next to it, in
+alternating order) of recorded / unrecorded - 1; the table also gives the smallest and
+largest pair, a measure of this shared machine's noise.
 
 The recorder runs in this process exactly as ``phasekit record`` runs it (node scope, every
 source that works here); its CPU time is ``time.process_time()`` over the recording (all its
@@ -128,16 +130,21 @@ def recorded(binary: Path, n: int, threads: int, interval: float, folder: Path,
 def measure(binary: Path, n: int, threads: int, interval: float, reps: int, folder: Path,
             source_names: list[str] | None = None, loop: str = "compiled") -> dict[str, object]:
     base, rec, figures = [], [], []
-    for _ in range(reps):
-        base.append(baseline(binary, n, threads))
+    for k in range(reps):  # pairs, in alternating order so that a slow drift cancels
+        if k % 2 == 0:
+            base.append(baseline(binary, n, threads))
         work, fig = recorded(binary, n, threads, interval, folder, source_names, loop)
+        if k % 2 == 1:
+            base.append(baseline(binary, n, threads))
         rec.append(work)
         figures.append(fig)
     b, r = statistics.median(base), statistics.median(rec)
+    pairs = [w / u - 1 for w, u in zip(rec, base, strict=True)]
     pick = {k: statistics.median(float(f[k]) for f in figures)
             for k in ("cpu_per_s", "p50", "p99", "max", "missed", "achieved")}
     return {"interval": interval, "threads": threads, "baseline": b, "recorded": r,
-            "slowdown": r / b - 1, "base_spread": (min(base), max(base)),
+            "slowdown": statistics.median(pairs), "pair_range": (min(pairs), max(pairs)),
+            "base_spread": (min(base), max(base)),
             "rec_spread": (min(rec), max(rec)), "sources": figures[0]["sources"],
             "loop": loop, "sampler": figures[0]["sampler"], **pick}
 
@@ -145,7 +152,7 @@ def measure(binary: Path, n: int, threads: int, interval: float, reps: int, fold
 def report(rows: list[dict[str, object]], bench: _common.Run, reps: int, work_s: float
            ) -> tuple[str, str]:
     header = ["loop", "interval", "child threads", "child work: unrecorded (median)",
-              "recorded (median)", "slowdown", "target", "recorder CPU per s of recording",
+              "recorded (median)", "slowdown (median of pairs)", "pairs: min / max", "target", "recorder CPU per s of recording",
               "jitter p50 / p99 / max", "missed ticks (median)", "achieved interval"]
     table = []
     for r in rows:
@@ -156,7 +163,9 @@ def report(rows: list[dict[str, object]], bench: _common.Run, reps: int, work_s:
             f"<= {100 * target:g} %: " + ("meets" if slowdown <= target else "**misses**"))
         table.append([
             r["loop"], f"{interval * 1e3:g} ms", r["threads"], f"{r['baseline']:.3f} s",
-            f"{r['recorded']:.3f} s", f"{100 * slowdown:+.2f} %", verdict,
+            f"{r['recorded']:.3f} s", f"{100 * slowdown:+.2f} %",
+            "{:+.2f} / {:+.2f} %".format(*(100 * x for x in r["pair_range"])),  # type: ignore[attr-defined]
+            verdict,
             f"{1e3 * float(r['cpu_per_s']):.1f} ms ({100 * float(r['cpu_per_s']):.2f} %)",  # type: ignore[arg-type]
             f"{1e3 * float(r['p50']):.3f} / {1e3 * float(r['p99']):.3f} / "  # type: ignore[arg-type]
             f"{1e3 * float(r['max']):.2f} ms",  # type: ignore[arg-type]
@@ -175,8 +184,8 @@ def report(rows: list[dict[str, object]], bench: _common.Run, reps: int, work_s:
         f"floating-point chain, ~{work_s:g} s of work per thread, on 1 thread (the recorder "
         f"has the other core) and on {os.cpu_count()} threads (every core busy: the recorder "
         "competes with the child). "
-        f"{reps} recorded runs per row, each after an unrecorded run of the same child "
-        "(baseline); medians. Recorder: node scope, every source that works here "
+        f"{reps} pairs per row: a recorded run and an unrecorded run of the same child next "
+        "to it (alternating which comes first); slowdown: median over the pairs. Recorder: node scope, every source that works here "
         f"({rows[0]['sources'] if rows else '-'}), as `phasekit record` runs it; its CPU "
         "time (all its threads, not the child's) per second of recording.",
         "- Loop: `compiled` is the default, the sampling loop in a native thread "
@@ -185,7 +194,7 @@ def report(rows: list[dict[str, object]], bench: _common.Run, reps: int, work_s:
         "comparison where the recorder competes with the child.",
         "- Jitter: lateness of each sample against its deadline on the monotonic clock.",
         "",
-        _common.markdown_table(header, table, "llrrrrlrrrr"),
+        _common.markdown_table(header, table, "llrrrrrlrrrr"),
         "",
         jitter,
     ])
@@ -195,7 +204,7 @@ def report(rows: list[dict[str, object]], bench: _common.Run, reps: int, work_s:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="one tiny run (smoke test)")
-    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--work", type=float, default=10.0,
                         help="seconds of child work (long enough that the recorder's start-up, "
                              "a few tens of ms, weighs less than the per-sample cost)")
