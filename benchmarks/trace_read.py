@@ -1,7 +1,8 @@
 """Paraver reader throughput (issue 5): lines, event records and MPI calls read per second,
 and the reader's peak resident memory, on a generated Extrae-like .prv.
 
-The trace is written by a small numba writer in this script (not phasekit.synth): 16 ranks
+The trace is written by a small streaming generator in this script (rows of integers
+formatted by phasekit.synth.traces.format_int_lines; not phasekit.synth's simulator): 16 ranks
 repeat a loop of 8 MPI call sites (MPI_Irecv x2, MPI_Isend x2, MPI_Wait x2, MPI_Waitall,
 MPI_Allreduce) with 3 caller levels and 2 line levels on every entry, PAPI_TOT_INS and
 PAPI_TOT_CYC on every entry and exit, a state record per call and per burst, and a
@@ -89,31 +90,18 @@ VALUES
 """ + "".join(f"{k} {100 + k} (solver.c, app)\n" for k in range(1, 9)) + "\n"
 
 
-@njit(cache=True)
-def _put(buf, p, v):
-    if v == 0:
-        buf[p] = 48
-        return p + 1
-    n = 0
-    x = v
-    while x > 0:
-        n += 1
-        x //= 10
-    q = p + n
-    while v > 0:
-        q -= 1
-        buf[q] = 48 + v % 10
-        v //= 10
-    return p + n
+#: Fields of the longest record (the entry event): the width of a row of integers.
+WIDTH = 22
 
 
 @njit(cache=True)
-def _write(buf, steps0, steps1, n_ranks, sites, seed):
-    """Write the records of loop steps [steps0, steps1) for all ranks; returns the size."""
+def _rows(fields, counts, steps0, steps1, n_ranks, sites, seed):
+    """Fill ``fields``/``counts`` with the records of loop steps [steps0, steps1) for all
+    ranks, in time order; returns the number of rows."""
     np.random.seed(seed)
     slot = 10000  # ns per rank per step
     step_ns = slot * n_ranks
-    p = 0
+    k = 0
     n_sites = sites.shape[0]
     for s in range(steps0, steps1):
         site = s % n_sites
@@ -123,99 +111,35 @@ def _write(buf, steps0, steps1, n_ranks, sites, seed):
             t_e = base + 2000 + np.random.randint(0, 3000)
             t_x = t_e + 500 + np.random.randint(0, 2000)
             nxt = (s + 1) * step_ns + r * slot + 2000  # next entry is after this
-            # entry event "2:cpu:1:task:1:time:type:value:..."
-            buf[p] = 50
-            buf[p + 1] = 58
-            p = _put(buf, p + 2, task)
-            buf[p] = 58
-            buf[p + 1] = 49
-            buf[p + 2] = 58
-            p = _put(buf, p + 3, task)
-            buf[p] = 58
-            buf[p + 1] = 49
-            buf[p + 2] = 58
-            p = _put(buf, p + 3, t_e)
-            buf[p] = 58
-            p = _put(buf, p + 1, sites[site, 0])
-            buf[p] = 58
-            p = _put(buf, p + 1, sites[site, 1])
             ins = 100000 + np.random.randint(0, 50000) + 1000 * site
             cyc = 80000 + np.random.randint(0, 30000)
-            for ty, va in ((42000050, ins), (42000059, cyc), (70000001, 3 + (site == 7)),
-                           (80000001, site + 1), (70000002, 2), (80000002, 1),
-                           (70000003, 1)):
-                buf[p] = 58
-                p = _put(buf, p + 1, ty)
-                buf[p] = 58
-                p = _put(buf, p + 1, va)
-            buf[p] = 10
-            p += 1
-            # in-MPI state
-            for t0, t1, st in ((t_e, t_x, 10),):
-                buf[p] = 49
-                buf[p + 1] = 58
-                p = _put(buf, p + 2, task)
-                buf[p] = 58
-                buf[p + 1] = 49
-                buf[p + 2] = 58
-                p = _put(buf, p + 3, task)
-                buf[p] = 58
-                buf[p + 1] = 49
-                buf[p + 2] = 58
-                p = _put(buf, p + 3, t0)
-                buf[p] = 58
-                p = _put(buf, p + 1, t1)
-                buf[p] = 58
-                p = _put(buf, p + 1, st)
-                buf[p] = 10
-                p += 1
-            # communication record for an Isend (to the next rank)
-            if sites[site, 1] == 3:
+            row = fields[k]  # entry event: call, counters, caller levels
+            row[:6] = (2, task, 1, task, 1, t_e)
+            row[6:8] = (sites[site, 0], sites[site, 1])
+            row[8:12] = (42000050, ins, 42000059, cyc)
+            row[12:16] = (70000001, 3 + (site == 7), 80000001, site + 1)
+            row[16:22] = (70000002, 2, 80000002, 1, 70000003, 1)
+            counts[k] = 22
+            fields[k + 1, :8] = (1, task, 1, task, 1, t_e, t_x, 10)  # in-MPI state
+            counts[k + 1] = 8
+            k += 2
+            if sites[site, 1] == 3:  # communication record of an Isend, to the next rank
                 peer = (r + 1) % n_ranks + 1
-                for v in (3, task, 1, task, 1, t_e, t_e + 100, peer, 1, peer, 1, t_e, t_x,
-                          4096 << (site & 3), 7):
-                    p = _put(buf, p, v)
-                    buf[p] = 58
-                    p += 1
-                buf[p - 1] = 10
-            # exit event with counters, then the running state
-            buf[p] = 50
-            buf[p + 1] = 58
-            p = _put(buf, p + 2, task)
-            buf[p] = 58
-            buf[p + 1] = 49
-            buf[p + 2] = 58
-            p = _put(buf, p + 3, task)
-            buf[p] = 58
-            buf[p + 1] = 49
-            buf[p + 2] = 58
-            p = _put(buf, p + 3, t_x)
-            for ty, va in ((sites[site, 0], 0), (42000050, 5000 + np.random.randint(0, 900)),
-                           (42000059, 9000 + np.random.randint(0, 900))):
-                buf[p] = 58
-                p = _put(buf, p + 1, ty)
-                buf[p] = 58
-                p = _put(buf, p + 1, va)
-            buf[p] = 10
-            p += 1
-            buf[p] = 49
-            buf[p + 1] = 58
-            p = _put(buf, p + 2, task)
-            buf[p] = 58
-            buf[p + 1] = 49
-            buf[p + 2] = 58
-            p = _put(buf, p + 3, task)
-            buf[p] = 58
-            buf[p + 1] = 49
-            buf[p + 2] = 58
-            p = _put(buf, p + 3, t_x)
-            buf[p] = 58
-            p = _put(buf, p + 1, nxt)
-            buf[p] = 58
-            buf[p + 1] = 49
-            buf[p + 2] = 10
-            p += 3
-    return p
+                row = fields[k]
+                row[:7] = (3, task, 1, task, 1, t_e, t_e + 100)
+                row[7:15] = (peer, 1, peer, 1, t_e, t_x, 4096 << (site & 3), 7)
+                counts[k] = 15
+                k += 1
+            ins_x = 5000 + np.random.randint(0, 900)
+            cyc_x = 9000 + np.random.randint(0, 900)
+            row = fields[k]  # exit event with counters, then the running state
+            row[:8] = (2, task, 1, task, 1, t_x, sites[site, 0], 0)
+            row[8:12] = (42000050, ins_x, 42000059, cyc_x)
+            counts[k] = 12
+            fields[k + 1, :8] = (1, task, 1, task, 1, t_x, nxt, 1)
+            counts[k + 1] = 8
+            k += 2
+    return k
 
 
 def write_trace(path: Path, n_events: int, *, compress: bool = False) -> dict:
@@ -225,15 +149,20 @@ def write_trace(path: Path, n_events: int, *, compress: bool = False) -> dict:
     duration = (steps + 1) * 10000 * N_RANKS
     header = (f"#Paraver (01/01/2024 at 00:00):{duration}_ns:1({N_RANKS}):1:{N_RANKS}("
               + ",".join("1:1" for _ in range(N_RANKS)) + "),1\n")
-    buf = np.empty(64 << 20, dtype=np.uint8)
-    per_block = (len(buf) // 700) // N_RANKS
+    from phasekit.synth.traces import format_int_lines
+
+    per_block = (64 << 20) // 700 // N_RANKS  # loop steps per block (the seed is per block)
+    fields = np.zeros((per_block * N_RANKS * 5, WIDTH), dtype=np.int64)
+    counts = np.zeros(len(fields), dtype=np.int64)
+    buf = np.empty(len(fields) * (WIDTH * 21 + 1), dtype=np.uint8)
     size = 0
     with gzip.open(path, "wb", compresslevel=1) if compress else open(path, "wb") as out:
         out.write(header.encode())
         out.write(b"c:1:1:" + str(N_RANKS).encode() + b":"
                   + ":".join(str(t) for t in range(1, N_RANKS + 1)).encode() + b"\n")
         for s0 in range(0, steps, per_block):
-            n = _write(buf, s0, min(steps, s0 + per_block), N_RANKS, SITES, s0)
+            rows = _rows(fields, counts, s0, min(steps, s0 + per_block), N_RANKS, SITES, s0)
+            n = format_int_lines(fields[:rows], counts[:rows], buf)
             out.write(buf[:n].tobytes())
             size += n
     stem = path.name.removesuffix(".gz").removesuffix(".prv")

@@ -27,7 +27,6 @@ IPC of a burst is the call's ``ipc`` at ``clock_hz``.
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -47,6 +46,7 @@ __all__ = [
     "Loop",
     "Program",
     "SimulatedTrace",
+    "format_int_lines",
     "simulate",
     "write_paraver",
 ]
@@ -262,7 +262,7 @@ def simulate(program: Program, *, seed: int = 0) -> SimulatedTrace:
 
 # --------------------------------------------------------------------------- the writer
 @njit(cache=True)
-def _format_lines(fields: np.ndarray, counts: np.ndarray, out: np.ndarray) -> int:
+def format_int_lines(fields: np.ndarray, counts: np.ndarray, out: np.ndarray) -> int:
     """Write rows of non-negative integers as ``a:b:c\\n`` lines into ``out``; returns the
     bytes written. Row ``i`` uses its first ``counts[i]`` fields."""
     pos = 0
@@ -456,7 +456,7 @@ def write_paraver(program: Program, path: str | os.PathLike[str], *, seed: int =
             step = 200_000
             buffer = np.empty(step * (fields.shape[1] * 21 + 1), np.uint8)
             for lo in range(0, len(fields), step):
-                used = _format_lines(fields[lo:lo + step], counts[lo:lo + step], buffer)
+                used = format_int_lines(fields[lo:lo + step], counts[lo:lo + step], buffer)
                 fh.write(buffer[:used].tobytes())
     pcf = prv.with_name(stem + ".pcf")
     atomic_write_text(pcf, _pcf(frames, lines, depth, program.name))
@@ -471,22 +471,6 @@ def write_paraver(program: Program, path: str | os.PathLike[str], *, seed: int =
                                          "n_events": trace.n_events},
                                         separators=(",", ":")))
     return {"prv": prv, "pcf": pcf, "row": row, "truth": truth}
-
-
-def prv_text(program: Program, *, seed: int = 0) -> str:
-    """The .prv text of ``program`` (small programs; for tests and examples)."""
-    trace = simulate(program, seed=seed)
-    frames: dict[str, int] = {}
-    lines: dict[tuple[str, int], int] = {}
-    depth = max(len(s.path) for s in trace.sites)
-    for site in trace.sites:
-        for function, file, line in (_parse_frame(f) for f in site.path):
-            frames.setdefault(function, len(frames) + 1)
-            lines.setdefault((file, line), len(lines) + 1)
-    fields, counts, _ = _records(trace, frames, lines, depth)
-    buffer = np.empty(len(fields) * (fields.shape[1] * 21 + 1), np.uint8)
-    used = _format_lines(fields, counts, buffer)
-    return io.BytesIO(buffer[:used].tobytes()).getvalue().decode()
 
 
 # --------------------------------------------------------------------------- the suite
