@@ -24,6 +24,7 @@ from phasekit.cli import info as _info
 from phasekit.cli import phases as _phases
 from phasekit.cli import record as _record
 from phasekit.cli import sources as _sources
+from phasekit.cli import structure as _structure
 from phasekit.cli import synth as _synth
 from phasekit.cli import watch as _watch
 from phasekit.cli.common import STATE
@@ -97,6 +98,7 @@ app.command("record", epilog=_record.EPILOG,
 app.command("sources", epilog=_sources.EPILOG)(_sources.sources)
 app.command("phases", epilog=_phases.EPILOG)(_phases.phases)
 app.command("watch", epilog=_watch.EPILOG)(_watch.watch)
+app.command("structure", epilog=_structure.EPILOG)(_structure.structure)
 
 
 # --- logging and warnings --------------------------------------------------------------------

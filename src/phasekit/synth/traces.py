@@ -154,6 +154,37 @@ class Program:
                 "n_ranks": self.n_ranks, "description": self.description,
                 "body": [node.to_dict() for node in self.body]}
 
+    def outline(self) -> tuple[tuple[Any, ...], ...]:
+        """The structure a trace of this program shows, in the canonical form of
+        :func:`phasekit.structure.outline`: ``("call", name, site, ranks)`` and ``("loop",
+        iterations, body, ranks)``, ``ranks`` None for an item every rank of its block makes.
+        A loop of one iteration shows as its body (no trace can tell it is a loop)."""
+        everyone = frozenset(range(self.n_ranks))
+
+        def ranks_of(node: Call | Loop) -> frozenset[int]:
+            if isinstance(node, Call):
+                return everyone if node.ranks is None else frozenset(node.ranks) & everyone
+            return frozenset().union(*(ranks_of(child) for child in node.body))
+
+        def walk(body: Sequence[Call | Loop], block: frozenset[int]) -> list[tuple[Any, ...]]:
+            out: list[tuple[Any, ...]] = []
+            for node in body:
+                ranks = ranks_of(node)
+                if not ranks:
+                    continue
+                condition = None if ranks == block else tuple(sorted(ranks))
+                if isinstance(node, Call):
+                    _function, file, line = _parse_frame(node.path[-1])
+                    out.append(("call", node.name, f"{file}:{line}", condition))
+                elif node.iterations == 1:
+                    out.extend(walk(node.body, block))
+                else:
+                    out.append(("loop", node.iterations, tuple(walk(node.body, ranks)),
+                                condition))
+            return out
+
+        return tuple(walk(self.body, frozenset().union(*(ranks_of(n) for n in self.body))))
+
     def loops(self) -> list[Loop]:
         """Every loop, outer before inner, in program order."""
         out: list[Loop] = []

@@ -1,0 +1,112 @@
+"""``phasekit structure``: the loop structure of an MPI application from its trace (seed 003)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich import box
+from rich.table import Table
+
+from phasekit.cli.common import check_output, name_file, out_console, print_json, write_json
+from phasekit.cli.phases import FIGURE_SUFFIXES
+from phasekit.errors import PhasekitError, UsageError
+
+EPILOG = """\
+Example:
+
+\b
+    phasekit structure lulesh.prv
+    phasekit structure run.prv.gz --rank 0 --plot clusters.png
+    phasekit structure scorep-run/traces.otf2 --json > structure.json
+"""
+
+
+def structure(
+    trace_path: Annotated[Path, typer.Argument(
+        metavar="TRACE", show_default=False,
+        help="Paraver trace (.prv or .prv.gz, with its .pcf and .row beside it) or an OTF2 "
+             "anchor file (.otf2).")],
+    rank: Annotated[int | None, typer.Option(
+        "--rank", metavar="R", show_default=False,
+        help="Analyze rank R only (0-based).")] = None,
+    eps: Annotated[float, typer.Option(
+        "--eps", metavar="E", help="DBSCAN radius in log10 of repetitions and of the mean "
+        "time between them (seed 003: 0.2).")] = 0.2,
+    min_pts: Annotated[int, typer.Option(
+        "--min-pts", metavar="N", help="DBSCAN minimum points (seed 003: 1).")] = 1,
+    min_explained: Annotated[float, typer.Option(
+        "--min-explained", metavar="F", help="Drop repeated calls explaining less than this "
+        "share of the run (δ = repetitions x mean time between them / run time).")] = 0.01,
+    json_output: Annotated[bool, typer.Option(
+        "--json", help="Print {\"loops\": [{\"iterations\", \"iteration_time_s\", \"loops\", "
+        "\"calls\", ...}], ...} as JSON.")] = False,
+    plot: Annotated[Path | None, typer.Option(
+        "--plot", metavar="FILE", help="Write the clustering scatter (repetitions against mean "
+        "time between repetitions, coloured by loop).")] = None,
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-o", metavar="RESULT.json", help="Write the result as JSON.")] = None,
+) -> None:
+    """Infer the loops of an MPI application from its execution trace and print pseudocode.
+
+    MPI calls are proxies for iterations (seed 003): each unique call (call type and call
+    path) is reduced to its repetitions and mean time between repetitions, clustered into
+    loops (DBSCAN), loops are nested where their timestamps show it, ranks are merged with
+    IF rank in [...] blocks, and the result is printed as the seed's pseudocode table with
+    E(TIME), E(SIZE) and E(IPC) per call.
+    """
+    from phasekit.io import is_trace, read_trace
+    from phasekit.structure import structure as run_structure
+
+    check_output(output, "--output")
+    check_output(plot, "--plot", FIGURE_SUFFIXES)
+    if not is_trace(trace_path):
+        raise UsageError(f"{trace_path}: not a trace; expected a Paraver .prv/.prv.gz or an "
+                         "OTF2 .otf2 anchor file")
+    try:
+        trace = read_trace(trace_path)
+        result = run_structure(trace, rank=rank, eps=eps, min_pts=min_pts,
+                               min_explained=min_explained)
+    except PhasekitError as exc:
+        raise name_file(exc, trace_path) from exc
+    written: list[tuple[str, Path]] = []
+    if output is not None:
+        write_json(output, result.to_dict())
+        written.append(("result", output))
+    if plot is not None:
+        from phasekit.plot.structure import plot_clusters
+
+        plot_clusters(result, plot)
+        written.append(("figure", plot))
+    if json_output:
+        print_json(result.to_dict(clusters=False))
+        return
+    console = out_console()
+    only = f", rank {rank}" if rank is not None else ""
+    table = Table(title=f"Structure of {trace_path.name} (seed 003; {trace.n_ranks} ranks"
+                        f"{only}, {trace.n_calls} MPI calls)",
+                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for column in ("FILE", "LINE", "PSEUDOCODE", "E(TIME)", "E(SIZE)", "E(IPC)"):
+        table.add_column(column, justify="right" if column.startswith(("LINE", "E(")) else "left",
+                         no_wrap=True)
+    for row in result.table():
+        table.add_row(*row.values())
+    if result.rows:
+        console.print(table)
+    n_loops = len(result.loops)
+    top = result.top_loops
+    console.print(f"{n_loops} loop(s), {len(top)} at the top level"
+                  + (": " + ", ".join(f"id {loop.id} with {loop.it} iterations" for loop in top)
+                     if top else ""), soft_wrap=True)
+    filtered = int(result.reduction.filtered.sum())
+    if filtered:
+        console.print(f"{filtered} repeated call(s) explain less than {min_explained:.0%} of "
+                      "the run and are left out (--min-explained)", soft_wrap=True)
+    notes = [result.explanation] if result.explanation else []
+    if trace.meta.get("note"):
+        notes.append(str(trace.meta["note"]))
+    for text in [*notes, *result.diagnostics]:
+        console.print(f"note: {text}", soft_wrap=True)
+    for what, path in written:
+        console.print(f"wrote {what}: {path}", soft_wrap=True)

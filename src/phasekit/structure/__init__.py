@@ -1,0 +1,343 @@
+"""The loop structure of an MPI application from its execution trace (seed 003).
+
+:func:`structure` runs the seed's workflow on a :class:`~phasekit.trace.Trace`: reduction
+(:mod:`.reduce`), clustering (:mod:`.cluster`), loop merge (:mod:`.loops`), inter-rank
+reduction (:mod:`.ranks`) and pseudocode (:mod:`.pseudocode`). It reports, rather than
+prints silently, what makes a structure doubtful: clusters that held two loops (aliasing,
+undone), loops whose calls repeat different numbers of times or that repeat as evenly
+across their parent's iterations as inside one (cluster split), calls made once inside a
+loop, loops that overlap in time without nesting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from phasekit.errors import UsageError
+from phasekit.results import plain
+from phasekit.structure.cluster import EPS, MIN_PTS, cluster_entries, split_aliased
+from phasekit.structure.loops import InferredLoop, build_loops, nest, split_suspect
+from phasekit.structure.pseudocode import Row, call_stats, format_count, rows
+from phasekit.structure.ranks import CallItem, IfItem, Item, LoopItem, arrange
+from phasekit.structure.reduce import MIN_EXPLAINED, Reduction, reduce_trace
+from phasekit.trace import Trace
+
+__all__ = ["EPS", "MIN_EXPLAINED", "MIN_PTS", "StructureResult", "outline", "structure"]
+
+RESULT_KIND = "mpi-structure-result"
+
+
+@dataclass(eq=False)
+class StructureResult:
+    """The structure of a trace: the program body (calls outside loops, loops, conditional
+    blocks, in program order), the loops, the pseudocode rows and the diagnostics."""
+
+    trace: Trace
+    reduction: Reduction
+    body: list[Item]
+    loops: list[InferredLoop]
+    labels: dict[int, int]
+    rows: list[Row]
+    diagnostics: list[str] = field(default_factory=list)
+    unplaced: list[int] = field(default_factory=list)
+    explanation: str = ""
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def top_loops(self) -> list[InferredLoop]:
+        """The top-level loops in program order."""
+        return _loops_in(self.body)
+
+    def to_dict(self, *, clusters: bool = True) -> dict[str, Any]:
+        """The JSON contract: ``{"loops": [...top-level, program order...], ...}``; each
+        loop has ``iterations`` (per iteration of its parent), ``iteration_time_s``, nested
+        ``loops`` and its ``calls``; ``body`` gives the order with conditional blocks."""
+        red = self.reduction
+        occurrences = _first_occurrences(self.body)
+        data: dict[str, Any] = {
+            "kind": RESULT_KIND, "version": 1,
+            "trace": {"sources": list(self.trace.sources), "format": self.trace.format,
+                      "n_ranks": self.trace.n_ranks, "duration_s": self.trace.duration_s,
+                      "n_calls": self.trace.n_calls},
+            "parameters": self.parameters,
+            "loops": [_loop_dict(red, occurrences[loop.id]) for loop in self.top_loops],
+            "calls": _call_dicts(red, _calls_in(self.body), self.body),
+            "body": _body_refs(self.body, _calls_in(self.body)),
+            "filtered": [_entry_dict(red, e) for e in np.flatnonzero(red.filtered)],
+            "unplaced": [_entry_dict(red, e) for e in self.unplaced],
+            "diagnostics": list(self.diagnostics), "explanation": self.explanation,
+        }
+        if clusters:
+            data["clusters"] = [{**_entry_dict(red, e), "loop": self.labels.get(int(e))}
+                                for e in np.flatnonzero(red.it > 1)]
+        return plain(data)
+
+    def table(self) -> list[dict[str, str]]:
+        """The pseudocode rows as text cells (FILE, LINE, PSEUDOCODE, E(TIME), E(SIZE),
+        E(IPC)), indented with ": " per level as in the seed's console output."""
+        return [{"FILE": r.file, "LINE": r.line, "PSEUDOCODE": ": " * r.depth + r.text,
+                 "E(TIME)": _time(r.time_s), "E(SIZE)": _size(r.size_bytes),
+                 "E(IPC)": "-" if not np.isfinite(r.ipc) else f"{r.ipc:.2f}"} for r in self.rows]
+
+
+def _time(seconds: float) -> str:
+    if not np.isfinite(seconds):
+        return "-"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.2f}{unit}"
+    return f"{seconds * 1e9:.0f}ns"
+
+
+def _size(size: float) -> str:
+    if not np.isfinite(size) or size == 0:
+        return "-"
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if size >= scale:
+            return f"{size / scale:.1f}{unit}"
+    return f"{size:.1f}B"
+
+
+def _walk(items: Sequence[Item]) -> list[Item]:
+    out: list[Item] = []
+    for item in items:
+        out.append(item)
+        if isinstance(item, LoopItem | IfItem):
+            out.extend(_walk(item.body))
+    return out
+
+
+def _loops_in(items: Sequence[Item]) -> list[InferredLoop]:
+    """The loops directly in ``items`` (through conditional blocks), first occurrences."""
+    out: list[InferredLoop] = []
+    for item in items:
+        if isinstance(item, LoopItem) and item.loop not in out:
+            out.append(item.loop)
+        elif isinstance(item, IfItem):
+            out.extend(loop for loop in _loops_in(item.body) if loop not in out)
+    return out
+
+
+def _calls_in(items: Sequence[Item]) -> list[int]:
+    """The signatures called directly in ``items`` (through conditional blocks), in order."""
+    out: list[int] = []
+    for item in items:
+        if isinstance(item, CallItem) and item.signature not in out:
+            out.append(item.signature)
+        elif isinstance(item, IfItem):
+            out.extend(s for s in _calls_in(item.body) if s not in out)
+    return out
+
+
+def _first_occurrences(body: Sequence[Item]) -> dict[int, LoopItem]:
+    out: dict[int, LoopItem] = {}
+    for item in _walk(body):
+        if isinstance(item, LoopItem):
+            out.setdefault(item.loop.id, item)
+    return out
+
+
+def _entries_of(items: Sequence[Item], signature: int) -> np.ndarray:
+    found = [item.entries for item in items if isinstance(item, CallItem)
+             and item.signature == signature]
+    found += [_entries_of(item.body, signature) for item in items if isinstance(item, IfItem)]
+    return np.unique(np.concatenate(found)) if found else np.zeros(0, np.int64)
+
+
+def _call_dicts(red: Reduction, signatures: list[int], items: Sequence[Item]
+                ) -> list[dict[str, Any]]:
+    out = []
+    for s in signatures:
+        sig = red.signatures[s]
+        entries = _entries_of(items, s)
+        e_time, e_size, e_ipc = call_stats(red, entries)
+        out.append({"call": sig.call, "path": [f for f, _ in sig.frames],
+                    "lines": [site for _, site in sig.frames], "site": sig.site,
+                    "ranks": sorted({int(r) for r in red.rank[entries]}),
+                    "count": int(red.it[entries].sum()), "e_time_s": e_time,
+                    "e_size_bytes": e_size, "e_ipc": e_ipc})
+    return out
+
+
+def _body_refs(items: Sequence[Item], calls: list[int]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for item in items:
+        if isinstance(item, CallItem):
+            out.append({"call": calls.index(item.signature)})
+        elif isinstance(item, LoopItem):
+            out.append({"loop": item.loop.id})
+        else:
+            out.append({"if": list(item.ranks), "body": _body_refs(item.body, calls)})
+    return out
+
+
+def _loop_dict(red: Reduction, item: LoopItem) -> dict[str, Any]:
+    loop = item.loop
+    calls = _calls_in(item.body)
+    children = _first_occurrences(item.body)
+    return {
+        "id": loop.id, "iterations": round(loop.iterations_per_outer),
+        "iterations_per_outer": loop.iterations_per_outer, "iterations_total": loop.it,
+        "iteration_time_s": loop.iteration_time_s(),
+        "mean_time_between_repetitions_s": loop.imt,
+        "explained": float(np.median(red.delta[loop.entries])),
+        "ranks": list(loop.all_ranks()),
+        "loops": [_loop_dict(red, children[child.id]) for child in _loops_in(item.body)],
+        "calls": _call_dicts(red, calls, item.body),
+        "body": _body_refs(item.body, calls),
+    }
+
+
+def _entry_dict(red: Reduction, e: int) -> dict[str, Any]:
+    sig = red.signatures[int(red.signature[e])]
+    return {"rank": int(red.rank[e]), "call": sig.call, "site": sig.site,
+            "repetitions": int(red.it[e]), "mean_time_between_s": float(red.imt[e]),
+            "explained": float(red.delta[e])}
+
+
+def _extent(red: Reduction, loop: InferredLoop, rank: int) -> tuple[float, float] | None:
+    entries = loop.all_entries()
+    on = entries[red.rank[entries] == rank]
+    return (float(red.first[on].min()), float(red.last[on].max())) if on.size else None
+
+
+def _spans(red: Reduction, loop: InferredLoop, rank: int, cuts: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Iterations of the parent (``cuts``: its anchor; empty for top-level loops) in which
+    ``loop``'s subtree calls on ``rank``, and its first and last call time in each."""
+    entries = loop.all_entries()
+    on = entries[red.rank[entries] == rank]
+    times = np.sort(np.concatenate([red.timestamps(int(e)) for e in on])) if on.size \
+        else np.zeros(0)
+    bins = np.searchsorted(cuts, times, side="right")
+    present, start = np.unique(bins, return_index=True)
+    end = np.r_[start[1:], times.size] - 1
+    return present, times[start], times[end]
+
+
+def _interleaved(red: Reduction, a: InferredLoop, b: InferredLoop) -> int | None:
+    """A rank on which sibling loops ``a`` and ``b`` overlap in time (by more than a tenth
+    of the shorter) in most iterations of their parent (in the run, for top-level loops)."""
+    for rank in sorted(set(a.all_ranks()) & set(b.all_ranks())):
+        cuts = a.parent.anchor_on(rank) if a.parent is not None else np.zeros(0)
+        bins_a, a0, a1 = _spans(red, a, rank, cuts)
+        bins_b, b0, b1 = _spans(red, b, rank, cuts)
+        _, ia, ib = np.intersect1d(bins_a, bins_b, return_indices=True)
+        if not ia.size:
+            continue
+        shorter = np.minimum(a1[ia] - a0[ia], b1[ib] - b0[ib])
+        overlap = np.minimum(a1[ia], b1[ib]) - np.maximum(a0[ia], b0[ib])
+        if np.count_nonzero((shorter > 0) & (overlap > 0.1 * shorter)) > ia.size / 2:
+            return rank
+    return None
+
+
+def _number(body: Sequence[Item]) -> None:
+    next_id = 0
+    for item in _walk(body):
+        if isinstance(item, LoopItem) and item.loop.id < 0:
+            item.loop.id = next_id
+            next_id += 1
+
+
+def _diagnose(red: Reduction, loops: list[InferredLoop], splits: list[list[int]],
+              label_loop: dict[int, InferredLoop]) -> list[str]:
+    notes = []
+    for new_labels in splits:
+        ids = ", ".join(str(label_loop[label].id) for label in new_labels)
+        notes.append(f"cluster aliasing: loops {ids} have the same repetitions and time between "
+                     "them and fell in one cluster; told apart by when they run")
+    for loop in loops:
+        counts = red.it[loop.entries]
+        if counts.min() != counts.max():
+            notes.append(f"cluster split: the calls of loop {loop.id} repeat between "
+                         f"{counts.min()} and {counts.max()} times; some may be made in only "
+                         "some iterations")
+        if split_suspect(loop):
+            assert loop.parent is not None
+            notes.append(f"cluster split?: loop {loop.id} ({format_count(loop.iterations_per_outer)}"
+                         f" per iteration of loop {loop.parent.id}) repeats as evenly across "
+                         f"loop {loop.parent.id}'s iterations as inside one; loop "
+                         f"{loop.parent.id}'s own calls may be calls made every "
+                         f"{format_count(loop.iterations_per_outer)}th iteration of one loop")
+    for group in [[loop for loop in loops if loop.parent is None]] + \
+            [loop.children for loop in loops]:
+        for a_index, a in enumerate(group):
+            for b in group[a_index + 1:]:
+                rank = _interleaved(red, a, b)
+                if rank is not None:
+                    notes.append(f"loops {a.id} and {b.id} overlap in time on rank {rank} "
+                                 "without one nesting in the other: their relation is uncertain")
+    return notes
+
+
+def structure(trace: Trace, *, rank: int | None = None, eps: float = EPS,
+              min_pts: int = MIN_PTS, min_explained: float = MIN_EXPLAINED) -> StructureResult:
+    """The loop structure of ``trace`` (seed 003's workflow; module docstring).
+
+    ``rank``: analyze one rank only; ``eps``/``min_pts``: DBSCAN's parameters in the log10
+    space of repetitions and mean time between them (seed: 0.2 and 1); ``min_explained``:
+    the explained-time threshold below which repeated calls are filtered (ours: 1 %).
+    """
+    if eps <= 0 or min_pts < 1 or not 0 <= min_explained < 1:
+        raise UsageError("structure: eps must be > 0, min_pts >= 1 and min_explained in [0, 1)")
+    if rank is not None and not 0 <= rank < trace.n_ranks:
+        raise UsageError(f"rank {rank} is not in this trace (ranks 0 to {trace.n_ranks - 1})")
+    red = reduce_trace(trace, min_explained=min_explained)
+    chosen = red.rank == rank if rank is not None else np.ones(red.n_entries, bool)
+    candidates = np.flatnonzero(red.repeated & chosen)
+    labels = cluster_entries(red, candidates, eps=eps, min_pts=min_pts)
+    labels, splits = split_aliased(red, candidates, labels)
+    loops = build_loops(red, candidates[labels >= 0], labels[labels >= 0])
+    top = nest(red, loops)
+    label_loop = {loop.label: loop for loop in loops}
+    once = np.flatnonzero((red.it == 1) & chosen)
+    unplaced, straight = [], []
+    for e in once:
+        r, t = int(red.rank[e]), float(red.first[e])
+        inside = any((ext := _extent(red, loop, r)) is not None and ext[0] < t < ext[1]
+                     for loop in top)
+        (unplaced if inside else straight).append(int(e))
+    ranks = tuple(sorted({int(r) for r in red.rank[chosen]}))
+    body = arrange(red, np.asarray(straight, np.int64), top, ranks)
+    _number(body)
+    diagnostics = _diagnose(red, loops, splits, label_loop)
+    if unplaced:
+        diagnostics.append(f"{len(unplaced)} call(s) made once inside a loop's time range "
+                           "(made in one iteration only?) are left out of the pseudocode; "
+                           "see 'unplaced'")
+    explanation = ""
+    if trace.empty:
+        explanation = trace.explanation or "the trace holds no MPI call"
+    elif not loops:
+        explanation = ("no loop found: no MPI call repeats" if not (red.it[chosen] > 1).any()
+                       else "no loop found: the repeated calls explain less than "
+                            f"{min_explained:.0%} of the run each")
+    entry_label = {int(e): label_loop[int(lab)].id
+                   for e, lab in zip(candidates, labels, strict=True) if lab >= 0}
+    table = rows(red, body)
+    return StructureResult(trace, red, body, loops, entry_label, table, diagnostics, unplaced,
+                           explanation, {"eps": eps, "min_pts": min_pts,
+                                         "min_explained": min_explained, "rank": rank})
+
+
+def outline(items: Sequence[Item], reduction: Reduction, ranks: tuple[int, ...] | None = None
+            ) -> tuple[tuple[Any, ...], ...]:
+    """A canonical form of a body to compare structures: ``("call", name, site, ranks)`` and
+    ``("loop", iterations, body, ranks)``, where ``ranks`` is None for an item made by every
+    rank of its block and the sorted ranks inside an ``IF rank in [...]``."""
+    out: list[tuple[Any, ...]] = []
+    for item in items:
+        if isinstance(item, IfItem):
+            out.extend(outline(item.body, reduction, item.ranks))
+        elif isinstance(item, CallItem):
+            sig = reduction.signatures[item.signature]
+            out.append(("call", sig.call, sig.site, ranks))
+        else:
+            out.append(("loop", round(item.loop.iterations_per_outer),
+                        outline(item.body, reduction), ranks))
+    return tuple(out)
