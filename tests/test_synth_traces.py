@@ -131,3 +131,26 @@ def test_bad_descriptions_are_usage_errors() -> None:
         simulate(Program("none", 2, (Call("MPI_Barrier", ("main@a.c:1",), ranks=(5,)),)))
     with pytest.raises(UsageError, match=r"\.prv"):
         write_paraver(SUITE["test-2"], "trace.txt")
+
+
+@pytest.mark.parametrize("name", ["test-2", "stencil-16", "master-worker"])
+def test_chunked_writing_gives_the_same_records_in_time_order(name: str) -> None:
+    from phasekit.synth import traces
+
+    trace = simulate(SUITE[name], seed=3)
+    frames: dict[str, int] = {}
+    lines: dict[tuple[str, int], int] = {}
+    for site in trace.sites:
+        for function, file, line in (traces._parse_frame(f) for f in site.path):
+            frames.setdefault(function, len(frames) + 1)
+            lines.setdefault((file, line), len(lines) + 1)
+    depth = max(len(site.path) for site in trace.sites)
+
+    def records(chunk: int) -> list[tuple[int, ...]]:
+        return [tuple(row[:k]) for fields, counts in
+                traces._sorted_records(trace, frames, lines, depth, chunk=chunk)
+                for row, k in zip(fields.tolist(), counts.tolist(), strict=True)]
+
+    whole, chunked = records(10 ** 9), records(7)
+    assert chunked == whole
+    assert all(a[5] <= b[5] for a, b in zip(whole, whole[1:], strict=False))

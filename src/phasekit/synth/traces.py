@@ -323,13 +323,17 @@ def format_int_lines(fields: np.ndarray, counts: np.ndarray, out: np.ndarray) ->
 
 
 def _records(trace: SimulatedTrace, frame_ids: dict[str, int], line_ids: dict[tuple[str, int], int],
-             depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every record as a row of integers (kind code in field 0: 1 state, 2 event, 3 comm),
-    the number of fields of each row, and its time for sorting."""
+             depth: int, calls: np.ndarray, comm: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The records of the simulated ``calls`` (row indices) and of the communications
+    ``comm`` (send row, receive row): each a row of integers (kind code in field 0: 1 state,
+    2 event, 3 comm), the number of fields of each row, its time and a tie-break rank for
+    sorting (the caller sorts)."""
     sites = trace.sites
-    n = trace.n_events
-    cpu = trace.rank + 1
-    task = trace.rank + 1
+    n = calls.size
+    rank = trace.rank[calls]
+    cpu = rank + 1
+    task = rank + 1
     entry_fields = 6 + 2 + 4 + 4 * depth + 4
     width = max(entry_fields, 15)
     # per site: event type, value, state, caller ids per level (innermost = level 1)
@@ -345,11 +349,13 @@ def _records(trace: SimulatedTrace, frame_ids: dict[str, int], line_ids: dict[tu
         n_levels[i] = len(frames)
         for level, (function, file, line) in enumerate(frames):
             levels[i, level] = (frame_ids[function], line_ids[(file, line)])
-    st = trace.site
+    st = trace.site[calls]
+    burst_start, entry, leave = (trace.burst_start_ns[calls], trace.entry_ns[calls],
+                                 trace.exit_ns[calls])
     blocks = []
     # burst state, MPI state
-    for lo, hi, state in ((trace.burst_start_ns, trace.entry_ns, np.full(n, RUNNING)),
-                          (trace.entry_ns, trace.exit_ns, site_state[st])):
+    for lo, hi, state in ((burst_start, entry, np.full(n, RUNNING)),
+                          (entry, leave, site_state[st])):
         rec = np.zeros((n, width), np.int64)
         rec[:, :8] = np.column_stack([np.ones(n, np.int64), cpu, np.ones(n, np.int64), task,
                                       np.ones(n, np.int64), lo, hi, state])
@@ -358,10 +364,10 @@ def _records(trace: SimulatedTrace, frame_ids: dict[str, int], line_ids: dict[tu
     # entry events: call, counters, caller levels, collective sizes
     rec = np.zeros((n, width), np.int64)
     rec[:, :8] = np.column_stack([np.full(n, 2), cpu, np.ones(n, np.int64), task,
-                                  np.ones(n, np.int64), trace.entry_ns, site_type[st],
+                                  np.ones(n, np.int64), entry, site_type[st],
                                   site_value[st]])
-    rec[:, 8:12] = np.column_stack([np.full(n, INSTRUCTIONS), trace.instructions,
-                                    np.full(n, CYCLES), trace.cycles])
+    rec[:, 8:12] = np.column_stack([np.full(n, INSTRUCTIONS), trace.instructions[calls],
+                                    np.full(n, CYCLES), trace.cycles[calls]])
     count = np.full(n, 12)
     for level in range(depth):
         has = n_levels[st] > level
@@ -380,15 +386,14 @@ def _records(trace: SimulatedTrace, frame_ids: dict[str, int], line_ids: dict[tu
     rec[rows, col + 2] = COLLECTIVE_RECV_SIZE
     rec[rows, col + 3] = site_bytes[st[coll]]
     count[coll] += 4
-    blocks.append((rec, count, trace.entry_ns, np.full(n, 1.0)))
+    blocks.append((rec, count, entry, np.full(n, 1.0)))
     # exit events
     rec = np.zeros((n, width), np.int64)
     rec[:, :8] = np.column_stack([np.full(n, 2), cpu, np.ones(n, np.int64), task,
-                                  np.ones(n, np.int64), trace.exit_ns, site_type[st],
+                                  np.ones(n, np.int64), leave, site_type[st],
                                   np.zeros(n, np.int64)])
-    blocks.append((rec, np.full(n, 8), trace.exit_ns, np.full(n, 2.0)))
+    blocks.append((rec, np.full(n, 8), leave, np.full(n, 2.0)))
     # communications: sends and receives paired per (sender, receiver) in order
-    comm = _communications(trace)
     if comm.size:
         s, r = comm[:, 0], comm[:, 1]
         rec = np.zeros((len(comm), width), np.int64)
@@ -402,31 +407,38 @@ def _records(trace: SimulatedTrace, frame_ids: dict[str, int], line_ids: dict[tu
                        np.full(len(comm), 3.0)))
     fields = np.concatenate([b[0] for b in blocks])
     counts = np.concatenate([b[1] for b in blocks]).astype(np.int64)
-    times = np.concatenate([b[2] for b in blocks]).astype(np.float64)
+    times = np.concatenate([b[2] for b in blocks]).astype(np.int64)
     tie = np.concatenate([b[3] for b in blocks])
-    order = np.lexsort((tie, fields[:, 3], times))
-    return fields[order], counts[order], times[order]
+    return fields, counts, times, tie
 
 
 def _communications(trace: SimulatedTrace) -> np.ndarray:
     """(send row, receive row) pairs: the k-th send from a to b with the k-th receive on b
-    from a."""
+    from a, sorted by send row."""
     sites = trace.sites
-    sends: dict[tuple[int, int], list[int]] = {}
-    recvs: dict[tuple[int, int], list[int]] = {}
-    for row in range(trace.n_events):
-        site = sites[trace.site[row]]
-        rank = int(trace.rank[row])
-        peer = site.peer_of(rank)
-        if peer is None:
-            continue
-        if site.name in _SENDS:
-            sends.setdefault((rank, peer), []).append(row)
-        elif site.name in _RECVS:
-            recvs.setdefault((peer, rank), []).append(row)
-    pairs = [(s, r) for key, rows in sends.items()
-             for s, r in zip(rows, recvs.get(key, []), strict=False)]
-    return np.array(sorted(pairs), np.int64).reshape(-1, 2)
+    n = trace.program.n_ranks
+    peer = np.array([[-1 if (p := site.peer_of(r)) is None else p for r in range(n)]
+                     for site in sites], np.int64).reshape(len(sites), n)
+    is_send = np.array([site.name in _SENDS for site in sites])
+    is_recv = np.array([site.name in _RECVS for site in sites])
+    row_peer = peer[trace.site, trace.rank]
+
+    def numbered(mask: np.ndarray, sender: np.ndarray, receiver: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        rows = np.flatnonzero(mask)
+        key = sender[rows] * n + receiver[rows]
+        order = np.argsort(key, kind="stable")  # rows stay in order within a key
+        rows, key = rows[order], key[order]
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if key.size else key
+        nth = np.arange(key.size) - np.repeat(starts, np.diff(np.r_[starts, key.size]))
+        return rows, key * (trace.n_events + 1) + nth
+
+    has_peer = row_peer >= 0
+    sends, send_key = numbered(is_send[trace.site] & has_peer, trace.rank, row_peer)
+    recvs, recv_key = numbered(is_recv[trace.site] & has_peer, row_peer, trace.rank)
+    _, i, j = np.intersect1d(send_key, recv_key, assume_unique=True, return_indices=True)
+    pairs = np.column_stack([sends[i], recvs[j]]).astype(np.int64).reshape(-1, 2)
+    return pairs[np.argsort(pairs[:, 0], kind="stable")]
 
 
 def _pcf(frames: dict[str, int], lines: dict[tuple[str, int], int], depth: int,
@@ -455,6 +467,41 @@ def _pcf(frames: dict[str, int], lines: dict[tuple[str, int], int], depth: int,
     return "\n".join(out) + "\n"
 
 
+def _sorted_records(trace: SimulatedTrace, frames: dict[str, int],
+                    lines: dict[tuple[str, int], int], depth: int, *, chunk: int = 100_000
+                    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Every record in time order (then task, then state/entry/exit/comm), ``chunk`` calls
+    at a time: memory bounded by the chunk, not the trace. A chunk's records later than the
+    earliest record any later call can have (its burst's start) wait for the next chunk."""
+    order = np.argsort(trace.entry_ns, kind="stable")
+    earliest_after = np.minimum.accumulate(trace.burst_start_ns[order][::-1])[::-1]
+    pairs = _communications(trace)
+    position = np.empty(trace.n_events, np.int64)
+    position[order] = np.arange(trace.n_events)
+    pair_at = position[pairs[:, 0]]
+    pairs = pairs[np.argsort(pair_at, kind="stable")]
+    pair_at = np.sort(pair_at)
+    width = max(6 + 2 + 4 + 4 * depth + 4, 15)
+    held = [np.zeros((0, width), np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
+            np.zeros(0)]
+    for lo in range(0, trace.n_events, chunk):
+        hi = min(lo + chunk, trace.n_events)
+        p0, p1 = np.searchsorted(pair_at, [lo, hi])
+        new = _records(trace, frames, lines, depth, order[lo:hi], pairs[p0:p1])
+        fields, counts, times, tie = (np.concatenate([a, b]) for a, b in zip(held, new,
+                                                                             strict=True))
+        limit = earliest_after[hi] if hi < trace.n_events else np.iinfo(np.int64).max
+        ready = times < limit
+        held = [a[~ready] for a in (fields, counts, times, tie)]
+        fields, counts, times, tie = (a[ready] for a in (fields, counts, times, tie))
+        sort = np.lexsort((tie, fields[:, 3], times))
+        yield fields[sort], counts[sort]
+    if held[0].size:
+        fields, counts, times, tie = held
+        sort = np.lexsort((tie, fields[:, 3], times))
+        yield fields[sort], counts[sort]
+
+
 def write_paraver(program: Program, path: str | os.PathLike[str], *, seed: int = 0,
                   trace: SimulatedTrace | None = None) -> dict[str, Path]:
     """Simulate ``program`` (or take ``trace``) and write ``path`` (.prv or .prv.gz), its .pcf
@@ -475,7 +522,6 @@ def write_paraver(program: Program, path: str | os.PathLike[str], *, seed: int =
         for function, file, line in parsed:
             frames.setdefault(function, len(frames) + 1)
             lines.setdefault((file, line), len(lines) + 1)
-    fields, counts, _times = _records(trace, frames, lines, depth)
     n = program.n_ranks
     header = (f"#Paraver (01/01/2026 at 00:00):{trace.duration_ns}_ns:1({n}):1:"
               f"{n}({','.join(['1:1'] * n)})\n")
@@ -484,10 +530,9 @@ def write_paraver(program: Program, path: str | os.PathLike[str], *, seed: int =
         opener = gzip.open if prv.name.endswith(".gz") else open
         with opener(tmp, "wb") as fh:  # type: ignore[operator]
             fh.write((header + comm).encode())
-            step = 200_000
-            buffer = np.empty(step * (fields.shape[1] * 21 + 1), np.uint8)
-            for lo in range(0, len(fields), step):
-                used = format_int_lines(fields[lo:lo + step], counts[lo:lo + step], buffer)
+            for fields, counts in _sorted_records(trace, frames, lines, depth):
+                buffer = np.empty(fields.size * 21 + len(fields), np.uint8)
+                used = format_int_lines(fields, counts, buffer)
                 fh.write(buffer[:used].tobytes())
     pcf = prv.with_name(stem + ".pcf")
     atomic_write_text(pcf, _pcf(frames, lines, depth, program.name))
