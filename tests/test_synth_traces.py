@@ -4,6 +4,7 @@ the Paraver files written say exactly that (checked with a plain line-by-line re
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 from collections import Counter
 from pathlib import Path
@@ -153,4 +154,4 @@ def test_chunked_writing_gives_the_same_records_in_time_order(name: str) -> None
 
     whole, chunked = records(10 ** 9), records(7)
     assert chunked == whole
-    assert all(a[5] <= b[5] for a, b in zip(whole, whole[1:], strict=False))
+    assert all(a[5] <= b[5] for a, b in itertools.pairwise(whole))
