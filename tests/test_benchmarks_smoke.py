@@ -30,6 +30,7 @@ def run(script: str, *args: str) -> str:
     ("phases_speed.py", "phases_speed"),
     ("phases_quality.py", "phases_quality"),
     ("trace_read.py", "trace_read"),
+    ("structure_e2e.py", "structure_e2e"),
 ])
 def test_quick_run_writes_its_section(tmp_path: Path, script: str, section: str) -> None:
     results = tmp_path / "RESULTS.md"
