@@ -69,11 +69,11 @@ def _merge_pair(merged: list[tuple[_Key, frozenset[int]]], ranks: frozenset[int]
     longest common subsequence; runs only one side has go in source order."""
     a = [k for k, _ in merged]
     n, m = len(a), len(seq)
-    lcs = np.zeros((n + 1, m + 1), np.int32)  # lcs[i, j]: of a[i:] and seq[j:]
+    lcs = [[0] * (m + 1) for _ in range(n + 1)]  # lcs[i][j]: of a[i:] and seq[j:]
     for i in range(n - 1, -1, -1):
+        row, below = lcs[i], lcs[i + 1]
         for j in range(m - 1, -1, -1):
-            lcs[i, j] = lcs[i + 1, j + 1] + 1 if a[i] == seq[j] \
-                else max(lcs[i + 1, j], lcs[i, j + 1])
+            row[j] = below[j + 1] + 1 if a[i] == seq[j] else max(below[j], row[j + 1])
     out: list[tuple[_Key, frozenset[int]]] = []
     only_a: list[tuple[_Key, frozenset[int]]] = []
     only_b: list[tuple[_Key, frozenset[int]]] = []
@@ -87,12 +87,12 @@ def _merge_pair(merged: list[tuple[_Key, frozenset[int]]], ranks: frozenset[int]
 
     i = j = 0
     while i < n or j < m:
-        if i < n and j < m and a[i] == seq[j] and lcs[i, j] == lcs[i + 1, j + 1] + 1:
+        if i < n and j < m and a[i] == seq[j] and lcs[i][j] == lcs[i + 1][j + 1] + 1:
             flush()
             out.append((a[i], merged[i][1] | ranks))
             i += 1
             j += 1
-        elif j >= m or (i < n and lcs[i + 1, j] >= lcs[i, j + 1]):
+        elif j >= m or (i < n and lcs[i + 1][j] >= lcs[i][j + 1]):
             only_a.append(merged[i])
             i += 1
         else:
