@@ -48,6 +48,7 @@ Example:
     phasekit demo
     phasekit synth nemo --minutes 5 --seed 1 -o nemo.parquet
     phasekit analyze nemo.parquet --plot nemo.png
+    phasekit structure lulesh.prv
 """
 
 app = typer.Typer(
@@ -82,6 +83,7 @@ def _global(
     Record profiles (perf_event counters, /proc, RAPL, external sensors) or import them (CSV,
     Parquet, perf stat, LIKWID); find their periodicities and representative patterns
     (Phase-TA, seed 000); phase changes and recurring phases, offline and live (seed 001);
+    the loop structure of MPI applications from Paraver and OTF2 traces (seed 003);
     synthetic profiles with ground truth; figures.
     """
     STATE.debug = debug
