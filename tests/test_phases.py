@@ -17,10 +17,12 @@ from phasekit.phases import (
     detect,
     execution_vectors,
     identify,
+    make_detector,
     phases,
     summarize,
 )
-from phasekit.phases.vectors import StreamingVectors, smooth
+from phasekit.phases.identify import scaled_features
+from phasekit.phases.vectors import LOAD_SENSOR, StreamingVectors, default_sensors, smooth
 from phasekit.profile import Profile
 
 
@@ -92,6 +94,35 @@ def test_streaming_and_offline_give_identical_phases(seed: int, n_changes: int, 
                               strict=True))
 
 
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 4), st.integers(1, 3))
+def test_streaming_and_offline_agree_with_the_load_sensor(seed: int, n_changes: int,
+                                                          window: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = rng.integers(3, 40, n_changes + 1)
+    cycles = np.concatenate([np.full(k, c) for k, c in zip(n, rng.uniform(1e8, 4e10, n.size),
+                                                             strict=True)])
+    cycles = cycles * rng.lognormal(0, 0.05, cycles.size)
+    mixes = np.vstack([np.asarray(m) * rng.lognormal(0, 0.1, (k, 3))
+                       for k, m in zip(n, rng.uniform(0.01, 2, (n.size, 3)), strict=True)])
+    X = np.column_stack([cycles, mixes * cycles[:, None]])
+    X[rng.random(len(X)) < 0.05] = np.nan
+    metrics = ("cycles", "instructions", "cache_misses", "branches")
+    sensors = default_sensors(metrics, load=True)
+    assert sensors[-1] == LOAD_SENSOR
+    profile = Profile(values=X, period=0.5, metrics=metrics)
+    offline_vectors = execution_vectors(profile, sensors=sensors, smooth_window=window).values
+    streaming = StreamingVectors(metrics, sensors, 0.5, window)
+    online_vectors = np.array([streaming.push(row) for row in X])
+    np.testing.assert_array_equal(offline_vectors, online_vectors)
+    offline = detect(offline_vectors, method="ev", load_column=3)
+    online = _stream(make_detector("ev", 4, sensors=sensors), online_vectors)
+    assert online == list(zip(offline.starts[1:].tolist(), offline.detected_at[1:].tolist(),
+                              strict=True))
+    result = phases(profile, smooth=window)
+    assert [p.start_index for p in result.phases] == offline.starts.tolist()
+
+
 def step_signal(seed: int, lengths: tuple[int, ...], levels: list[list[float]],
                 noise: float = 0.1, spikes: int = 0) -> np.ndarray:
     rng = np.random.default_rng(seed)
@@ -110,6 +141,45 @@ def test_the_robust_method_finds_steps_and_ignores_spikes() -> None:
     assert np.all(found.detected_at[1:] - found.starts[1:] <= 1)  # confirmation: 0 or 1 vector
     literal = detect(X, method="ev-literal")
     assert len(literal.starts) != 4  # the literal algorithm is fooled by noise and spikes
+
+
+def test_a_transient_does_not_hide_the_next_change() -> None:
+    # a burst of two vectors is confirmed as a change; the vectors after it are back in the
+    # phase before it, so the detector resumes that phase (mature) and sees the real change
+    # 6 vectors after the burst, which a young phase (min_length 8) would take in
+    rng = np.random.default_rng(0)
+    idle, burst, work = [1, 0.01, 5], [1, 0.5, 5], [3, 0.05, 5]
+    X = np.vstack([np.asarray(level) * rng.lognormal(0, 0.05, (k, 3))
+                   for level, k in ((idle, 40), (burst, 2), (idle, 4), (work, 40))])
+    found = detect(X, method="ev")
+    assert list(found.starts) == [0, 40, 46]
+    assert list(found.detected_at) == [0, 41, 47]
+
+
+def _cycles_profile(seed: int, parts: list[tuple[float, list[float], int]]) -> Profile:
+    rng = np.random.default_rng(seed)
+    blocks = []
+    for cycles, mix, k in parts:
+        c = cycles * rng.lognormal(0, 0.02, (k, 1))
+        blocks.append(np.hstack([c, np.asarray(mix) * rng.lognormal(0, 0.05, (k, 3)) * c]))
+    return Profile(values=np.vstack(blocks), period=1.0,
+                   metrics=("cycles", "instructions", "cache_misses", "branches"))
+
+
+def test_the_load_tells_an_idle_node_from_a_busy_step_with_its_instruction_mix() -> None:
+    # idle (1 % of the cycles), then a workload: start-up, a set-up step at full load with
+    # the idle node's mix per cycle, its main loop. Without the load the set-up step looks
+    # like a return to idle (a transient) and the workload's phase starts again at its loop
+    idle, startup, main = [0.6, 0.012, 0.14], [0.9, 0.05, 0.13], [1.8, 0.003, 0.04]
+    profile = _cycles_profile(1, [(4e8, idle, 40), (2e10, startup, 2), (4e10, idle, 4),
+                                  (4e10, main, 40)])
+    result = phases(profile)
+    assert result.sensors == ("instructions", "cache_misses", "branches", LOAD_SENSOR)
+    assert [p.start_s for p in result.phases] == [0.0, 40.0]
+    assert result.phases[0].representative[LOAD_SENSOR] == pytest.approx(4e8, rel=0.05)
+    per_cycle = phases(profile, sensors=["instructions", "cache_misses", "branches"])
+    assert [p.start_s for p in per_cycle.phases] == [0.0, 40.0, 46.0]
+    assert LOAD_SENSOR not in phases(profile, method="ev-literal").sensors  # the seed's EVs
 
 
 def test_constant_single_and_gappy_inputs_are_one_phase() -> None:
@@ -137,6 +207,13 @@ def test_execution_vectors_normalize_by_cycles_or_interval() -> None:
     ev = execution_vectors(no_cycles)
     assert ev.normalization == "interval"
     np.testing.assert_allclose(ev.values[0], [400.0, 20.0])
+    ev = execution_vectors(with_cycles, sensors=["instructions", LOAD_SENSOR])
+    np.testing.assert_allclose(ev.values, [[2.0, 200.0], [2.0, 600.0]])  # cycles per second
+    with pytest.raises(UsageError, match="derived from a cycles metric"):
+        execution_vectors(no_cycles, sensors=[LOAD_SENSOR])
+    assert default_sensors(with_cycles.metrics, load=True)[-1] == LOAD_SENSOR
+    assert LOAD_SENSOR not in default_sensors(with_cycles.metrics)
+    assert LOAD_SENSOR not in default_sensors(no_cycles.metrics, load=True)
     vm = Profile(values=np.ones((3, 3)), period=1.0,
                  metrics=("cpu_user_s", "page_faults", "disk_write_bytes"))
     assert execution_vectors(vm).sensors == ("disk_write_bytes", "cpu_user_s", "page_faults")
@@ -167,11 +244,35 @@ def test_representation_and_identification() -> None:
     np.testing.assert_allclose(summaries[0].reference, [1.0, 1.0])  # closest to the mean
     assert summaries[1].reference_index in (3, 4)
     references = np.array([s.reference for s in summaries])
-    ids = identify(references, method="ev", threshold=4.0, scale_from=X)
-    assert list(ids) == [1, 2, 1]
     literal_ids = identify(references, method="ev-literal", threshold=0.15,
                            max_consecutive=9.0)
     assert list(literal_ids) == [1, 2, 1]
+    starts = np.array([0, 3, 5])
+    summaries = summarize(X, starts, space=scaled_features(X))
+    references = np.array([s.reference for s in summaries])
+    ids = identify(references, method="ev", threshold=3.0, vectors=X, starts=starts)
+    assert list(ids) == [1, 2, 1]
+    with pytest.raises(ValueError, match="starts"):
+        identify(references, method="ev", threshold=3.0)
+
+
+def test_identification_of_a_phase_that_alternates_between_two_steps() -> None:
+    # a workload whose samples alternate between two steps, a steady one, the first again:
+    # same id whichever step each occurrence's reference vector lies in (the alternating
+    # phase's spread covers both steps), and the steady phase apart
+    rng = np.random.default_rng(3)
+    steps = np.array([[1.0, 0.02, 0.3], [1.6, 0.01, 0.1]])
+    alternating = [steps[np.arange(k) % 2] * rng.lognormal(0, 0.03, (k, 3)) for k in (41, 40)]
+    steady = np.array([3.0, 0.1, 0.02]) * rng.lognormal(0, 0.03, (150, 3))
+    X = np.vstack([alternating[0], steady, alternating[1]])
+    starts = np.array([0, 41, 191])
+    summaries = summarize(X, starts, space=scaled_features(X))
+    references = np.array([s.reference for s in summaries])
+    assert list(identify(references, method="ev", threshold=3.0, vectors=X,
+                         starts=starts)) == [1, 2, 1]
+    in_either_step = np.array([X[0], X[100], X[192]])  # step 0, steady, step 1
+    assert list(identify(in_either_step, method="ev", threshold=3.0, vectors=X,
+                         starts=starts)) == [1, 2, 1]
 
 
 def test_phases_end_to_end_and_result_round_trip() -> None:

@@ -40,15 +40,15 @@ def test_bench_1_every_change_no_false_positive(seed: int) -> None:
     assert ident.rate >= 0.95, ident.per_label
 
 
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [0, 1, 2])
 def test_bench_2_five_runs(seed: int) -> None:
     # seed 001 Table I: 100 % sensitivity, 4 false positives over five runs of bench_2
     profile, truth = generate_bench("bench_2", repetitions=5, seed=seed)
     detected, _, ident = scores(profile, list(truth.segments), 2.0, list(WORKLOADS))
-    assert detected.sensitivity >= 0.97, detected.missed
+    assert detected.sensitivity == 1.0, detected.missed
     assert detected.false_positives <= 4, detected.false_positive_times
     assert detected.mean_detection_time_s <= 1.0 * profile.period
-    assert ident.rate >= 0.9, ident.per_label
+    assert ident.rate >= 0.95, ident.per_label
     assert not ident.confusions or all("idle" in c[:2] for c in ident.confusions)
 
 

@@ -69,7 +69,7 @@ def watch(
     rows = _rows(source, wait_s, poll_s)
     header = next(rows)
     assert isinstance(header, _Header)
-    names = list(sensor) if sensor else default_sensors(header.metrics)
+    names = list(sensor) if sensor else default_sensors(header.metrics, load=method == "ev")
     if not names:
         raise InputError("none of the execution-vector sensors is in this input; it has: "
                          + ", ".join(header.metrics), path=source)
@@ -84,7 +84,7 @@ def watch(
             first_time = t
             period = header.period or 1.0
             streaming = StreamingVectors(header.metrics, names, period, smooth)
-            detector = make_detector(method, len(names), threshold=threshold)
+            detector = make_detector(method, len(names), threshold=threshold, sensors=names)
         assert streaming is not None and detector is not None
         change = detector.update(streaming.push(values))
         if change is None:

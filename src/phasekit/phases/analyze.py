@@ -11,9 +11,14 @@ from typing import Any
 import numpy as np
 
 from phasekit.errors import InputError
-from phasekit.phases.detect import Detection, detect
-from phasekit.phases.identify import ID_THRESHOLD, identify, summarize
-from phasekit.phases.vectors import ExecutionVectors, execution_vectors
+from phasekit.phases.detect import MIN_LENGTH, Detection, detect
+from phasekit.phases.identify import identify, scaled_features, summarize
+from phasekit.phases.vectors import (
+    LOAD_SENSOR,
+    ExecutionVectors,
+    default_sensors,
+    execution_vectors,
+)
 from phasekit.profile import Profile
 from phasekit.results import check_version, plain
 
@@ -117,28 +122,43 @@ class PhaseResult:
 
 def phases(profile: Profile, *, method: str = "ev", threshold: float | None = None,
            smooth: int = 1, sensors: Sequence[str] | None = None,
-           id_threshold: float = ID_THRESHOLD, **detector: Any) -> PhaseResult:
+           id_threshold: float | None = None, **detector: Any) -> PhaseResult:
     """Phase changes and recurring phases of ``profile`` (seed 001, sections III and IV).
 
     ``method`` "ev" (default, robust) or "ev-literal" (Algorithm 1); ``threshold`` defaults
-    to the method's (0.15 for ev-literal, seed III-B; 4 for ev); ``smooth`` is the sliding-
+    to the method's (0.15 for ev-literal, seed III-B; 3 for ev); ``smooth`` is the sliding-
     average window in vectors (1: none); ``sensors`` the metrics of the vectors (default: the
-    seed's that the profile has, see :mod:`phasekit.phases.vectors`); ``id_threshold`` the ev
-    method's identification threshold; other keywords go to :func:`detect`.
+    seed's that the profile has, plus the load ``cycles_per_s`` for ev, see
+    :mod:`phasekit.phases.vectors`); ``id_threshold`` the ev method's identification
+    threshold (default: the detection threshold; :mod:`phasekit.phases.identify`); other
+    keywords go to :func:`detect`.
     """
+    if sensors is None:
+        # ev (ours, beyond the seed): the load sensor cycles_per_s joins the seed's per-cycle
+        # sensors when there is a cycles metric (per cycle, an idle node and a low-IPC step
+        # at full load look alike); ev-literal keeps the seed's sensors
+        sensors = default_sensors(profile.metrics, load=method == "ev")
     vectors = execution_vectors(profile, sensors=sensors, smooth_window=smooth)
-    found = detect(vectors.values, method=method, threshold=threshold, **detector)
+    load = ({"load_column": vectors.sensors.index(LOAD_SENSOR)}
+            if method == "ev" and LOAD_SENSOR in vectors.sensors and "load_column" not in detector
+            else {})
+    found = detect(vectors.values, method=method, threshold=threshold, **load, **detector)
     return _result(profile, vectors, found, id_threshold, detector)
 
 
 def _result(profile: Profile, vectors: ExecutionVectors, found: Detection,
-            id_threshold: float, detector: dict[str, Any]) -> PhaseResult:
+            id_threshold: float | None, detector: dict[str, Any]) -> PhaseResult:
     X = vectors.values
-    summaries = summarize(X, found.starts)
+    literal = found.method == "ev-literal"
+    summaries = summarize(X, found.starts, space=None if literal else scaled_features(X))
     references = np.array([s.reference for s in summaries]).reshape(len(summaries), X.shape[1])
     max_consecutive = float(np.nanmax(found.score)) if np.isfinite(found.score).any() else np.nan
+    if not literal and id_threshold is None:
+        id_threshold = found.threshold
     ids = identify(references, method=found.method, threshold=found.threshold,
-                   max_consecutive=max_consecutive, id_threshold=id_threshold, scale_from=X)
+                   max_consecutive=max_consecutive, id_threshold=id_threshold,
+                   vectors=X, starts=found.starts,
+                   min_length=int(detector.get("min_length", MIN_LENGTH)))
     times = vectors.times
     duration = profile.duration
     result_phases = []

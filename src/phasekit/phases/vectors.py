@@ -11,6 +11,15 @@ when ``instructions`` is missing, the CPU-activity metrics that exist (``cpu_use
 ``cpu_system_s``, ``cpu_iowait_s``, ``task_clock``, ``page_faults``, ``context_switches``)
 stand in for the processor sensors, and the vectors say which sensors they hold.
 
+Beyond the seed, for the ev method: the load sensor ``cycles_per_s`` (``LOAD_SENSOR``), the
+``cycles`` of the interval divided by its length, not by the cycles. Per-cycle vectors say
+what the busy cores do, not how busy the node is: an idle node (1 % of its cycles, spent by
+the kernel and daemons) and a set-up step at full load can have the same instruction mix.
+:func:`phasekit.phases.phases` adds it to the default sensors of the ev method when the
+profile has a ``cycles`` metric (``default_sensors(metrics, load=True)``); ev-literal keeps
+the seed's vectors. Without ``cycles`` the vectors are rates per second and carry the load
+already. Any sensor list may name it (``--sensor cycles_per_s``).
+
 Smoothing is the seed's unweighted sliding average, trailing (over the ``smooth`` most recent
 vectors, fewer at the start) so that the online and offline detectors see the same vectors.
 Rows with a missing value stay NaN rows: the detectors skip them.
@@ -26,7 +35,8 @@ import numpy as np
 from phasekit.errors import InputError, UsageError
 from phasekit.profile import Profile
 
-__all__ = ["FALLBACK_SENSORS", "SENSORS", "ExecutionVectors", "execution_vectors", "smooth"]
+__all__ = ["FALLBACK_SENSORS", "LOAD_SENSOR", "SENSORS", "ExecutionVectors", "execution_vectors",
+           "smooth"]
 
 #: The seed's sensors (III-A), in phasekit's metric names.
 SENSORS = ("instructions", "cache_references", "cache_misses", "branches", "branch_misses",
@@ -34,6 +44,9 @@ SENSORS = ("instructions", "cache_references", "cache_misses", "branches", "bran
 #: CPU-activity metrics that stand in for the processor counters when they are missing.
 FALLBACK_SENSORS = ("cpu_user_s", "cpu_system_s", "cpu_iowait_s", "task_clock", "page_faults",
                     "context_switches")
+#: The load sensor (ev method, beyond the seed): cycles per second, derived from ``cycles``
+#: (module docstring).
+LOAD_SENSOR = "cycles_per_s"
 
 
 @dataclass(frozen=True, eq=False)
@@ -57,13 +70,29 @@ class ExecutionVectors:
         return np.isfinite(self.values).all(axis=1)
 
 
-def default_sensors(metrics: Sequence[str]) -> list[str]:
+def default_sensors(metrics: Sequence[str], *, load: bool = False) -> list[str]:
     """The seed's sensors among ``metrics``, plus the CPU-activity stand-ins when there is no
-    instruction counter (see the module docstring)."""
+    instruction counter (see the module docstring); with ``load`` (the ev method), plus the
+    load sensor ``cycles_per_s`` when there is a ``cycles`` metric."""
     names = [s for s in SENSORS if s in metrics]
     if "instructions" not in metrics:
         names += [s for s in FALLBACK_SENSORS if s in metrics]
+    if load and "cycles" in metrics and names:
+        names.append(LOAD_SENSOR)
     return names
+
+
+def _columns(metrics: Sequence[str], names: Sequence[str]) -> list[int]:
+    """Column of every sensor in ``metrics`` (-1: the load sensor, always derived from
+    ``cycles``); a UsageError naming the missing ones."""
+    missing = [s for s in names
+               if (s not in metrics if s != LOAD_SENSOR else "cycles" not in metrics)]
+    if missing:
+        raise UsageError(f"no metric {', '.join(missing)} in this profile; it has: "
+                         + ", ".join(metrics)
+                         + ("" if LOAD_SENSOR not in missing else
+                            f" ({LOAD_SENSOR} is derived from a cycles metric)"))
+    return [-1 if s == LOAD_SENSOR else list(metrics).index(s) for s in names]
 
 
 def execution_vectors(profile: Profile, *, sensors: Sequence[str] | None = None,
@@ -72,19 +101,19 @@ def execution_vectors(profile: Profile, *, sensors: Sequence[str] | None = None,
     if smooth_window < 1:
         raise UsageError(f"--smooth {smooth_window}: expected a window of at least 1 vector")
     names = list(sensors) if sensors is not None else default_sensors(profile.metrics)
-    missing = [s for s in names if s not in profile.metrics]
-    if missing:
-        raise UsageError(f"no metric {', '.join(missing)} in this profile; it has: "
-                         + ", ".join(profile.metrics))
+    columns = _columns(profile.metrics, names)
     if not names:
         raise InputError("none of the execution-vector sensors is in this profile (expected "
                          "some of " + ", ".join(SENSORS + FALLBACK_SENSORS) + "); it has: "
                          + ", ".join(profile.metrics))
-    values = np.column_stack([profile.column(s) for s in names]).astype(np.float64)
+    values = np.column_stack([profile.values[:, c] if c >= 0 else profile.column("cycles")
+                              for c in columns]).astype(np.float64)
+    load = np.array([c < 0 for c in columns])
     if "cycles" in profile.metrics:
         cycles = profile.column("cycles")
         with np.errstate(invalid="ignore", divide="ignore"):
-            values = values / np.where(cycles > 0, cycles, np.nan)[:, None]
+            values[:, ~load] /= np.where(cycles > 0, cycles, np.nan)[:, None]
+        values[:, load] /= profile.period
         normalization = "cycles"
     else:
         values = values / profile.period
@@ -121,13 +150,11 @@ class StreamingVectors:
                  smooth_window: int = 1) -> None:
         if smooth_window < 1:
             raise UsageError(f"--smooth {smooth_window}: expected a window of at least 1 vector")
-        missing = [s for s in sensors if s not in metrics]
-        if missing:
-            raise UsageError(f"no metric {', '.join(missing)} in this profile; it has: "
-                             + ", ".join(metrics))
+        columns = _columns(metrics, sensors)
         self.sensors = tuple(sensors)
-        self.columns = np.array([list(metrics).index(s) for s in sensors], np.int64)
         self.cycles = list(metrics).index("cycles") if "cycles" in metrics else None
+        self._load = np.array([c < 0 for c in columns], bool)
+        self.columns = np.array([c if c >= 0 else self.cycles for c in columns], np.int64)
         self.period = period
         self.window = smooth_window
         d = len(self.sensors)
@@ -143,7 +170,8 @@ class StreamingVectors:
         if self.cycles is not None:
             cycles = float(row[self.cycles])
             with np.errstate(invalid="ignore", divide="ignore"):
-                x = x / (cycles if cycles > 0 else np.nan)
+                x[~self._load] /= cycles if cycles > 0 else np.nan
+            x[self._load] /= self.period
         else:
             x = x / self.period
         x[~np.isfinite(x)] = np.nan
