@@ -111,26 +111,22 @@ def _walk(items: Sequence[Item]) -> list[Item]:
     return out
 
 
-def _loops_in(items: Sequence[Item]) -> list[InferredLoop]:
-    """The loops directly in ``items`` (through conditional blocks), first occurrences."""
-    out: list[InferredLoop] = []
+def _direct(items: Sequence[Item]) -> list[Item]:
+    """The items directly in a body, conditional blocks opened."""
+    out: list[Item] = []
     for item in items:
-        if isinstance(item, LoopItem) and item.loop not in out:
-            out.append(item.loop)
-        elif isinstance(item, IfItem):
-            out.extend(loop for loop in _loops_in(item.body) if loop not in out)
+        out.extend(_direct(item.body) if isinstance(item, IfItem) else [item])
     return out
+
+
+def _loops_in(items: Sequence[Item]) -> list[InferredLoop]:
+    """The loops directly in ``items``, each once, in order of first occurrence."""
+    return list(dict.fromkeys(i.loop for i in _direct(items) if isinstance(i, LoopItem)))
 
 
 def _calls_in(items: Sequence[Item]) -> list[int]:
-    """The signatures called directly in ``items`` (through conditional blocks), in order."""
-    out: list[int] = []
-    for item in items:
-        if isinstance(item, CallItem) and item.signature not in out:
-            out.append(item.signature)
-        elif isinstance(item, IfItem):
-            out.extend(s for s in _calls_in(item.body) if s not in out)
-    return out
+    """The signatures called directly in ``items``, each once, in order of first occurrence."""
+    return list(dict.fromkeys(i.signature for i in _direct(items) if isinstance(i, CallItem)))
 
 
 def _first_occurrences(body: Sequence[Item]) -> dict[int, LoopItem]:
@@ -142,9 +138,8 @@ def _first_occurrences(body: Sequence[Item]) -> dict[int, LoopItem]:
 
 
 def _entries_of(items: Sequence[Item], signature: int) -> np.ndarray:
-    found = [item.entries for item in items if isinstance(item, CallItem)
-             and item.signature == signature]
-    found += [_entries_of(item.body, signature) for item in items if isinstance(item, IfItem)]
+    found = [i.entries for i in _direct(items)
+             if isinstance(i, CallItem) and i.signature == signature]
     return np.unique(np.concatenate(found)) if found else np.zeros(0, np.int64)
 
 
