@@ -1,0 +1,204 @@
+"""``phasekit energy phases``: the minimum-energy phase division of a run (seed 002, ch. 5)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich import box
+from rich.table import Table
+
+from phasekit.cli.common import (
+    check_output,
+    name_file,
+    out_console,
+    print_json,
+    progress_reporter,
+    write_json,
+)
+from phasekit.errors import InputError, PhasekitError, UsageError
+
+if TYPE_CHECKING:
+    from phasekit.energy.phasediv import PowerProfiles
+
+EPILOG = """\
+Example:
+
+\b
+    phasekit energy phases profiles.json
+    phasekit energy phases profiles.json --max-phases 10 --integrator trapezoid --plot div.png
+    phasekit energy phases pascal.json --input 3 --rep 1 --switch-cost-j 50 --json
+    phasekit energy phases profiles.json --method ga --max-phases 20
+"""
+
+FIGURE_SUFFIXES = ("png", "svg", "pdf", "jpg", "jpeg", "webp", "tif", "tiff", "eps", "ps")
+
+
+def read_json(path: Path) -> Any:
+    """A JSON file; a missing file or bad JSON is an InputError naming the file (and line)."""
+    if not path.exists():
+        raise InputError("no such file", path=str(path))
+    if path.is_dir():
+        raise InputError("is a directory; expected a JSON file", path=str(path))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read: {exc}", path=str(path)) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg} (column {exc.colno})", path=str(path),
+                         line=exc.lineno) from None
+
+
+def load_power_profiles(path: Path, *, input: str | None = None, rep: str | None = None,
+                        sensor: str | None = None) -> PowerProfiles:
+    """Our PowerProfiles JSON or a PaScal Analyzer JSON (one input and repetition)."""
+    from phasekit.energy.phasediv import power_profiles_from_dict
+
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise InputError("expected a JSON object (phasekit power profiles or PaScal Analyzer "
+                         "output)", path=str(path))
+    pascal = "data" in data and "config" in data and "kind" not in data
+    if not pascal and (input is not None or rep is not None or sensor is not None):
+        raise UsageError(f"{path}: --input, --rep and --sensor apply to PaScal Analyzer JSON "
+                         "only; this file is phasekit power profiles")
+    kwargs = {"input": input, "repetition": rep, "sensor": sensor} if pascal else {}
+    try:
+        return power_profiles_from_dict(data, source=str(path), **kwargs)
+    except PhasekitError as exc:
+        raise name_file(exc, path) from exc
+
+
+def phases(
+    profiles: Annotated[Path, typer.Argument(
+        metavar="PROFILES", show_default=False,
+        help="Power profiles, one run per configuration: phasekit power-profiles JSON or "
+             "PaScal Analyzer JSON (runs with a power sensor such as ipmi).")],
+    max_phases: Annotated[int, typer.Option(
+        "--max-phases", metavar="K", help="Divide into 1..K phases (seed 002: gains beyond 35 "
+        "are negligible).")] = 35,
+    grid: Annotated[int, typer.Option(
+        "--grid", metavar="G", help="Breakpoints on multiples of 1/G of the execution.")
+    ] = 1000,
+    method: Annotated[str, typer.Option(
+        "--method", metavar="dp|ga", help="dp: exact optimum (dynamic programming); ga: the "
+        "thesis's genetic algorithm (population 1000, 300 generations), with the exact "
+        "optimum beside it.")] = "dp",
+    switch_cost_s: Annotated[float, typer.Option(
+        "--switch-cost-s", metavar="S", help="Time added by each switch of configuration "
+        "(s).")] = 0.0,
+    switch_cost_j: Annotated[float, typer.Option(
+        "--switch-cost-j", metavar="J", help="Energy added by each switch of configuration "
+        "(J); makes fewer phases optimal.")] = 0.0,
+    integrator: Annotated[str, typer.Option(
+        "--integrator", metavar="zoh|trapezoid", help="trapezoid (default, ours): linear "
+        "interpolation of power between samples; zoh: the thesis's integrator (ch. 5.5), "
+        "whose running total jumps at every sample, which the optimizer exploits (about 1 % "
+        "too low on our benchmark).")] = "trapezoid",
+    input_name: Annotated[str | None, typer.Option(
+        "--input", metavar="NAME", show_default=False,
+        help="PaScal JSON: the input to use (default: the smallest).")] = None,
+    rep: Annotated[str | None, typer.Option(
+        "--rep", metavar="R", show_default=False,
+        help="PaScal JSON: the repetition to use (default: the first).")] = None,
+    sensor: Annotated[str | None, typer.Option(
+        "--sensor", metavar="NAME", show_default=False,
+        help="PaScal JSON: the power sensor (default: ipmi).")] = None,
+    seed: Annotated[int, typer.Option(
+        "--seed", metavar="S", help="Seed of the genetic algorithm.")] = 0,
+    json_output: Annotated[bool, typer.Option(
+        "--json", help="Print {\"best_k\", \"energy_j\", \"savings\", \"phases\": [{\"start\", "
+        "\"end\", \"config\", \"energy_j\", ...}], \"energy_vs_phases\", \"single\", ...} as "
+        "JSON.")] = False,
+    plot: Annotated[Path | None, typer.Option(
+        "--plot", metavar="FILE", help="Write the figure: energy against the number of phases "
+        "and the chosen configuration over the execution.")] = None,
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-o", metavar="RESULT.json", help="Write the full result as JSON.")
+    ] = None,
+) -> None:
+    """Divide a run into phases, each at its minimum-energy configuration.
+
+    Seed 002, chapter 5: the program ran once per configuration (cores x frequency) with its
+    power sampled; phases are fractions of the execution, the energy of a phase is the least
+    over configurations, and the division minimizing the total is found for 1..K phases.
+    Prints the chosen phases (fractions, configuration, energy), the energy against the
+    number of phases and the savings against the best single configuration.
+    """
+    from phasekit.energy.phasediv import INTEGRATORS, METHODS, divide_phases
+
+    if method not in METHODS:
+        raise UsageError(f"--method {method!r}: expected one of {', '.join(METHODS)}")
+    if integrator not in INTEGRATORS:
+        raise UsageError(f"--integrator {integrator!r}: expected one of "
+                         + ", ".join(INTEGRATORS))
+    if max_phases < 1 or grid < 1 or max_phases > grid:
+        raise UsageError(f"--max-phases {max_phases} --grid {grid}: expected 1 <= K <= G")
+    check_output(output, "--output")
+    check_output(plot, "--plot", FIGURE_SUFFIXES)
+    data = load_power_profiles(profiles, input=input_name, rep=rep, sensor=sensor)
+    with progress_reporter(not json_output, f"dividing {profiles.name}") as progress:
+        try:
+            result = divide_phases(data, max_phases=max_phases, grid=grid, method=method,
+                                   integrator=integrator, switch_cost_s=switch_cost_s,
+                                   switch_cost_j=switch_cost_j, seed=seed, progress=progress)
+        except PhasekitError as exc:
+            raise name_file(exc, profiles) from exc
+    written: list[tuple[str, Path]] = []
+    if output is not None:
+        write_json(output, result.to_dict())
+        written.append(("result", output))
+    if plot is not None:
+        from phasekit.plot.energy_phases import plot_energy_phases
+
+        plot_energy_phases(result, plot)
+        written.append(("figure", plot))
+    if json_output:
+        print_json(result.to_dict(divisions=False, configs=False))
+        return
+    console = out_console()
+    source = ""
+    if data.meta.get("source") == "pascal":
+        source = (f"; PaScal input {data.meta.get('input')}, repetition "
+                  f"{data.meta.get('repetition')}, sensor {data.meta.get('sensor')}")
+    table = Table(title=f"Phases of {profiles.name} (seed 002 ch. 5; {method}, {integrator} "
+                        f"integrator, grid {grid}, {data.n_configs} configurations{source})",
+                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for column in ("#", "start %", "end %", "configuration", "energy (J)", "time (s)"):
+        table.add_column(column, justify="left" if column == "configuration" else "right",
+                         no_wrap=True)
+    for k, row in enumerate(result.phases(), start=1):
+        table.add_row(str(k), f"{100 * row['start']:.1f}", f"{100 * row['end']:.1f}",
+                      row["config"], f"{row['energy_j']:.6g}", f"{row['time_s']:.4g}")
+    console.print(table)
+    curve = Table(title="Energy against the number of phases (switch costs included)",
+                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    curve.add_column("phases", justify="right")
+    curve.add_column("dp (J)", justify="right")
+    if result.energy_ga is not None:
+        curve.add_column("ga (J)", justify="right")
+        curve.add_column("ga - dp", justify="right")
+    curve.add_column("vs best single", justify="right")
+    for k in range(1, result.max_phases + 1):
+        dp = result.energy_dp[k - 1]
+        cells = [str(k), f"{dp:.6g}"]
+        if result.energy_ga is not None:
+            ga = result.energy_ga[k - 1]
+            cells += [f"{ga:.6g}", f"{100 * (ga - dp) / dp:+.2f}%"]
+        value = result.energy(k)
+        cells.append(f"{100 * (value - result.single_energy_j) / result.single_energy_j:+.2f}%")
+        curve.add_row(*cells)
+    console.print(curve)
+    single = result.labels[result.single_config]
+    console.print(f"best: {result.best_k} phase(s), {result.energy_j:.6g} J in "
+                  f"{result.time_s:.4g} s; best single configuration {single}: "
+                  f"{result.single_energy_j:.6g} J in {result.single_time_s:.4g} s; savings "
+                  f"{100 * result.savings:.2f}%", soft_wrap=True)
+    if result.explanation:
+        console.print(f"note: {result.explanation}", soft_wrap=True)
+    for what, path in written:
+        console.print(f"wrote {what}: {path}", soft_wrap=True)

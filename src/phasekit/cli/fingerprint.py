@@ -1,0 +1,125 @@
+"""``phasekit fingerprint``: fingerprints of runs and their clustering (seed 002, ch. 5.10)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich import box
+from rich.table import Table
+
+from phasekit.cli.common import (
+    check_output,
+    load_profile,
+    out_console,
+    print_json,
+    write_json,
+)
+from phasekit.errors import UsageError
+
+EPILOG = """\
+Example:
+
+\b
+    phasekit fingerprint runs/*.parquet
+    phasekit fingerprint a.csv b.csv c.csv --ratio instructions/mem_loads+mem_stores
+    phasekit fingerprint runs/*.parquet --clusters 5 --plot dendrogram.png --json
+"""
+
+FIGURE_SUFFIXES = ("png", "svg", "pdf", "jpg", "jpeg", "webp", "tif", "tiff", "eps", "ps")
+
+
+def fingerprint(
+    profiles: Annotated[list[Path], typer.Argument(
+        metavar="PROFILE...", show_default=False,
+        help="Two or more profiles (CSV, Parquet, perf stat, LIKWID, recordings), one run "
+             "each, with an instruction and a memory-instruction counter.")],
+    ratio: Annotated[str | None, typer.Option(
+        "--ratio", metavar="NUM/DEN", show_default=False,
+        help="The counter ratio; each side a column or a sum a+b. Default: instructions over "
+             "mem_instructions, or mem_loads+mem_stores, ... (the first the profiles have).")
+    ] = None,
+    clusters: Annotated[int | None, typer.Option(
+        "--clusters", metavar="K", show_default=False,
+        help="Number of clusters. Default: when every profile names its program (metadata "
+             "\"program\"), the number that best groups runs of a program; else the best "
+             "mean silhouette.")] = None,
+    points: Annotated[int, typer.Option(
+        "--points", metavar="N", help="Points of a fingerprint (0..100 % of the execution).")
+    ] = 101,
+    json_output: Annotated[bool, typer.Option(
+        "--json", help="Print {\"n_clusters\", \"k_rule\", \"runs\": [{\"name\", \"cluster\", "
+        "...}], \"ratio\", ...} as JSON.")] = False,
+    plot: Annotated[Path | None, typer.Option(
+        "--plot", metavar="FILE", help="Write the dendrogram and the fingerprints.")] = None,
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-o", metavar="RESULT.json", help="Write the full result (fingerprints, "
+        "distances, linkage) as JSON.")] = None,
+) -> None:
+    """Cluster runs by their fingerprints: the instructions / memory instructions series.
+
+    Seed 002, ch. 5.10: each run's ratio series goes through a median filter, B-spline
+    resampling onto 0..100 % of the execution, Savitzky-Golay smoothing and 0..100 %
+    normalization; runs are compared with the Canberra distance and clustered with Ward's
+    linkage. Prints each run's cluster, in dendrogram order.
+    """
+    from phasekit.energy.fingerprint import fingerprint_profiles
+
+    if len(profiles) < 2:
+        raise UsageError("give at least two profiles to compare")
+    if points < 5:
+        raise UsageError(f"--points {points}: expected at least 5")
+    check_output(output, "--output")
+    check_output(plot, "--plot", FIGURE_SUFFIXES)
+    loaded = [load_profile(p) for p in profiles]
+    names = [p.name for p in profiles]
+    if len(set(names)) != len(names):
+        names = [str(p) for p in profiles]
+    # errors about one run start with its name (the file name)
+    result = fingerprint_profiles(loaded, names=names, ratio=ratio, n_clusters=clusters,
+                                  n_points=points)
+    written: list[tuple[str, Path]] = []
+    if output is not None:
+        write_json(output, result.to_dict())
+        written.append(("result", output))
+    if plot is not None:
+        from phasekit.plot.fingerprint import plot_fingerprints
+
+        plot_fingerprints(result, plot)
+        written.append(("figure", plot))
+    if json_output:
+        print_json(result.to_dict(series=False))
+        return
+    from scipy.cluster.hierarchy import leaves_list
+
+    console = out_console()
+    table = Table(title=f"Fingerprints ({result.ratio}; Canberra distance, Ward linkage; "
+                        "seed 002 ch. 5.10)", title_justify="left", box=box.SIMPLE_HEAD,
+                  pad_edge=False)
+    table.add_column("run", overflow="fold")
+    if result.programs is not None:
+        table.add_column("program")
+    table.add_column("cluster", justify="right")
+    table.add_column("nearest run", overflow="fold")
+    for i in leaves_list(result.linkage):
+        d = result.distances[i].copy()
+        d[i] = float("inf")
+        j = int(d.argmin())
+        cells = [result.names[i]]
+        if result.programs is not None:
+            cells.append(result.programs[i])
+        cells += [str(int(result.clusters[i])), f"{result.names[j]} ({d[j]:.3g})"]
+        table.add_row(*cells)
+    console.print(table)
+    rule = {"given": "given (--clusters)",
+            "programs-ari": "best agreement with the profiles' programs",
+            "silhouette": "best mean silhouette", "two-runs": "two runs"}[result.k_rule]
+    line = f"{result.n_clusters} cluster(s): {rule}"
+    if result.ari is not None:
+        line += f"; adjusted Rand index with the programs {result.ari:.3f}"
+    if result.silhouette is not None:
+        line += f"; mean silhouette {result.silhouette:.3f}"
+    console.print(line, soft_wrap=True)
+    for what, path in written:
+        console.print(f"wrote {what}: {path}", soft_wrap=True)

@@ -1,0 +1,299 @@
+"""Application fingerprints and their clustering (seed 002, ch. 3.8.4 and 5.10; notes §4).
+
+A run's fingerprint is its counter-ratio series ``I_sz = I / I_m`` (total over memory
+instructions, eq. 5.1) as a function of the fraction of execution, post-processed as in
+Fig. 3.4: median filter, B-spline resampling to a common number of points, x normalized to
+0-100 % of execution, Savitzky-Golay smoothing, values normalized to 0-100 %. Runs are
+compared with the Canberra distance (eq. 5.2) and clustered hierarchically with Ward's
+linkage (ch. 5.10.2).
+
+Choices the thesis leaves open (ours):
+
+- Samples where the numerator or the denominator is missing (NaN) or the denominator is not
+  positive are dropped; the remaining samples are taken as evenly spread over the run.
+- Median filter: kernel 5 samples (removes isolated spikes up to 2 samples long), shrunk to
+  the largest odd size <= the run's length.
+- B-spline: cubic interpolating spline (``scipy.interpolate.make_interp_spline``, k = 3, or
+  lower for runs under 4 samples) through the filtered samples at x = sample index / (n - 1),
+  evaluated at 101 points (0, 1, ..., 100 % of execution). A run with more than 4 x 101
+  samples is first averaged in 4 x 101 equal bins, so that the resampling does not alias its
+  noise.
+- Savitzky-Golay: window 11 points (about 10 % of the execution), polynomial order 3
+  (``scipy.signal.savgol_filter``, mode "interp"): it removes what is left of sample noise
+  and keeps features spanning at least ~10 % of the run.
+- Value normalization last (after smoothing), min-max to 0-100 (a constant series becomes 0),
+  so that curves of the same shape at another scale match (ch. 5.10.2, Fig. 5.14).
+- Ward's linkage on Canberra distances (as the thesis; scipy applies the Lance-Williams
+  update to any dissimilarity, Ward's variance interpretation holds only for Euclidean ones).
+- Number of clusters: given, or, when every run's program is known, the k (2..n-1) whose
+  cut maximizes the adjusted Rand index with the programs, ties to the smallest k (the
+  thesis: "the number of clusters that maximize the occurrence of the same program with
+  different input sizes in the same cluster", which alone would pick one cluster);
+  otherwise the k (2..min(n-1, 20)) with the largest mean silhouette on the Canberra
+  distances, ties to the smallest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from phasekit.errors import InputError, UsageError
+from phasekit.profile import Profile
+from phasekit.results import check_version, plain
+
+__all__ = [
+    "DENOMINATORS",
+    "VERSION",
+    "FingerprintResult",
+    "cluster_fingerprints",
+    "fingerprint",
+    "fingerprint_profiles",
+    "ratio_series",
+]
+
+VERSION = 1
+_KIND = "fingerprints"
+#: Memory-instruction counters tried in order when no ratio is given: a column, or a sum.
+DENOMINATORS = ("mem_instructions", "memory_instructions", "mem_inst_retired_all",
+                "mem_loads+mem_stores", "loads+stores",
+                "mem_inst_retired_all_loads+mem_inst_retired_all_stores")
+_POINTS = 101
+_BINS_PER_POINT = 4
+
+
+def _terms(profile: Profile, expr: str) -> np.ndarray | None:
+    names = [s.strip() for s in expr.split("+")]
+    if not all(names) or any(n not in profile.metrics for n in names):
+        return None
+    return np.sum([np.asarray(profile.column(n), dtype=np.float64) for n in names], axis=0)
+
+
+def ratio_series(profile: Profile, ratio: str | None = None) -> tuple[np.ndarray, str]:
+    """Per-sample ``NUM / DEN`` of a profile (default instructions over the first memory
+    counter of :data:`DENOMINATORS` the profile has; each side a column or ``a+b``).
+
+    Returns the valid ratios (module docstring) and the ratio used, as ``"NUM/DEN"``.
+    Raises InputError naming the columns when a counter is missing.
+    """
+    if ratio is not None:
+        if ratio.count("/") != 1:
+            raise UsageError(f"ratio {ratio!r}: expected NUM/DEN (each a column or a+b)")
+        num_expr, den_expr = (s.strip() for s in ratio.split("/"))
+        candidates = [den_expr]
+    else:
+        num_expr, candidates = "instructions", list(DENOMINATORS)
+    num = _terms(profile, num_expr)
+    if num is None:
+        raise InputError(f"no counter {num_expr!r}; the profile has: "
+                         + ", ".join(profile.metrics), column=num_expr)
+    for den_expr in candidates:
+        den = _terms(profile, den_expr)
+        if den is not None:
+            break
+    else:
+        wanted = candidates[0] if ratio is not None else " or ".join(candidates)
+        raise InputError(f"no memory-instruction counter ({wanted}); the profile has: "
+                         + ", ".join(profile.metrics) + " (name one with --ratio NUM/DEN)")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = num / den
+    valid = np.isfinite(r) & (den > 0)
+    return r[valid], f"{num_expr}/{den_expr}"
+
+
+def fingerprint(values: Any, *, n_points: int = _POINTS, median_kernel: int = 5,
+                savgol_window: int = 11, savgol_order: int = 3) -> np.ndarray:
+    """The post-processed fingerprint of one ratio series (Fig. 3.4; choices in the module
+    docstring): ``n_points`` values in 0..100 at 0..100 % of the execution."""
+    from scipy.interpolate import make_interp_spline
+    from scipy.signal import medfilt, savgol_filter
+
+    y = np.asarray(values, dtype=np.float64).reshape(-1)
+    y = y[np.isfinite(y)]
+    if y.size < 2:
+        raise InputError(f"a fingerprint needs at least 2 valid samples, got {y.size}")
+    if n_points < 2 or median_kernel < 1 or savgol_order < 0:
+        raise UsageError("fingerprint: n_points >= 2, median_kernel >= 1, savgol_order >= 0")
+    kernel = min(median_kernel, y.size if y.size % 2 else y.size - 1)
+    if kernel >= 3:
+        y = medfilt(y, kernel - (1 - kernel % 2))
+    bins = _BINS_PER_POINT * n_points
+    if y.size > bins:
+        edges = np.linspace(0, y.size, bins + 1).round().astype(np.int64)
+        y = np.add.reduceat(y, edges[:-1]) / np.diff(edges)
+    x = np.linspace(0.0, 1.0, y.size)
+    spline = make_interp_spline(x, y, k=min(3, y.size - 1))
+    z = spline(np.linspace(0.0, 1.0, n_points))
+    window = min(savgol_window, n_points if n_points % 2 else n_points - 1)
+    if window > savgol_order and window >= 3:
+        z = savgol_filter(z, window, savgol_order, mode="interp")
+    low, high = float(z.min()), float(z.max())
+    if high - low <= 1e-12 * max(abs(high), 1.0):
+        return np.zeros(n_points)
+    return 100.0 * (z - low) / (high - low)
+
+
+@dataclass(frozen=True)
+class FingerprintResult:
+    """Fingerprints of runs and their Ward clustering (seed 002, ch. 5.10).
+
+    ``fingerprints[i]``: run i's curve (0..100 at ``x_percent``); ``distances``: the square
+    Canberra matrix; ``linkage``: scipy's (n-1) x 4 linkage matrix; ``clusters[i]``: 1-based
+    cluster of run i; ``programs``: the known program of each run, when known (then ``ari``).
+    """
+
+    names: tuple[str, ...]
+    ratio: str
+    fingerprints: np.ndarray
+    distances: np.ndarray
+    linkage: np.ndarray
+    clusters: np.ndarray
+    n_clusters: int
+    k_rule: str
+    programs: tuple[str, ...] | None = None
+    ari: float | None = None
+    silhouette: float | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def x_percent(self) -> np.ndarray:
+        return np.linspace(0.0, 100.0, self.fingerprints.shape[1])
+
+    def to_dict(self, *, series: bool = True) -> dict[str, Any]:
+        runs = []
+        for i, name in enumerate(self.names):
+            row: dict[str, Any] = {"name": name, "cluster": int(self.clusters[i])}
+            if self.programs is not None:
+                row["program"] = self.programs[i]
+            if series:
+                row["fingerprint"] = self.fingerprints[i]
+            runs.append(row)
+        out = {"kind": _KIND, "version": VERSION, "ratio": self.ratio,
+               "n_clusters": self.n_clusters, "k_rule": self.k_rule, "ari": self.ari,
+               "silhouette": self.silhouette, "runs": runs, "params": dict(self.params)}
+        if series:
+            out["distances"] = self.distances
+            out["linkage"] = self.linkage
+        return plain(out)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], source: str | None = None) -> FingerprintResult:
+        check_version(dict(data), _KIND, VERSION, source)
+        try:
+            runs = data["runs"]
+            programs = [r.get("program") for r in runs]
+            return cls(
+                names=tuple(str(r["name"]) for r in runs), ratio=str(data["ratio"]),
+                fingerprints=np.asarray([r["fingerprint"] for r in runs], dtype=np.float64),
+                distances=np.asarray(data["distances"], dtype=np.float64),
+                linkage=np.asarray(data["linkage"], dtype=np.float64),
+                clusters=np.asarray([r["cluster"] for r in runs], dtype=np.int64),
+                n_clusters=int(data["n_clusters"]), k_rule=str(data["k_rule"]),
+                programs=(tuple(str(p) for p in programs)
+                          if all(p is not None for p in programs) else None),
+                ari=None if data.get("ari") is None else float(data["ari"]),
+                silhouette=None if data.get("silhouette") is None else float(data["silhouette"]),
+                params=dict(data.get("params") or {}))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"fingerprints result: missing or bad field ({exc})",
+                             path=source) from None
+
+
+def cluster_fingerprints(series: Sequence[Any], *, names: Sequence[str] | None = None,
+                         programs: Sequence[str] | None = None,
+                         n_clusters: int | None = None, ratio: str = "",
+                         n_points: int = _POINTS, median_kernel: int = 5,
+                         savgol_window: int = 11, savgol_order: int = 3) -> FingerprintResult:
+    """Fingerprint each ratio series, Canberra distances, Ward clustering (ch. 5.10.2).
+
+    ``n_clusters`` None picks k by the rule of the module docstring.
+    """
+    from scipy.cluster.hierarchy import fcluster, linkage
+    from scipy.spatial.distance import pdist, squareform
+
+    n = len(series)
+    if n < 2:
+        raise UsageError(f"clustering needs at least 2 runs, got {n}")
+    names = tuple(str(s) for s in names) if names is not None else tuple(
+        f"run{i}" for i in range(n))
+    if len(names) != n or (programs is not None and len(programs) != n):
+        raise UsageError("names and programs must have one entry per run")
+    if n_clusters is not None and not 1 <= n_clusters <= n:
+        raise UsageError(f"clusters {n_clusters}: expected 1..{n} (the number of runs)")
+    fps = np.empty((n, n_points))
+    for i, s in enumerate(series):
+        try:
+            fps[i] = fingerprint(s, n_points=n_points, median_kernel=median_kernel,
+                                 savgol_window=savgol_window, savgol_order=savgol_order)
+        except InputError as exc:
+            raise InputError(f"{names[i]}: {exc}") from None
+    condensed = pdist(fps, "canberra")
+    Z = linkage(condensed, method="ward")
+    D = squareform(condensed)
+    labels_by_k = {k: fcluster(Z, t=k, criterion="maxclust") for k in range(1, n + 1)}
+    ari = sil = None
+    progs = tuple(str(p) for p in programs) if programs is not None else None
+    if n_clusters is not None:
+        k, rule = int(n_clusters), "given"
+    elif progs is not None and n > 2:
+        scores = {k: _ari(progs, labels_by_k[k]) for k in range(2, n)}
+        k, rule = max(scores, key=lambda q: (scores[q], -q)), "programs-ari"
+    elif n > 2:
+        scores = {k: _silhouette(D, labels_by_k[k]) for k in range(2, min(n - 1, 20) + 1)}
+        k, rule = max(scores, key=lambda q: (scores[q], -q)), "silhouette"
+    else:
+        k, rule = 1, "two-runs"
+    clusters = labels_by_k[k]
+    if progs is not None:
+        ari = _ari(progs, clusters)
+    if 2 <= len(set(clusters.tolist())) <= n - 1:
+        sil = _silhouette(D, clusters)
+    params = {"n_points": n_points, "median_kernel": median_kernel,
+              "savgol_window": savgol_window, "savgol_order": savgol_order,
+              "distance": "canberra", "linkage": "ward"}
+    return FingerprintResult(names=names, ratio=ratio, fingerprints=fps, distances=D,
+                             linkage=Z, clusters=np.asarray(clusters, dtype=np.int64),
+                             n_clusters=len(set(clusters.tolist())), k_rule=rule,
+                             programs=progs, ari=ari, silhouette=sil, params=params)
+
+
+def _ari(truth: Sequence[str], labels: np.ndarray) -> float:
+    from phasekit.metrics import labels_ari
+
+    return labels_ari(np.asarray(truth), labels)
+
+
+def _silhouette(D: np.ndarray, labels: np.ndarray) -> float:
+    from sklearn.metrics import silhouette_score
+
+    if not 2 <= len(set(labels.tolist())) <= len(labels) - 1:
+        return -1.0
+    return float(silhouette_score(D, labels, metric="precomputed"))
+
+
+def fingerprint_profiles(profiles: Sequence[Profile], *, names: Sequence[str] | None = None,
+                         ratio: str | None = None, n_clusters: int | None = None,
+                         programs: Sequence[str] | None = None, **kwargs: Any
+                         ) -> FingerprintResult:
+    """:func:`cluster_fingerprints` on profiles' ratio series (:func:`ratio_series`).
+
+    ``programs`` default: every profile's ``meta["program"]`` when all have one.
+    """
+    names = tuple(names) if names is not None else tuple(
+        str(p.meta.get("name", f"run{i}")) for i, p in enumerate(profiles))
+    series, used = [], []
+    for name, profile in zip(names, profiles, strict=True):
+        try:
+            r, how = ratio_series(profile, ratio)
+        except InputError as exc:
+            raise InputError(f"{name}: {exc}") from None
+        series.append(r)
+        used.append(how)
+    if programs is None and profiles and all("program" in p.meta for p in profiles):
+        programs = [str(p.meta["program"]) for p in profiles]
+    label = used[0] if len(set(used)) == 1 else "; ".join(sorted(set(used)))
+    return cluster_fingerprints(series, names=names, programs=programs,
+                                n_clusters=n_clusters, ratio=label, **kwargs)

@@ -1,0 +1,47 @@
+"""The figure of ``phasekit fingerprint`` (seed 002, Fig. 5.11 and 5.13-5.15).
+
+Left: the Ward dendrogram on Canberra distances, leaves coloured by cluster. Right: the
+fingerprints (0-100 % of the value against 0-100 % of the execution), coloured the same way.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from phasekit.energy.fingerprint import FingerprintResult
+from phasekit.plot.common import WIDTH, color, figure, save
+
+__all__ = ["plot_fingerprints"]
+
+
+def plot_fingerprints(result: FingerprintResult, path: str | os.PathLike[str]) -> Path:
+    """Write the dendrogram and the fingerprints of ``result`` to ``path``."""
+    from scipy.cluster.hierarchy import dendrogram
+
+    n = len(result.names)
+    fig = figure(WIDTH, max(4.5, 0.22 * n + 1.5))
+    ax, bx = fig.subplots(1, 2)
+    labels = [f"{name} [{result.programs[i]}]" if result.programs else name
+              for i, name in enumerate(result.names)]
+    leaf_color = {i: color(int(c) - 1) for i, c in enumerate(result.clusters)}
+    tree = dendrogram(result.linkage, ax=ax, labels=labels, orientation="left",
+                      color_threshold=0, above_threshold_color="gray", leaf_font_size=8)
+    for tick, leaf in zip(ax.get_yticklabels(), tree["leaves"], strict=True):
+        tick.set_color(leaf_color[leaf])
+    if 1 < result.n_clusters < n:
+        heights = sorted(result.linkage[:, 2])
+        cut = 0.5 * (heights[n - result.n_clusters - 1] + heights[n - result.n_clusters])
+        ax.axvline(cut, color="black", ls=":", lw=1)
+    ax.set_xlabel("Ward linkage height (Canberra distance)")
+    ax.set_title(f"{result.n_clusters} clusters ({result.k_rule})"
+                 + (f", ARI {result.ari:.2f}" if result.ari is not None else ""))
+    x = result.x_percent
+    for i, curve in enumerate(result.fingerprints):
+        bx.plot(x, curve, color=color(int(result.clusters[i]) - 1), lw=1, alpha=0.8)
+    bx.set_xlim(0, 100)
+    bx.set_xlabel("execution (%)")
+    bx.set_ylabel(f"{result.ratio or 'ratio'} (% of its range)")
+    bx.set_title("Fingerprints, coloured by cluster")
+    bx.grid(True, alpha=0.3)
+    return save(fig, path)
