@@ -31,6 +31,7 @@ def run(script: str, *args: str) -> str:
     ("phases_quality.py", "phases_quality"),
     ("trace_read.py", "trace_read"),
     ("structure_e2e.py", "structure_e2e"),
+    ("energy_fit.py", "energy_fit"),
     ("phasediv.py", "phasediv"),
 ])
 def test_quick_run_writes_its_section(tmp_path: Path, script: str, section: str) -> None:

@@ -19,7 +19,10 @@ import typer
 
 from phasekit import __version__
 from phasekit.cli import analyze as _analyze
+from phasekit.cli import campaign as _campaign
 from phasekit.cli import demo as _demo
+from phasekit.cli import energy_phases as _energy_phases
+from phasekit.cli import fingerprint as _fingerprint
 from phasekit.cli import info as _info
 from phasekit.cli import phases as _phases
 from phasekit.cli import record as _record
@@ -28,6 +31,7 @@ from phasekit.cli import structure as _structure
 from phasekit.cli import synth as _synth
 from phasekit.cli import watch as _watch
 from phasekit.cli.common import STATE
+from phasekit.cli.energy import energy_app
 from phasekit.errors import PhasekitError, PhasekitWarning
 
 __all__ = ["app", "main"]
@@ -101,6 +105,10 @@ app.command("sources", epilog=_sources.EPILOG)(_sources.sources)
 app.command("phases", epilog=_phases.EPILOG)(_phases.phases)
 app.command("watch", epilog=_watch.EPILOG)(_watch.watch)
 app.command("structure", epilog=_structure.EPILOG)(_structure.structure)
+app.add_typer(_campaign.campaign_app, name="campaign")
+energy_app.command("phases", epilog=_energy_phases.EPILOG)(_energy_phases.phases)
+app.add_typer(energy_app, name="energy")
+app.command("fingerprint", epilog=_fingerprint.EPILOG)(_fingerprint.fingerprint)
 
 
 # --- logging and warnings --------------------------------------------------------------------

@@ -1,0 +1,206 @@
+"""``phasekit campaign``: measurement campaigns (seed 002, PaScal Analyzer): run and import."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich import box
+from rich.table import Table
+
+from phasekit.cli.common import check_output, err_console, out_console, parse_duration, print_json
+from phasekit.errors import UsageError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from phasekit.campaign import Campaign
+
+campaign_app = typer.Typer(
+    name="campaign", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
+    help="Measurement campaigns: run a program over threads, cores, frequencies and inputs "
+         "(seed 002, PaScal Analyzer), or import PaScal Analyzer output.",
+    context_settings={"help_option_names": ["-h", "--help"]})
+
+RUN_EPILOG = """\
+Example:
+
+\b
+    phasekit campaign run --threads 1,2 --inputs "small,large" --reps 3 --idle 5s \\
+        -o campaign.json -- ./app {input}
+    phasekit campaign run --cores 1,2 --freqs 1.2,2.2 --power-cmd "ipmi-power.sh" \\
+        -o c.json -- ./app
+"""
+
+IMPORT_EPILOG = """\
+Example:
+
+\b
+    phasekit campaign import analyzer-output.json -o campaign.json
+    phasekit campaign import analyzer-output.json --json
+"""
+
+
+def _ints(text: str | None, option: str) -> tuple[int | None, ...]:
+    if not text:
+        return (None,)
+    try:
+        return tuple(int(v) for v in text.split(","))
+    except ValueError:
+        raise UsageError(f"{option} {text!r}: expected integers separated by commas") from None
+
+
+def _floats(text: str | None, option: str) -> tuple[float | None, ...]:
+    if not text:
+        return (None,)
+    try:
+        return tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise UsageError(f"{option} {text!r}: expected numbers separated by commas") from None
+
+
+def _cell(value: object) -> str:
+    import pandas
+
+    if value is None or pandas.isna(value):  # type: ignore[arg-type]
+        return "-"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def _table(table: pd.DataFrame, title: str) -> Table:
+    out = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    columns = [c for c in ("threads", "cores", "frequency_ghz", "input", "repetition", "status",
+                           "time_s", "energy_j", "power_w") if c in table.columns]
+    columns += [c for c in table.columns if str(c).startswith("region:")]
+    columns = [c for c in columns if table[c].notna().any()]  # what this campaign measured
+    for c in columns:
+        out.add_column(str(c), justify="left" if c in ("input", "status") else "right",
+                       no_wrap=True)
+    for _, row in table.iterrows():
+        out.add_row(*(_cell(row[c]) for c in columns))
+    return out
+
+
+def _write(campaign: Campaign, output: Path, pascal: bool) -> None:
+    from phasekit.campaign import write_campaign
+
+    if output.suffix.lower() == ".csv":
+        from phasekit.io.atomic import atomic_write_text
+
+        atomic_write_text(output, campaign.table().to_csv(index=False))
+    elif pascal:
+        from phasekit.io.pascal import write_pascal
+
+        write_pascal(campaign, output)
+    else:
+        write_campaign(campaign, output)
+
+
+@campaign_app.command("run", epilog=RUN_EPILOG,
+                      context_settings={"allow_interspersed_args": False})
+def run(
+    command: Annotated[list[str], typer.Argument(
+        metavar="-- PROGRAM [ARGS]...", show_default=False,
+        help="The program; {input} in its arguments is replaced by each --inputs value.")],
+    output: Annotated[Path, typer.Option(
+        "--output", "-o", metavar="FILE", show_default=False,
+        help="Campaign file: .json (ours), .csv (tidy table) or .jsonl (the log itself). "
+             "Runs are appended to FILE.partial.jsonl as they end; running the same command "
+             "again resumes from it.")],
+    threads: Annotated[str | None, typer.Option(
+        "--threads", metavar="1,2,...", help="OMP_NUM_THREADS values.")] = None,
+    cores: Annotated[str | None, typer.Option(
+        "--cores", metavar="1,2,...", help="Cores: the program is pinned to the first N "
+        "CPUs (affinity).")] = None,
+    freqs: Annotated[str | None, typer.Option(
+        "--freqs", metavar="GHZ,...", help="CPU frequencies (userspace governor; needs cpufreq "
+        "and root, refused up front otherwise).")] = None,
+    inputs: Annotated[str | None, typer.Option(
+        "--inputs", metavar="A,B,...", help="Program inputs, smallest first.")] = None,
+    reps: Annotated[int, typer.Option("--reps", help="Repetitions per configuration.")] = 1,
+    idle: Annotated[str | None, typer.Option(
+        "--idle", metavar="DURATION", help="Idle time between runs (e.g. 5s; default none).")
+                    ] = None,
+    timeout: Annotated[str | None, typer.Option(
+        "--timeout", metavar="DURATION", help="Stop a run after this long; it is recorded "
+        "as failed.")] = None,
+    power_cmd: Annotated[str | None, typer.Option(
+        "--power-cmd", metavar="CMD", help="Command printing the power in watts (an IPMI "
+        "reader); sampled during each run and integrated. Default: RAPL when present.")] = None,
+    power_interval: Annotated[str, typer.Option(
+        "--power-interval", metavar="DURATION", help="Sampling of --power-cmd.")] = "1s",
+    profile_dir: Annotated[Path | None, typer.Option(
+        "--profile-dir", metavar="DIR", help="Also record a full profile of each run with "
+        "the recorder, one Parquet file per run.")] = None,
+    pascal: Annotated[bool, typer.Option(
+        "--pascal", help="Write FILE in PaScal Analyzer's JSON layout.")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the campaign as JSON.")
+                           ] = False,
+) -> None:
+    """Run a program once per configuration and repetition, measuring time, energy and the
+    regions it marks (phasekit.regions; phasekit_regions.h for C)."""
+    from phasekit.record.runner import CampaignPlan, run_campaign
+
+    check_output(output, "--output")
+    plan = CampaignPlan(
+        command=tuple(command), threads=_ints(threads, "--threads"),
+        cores=_ints(cores, "--cores"), frequencies_ghz=_floats(freqs, "--freqs"),
+        inputs=tuple(inputs.split(",")) if inputs else (None,), repetitions=reps,
+        idle_s=parse_duration(idle, "--idle") if idle else 0.0,
+        timeout_s=parse_duration(timeout, "--timeout") if timeout else None,
+        power_command=power_cmd, power_interval_s=parse_duration(power_interval,
+                                                                 "--power-interval"),
+        profile_dir=profile_dir)
+    log = output if output.suffix.lower() == ".jsonl" else \
+        output.with_name(output.name + ".partial.jsonl")
+    console = err_console()
+
+    def progress(done: int, total: int, label: str) -> None:
+        if not json_output:
+            console.print(f"[{done}/{total}] {label}", soft_wrap=True)
+
+    campaign = run_campaign(plan, log, progress=progress)
+    if log != output:
+        _write(campaign, output, pascal)
+        log.unlink()
+    if json_output:
+        print_json(campaign.to_dict())
+        return
+    out = out_console()
+    out.print(_table(campaign.table(), f"Campaign: {len(campaign)} runs of {' '.join(command)}"))
+    failed = sum(not r.ok for r in campaign.runs)
+    note = campaign.meta.get("energy")
+    if note:
+        out.print(f"note: {note}", soft_wrap=True)
+    if failed:
+        out.print(f"{failed} run(s) failed; their reasons are in the file", soft_wrap=True)
+    out.print(f"wrote campaign: {output}", soft_wrap=True)
+
+
+@campaign_app.command("import", epilog=IMPORT_EPILOG)
+def import_(
+    source: Annotated[Path, typer.Argument(metavar="FILE.json", show_default=False,
+                                           help="PaScal Analyzer JSON (or ours).")],
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-o", metavar="FILE", help="Write it: .json (ours), .csv (tidy table), "
+        ".jsonl.")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print it as JSON.")] = False,
+) -> None:
+    """Read a campaign (PaScal Analyzer JSON: frequencies in GHz or kHz, sensors as [value,
+    timestamp] pairs) and show or convert it."""
+    from phasekit.campaign import read_campaign
+
+    check_output(output, "--output")
+    campaign = read_campaign(source)
+    if output is not None:
+        _write(campaign, output, pascal=False)
+    if json_output:
+        print_json(campaign.to_dict())
+        return
+    out = out_console()
+    out.print(_table(campaign.table(), f"{source.name}: {len(campaign)} runs"))
+    if output is not None:
+        out.print(f"wrote campaign: {output}", soft_wrap=True)
+    sys.stdout.flush()

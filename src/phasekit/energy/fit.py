@@ -1,0 +1,735 @@
+"""Fitting energy models from a few measured configurations (seed 002, sections 4.8-4.10).
+
+- :func:`configurations` turns a campaign (or a table with columns ``frequency_ghz``,
+  ``cores``, ``input``, ``energy_j`` and optionally ``time_s``) into one row per configuration
+  (f, p, N): repetitions are averaged (the thesis aggregates repetitions by their mean), failed
+  runs and runs without energy are left out. p is ``cores``, or ``threads`` where cores are not
+  given. N is the input label read as a number; when some labels are not numbers (``small``,
+  ``large``), inputs are numbered 1, 2, ... in the campaign's declared input order (or in
+  order of appearance), the thesis's convention of input indices (section 4.8).
+- :func:`choose_training` picks the training configurations: ``random`` (uniformly without
+  replacement, as the thesis, section 4.8), ``maximin`` (space filling: greedy farthest-point
+  in (f, log2 p, N) scaled to the unit cube, starting from the corner farthest from the
+  centre — the corners first, then the faces) or ``doptimal`` (greedy selection then exchange
+  maximizing det(J^T J) of the model's relative-error Jacobian at nominal parameters, a locally
+  D-optimal design). The two designs are deterministic (``seed`` does not change them).
+- :func:`fit_model` fits a model (:mod:`phasekit.energy.models`) by bounded nonlinear least
+  squares on the **relative** error (the thesis minimizes squared differences with L-BFGS,
+  initial values, bounds and loss unspecified; relative residuals weigh small and large runs
+  alike and match the MPE it reports), with scipy's ``least_squares`` (trust-region
+  reflective) from several starts: a data-driven start (the power law is linear in c1..c3 given
+  the time, solved by non-negative least squares; the time law is log-linear in d1, d2 for a
+  grid of w) and up to ``starts - 1`` random perturbations of it (``seed``), stopping once
+  three starts reach the same best cost. Time and energy are
+  fitted together when time is measured (residuals of both); from energy alone d1 is held at 1
+  (only products d1 c are identifiable).
+- Baselines (section 4.10, Table 4.5), scikit-learn, trained on the same points with features
+  (f, p, N) standardized: SVR (RBF; grid C in {1, 10, 100, 1e3, 1e4}, gamma in {0.01, 0.1, 0.5,
+  1}, the thesis's best C = 1e4, gamma = 0.5 included), MLP (one hidden layer of 100, 300 or 500,
+  activation logistic, tanh or relu; lbfgs, the solver scikit-learn recommends for small data),
+  KNN and a decision tree with defaults (k = min(5, n)). Grids are searched by k-fold
+  cross-validation (k = min(5, n)) on the mean absolute error. Our choices, to make them as
+  strong as we can: every baseline learns log(E) standardized (the relative error the MPE
+  measures) from (f, log2 p, N) (cores on a log scale: it halved SVR's error on our synthetic
+  campaigns), and SVR's epsilon is 0.01 (the default 0.1 would ignore 10 % errors).
+- Metrics (eq. 4.23): MPE = mean |y_est - y_meas| / y_meas in percent; MSE in J^2.
+- :func:`fit_energy` chooses, fits, evaluates on every other configuration and runs the
+  baselines; :func:`learning_curve` repeats it over training-set sizes and seeds.
+"""
+
+from __future__ import annotations
+
+import time as _time
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from phasekit.campaign import Campaign
+from phasekit.energy.models import ENERGY_ONLY_FIXED, MODELS, ModelSpec, get_model
+from phasekit.errors import InputError, PhasekitWarning, UsageError
+from phasekit.results import check_version, plain
+
+__all__ = [
+    "BASELINES",
+    "DESIGNS",
+    "REQUIRED_COLUMNS",
+    "EnergyFitResult",
+    "FittedModel",
+    "baseline_predictions",
+    "choose_training",
+    "configurations",
+    "fit_energy",
+    "fit_model",
+    "learning_curve",
+    "mpe",
+    "mse",
+]
+
+RESULT_VERSION = 1
+DESIGNS = ("random", "maximin", "doptimal")
+BASELINES = ("svr", "mlp", "knn", "tree")
+REQUIRED_COLUMNS = ("frequency_ghz", "cores", "input", "energy_j")
+_W_GRID = (0.0, 0.5, 0.8, 0.9, 0.95, 0.98, 0.995, 1.0)
+_D2_GRID = (0.5, 1.0, 1.5, 2.0)
+#: Per-input deviations of the input law: bounds (log units) and ridge weight (our choice:
+#: a 10 % deviation costs as much as a 1 % residual, so deviations follow the data of their
+#: input and vanish without it).
+DEVIATION_BOUND = 2.0
+DEVIATION_PENALTY = 0.1
+#: The multi-start stops once this many starts reach the best cost (within AGREE, relative).
+AGREEING_STARTS = 3
+AGREE = 1e-4
+
+
+# --- metrics ---------------------------------------------------------------------------------
+def mpe(estimated: Any, measured: Any) -> float:
+    """Mean percentage error (seed 002, eq. 4.23), in percent; NaN for no points."""
+    est, meas = np.asarray(estimated, float), np.asarray(measured, float)
+    if meas.size == 0:
+        return float("nan")
+    return float(100.0 * np.mean(np.abs(est - meas) / meas))
+
+
+def mse(estimated: Any, measured: Any) -> float:
+    """Mean squared error (in the squared unit of the values); NaN for no points."""
+    est, meas = np.asarray(estimated, float), np.asarray(measured, float)
+    if meas.size == 0:
+        return float("nan")
+    return float(np.mean((est - meas) ** 2))
+
+
+# --- configurations --------------------------------------------------------------------------
+def configurations(data: Campaign | pd.DataFrame, *, source: str | None = None,
+                   inputs: Sequence[str] = ()) -> pd.DataFrame:
+    """One row per configuration: frequency_ghz, cores, input (N), energy_j, time_s, runs.
+
+    See the module docstring. InputError naming ``source`` and the column when a required
+    column is missing or no configuration has a positive energy.
+    """
+    if isinstance(data, Campaign):
+        table = data.ok_runs().table().copy()
+        inputs = inputs or data.inputs
+        if table["cores"].isna().all() and not table["threads"].isna().all():
+            table["cores"] = table["threads"]
+    else:
+        table = data.copy()
+        if "cores" not in table.columns and "threads" in table.columns:
+            table["cores"] = table["threads"]
+        if "status" in table.columns:
+            table = table[table["status"].astype(str) == "ok"]
+    for column in REQUIRED_COLUMNS:
+        if column not in table.columns:
+            raise InputError("missing column; expected columns " + ", ".join(REQUIRED_COLUMNS)
+                             + " (and optionally time_s)", path=source, column=column)
+    out = pd.DataFrame({
+        "frequency_ghz": pd.to_numeric(table["frequency_ghz"], errors="coerce").astype(float),
+        "cores": pd.to_numeric(table["cores"], errors="coerce").astype(float),
+        "input": _input_numbers(table["input"], inputs),
+        "energy_j": pd.to_numeric(table["energy_j"], errors="coerce").astype(float),
+        "time_s": (pd.to_numeric(table["time_s"], errors="coerce").astype(float)
+                   if "time_s" in table.columns else np.nan),
+    })
+    usable = (np.isfinite(out[["frequency_ghz", "cores", "input", "energy_j"]]).all(axis=1)
+              & (out["frequency_ghz"] > 0) & (out["cores"] >= 1) & (out["input"] > 0)
+              & (out["energy_j"] > 0))
+    dropped = int((~usable).sum())
+    out = out[usable]
+    if out.empty:
+        raise InputError("no run with a positive energy_j, frequency_ghz, cores and input",
+                         path=source)
+    if dropped:
+        warnings.warn(f"{source or 'table'}: left out {dropped} run(s) without a usable energy, "
+                      "frequency, core count or input", PhasekitWarning, stacklevel=2)
+    out.loc[~(out["time_s"] > 0), "time_s"] = np.nan
+    grouped = out.groupby(["input", "cores", "frequency_ghz"], sort=True)
+    result = grouped.agg(energy_j=("energy_j", "mean"), time_s=("time_s", "mean"),
+                         runs=("energy_j", "size")).reset_index()
+    return result[["frequency_ghz", "cores", "input", "energy_j", "time_s", "runs"]]
+
+
+def _input_numbers(labels: pd.Series, order: Sequence[str]) -> pd.Series:
+    numbers = pd.to_numeric(labels, errors="coerce")
+    if not numbers.isna().any():
+        return numbers.astype(float)
+    text = labels.astype(str)
+    ranks: dict[str, int] = {}
+    for label in [*map(str, order), *text]:
+        ranks.setdefault(label, len(ranks) + 1)
+    return text.map(ranks).astype(float)
+
+
+# --- training-set designs --------------------------------------------------------------------
+def _unit_coordinates(f: np.ndarray, p: np.ndarray, n: np.ndarray) -> np.ndarray:
+    X = np.column_stack([f, np.log2(p), n]).astype(float)
+    low, span = X.min(axis=0), np.ptp(X, axis=0)
+    return np.where(span > 0, (X - low) / np.where(span > 0, span, 1.0), 0.0)
+
+
+def choose_training(configs: pd.DataFrame, n: int, *, design: str = "random", seed: int = 0,
+                    model: str = "extended", with_time: bool = True) -> np.ndarray:
+    """Indices (sorted) of ``n`` training configurations chosen by ``design``."""
+    total = len(configs)
+    if design not in DESIGNS:
+        raise UsageError(f"unknown design {design!r}; expected one of {', '.join(DESIGNS)}")
+    if not 1 <= n <= total:
+        raise UsageError(f"cannot choose {n} of {total} configurations")
+    f = configs["frequency_ghz"].to_numpy(float)
+    p = configs["cores"].to_numpy(float)
+    N = configs["input"].to_numpy(float)
+    if design == "random":
+        return np.sort(np.random.default_rng(seed).choice(total, size=n, replace=False))
+    level = np.unique(N, return_inverse=True)[1]
+    if design == "maximin":
+        return np.sort(_maximin(_unit_coordinates(f, p, N), n, level))
+    return np.sort(_doptimal(get_model(model), f, p, N, n, with_time, level))
+
+
+def _open(level: np.ndarray, counts: np.ndarray, size: int) -> np.ndarray:
+    """Candidates whose input may take another point: inputs balanced (floor or ceil of
+    size / inputs each), so that every input's deviation can be learned."""
+    levels = counts.size
+    low, high = size // levels, -(-size // levels)
+    if high == low:
+        allowed = counts < low
+    else:
+        allowed = (counts < low) | ((counts < high) & (np.sum(counts >= high)
+                                                       < size - low * levels))
+    return allowed[level]
+
+
+def _maximin(X: np.ndarray, n: int, level: np.ndarray) -> np.ndarray:
+    counts = np.zeros(level.max() + 1, dtype=int)
+    centre = X.mean(axis=0)
+    nearest = np.sum((X - centre) ** 2, axis=1)       # first: the farthest from the centre
+    chosen: list[int] = []
+    for _ in range(n):
+        score = np.where(_open(level, counts, n), nearest, -np.inf)
+        score[chosen] = -np.inf
+        nxt = int(np.argmax(score))
+        chosen.append(nxt)
+        counts[level[nxt]] += 1
+        distance = np.sum((X - X[nxt]) ** 2, axis=1)
+        nearest = distance if len(chosen) == 1 else np.minimum(nearest, distance)
+    return np.asarray(chosen)
+
+
+def _design_jacobian(spec: ModelSpec, f: np.ndarray, p: np.ndarray, n: np.ndarray,
+                     with_time: bool) -> np.ndarray:
+    """Per configuration, the rows d(relative residual)/d(parameter) at the nominal values
+    (scales on a log scale); shape (configs, rows per config, parameters)."""
+    free = [k for k in spec.params if with_time or k not in ENERGY_ONLY_FIXED]
+    base = dict(zip(spec.params, spec.nominal, strict=True))
+
+    def outputs(theta: Mapping[str, float]) -> np.ndarray:
+        t = spec.time(theta, f, p, n)
+        e = spec.power(theta, f, p) * t
+        return np.stack([np.log(e), np.log(t)] if with_time else [np.log(e)], axis=1)
+
+    y0 = outputs(base)
+    columns = []
+    for k in free:
+        theta = dict(base)
+        if k in spec.scale:
+            h = 1e-4
+            theta[k] = base[k] * np.exp(h)
+        else:
+            lo, hi = spec.lower[spec.params.index(k)], spec.upper[spec.params.index(k)]
+            h = 1e-4 if base[k] + 1e-4 <= hi else -1e-4
+            theta[k] = min(max(base[k] + h, lo), hi)
+        columns.append((outputs(theta) - y0) / h)
+    return np.stack(columns, axis=2)
+
+
+def _logdet(M: np.ndarray) -> np.ndarray:
+    sign, value = np.linalg.slogdet(M)
+    return np.where(sign > 0, value, -np.inf)
+
+
+def _doptimal(spec: ModelSpec, f: np.ndarray, p: np.ndarray, n: np.ndarray, size: int,
+              with_time: bool, level: np.ndarray) -> np.ndarray:
+    J = _design_jacobian(spec, f, p, n, with_time)       # (C, r, k)
+    info = np.einsum("cri,crj->cij", J, J)               # per-candidate information
+    k = info.shape[1]
+    ridge = 1e-8 * np.trace(info.sum(axis=0)) / k * np.eye(k)
+    chosen: list[int] = []
+    counts = np.zeros(level.max() + 1, dtype=int)
+    M = ridge.copy()
+    for _ in range(size):
+        scores = np.where(_open(level, counts, size), _logdet(M[None] + info), -np.inf)
+        scores[chosen] = -np.inf
+        best = int(np.argmax(scores))
+        chosen.append(best)
+        counts[level[best]] += 1
+        M = M + info[best]
+    for _ in range(3):  # exchange passes (Fedorov): swap a point for a better one of its input
+        improved = False
+        for slot in range(size):
+            rest = M - info[chosen[slot]]
+            scores = np.where(level == level[chosen[slot]], _logdet(rest[None] + info),
+                              -np.inf)
+            scores[[c for i, c in enumerate(chosen) if i != slot]] = -np.inf
+            best = int(np.argmax(scores))
+            if scores[best] > _logdet(M[None])[0] + 1e-9 and best != chosen[slot]:
+                chosen[slot] = best
+                M = rest + info[best]
+                improved = True
+        if not improved:
+            break
+    return np.asarray(chosen)
+
+
+# --- fitting ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FittedModel:
+    """A model with fitted parameters; ``fixed`` names those held (energy-only fits)."""
+
+    model: str
+    params: Mapping[str, float]
+    fixed: tuple[str, ...] = ()
+    with_time: bool = True
+    cost: float = float("nan")
+    starts: int = 1
+    input_deviation: Mapping[float, float] = field(default_factory=dict)
+
+    @property
+    def spec(self) -> ModelSpec:
+        return get_model(self.model)
+
+    def deviation(self, n: Any) -> np.ndarray:
+        """exp(delta_N) per input (1 for inputs without a learned deviation)."""
+        n = np.asarray(n, float)
+        out = np.zeros(n.shape)
+        for level, delta in self.input_deviation.items():
+            out[np.isclose(n, level, rtol=0, atol=1e-9)] = delta
+        return np.exp(out)
+
+    def predict_time(self, f: Any, p: Any, n: Any) -> np.ndarray:
+        """Predicted time (s); in units of d1 = 1 for an energy-only fit."""
+        return self.spec.time(self.params, f, p, n) * self.deviation(n)
+
+    def predict_power(self, f: Any, p: Any) -> np.ndarray:
+        return self.spec.power(self.params, f, p)
+
+    def predict_energy(self, f: Any, p: Any, n: Any) -> np.ndarray:
+        return self.predict_power(f, p) * self.predict_time(f, p, n)
+
+
+def _arrays(*values: Any) -> list[np.ndarray]:
+    return [np.asarray(v, dtype=float).ravel() for v in values]
+
+
+def fit_model(f: Any, p: Any, n: Any, energy: Any, time: Any | None = None, *,
+              model: str = "extended", starts: int = 8, seed: int = 0) -> FittedModel:
+    """Fit ``model`` to measured energies (and times) at configurations (f, p, N).
+
+    Bounded nonlinear least squares on relative residuals, multi-start (module docstring).
+    """
+    from scipy.optimize import least_squares
+
+    spec = get_model(model)
+    f, p, n, energy = _arrays(f, p, n, energy)
+    t_meas = None if time is None else _arrays(time)[0]
+    if not (f.size == p.size == n.size == energy.size) or (t_meas is not None
+                                                         and t_meas.size != f.size):
+        raise UsageError("f, p, n, energy (and time) must have the same length")
+    if not (np.all(energy > 0) and np.all(f > 0) and np.all(p >= 1) and np.all(n > 0)):
+        raise UsageError("energies and frequencies must be positive, cores >= 1, inputs > 0")
+    if t_meas is not None and not np.all(t_meas > 0):
+        raise UsageError("times must be positive (pass time=None for an energy-only fit)")
+    fixed = {} if t_meas is not None else dict(ENERGY_ONLY_FIXED)
+    free = [k for k in spec.params if k not in fixed]
+    residual_count = f.size * (2 if t_meas is not None else 1)
+    if residual_count < len(free):
+        raise UsageError(f"model {spec.name} has {len(free)} free parameters; "
+                         f"{f.size} configuration(s) give only {residual_count} residuals")
+    index = [spec.params.index(k) for k in free]
+    levels = np.unique(n) if spec.input_deviations else np.empty(0)
+    if levels.size < 2:
+        levels = np.empty(0)
+    which = np.searchsorted(levels, n) if levels.size else None
+    n_model = len(free)
+    lower = np.array([spec.lower[i] for i in index] + [-DEVIATION_BOUND] * levels.size)
+    upper = np.array([spec.upper[i] for i in index] + [DEVIATION_BOUND] * levels.size)
+
+    def unpack(x: np.ndarray) -> dict[str, float]:
+        theta = dict(fixed)
+        theta.update(zip(free, x[:n_model].tolist(), strict=True))
+        return theta
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        theta = unpack(x)
+        t = spec.time(theta, f, p, n)
+        if which is not None:
+            t = t * np.exp(x[n_model:][which])
+        e = spec.power(theta, f, p) * t
+        r = e / energy - 1.0
+        if t_meas is not None:
+            r = np.concatenate([r, t / t_meas - 1.0])
+        if which is not None:
+            r = np.concatenate([r, DEVIATION_PENALTY * x[n_model:]])
+        return np.where(np.isfinite(r), r, 1e6)
+
+    init = _initial(spec, f, p, n, energy, t_meas)
+    x0 = np.array([init.get(k, spec.lower[spec.params.index(k)]) for k in free]
+                  + [0.0] * levels.size)
+    x0 = np.clip(x0, lower, upper)
+    rng = np.random.default_rng(seed)
+    scale_free = [k in spec.scale for k in free] + [False] * levels.size
+    magnitude = np.where(np.abs(x0) > 0, np.abs(x0), 1.0)
+    for i, is_scale in enumerate(scale_free):
+        if is_scale and x0[i] == 0:
+            magnitude[i] = 1e-2 * max(float(np.max(np.abs(x0[scale_free]))), 1e-6)
+    best = None
+    hits = used = 0
+    for k in range(max(1, starts)):
+        if k == 0:
+            start = x0.copy()
+        else:
+            start = np.empty_like(x0)
+            for i, name in enumerate([*free, *["delta"] * levels.size]):
+                if name == "delta":
+                    start[i] = 0.0
+                elif scale_free[i]:
+                    start[i] = magnitude[i] * np.exp(rng.uniform(-1.5, 1.5))
+                else:
+                    hi = min(upper[i], 3.0)
+                    start[i] = rng.uniform(lower[i], hi)
+                    if name == "w":
+                        start[i] = rng.uniform(0.5, 1.0)
+                    elif name == "k":
+                        start[i] = rng.uniform(0.0, 0.01)
+        start = np.clip(start, lower, upper)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            fitted = least_squares(residuals, start, bounds=(lower, upper), method="trf",
+                                   x_scale=np.maximum(magnitude, 1e-12), max_nfev=100 * x0.size)
+        if best is not None and fitted.cost <= best.cost * (1 + AGREE) + 1e-15:
+            hits += 1
+        if best is None or fitted.cost < best.cost * (1 - AGREE) - 1e-15:
+            hits = 1
+        if best is None or fitted.cost < best.cost:
+            best = fitted
+        used = k + 1
+        if hits >= AGREEING_STARTS:
+            break
+    assert best is not None
+    theta = unpack(best.x)
+    deviation = {float(level): float(d) for level, d in zip(levels, best.x[n_model:],
+                                                              strict=True)}
+    return FittedModel(model=spec.name, params={k: float(theta[k]) for k in spec.params},
+                       fixed=tuple(fixed), with_time=t_meas is not None,
+                       cost=float(best.cost), starts=used, input_deviation=deviation)
+
+
+def _initial(spec: ModelSpec, f: np.ndarray, p: np.ndarray, n: np.ndarray, energy: np.ndarray,
+             t_meas: np.ndarray | None) -> dict[str, float]:
+    """The data-driven start (module docstring)."""
+    from scipy.optimize import nnls
+
+    basis = np.column_stack([p * f**3, p * f, np.ones_like(f)])
+    logn = np.log(n)
+    varied = np.ptp(logn) > 0
+    theta: dict[str, float] = {}
+    if t_meas is not None:
+        c, _ = nnls(basis / (energy / t_meas)[:, None], np.ones_like(f))
+        best = (np.inf, 0.0, 1.0, 0.9)
+        for w in _W_GRID:
+            y = np.log(t_meas * f / (1.0 - w + w / p))
+            if varied:
+                slope, icept = np.polyfit(logn, y, 1)
+                slope = float(np.clip(slope, 0.0, 4.0))
+            else:
+                slope = 1.0
+            icept = float(np.mean(y - slope * logn))
+            err = float(np.sum((y - icept - slope * logn) ** 2))
+            if err < best[0]:
+                best = (err, icept, slope, w)
+        _, icept, d2, w = best
+        theta.update(c1=c[0], c2=c[1], c3=c[2], d1=float(np.exp(icept)), d2=d2, w=w)
+    else:
+        best_e = (np.inf, np.zeros(3), 1.0, 0.9)
+        for w in _W_GRID:
+            for d2 in _D2_GRID:
+                shape = n**d2 * (1.0 - w + w / p) / f
+                A = basis * (shape / energy)[:, None]
+                c, _ = nnls(A, np.ones_like(f))
+                err = float(np.sum((A @ c - 1.0) ** 2))
+                if err < best_e[0]:
+                    best_e = (err, c, d2, w)
+        _, c, d2, w = best_e
+        theta.update(c1=c[0], c2=c[1], c3=c[2], d1=1.0, d2=d2, w=w)
+    if "d3" in spec.params:
+        theta["d3"] = 0.05
+    if "m" in spec.params:
+        theta["m"] = 0.05
+    return {k: float(v) for k, v in theta.items()}
+
+
+# --- baselines -------------------------------------------------------------------------------
+def baseline_predictions(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, *,
+                         names: Sequence[str] = BASELINES, seed: int = 0
+                         ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """``name -> (train predictions, test predictions)`` of the scikit-learn baselines."""
+    from sklearn.base import clone
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.model_selection import GridSearchCV, KFold
+    from sklearn.neighbors import KNeighborsRegressor
+    from sklearn.neural_network import MLPRegressor
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVR
+    from sklearn.tree import DecisionTreeRegressor
+
+    unknown = [n for n in names if n not in BASELINES]
+    if unknown:
+        raise UsageError(f"unknown baseline(s) {', '.join(unknown)}; expected "
+                         + ", ".join(BASELINES))
+    X_train, X_test = np.asarray(X_train, float), np.asarray(X_test, float)
+    target = np.log(np.asarray(y_train, float))
+    mu, sd = float(target.mean()), float(target.std()) or 1.0
+    z = (target - mu) / sd
+    size = X_train.shape[0]
+    folds = min(5, size)
+    estimators: dict[str, tuple[Any, dict[str, list[Any]]]] = {
+        "svr": (SVR(kernel="rbf", epsilon=0.01),
+                {"model__C": [1.0, 10.0, 100.0, 1e3, 1e4],
+                 "model__gamma": [0.01, 0.1, 0.5, 1.0]}),
+        "mlp": (MLPRegressor(solver="lbfgs", max_iter=2000, random_state=seed),
+                {"model__activation": ["logistic", "tanh", "relu"],
+                 "model__hidden_layer_sizes": [(100,), (300,), (500,)]}),
+        "knn": (KNeighborsRegressor(n_neighbors=min(5, size)), {}),
+        "tree": (DecisionTreeRegressor(random_state=seed), {}),
+    }
+    out = {}
+    for name in names:
+        estimator, grid = estimators[name]
+        pipe = Pipeline([("scale", StandardScaler()), ("model", clone(estimator))])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            warnings.simplefilter("ignore", UserWarning)
+            if grid and folds >= 2:
+                search = GridSearchCV(pipe, grid, scoring="neg_mean_absolute_error",
+                                      cv=KFold(folds, shuffle=True, random_state=seed))
+                search.fit(X_train, z)
+                fitted = search.best_estimator_
+            else:
+                if name == "svr":
+                    pipe.set_params(model__C=1e4, model__gamma=0.5)  # the thesis's best
+                fitted = pipe.fit(X_train, z)
+            train = np.exp(fitted.predict(X_train) * sd + mu)
+            test = (np.exp(fitted.predict(X_test) * sd + mu) if len(X_test)
+                    else np.empty(0))
+        out[name] = (train, test)
+    return out
+
+
+# --- the whole evaluation --------------------------------------------------------------------
+@dataclass(frozen=True)
+class EnergyFitResult:
+    """A fitted model, how it was trained and how well it predicts the other configurations.
+
+    MPE in percent (seed 002, eq. 4.23), MSE in J^2; ``*_holdout`` are NaN without a holdout.
+    ``baselines`` and ``other_models`` map a name to its ``mpe_train``, ``mpe_holdout``,
+    ``mse_holdout`` (trained on the same points).
+    """
+
+    model: str
+    params: Mapping[str, float]
+    fixed: tuple[str, ...]
+    with_time: bool
+    n_configs: int
+    n_train: int
+    design: str
+    seed: int
+    train: tuple[tuple[float, float, float], ...]
+    mpe_train: float
+    mpe_holdout: float
+    mse_train: float
+    mse_holdout: float
+    mpe_time_train: float = float("nan")
+    mpe_time_holdout: float = float("nan")
+    fit_time_s: float = float("nan")
+    baselines: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    other_models: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    explanation: str = ""
+
+    @property
+    def n_holdout(self) -> int:
+        return self.n_configs - self.n_train
+
+    @property
+    def fitted(self) -> FittedModel:
+        return FittedModel(model=self.model, params=dict(self.params), fixed=self.fixed,
+                           with_time=self.with_time)
+
+    def to_dict(self) -> dict[str, Any]:
+        return plain({
+            "kind": "energy_fit", "version": RESULT_VERSION, "model": self.model,
+            "params": dict(self.params), "fixed": list(self.fixed), "with_time": self.with_time,
+            "n_configs": self.n_configs, "n_train": self.n_train, "n_holdout": self.n_holdout,
+            "design": self.design, "seed": self.seed,
+            "train": [{"frequency_ghz": f, "cores": p, "input": n} for f, p, n in self.train],
+            "mpe_train": self.mpe_train, "mpe_holdout": self.mpe_holdout,
+            "mse_train": self.mse_train, "mse_holdout": self.mse_holdout,
+            "mpe_time_train": self.mpe_time_train, "mpe_time_holdout": self.mpe_time_holdout,
+            "fit_time_s": self.fit_time_s,
+            "baselines": {k: dict(v) for k, v in self.baselines.items()},
+            "other_models": {k: dict(v) for k, v in self.other_models.items()},
+            "explanation": self.explanation,
+        })
+
+    @staticmethod
+    def from_dict(data: dict[str, Any], source: str | None = None) -> EnergyFitResult:
+        check_version(data, "energy_fit", RESULT_VERSION, source)
+
+        def num(value: Any) -> float:
+            return float("nan") if value is None else float(value)
+
+        def table(value: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+            return {k: {m: num(x) for m, x in v.items()} for k, v in value.items()}
+
+        try:
+            return EnergyFitResult(
+                model=data["model"], params={k: float(v) for k, v in data["params"].items()},
+                fixed=tuple(data.get("fixed", ())), with_time=bool(data["with_time"]),
+                n_configs=int(data["n_configs"]), n_train=int(data["n_train"]),
+                design=data["design"], seed=int(data["seed"]),
+                train=tuple((float(r["frequency_ghz"]), float(r["cores"]), float(r["input"]))
+                            for r in data["train"]),
+                mpe_train=num(data["mpe_train"]), mpe_holdout=num(data["mpe_holdout"]),
+                mse_train=num(data["mse_train"]), mse_holdout=num(data["mse_holdout"]),
+                mpe_time_train=num(data.get("mpe_time_train")),
+                mpe_time_holdout=num(data.get("mpe_time_holdout")),
+                fit_time_s=num(data.get("fit_time_s")),
+                baselines=table(data.get("baselines", {})),
+                other_models=table(data.get("other_models", {})),
+                explanation=str(data.get("explanation", "")))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"malformed energy_fit result: {exc}", path=source) from None
+
+
+def _scores(pred_train: np.ndarray, pred_test: np.ndarray, y_train: np.ndarray,
+            y_test: np.ndarray) -> dict[str, float]:
+    return {"mpe_train": mpe(pred_train, y_train), "mpe_holdout": mpe(pred_test, y_test),
+            "mse_holdout": mse(pred_test, y_test)}
+
+
+def fit_energy(configs: pd.DataFrame, *, model: str = "extended", n_train: int | None = None,
+               design: str = "random", seed: int = 0,
+               baselines: Sequence[str] = BASELINES, compare: bool = True,
+               starts: int = 8, use_time: bool = True) -> EnergyFitResult:
+    """Choose ``n_train`` configurations, fit ``model`` on them, evaluate on the others.
+
+    ``configs`` is the output of :func:`configurations`. Without ``n_train`` every
+    configuration trains the model and there is no holdout (and no baseline). ``compare``
+    also fits the other equation models on the same points (``other_models``). Time is
+    fitted with energy when every training configuration has one (and ``use_time``).
+    """
+    spec = get_model(model)
+    total = len(configs)
+    f = configs["frequency_ghz"].to_numpy(float)
+    p = configs["cores"].to_numpy(float)
+    n = configs["input"].to_numpy(float)
+    energy = configs["energy_j"].to_numpy(float)
+    times = configs["time_s"].to_numpy(float)
+    if n_train is None:
+        train = np.arange(total)
+        design_used = "all"
+    else:
+        if n_train < 1 or n_train >= total:
+            raise UsageError(f"--train {n_train}: expected 1 to {total - 1} (the table has "
+                             f"{total} configurations; the others are the holdout)")
+        has_time = bool(use_time and np.isfinite(times).all())
+        train = choose_training(configs, n_train, design=design, seed=seed, model=model,
+                                with_time=has_time)
+        design_used = design
+    test = np.setdiff1d(np.arange(total), train)
+    with_time = bool(use_time and np.isfinite(times[train]).all())
+    free = len(spec.params) - (0 if with_time else len(ENERGY_ONLY_FIXED))
+    needed = -(-free // (2 if with_time else 1))
+    if train.size < needed:
+        raise UsageError(f"model {model} needs at least {needed} training configurations "
+                         f"({'time and energy' if with_time else 'energy only'}); got "
+                         f"{train.size}")
+    started = _time.perf_counter()
+    fitted = fit_model(f[train], p[train], n[train], energy[train],
+                       times[train] if with_time else None, model=model, starts=starts,
+                       seed=seed)
+    fit_time = _time.perf_counter() - started
+    e_train = fitted.predict_energy(f[train], p[train], n[train])
+    e_test = fitted.predict_energy(f[test], p[test], n[test])
+    mpe_time_train = mpe_time_test = float("nan")
+    if with_time:
+        t_all = fitted.predict_time(f, p, n)
+        mpe_time_train = mpe(t_all[train], times[train])
+        ok = test[np.isfinite(times[test])]
+        mpe_time_test = mpe(t_all[ok], times[ok])
+    others: dict[str, dict[str, float]] = {}
+    if compare:
+        for name in MODELS:
+            if name == model:
+                continue
+            other_free = len(MODELS[name].params) - (0 if with_time else len(ENERGY_ONLY_FIXED))
+            if train.size * (2 if with_time else 1) < other_free:
+                continue
+            other = fit_model(f[train], p[train], n[train], energy[train],
+                              times[train] if with_time else None, model=name, starts=starts,
+                              seed=seed)
+            others[name] = _scores(other.predict_energy(f[train], p[train], n[train]),
+                                   other.predict_energy(f[test], p[test], n[test]),
+                                   energy[train], energy[test])
+    base: dict[str, dict[str, float]] = {}
+    if test.size and baselines:
+        X = np.column_stack([f, np.log2(p), n])
+        for name, (pred_train, pred_test) in baseline_predictions(
+                X[train], energy[train], X[test], names=baselines, seed=seed).items():
+            base[name] = _scores(pred_train, pred_test, energy[train], energy[test])
+    explanation = ""
+    if not test.size:
+        explanation = "trained on every configuration: no holdout to evaluate on"
+    elif not with_time:
+        explanation = ("energy only (no time for every training configuration): d1 held at 1, "
+                       "the power parameters are energies per unit of work")
+    return EnergyFitResult(
+        model=model, params=dict(fitted.params), fixed=fitted.fixed, with_time=with_time,
+        n_configs=total, n_train=int(train.size), design=design_used, seed=seed,
+        train=tuple((float(f[i]), float(p[i]), float(n[i])) for i in train),
+        mpe_train=mpe(e_train, energy[train]), mpe_holdout=mpe(e_test, energy[test]),
+        mse_train=mse(e_train, energy[train]), mse_holdout=mse(e_test, energy[test]),
+        mpe_time_train=mpe_time_train, mpe_time_holdout=mpe_time_test, fit_time_s=fit_time,
+        baselines=base, other_models=others, explanation=explanation)
+
+
+def learning_curve(configs: pd.DataFrame, sizes: Sequence[int], *,
+                   models: Sequence[str] = ("seed", "extended"),
+                   baselines: Sequence[str] = ("svr",), seeds: Sequence[int] = (0, 1, 2),
+                   design: str = "random", starts: int = 8) -> pd.DataFrame:
+    """Holdout MPE against training-set size: one row per (size, seed, method).
+
+    Columns: size, seed, method, mpe_holdout, train_energy_j (the energy spent measuring the
+    training configurations: the thesis's cost of a larger training set, section 4.10.1).
+    """
+    rows = []
+    energy = configs["energy_j"].to_numpy(float)
+    for size in sizes:
+        if size >= len(configs):
+            continue
+        for s in seeds:
+            first = models[0]
+            result = fit_energy(configs, model=first, n_train=size, design=design, seed=s,
+                                baselines=baselines, compare=len(models) > 1, starts=starts)
+            train = choose_training(configs, size, design=design, seed=s, model=first,
+                                    with_time=result.with_time)
+            cost = float(energy[train].sum())
+            scores = {first: result.mpe_holdout}
+            scores.update({k: v["mpe_holdout"] for k, v in result.other_models.items()
+                           if k in models})
+            scores.update({k: v["mpe_holdout"] for k, v in result.baselines.items()})
+            rows += [{"size": size, "seed": s, "method": k, "mpe_holdout": v,
+                      "train_energy_j": cost} for k, v in scores.items()]
+    return pd.DataFrame(rows, columns=["size", "seed", "method", "mpe_holdout",
+                                       "train_energy_j"])

@@ -1,0 +1,327 @@
+"""The campaign runner (seed 002 §3.1, PaScal Analyzer): a program once per configuration.
+
+For every combination of threads × cores × frequency × input and every repetition the
+runner deploys the actuators (:mod:`phasekit.record.actuators`), runs the program, and reads
+its sensors: wall time (begin/end), energy, the program's region markers
+(:mod:`phasekit.regions`) and, optionally, a full profile through the recorder. Energy comes
+from RAPL when the machine has it (package domains, read every second so that counter wraps
+are caught), otherwise from an external power command (e.g. an IPMI reader) sampled every
+``power_interval`` seconds and integrated with the trapezoid rule, as PaScal integrates its
+IPMI samples; without either the campaign measures time only and says so.
+
+Every run is appended to a JSON-lines log as soon as it ends (:func:`phasekit.campaign.
+append_run`): an interrupted campaign keeps every finished run, and running it again with the
+same output resumes (configurations already in the log are skipped). A run that fails (non-zero
+exit, timeout, command not found) is recorded as failed with its reason and the campaign goes
+on. The actuators' refusals (no cpufreq interface, too many cores) come before any run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from phasekit.campaign import Campaign, Run, append_run, read_campaign
+from phasekit.errors import InputError, UsageError
+from phasekit.record.actuators import FrequencyActuator, affinity_setter, usable_cpus
+from phasekit.regions import ENV as REGIONS_ENV
+from phasekit.regions import read_regions
+
+__all__ = ["CampaignPlan", "PowerCommandMeter", "RaplMeter", "run_campaign"]
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+@dataclass(frozen=True)
+class CampaignPlan:
+    """What to run: ``command`` (argv; ``{input}`` is replaced by the input), the values of
+    each actuator (None: leave it alone), repetitions, idle time between runs (seed 002:
+    PaScal's ``--idtm``), a timeout per run, and the energy sensor."""
+
+    command: tuple[str, ...]
+    threads: tuple[int | None, ...] = (None,)
+    cores: tuple[int | None, ...] = (None,)
+    frequencies_ghz: tuple[float | None, ...] = (None,)
+    inputs: tuple[str | None, ...] = (None,)
+    repetitions: int = 1
+    idle_s: float = 0.0
+    timeout_s: float | None = None
+    power_command: str | None = None
+    power_interval_s: float = 1.0
+    use_rapl: bool = True
+    profile_dir: Path | None = None
+    profile_interval_s: float = 0.1
+
+    def __post_init__(self) -> None:
+        if not self.command:
+            raise UsageError("a campaign needs a program to run (after --)")
+        if self.repetitions < 1:
+            raise UsageError(f"--reps {self.repetitions}: expected at least 1")
+        if self.idle_s < 0 or (self.timeout_s is not None and self.timeout_s <= 0):
+            raise UsageError("--idle must be >= 0 and --timeout > 0")
+        if any(t is not None and t < 1 for t in self.threads):
+            raise UsageError("--threads: expected positive integers")
+        if len(self.inputs) > 1 and not any("{input}" in a for a in self.command):
+            raise UsageError("several --inputs but the command has no {input} placeholder")
+
+    def configurations(self) -> Iterator[tuple[int | None, int | None, float | None,
+                                               str | None, int]]:
+        """(threads, cores, frequency, input, repetition), repetitions innermost."""
+        for f, p, t, n in itertools.product(self.frequencies_ghz, self.cores, self.threads,
+                                            self.inputs):
+            for rep in range(1, self.repetitions + 1):
+                yield t, p, f, n, rep
+
+
+class RaplMeter:
+    """Package energy from RAPL, read every second in a thread (wraps are caught)."""
+
+    name = "rapl"
+
+    def __init__(self) -> None:
+        from phasekit.record.sources.rapl import RaplSource
+
+        self.source = RaplSource()
+        metrics = self.source.open("node")
+        self.columns = [i for i, m in enumerate(metrics) if "package" in m.name] \
+            or list(range(len(metrics)))
+        self._stop = threading.Event()
+
+    def _total(self) -> float:
+        values = self.source.read()
+        return float(sum(values[i] for i in self.columns))
+
+    @contextlib.contextmanager
+    def measure(self) -> Iterator[dict[str, object]]:
+        out: dict[str, object] = {}
+        start = self._total()
+        self._stop.clear()
+        thread = threading.Thread(target=self._poll, daemon=True)
+        thread.start()
+        try:
+            yield out
+        finally:
+            self._stop.set()
+            thread.join()
+            out["energy_j"] = self._total() - start
+
+    def _poll(self) -> None:
+        while not self._stop.wait(1.0):
+            self._total()
+
+    def close(self) -> None:
+        self.source.close()
+
+
+class PowerCommandMeter:
+    """Power (W) from an external command, sampled every ``interval`` s; energy by the
+    trapezoid rule over the samples (the first number the command prints is the power)."""
+
+    name = "power"
+
+    def __init__(self, command: str, interval: float = 1.0) -> None:
+        self.argv = shlex.split(command)
+        self.interval = interval
+        self.sample()  # fails now, with the reason, rather than in every run
+
+    def sample(self) -> float:
+        try:
+            done = subprocess.run(self.argv, capture_output=True, text=True, timeout=10,
+                                  check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise UsageError(f"--power-cmd {shlex.join(self.argv)}: {exc}") from None
+        match = _NUMBER.search(done.stdout)
+        if done.returncode or match is None:
+            raise InputError(f"--power-cmd {shlex.join(self.argv)}: expected a power in watts "
+                             f"on standard output, got {done.stdout.strip()[:80]!r} (exit "
+                             f"{done.returncode})")
+        return float(match.group())
+
+    @contextlib.contextmanager
+    def measure(self) -> Iterator[dict[str, object]]:
+        samples: list[tuple[float, float]] = []
+        stop = threading.Event()
+        errors: list[BaseException] = []
+
+        def poll() -> None:
+            while True:
+                try:
+                    samples.append((time.time(), self.sample()))
+                except Exception as exc:  # reported after the run
+                    errors.append(exc)
+                    return
+                if stop.wait(self.interval):
+                    return
+
+        thread = threading.Thread(target=poll, daemon=True)
+        thread.start()
+        out: dict[str, object] = {}
+        try:
+            yield out
+        finally:
+            stop.set()
+            thread.join()
+            samples.append((time.time(), self.sample()))
+            out["sensors"] = {"power_w": tuple(samples)}
+            out["energy_j"] = sum((t1 - t0) * (w0 + w1) / 2
+                                  for (t0, w0), (t1, w1) in itertools.pairwise(samples))
+            if errors:
+                out["reason"] = f"power command failed during the run: {errors[0]}"
+
+    def close(self) -> None:
+        pass
+
+
+def _energy_meter(plan: CampaignPlan) -> tuple[RaplMeter | PowerCommandMeter | None, str]:
+    """The energy sensor and a note on what is (not) measured."""
+    if plan.power_command:
+        return PowerCommandMeter(plan.power_command, plan.power_interval_s), \
+            f"energy from --power-cmd every {plan.power_interval_s:g} s (trapezoid)"
+    if plan.use_rapl:
+        from phasekit.record.sources.rapl import RaplSource
+
+        available = RaplSource().probe()
+        if available.available:
+            return RaplMeter(), "energy from RAPL (package domains)"
+        return None, (f"energy not measured: {available.reason}; give --power-cmd to read an "
+                      "external meter (an IPMI reader, a PDU)")
+    return None, "energy not measured"
+
+
+def _pin_and_exec(cpus: Sequence[int], argv: Sequence[str]) -> list[str]:
+    """A command pinning itself to ``cpus`` then exec-ing ``argv`` (for the recorder, which
+    starts the program itself)."""
+    code = "import os,sys; os.sched_setaffinity(0, %r); os.execvp(sys.argv[1], sys.argv[1:])"
+    return [sys.executable, "-c", code % set(cpus), *argv]
+
+
+@dataclass
+class _Outcome:
+    status: str = "ok"
+    reason: str | None = None
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+def _execute(plan: CampaignPlan, argv: list[str], env: dict[str, str], cores: int | None,
+             profile: Path | None) -> _Outcome:
+    cpus = usable_cpus()
+    if profile is not None:
+        from phasekit.record import Recorder, builtin_sources, select_sources
+
+        wrapped = _pin_and_exec(cpus[:cores], argv) if cores else argv
+        saved = dict(os.environ)
+        os.environ.update(env)
+        try:
+            summary = Recorder(select_sources(None, builtin_sources()),
+                               interval=plan.profile_interval_s).run(
+                profile, command=wrapped, duration=plan.timeout_s,
+                command_stdout=subprocess.DEVNULL)
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+        outcome = _Outcome(extra={"profile": str(profile)})
+        if summary.stopped_by == "duration":
+            return _Outcome("failed", f"timed out after {plan.timeout_s:g} s", outcome.extra)
+        if summary.exit_code:
+            return _Outcome("failed", f"exit code {summary.exit_code}", outcome.extra)
+        return outcome
+    try:
+        done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, timeout=plan.timeout_s, check=False,
+                              preexec_fn=affinity_setter(cores, cpus) if cores else None)
+    except subprocess.TimeoutExpired:
+        return _Outcome("failed", f"timed out after {plan.timeout_s:g} s")
+    except OSError as exc:
+        return _Outcome("failed", f"cannot start {argv[0]}: {exc.strerror or exc}")
+    if done.returncode:
+        tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+        return _Outcome("failed", f"exit code {done.returncode}"
+                        + (f": {tail[0][:200]}" if tail[0] else ""))
+    return _Outcome()
+
+
+def run_campaign(plan: CampaignPlan, output: str | os.PathLike[str], *,
+                 progress: Callable[[int, int, str], None] | None = None) -> Campaign:
+    """Run ``plan``, appending every run to the JSON-lines log ``output`` (resuming it when
+    it exists); returns the whole campaign. ``progress(done, total, label)`` after each run."""
+    output = Path(output)
+    done_keys = read_campaign(output).done() if output.exists() and output.stat().st_size \
+        else set()
+    cores_needed = max((c for c in plan.cores if c is not None), default=0)
+    if cores_needed:
+        affinity_setter(cores_needed)  # refuses now when there are not enough CPUs
+    frequency = None
+    if any(f is not None for f in plan.frequencies_ghz):
+        cpus = usable_cpus()[:cores_needed or None]
+        frequency = FrequencyActuator(cpus)  # refuses now, with its reason, on a VM
+        for f in plan.frequencies_ghz:
+            if f is not None:
+                frequency.set(f)  # checks every frequency is available before running
+    meter, energy_note = _energy_meter(plan)
+    meta = {"command": list(plan.command), "energy": energy_note, "idle_s": plan.idle_s,
+            "timeout_s": plan.timeout_s, "hostname": os.uname().nodename,
+            "kernel": os.uname().release}
+    todo = [c for c in plan.configurations() if c not in done_keys]
+    total = len(todo)
+    try:
+        for k, (threads, cores, freq, inp, rep) in enumerate(todo):
+            if k and plan.idle_s:
+                time.sleep(plan.idle_s)
+            if frequency is not None and freq is not None:
+                frequency.set(freq)
+            env = dict(os.environ)
+            if threads is not None:
+                env["OMP_NUM_THREADS"] = str(threads)
+            argv = [a.replace("{input}", inp) if inp is not None else a for a in plan.command]
+            with tempfile.TemporaryDirectory(prefix="phasekit-run-") as tmp:
+                marks = Path(tmp) / "regions.txt"
+                env[REGIONS_ENV] = str(marks)
+                profile = None
+                if plan.profile_dir is not None:
+                    plan.profile_dir.mkdir(parents=True, exist_ok=True)
+                    profile = plan.profile_dir / (
+                        f"t{threads}_c{cores}_f{freq}_i{inp}_r{rep}.parquet".replace("None", "-"))
+                meter_ctx = meter.measure() if meter is not None \
+                    else contextlib.nullcontext({})
+                start_wall, start_mono = time.time(), time.monotonic_ns()
+                with meter_ctx as measured:
+                    outcome = _execute(plan, argv, env, cores, profile)
+                stop_wall = time.time()
+                regions: dict[str, tuple[tuple[float, float], ...]] = {}
+                if marks.exists():
+                    try:
+                        for name, intervals in read_regions(marks).items():
+                            regions[name] = tuple(
+                                (start_wall + (a - start_mono) * 1e-9,
+                                 start_wall + (b - start_mono) * 1e-9) for _, a, b in intervals)
+                    except InputError as exc:
+                        outcome.extra["regions_error"] = str(exc)
+            reason = outcome.reason or measured.get("reason")  # type: ignore[union-attr]
+            run = Run(threads=threads, cores=cores, frequency_ghz=freq, input=inp,
+                      repetition=rep, status=outcome.status, reason=reason,
+                      start_s=start_wall, stop_s=stop_wall,
+                      energy_j=measured.get("energy_j"),  # type: ignore[union-attr]
+                      sensors=measured.get("sensors", {}),  # type: ignore[union-attr]
+                      regions=regions, extra=outcome.extra)
+            append_run(output, run, program=shlex.join(plan.command),
+                       inputs=[i for i in plan.inputs if i is not None], meta=meta)
+            if progress is not None:
+                progress(k + 1, total, f"t={threads} c={cores} f={freq} in={inp} r={rep}: "
+                                       f"{run.status}")
+    finally:
+        if frequency is not None:
+            frequency.restore()
+        if meter is not None:
+            meter.close()
+    return read_campaign(output)

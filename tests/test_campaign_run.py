@@ -1,0 +1,133 @@
+"""The campaign runner on this machine (seed 002 §3.1): real runs of a small program over
+threads and inputs, failures recorded, resume after an interruption, frequency refused up
+front on a VM, energy from an external power command."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from phasekit.campaign import Run, append_run, read_campaign
+from phasekit.cli import main
+from phasekit.errors import UnsupportedError, UsageError
+from phasekit.record.actuators import frequency_support, usable_cpus
+from phasekit.record.runner import CampaignPlan, run_campaign
+
+PROGRAM = """
+import os, sys, time, threading
+from phasekit.regions import region
+arg = sys.argv[1]
+if arg == "bad":
+    print("no such input", file=sys.stderr)
+    sys.exit(3)
+if arg == "slow":
+    time.sleep(30)
+n = int(os.environ.get("OMP_NUM_THREADS", "1"))
+def work():
+    with region("kernel"):
+        time.sleep(0.05 if arg == "a" else 0.15)
+with region("main"):
+    threads = [threading.Thread(target=work) for _ in range(n)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+print(len(os.sched_getaffinity(0)), file=open(os.environ["AFFINITY_OUT"], "a"))
+"""
+
+
+@pytest.fixture()
+def program(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    script = tmp_path / "prog.py"
+    script.write_text(PROGRAM)
+    monkeypatch.setenv("AFFINITY_OUT", str(tmp_path / "affinity.txt"))
+    return [sys.executable, str(script), "{input}"]
+
+
+def test_runs_every_configuration_with_regions(program: list[str], tmp_path: Path) -> None:
+    plan = CampaignPlan(tuple(program), threads=(1, 2), cores=(1,), inputs=("a", "b"),
+                        repetitions=2, use_rapl=False)
+    campaign = run_campaign(plan, tmp_path / "c.jsonl")
+    table = campaign.table()
+    assert len(table) == 8 and set(table["status"]) == {"ok"}
+    assert sorted(set(zip(table["threads"], table["input"], strict=True))) == [
+        (1, "a"), (1, "b"), (2, "a"), (2, "b")]
+    kernel = table["region:kernel"]
+    short, long = kernel[table["input"] == "a"], kernel[table["input"] == "b"]
+    assert (short >= 0.05).all() and (long >= 0.15).all() and (long < 0.3).all()
+    # two threads run the kernel at the same time: counted once (union), not twice
+    two = table[(table["threads"] == 2) & (table["input"] == "b")]["region:kernel"]
+    assert (two < 0.3).all()
+    assert (table["region:main"] >= kernel).all() and (table["time_s"] >= table["region:main"]).all()
+    pinned = (tmp_path / "affinity.txt").read_text().split()
+    assert pinned == ["1"] * 8
+
+
+def test_failures_are_recorded_and_the_campaign_goes_on(program: list[str], tmp_path: Path
+                                                         ) -> None:
+    plan = CampaignPlan(tuple(program), inputs=("bad", "slow", "a"), timeout_s=0.5,
+                        use_rapl=False)
+    campaign = run_campaign(plan, tmp_path / "c.jsonl")
+    runs = {r.input: r for r in campaign.runs}
+    assert runs["bad"].status == "failed" and "exit code 3" in runs["bad"].reason
+    assert "no such input" in runs["bad"].reason
+    assert runs["slow"].status == "failed" and "timed out" in runs["slow"].reason
+    assert runs["a"].ok
+
+
+def test_resume_skips_what_is_done(program: list[str], tmp_path: Path) -> None:
+    log = tmp_path / "c.jsonl"
+    append_run(log, Run(threads=1, input="a", repetition=1, time_s=9.0))  # done before a crash
+    plan = CampaignPlan(tuple(program), threads=(1,), inputs=("a", "b"), use_rapl=False)
+    campaign = run_campaign(plan, log)
+    assert len(campaign) == 2
+    assert [r.time_s for r in campaign.runs if r.input == "a"] == [9.0]  # not run again
+
+
+def test_energy_from_a_power_command(program: list[str], tmp_path: Path) -> None:
+    meter = tmp_path / "meter.sh"
+    meter.write_text("#!/bin/sh\necho 'Current Power : 42.5 Watts'\n")
+    meter.chmod(0o755)
+    plan = CampaignPlan(tuple(program), inputs=("b",), power_command=str(meter),
+                        power_interval_s=0.05)
+    run = run_campaign(plan, tmp_path / "c.jsonl").runs[0]
+    assert run.energy_j == pytest.approx(42.5 * run.time_s, rel=0.2)
+    assert len(run.sensors["power_w"]) >= 2
+
+
+def test_refusals_come_before_any_run(program: list[str], tmp_path: Path) -> None:
+    log = tmp_path / "c.jsonl"
+    with pytest.raises(UsageError, match="may use"):
+        run_campaign(CampaignPlan(tuple(program), cores=(len(usable_cpus()) + 1,)), log)
+    if not frequency_support(usable_cpus())[0]:  # this VM: no cpufreq
+        with pytest.raises(UnsupportedError, match="cpufreq"):
+            run_campaign(CampaignPlan(tuple(program), frequencies_ghz=(1.2,)), log)
+    assert not log.exists()
+
+
+def test_cli_run_writes_json_csv_and_pascal(program: list[str], tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "c.json"
+    main(["campaign", "run", "--threads", "1,2", "--inputs", "a", "-o", str(out), "--",
+          *program])
+    printed = capsys.readouterr().out
+    assert "wrote campaign" in printed and "energy not measured" in printed
+    assert len(read_campaign(out)) == 2 and not (tmp_path / "c.json.partial.jsonl").exists()
+    main(["campaign", "run", "--inputs", "a", "--pascal", "-o", str(tmp_path / "p.json"), "--",
+          *program])
+    capsys.readouterr()
+    assert "data" in json.loads((tmp_path / "p.json").read_text())
+    assert len(read_campaign(tmp_path / "p.json")) == 1
+    main(["campaign", "import", str(tmp_path / "p.json"), "-o", str(tmp_path / "t.csv")])
+    assert (tmp_path / "t.csv").read_text().startswith("threads,")
+
+
+def test_cli_refuses_frequency_on_this_machine(program: list[str], tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    if frequency_support(usable_cpus())[0]:
+        pytest.skip("this machine can set frequencies")  # only on a VM without cpufreq
+    with pytest.raises(SystemExit) as info:
+        main(["campaign", "run", "--freqs", "1.2", "-o", str(tmp_path / "c.json"), "--",
+              *program])
+    assert info.value.code == 4 and "cpufreq" in capsys.readouterr().err
