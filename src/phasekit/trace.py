@@ -126,7 +126,18 @@ def _categorical(codes: np.ndarray, labels: Sequence[str]) -> pd.Categorical:
         uniq, inverse = np.unique(np.asarray(labels, dtype=object), return_inverse=True)
         codes = inverse[codes] if len(codes) else codes
         labels = list(uniq)
-    return pd.Categorical.from_codes(np.asarray(codes, dtype=np.int64), categories=labels)
+    codes = np.asarray(codes)
+    if codes.dtype.kind not in "iu":
+        codes = codes.astype(np.int64)
+    return pd.Categorical.from_codes(codes, categories=labels)
+
+
+def _sorted(rank: np.ndarray, thread: np.ndarray, time_s: np.ndarray) -> bool:
+    """Whether the rows are sorted by rank, thread and time (no int64 temporaries)."""
+    same_rank = rank[1:] == rank[:-1]
+    if np.any(rank[1:] < rank[:-1]) or np.any(same_rank & (thread[1:] < thread[:-1])):
+        return False
+    return not np.any(same_rank & (thread[1:] == thread[:-1]) & (time_s[1:] < time_s[:-1]))
 
 
 def make_calls(*, rank: np.ndarray, thread: np.ndarray, time_s: np.ndarray,
@@ -147,9 +158,8 @@ def make_calls(*, rank: np.ndarray, thread: np.ndarray, time_s: np.ndarray,
     n = rank.size
     names = list(counters)
     ins, cyc, others = split_counters(names)
-    nan = np.full(n, np.nan)
-    instructions = np.asarray(counters[ins], dtype=np.float64) if ins else nan
-    cycles = np.asarray(counters[cyc], dtype=np.float64) if cyc else nan
+    instructions = np.asarray(counters[ins], dtype=np.float64) if ins else np.full(n, np.nan)
+    cycles = np.asarray(counters[cyc], dtype=np.float64) if cyc else np.full(n, np.nan)
     ipc = np.full(n, np.nan)
     if ins and cyc:
         np.divide(instructions, cycles, out=ipc, where=cycles > 0)
@@ -166,13 +176,10 @@ def make_calls(*, rank: np.ndarray, thread: np.ndarray, time_s: np.ndarray,
     for name in others:
         data[COUNTER_PREFIX + name] = np.asarray(counters[name], dtype=np.float64)
     frame = pd.DataFrame(data, copy=False)
-    if n:
+    if n and not _sorted(rank, thread, frame["time_s"].to_numpy()):
         key = rank.astype(np.int64) << 32 | thread.astype(np.int64)
-        if np.any(key[1:] < key[:-1]) or np.any(
-                (key[1:] == key[:-1]) & (frame["time_s"].to_numpy()[1:]
-                                         < frame["time_s"].to_numpy()[:-1])):
-            order = np.lexsort((frame["time_s"].to_numpy(), key))
-            frame = frame.take(order).reset_index(drop=True)
+        order = np.lexsort((frame["time_s"].to_numpy(), key))
+        frame = frame.take(order).reset_index(drop=True)
     return frame, tuple(names)
 
 
