@@ -8,7 +8,7 @@ instructions and cycles at every call - the shape of an Extrae trace of a stenci
 outer loop's iteration count sets the size: 10 million event records (entry and exit of 5
 million MPI calls), the issue's size.
 
-The measured run is a fresh process (peak RSS from ``getrusage`` is the pipeline's alone):
+The measured run is a fresh process (its peak RSS, VmHWM, is the pipeline's alone):
 a warm-up on a tiny trace (numba kernels loaded from the cache), then ``read_trace`` and
 ``structure`` timed together. The structure found must be the program's (checked against
 ``Program.outline()``), or the run fails. Target (issue 5): >= 1 million events/s end to end,
@@ -62,10 +62,18 @@ def outer_for(n_events: int) -> int:
     return max(2, round(n_events / 2 / (N_RANKS * CALLS_PER_ITERATION)))
 
 
+def peak_rss_mib() -> float:
+    """This process's peak resident memory (VmHWM, MiB). Not ``getrusage``: its ru_maxrss
+    survives ``exec`` and would count the parent's memory at ``fork`` (here the simulated
+    trace the parent holds)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise SystemExit("no VmHWM in /proc/self/status")
+
+
 def child(path: str, outer: int) -> None:
     """Read and analyze ``path`` in this process after a warm-up; print JSON figures."""
-    import resource
-
     from phasekit.io import read_trace
     from phasekit.structure import outline, structure
     from phasekit.synth.traces import write_paraver
@@ -81,7 +89,7 @@ def child(path: str, outer: int) -> None:
     read_s = time.perf_counter() - start
     result = structure(trace)
     total_s = time.perf_counter() - start
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # MiB
+    rss = peak_rss_mib()
     correct = outline(result.body, result.reduction) == program(outer).outline()
     print(json.dumps({"read_s": read_s, "total_s": total_s, "calls": trace.n_calls,
                       "lines": trace.meta.get("lines"), "rss_mib": rss, "correct": correct,
@@ -149,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         f"ranks, FOR 1 TO {outer:,} {{ FOR 1 TO 5 {{Irecv; Isend; Waitall}}; Allreduce; "
         "FOR 1 TO 3 {Allreduce; Allreduce} }, two caller levels, instructions and cycles per "
         "call. `read_trace` + `structure` timed together in a fresh process after a warm-up "
-        "(numba kernels loaded); one core; peak RSS of that process (Python, numpy, pandas, "
+        "(numba kernels loaded); one core; peak RSS (VmHWM) of that process (Python, numpy, pandas, "
         "numba and scikit-learn included). 'structure': the pseudocode's outline equals the "
         "program's.", "",
         _common.markdown_table(header, rows, "rrrrrrrlrll"),
