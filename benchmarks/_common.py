@@ -6,6 +6,7 @@ Each script owns one section of ``benchmarks/RESULTS.md``, delimited by
 
 from __future__ import annotations
 
+import argparse
 import datetime as _dt
 import hashlib
 import importlib.metadata
@@ -102,6 +103,17 @@ class Run:
         import time
 
         return time.perf_counter() - self.started
+
+
+def arg_parser(doc: str | None, *, quick: str) -> argparse.ArgumentParser:
+    """The options every benchmark has: ``--quick`` (what it does: ``quick``) and
+    ``--results``; the description is the first paragraph of ``doc``."""
+    parser = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help=quick)
+    parser.add_argument("--results", type=Path, default=None,
+                        help="RESULTS.md to update (default benchmarks/RESULTS.md; "
+                             "not written in --quick mode unless given)")
+    return parser
 
 
 def machine_lines(run: Run | None = None) -> list[str]:

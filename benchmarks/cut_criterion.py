@@ -25,11 +25,9 @@ RESULTS.md unless ``--results`` is given).
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -195,12 +193,7 @@ def verdict(stats: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true",
-                        help="one 2-minute NEMO profile and two ratios (smoke test)")
-    parser.add_argument("--results", type=Path, default=None,
-                        help="RESULTS.md to update (default benchmarks/RESULTS.md; "
-                             "not written in --quick mode unless given)")
+    parser = _common.arg_parser(__doc__, quick="one 2-minute NEMO profile and two ratios (smoke test)")
     args = parser.parse_args(argv)
     bench = _common.Run()
     ratios = (2.0, CUT_RATIO) if args.quick else RATIOS

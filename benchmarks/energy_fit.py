@@ -15,13 +15,11 @@ configurations, median over the runs, and once on all 935. Targets of the issue:
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 
@@ -78,11 +76,7 @@ def cell(values: list[float]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="tiny sizes (smoke test)")
-    parser.add_argument("--results", type=Path, default=None,
-                        help="RESULTS.md to update (default benchmarks/RESULTS.md; "
-                             "not written in --quick mode unless given)")
+    parser = _common.arg_parser(__doc__, quick="tiny sizes (smoke test)")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     bench = _common.Run()

@@ -13,10 +13,8 @@ are single-threaded.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -32,11 +30,7 @@ def timed(f):  # type: ignore[no-untyped-def]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="tiny sizes (smoke test)")
-    parser.add_argument("--results", type=Path, default=None,
-                        help="RESULTS.md to update (default benchmarks/RESULTS.md; "
-                             "not written in --quick mode unless given)")
+    parser = _common.arg_parser(__doc__, quick="tiny sizes (smoke test)")
     args = parser.parse_args(argv)
     from phasekit.energy.phasediv import (
         cumulative_energy,

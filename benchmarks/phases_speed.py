@@ -10,11 +10,9 @@ Targets of the issue: offline >= 1 million vectors/s, streaming update <= 10 us 
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -64,11 +62,7 @@ def streaming_times(X: np.ndarray, method: str) -> tuple[float, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="tiny sizes (smoke test)")
-    parser.add_argument("--results", type=Path, default=None,
-                        help="RESULTS.md to update (default benchmarks/RESULTS.md; "
-                             "not written in --quick mode unless given)")
+    parser = _common.arg_parser(__doc__, quick="tiny sizes (smoke test)")
     args = parser.parse_args(argv)
     bench = _common.Run()
     n_offline, n_stream = (20_000, 3_000) if args.quick else (1_000_000, 21_000)

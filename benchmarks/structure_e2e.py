@@ -105,11 +105,7 @@ def measure(path: Path, outer: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="100 000 events (smoke test)")
-    parser.add_argument("--results", type=Path, default=None,
-                        help="RESULTS.md to update (default benchmarks/RESULTS.md; "
-                             "not written in --quick mode unless given)")
+    parser = _common.arg_parser(__doc__, quick="100 000 events (smoke test)")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--outer", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

@@ -230,11 +230,7 @@ def measure(path: Path, repeat: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="tiny sizes (smoke test)")
-    parser.add_argument("--results", type=Path, default=None,
-                        help="RESULTS.md to update (default benchmarks/RESULTS.md; "
-                             "not written in --quick mode unless given)")
+    parser = _common.arg_parser(__doc__, quick="tiny sizes (smoke test)")
     parser.add_argument("--repeat", type=int, default=None,
                         help="reads of each file, each in a fresh process; the median is "
                              "reported (default 3, 1 with --quick)")

@@ -16,7 +16,7 @@ from phasekit.cli.common import (
     print_json,
     print_result,
     progress_reporter,
-    write_json,
+    write_outputs,
 )
 from phasekit.errors import PhasekitError, UsageError
 
@@ -92,15 +92,12 @@ def analyze(
         except PhasekitError as exc:
             raise name_file(exc, profile) from exc
 
-    written: list[tuple[str, Path]] = []
-    if output is not None:
-        write_json(output, result.to_dict())
-        written.append(("result", output))
-    if plot is not None:
+    def draw(path: Path) -> None:
         from phasekit.plot import plot_analysis
 
-        plot_analysis(data, result, plot)
-        written.append(("figure", plot))
+        plot_analysis(data, result, path)
+
+    written = write_outputs(output, plot, result.to_dict, draw)
 
     if json_output:
         print_json(result.to_dict())

@@ -36,9 +36,11 @@ __all__ = [
     "patterns_table",
     "print_json",
     "print_result",
+    "print_written",
     "progress_reporter",
     "summary_table",
     "write_json",
+    "write_outputs",
 ]
 
 @dataclass
@@ -199,6 +201,25 @@ def progress_reporter(enabled: bool, description: str
 
 
 # --- output ----------------------------------------------------------------------------------
+def write_outputs(output: Path | None, plot: Path | None, to_dict: Callable[[], dict[str, Any]],
+                  draw: Callable[[Path], object]) -> list[tuple[str, Path]]:
+    """Write the result JSON (``-o``) and the figure (``--plot``) when asked; returns what was
+    written as ``(what, path)`` pairs for :func:`print_written`."""
+    written: list[tuple[str, Path]] = []
+    if output is not None:
+        write_json(output, to_dict())
+        written.append(("result", output))
+    if plot is not None:
+        draw(plot)
+        written.append(("figure", plot))
+    return written
+
+
+def print_written(console: Console, written: Sequence[tuple[str, Path]]) -> None:
+    for what, path in written:
+        console.print(f"wrote {what}: {path}", soft_wrap=True)
+
+
 def write_json(path: Path, data: dict[str, Any]) -> None:
     """Write ``data`` as indented JSON atomically."""
     from phasekit.io.atomic import atomic_write_text

@@ -15,8 +15,9 @@ from phasekit.cli.common import (
     name_file,
     out_console,
     print_json,
+    print_written,
     progress_reporter,
-    write_json,
+    write_outputs,
 )
 from phasekit.errors import InputError, PhasekitError, UsageError
 
@@ -148,15 +149,12 @@ def phases(
                                    switch_cost_j=switch_cost_j, seed=seed, progress=progress)
         except PhasekitError as exc:
             raise name_file(exc, profiles) from exc
-    written: list[tuple[str, Path]] = []
-    if output is not None:
-        write_json(output, result.to_dict())
-        written.append(("result", output))
-    if plot is not None:
+    def draw(path: Path) -> None:
         from phasekit.plot.energy_phases import plot_energy_phases
 
-        plot_energy_phases(result, plot)
-        written.append(("figure", plot))
+        plot_energy_phases(result, path)
+
+    written = write_outputs(output, plot, result.to_dict, draw)
     if json_output:
         print_json(result.to_dict(divisions=False, configs=False))
         return
@@ -200,5 +198,4 @@ def phases(
                   f"{100 * result.savings:.2f}%", soft_wrap=True)
     if result.explanation:
         console.print(f"note: {result.explanation}", soft_wrap=True)
-    for what, path in written:
-        console.print(f"wrote {what}: {path}", soft_wrap=True)
+    print_written(console, written)

@@ -14,7 +14,8 @@ from phasekit.cli.common import (
     load_profile,
     out_console,
     print_json,
-    write_json,
+    print_written,
+    write_outputs,
 )
 from phasekit.errors import UsageError
 
@@ -79,15 +80,12 @@ def fingerprint(
     # errors about one run start with its name (the file name)
     result = fingerprint_profiles(loaded, names=names, ratio=ratio, n_clusters=clusters,
                                   n_points=points)
-    written: list[tuple[str, Path]] = []
-    if output is not None:
-        write_json(output, result.to_dict())
-        written.append(("result", output))
-    if plot is not None:
+    def draw(path: Path) -> None:
         from phasekit.plot.fingerprint import plot_fingerprints
 
-        plot_fingerprints(result, plot)
-        written.append(("figure", plot))
+        plot_fingerprints(result, path)
+
+    written = write_outputs(output, plot, result.to_dict, draw)
     if json_output:
         print_json(result.to_dict(series=False))
         return
@@ -121,5 +119,4 @@ def fingerprint(
     if result.silhouette is not None:
         line += f"; mean silhouette {result.silhouette:.3f}"
     console.print(line, soft_wrap=True)
-    for what, path in written:
-        console.print(f"wrote {what}: {path}", soft_wrap=True)
+    print_written(console, written)

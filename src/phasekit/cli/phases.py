@@ -15,7 +15,8 @@ from phasekit.cli.common import (
     name_file,
     out_console,
     print_json,
-    write_json,
+    print_written,
+    write_outputs,
 )
 from phasekit.errors import PhasekitError
 
@@ -74,15 +75,12 @@ def phases(
                             sensors=list(sensor) if sensor else None)
     except PhasekitError as exc:
         raise name_file(exc, profile) from exc
-    written: list[tuple[str, Path]] = []
-    if output is not None:
-        write_json(output, result.to_dict(series=True))
-        written.append(("result", output))
-    if plot is not None:
+    def draw(path: Path) -> None:
         from phasekit.plot.phases import plot_phases
 
-        plot_phases(data, result, plot)
-        written.append(("figure", plot))
+        plot_phases(data, result, path)
+
+    written = write_outputs(output, plot, lambda: result.to_dict(series=True), draw)
     if json_output:
         print_json(result.to_dict())
         return
@@ -112,8 +110,7 @@ def phases(
     console.print(f"{len(result.phases)} phases, {result.n_ids} distinct ids", soft_wrap=True)
     if result.explanation:
         console.print(f"note: {result.explanation}", soft_wrap=True)
-    for what, path in written:
-        console.print(f"wrote {what}: {path}", soft_wrap=True)
+    print_written(console, written)
 
 
 def _short(name: str) -> str:

@@ -9,7 +9,14 @@ import typer
 from rich import box
 from rich.table import Table
 
-from phasekit.cli.common import check_output, name_file, out_console, print_json, write_json
+from phasekit.cli.common import (
+    check_output,
+    name_file,
+    out_console,
+    print_json,
+    print_written,
+    write_outputs,
+)
 from phasekit.cli.phases import FIGURE_SUFFIXES
 from phasekit.errors import PhasekitError, UsageError
 
@@ -70,15 +77,12 @@ def structure(
                                min_explained=min_explained)
     except PhasekitError as exc:
         raise name_file(exc, trace_path) from exc
-    written: list[tuple[str, Path]] = []
-    if output is not None:
-        write_json(output, result.to_dict())
-        written.append(("result", output))
-    if plot is not None:
+    def draw(path: Path) -> None:
         from phasekit.plot.structure import plot_clusters
 
-        plot_clusters(result, plot)
-        written.append(("figure", plot))
+        plot_clusters(result, path)
+
+    written = write_outputs(output, plot, result.to_dict, draw)
     if json_output:
         print_json(result.to_dict(clusters=False))
         return
@@ -108,5 +112,4 @@ def structure(
         notes.append(str(trace.meta["note"]))
     for text in [*notes, *result.diagnostics]:
         console.print(f"note: {text}", soft_wrap=True)
-    for what, path in written:
-        console.print(f"wrote {what}: {path}", soft_wrap=True)
+    print_written(console, written)
