@@ -3,14 +3,13 @@ of programs on synthetic runs, and the ``phasekit fingerprint`` command."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from helpers import run as run_cli
 from phasekit.energy.fingerprint import (
     FingerprintResult,
     cluster_fingerprints,
@@ -18,7 +17,7 @@ from phasekit.energy.fingerprint import (
     fingerprint_profiles,
     ratio_series,
 )
-from phasekit.errors import InputError, PhasekitError, UsageError
+from phasekit.errors import InputError, UsageError
 from phasekit.io import write_profile
 from phasekit.metrics import labels_ari
 from phasekit.profile import Profile
@@ -155,32 +154,8 @@ def test_result_round_trip_and_errors() -> None:
 
 # --- command line ------------------------------------------------------------------------------
 def _cli(*args: str | Path) -> tuple[int, str, str]:
-    """``phasekit fingerprint ARGS`` through ``phasekit.cli.main`` when the verb is wired,
-    else through a one-command typer app with main's error contract (one line, exit code)."""
-    import typer
-
-    from phasekit.cli import app, main
-    from phasekit.cli.fingerprint import fingerprint as command
-
-    wired = "fingerprint" in getattr(typer.main.get_command(app), "commands", {})
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            if wired:
-                main(["fingerprint", *map(str, args)])
-            else:
-                tiny = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-                tiny.command("fingerprint")(command)
-                tiny.command("unused")(lambda: None)
-                typer.main.get_command(tiny).main(args=["fingerprint", *map(str, args)],
-                                                  standalone_mode=False)
-        except PhasekitError as exc:
-            err.write(f"phasekit: error: {' '.join(str(exc).split())}\n")
-            code = exc.exit_code
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    return code, out.getvalue(), err.getvalue()
+    """``phasekit fingerprint ARGS`` in this process: exit code, stdout, stderr."""
+    return run_cli("fingerprint", *args)
 
 
 @pytest.fixture(scope="module")

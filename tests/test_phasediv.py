@@ -4,8 +4,6 @@ inputs and the ``phasekit energy phases`` command."""
 from __future__ import annotations
 
 import bisect
-import contextlib
-import io
 import itertools
 import json
 from pathlib import Path
@@ -13,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import run as run_cli
 from phasekit.energy.phasediv import (
     PhaseDivision,
     PowerProfiles,
@@ -25,7 +24,7 @@ from phasekit.energy.phasediv import (
     power_profiles_from_dict,
     segment_costs,
 )
-from phasekit.errors import InputError, PhasekitError, UsageError
+from phasekit.errors import InputError, UsageError
 from phasekit.synth.power import generate_power_profiles
 
 
@@ -381,33 +380,8 @@ def test_result_round_trip() -> None:
 
 # --- command line ------------------------------------------------------------------------------
 def _cli(*args: str | Path) -> tuple[int, str, str]:
-    """``phasekit energy phases ARGS`` through ``phasekit.cli.main`` when the verb is wired,
-    else through a one-command typer app with main's error contract (one line, exit code)."""
-    import typer
-
-    from phasekit.cli import app, main
-    from phasekit.cli.energy_phases import phases
-
-    energy = getattr(typer.main.get_command(app), "commands", {}).get("energy")
-    wired = "phases" in getattr(energy, "commands", {})
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            if wired:
-                main(["energy", "phases", *map(str, args)])
-            else:
-                tiny = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-                tiny.command()(phases)
-                tiny.command("unused")(lambda: None)
-                typer.main.get_command(tiny).main(args=["phases", *map(str, args)],
-                                                  standalone_mode=False)
-        except PhasekitError as exc:
-            err.write(f"phasekit: error: {' '.join(str(exc).split())}\n")
-            code = exc.exit_code
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    return code, out.getvalue(), err.getvalue()
+    """``phasekit energy phases ARGS`` in this process: exit code, stdout, stderr."""
+    return run_cli("energy", "phases", *args)
 
 
 @pytest.fixture(scope="module")
