@@ -473,7 +473,7 @@ def _random_walk(rng: np.random.Generator, tau: np.ndarray, sigma: float, column
 def _render(plan: _Plan, tau: np.ndarray, rng: np.random.Generator, dt: float) -> np.ndarray:
     """Count rates (per second; cycles, counts, bytes) of one kernel run at local times tau."""
     k = plan.kernel
-    state = np.empty((tau.size, 10))
+    state = np.zeros((tau.size, 10))  # every part is set below; zeros keep the start-up rows clean
     edges = np.array([plan.startup_s, plan.init_end, float(plan.iterations[-1]), plan.tail_end])
     part = np.searchsorted(edges, tau, side="right")  # 0 start-up, 1 init, 2 loop, 3 tail, 4 end
 
