@@ -103,12 +103,6 @@ def read_regions(path: str | os.PathLike[str]) -> dict[str, list[tuple[int, int,
 
 def union_length(intervals: list[tuple[int, int, int]]) -> int:
     """Length of the union of the [start, stop] intervals (the region's time, in ns)."""
-    total, reach = 0, None
-    for start, stop in sorted((a, b) for _, a, b in intervals):
-        if reach is None or start > reach:
-            total += stop - start
-            reach = stop
-        elif stop > reach:
-            total += stop - reach
-            reach = stop
-    return total
+    from phasekit.campaign import union_length as union
+
+    return round(union([(start, stop) for _, start, stop in intervals]))

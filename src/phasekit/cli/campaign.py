@@ -43,22 +43,16 @@ Example:
 """
 
 
-def _ints(text: str | None, option: str) -> tuple[int | None, ...]:
+def _values(text: str | None, option: str, kind: type[int] | type[float]
+            ) -> tuple[int | float | None, ...]:
+    """``"1,2,4"`` as a tuple of ``kind``; (None,) when the option is not given."""
     if not text:
         return (None,)
     try:
-        return tuple(int(v) for v in text.split(","))
+        return tuple(kind(v) for v in text.split(","))
     except ValueError:
-        raise UsageError(f"{option} {text!r}: expected integers separated by commas") from None
-
-
-def _floats(text: str | None, option: str) -> tuple[float | None, ...]:
-    if not text:
-        return (None,)
-    try:
-        return tuple(float(v) for v in text.split(","))
-    except ValueError:
-        raise UsageError(f"{option} {text!r}: expected numbers separated by commas") from None
+        what = "integers" if kind is int else "numbers"
+        raise UsageError(f"{option} {text!r}: expected {what} separated by commas") from None
 
 
 def _cell(value: object) -> str:
@@ -145,8 +139,9 @@ def run(
 
     check_output(output, "--output")
     plan = CampaignPlan(
-        command=tuple(command), threads=_ints(threads, "--threads"),
-        cores=_ints(cores, "--cores"), frequencies_ghz=_floats(freqs, "--freqs"),
+        command=tuple(command), threads=_values(threads, "--threads", int),
+        cores=_values(cores, "--cores", int),
+        frequencies_ghz=_values(freqs, "--freqs", float),
         inputs=tuple(inputs.split(",")) if inputs else (None,), repetitions=reps,
         idle_s=parse_duration(idle, "--idle") if idle else 0.0,
         timeout_s=parse_duration(timeout, "--timeout") if timeout else None,

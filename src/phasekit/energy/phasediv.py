@@ -302,11 +302,11 @@ def power_profiles_from_dict(data: Mapping[str, Any], *, source: str | None = No
 
 
 def _frequency_scale(values: Sequence[float]) -> float:
-    """What a file's frequencies are divided by to give GHz, from the largest value (notes §1:
-    GHz and kHz both occur): below 100 GHz, below 1e5 MHz, below 1e8 kHz, else Hz (the same
-    rule as :mod:`phasekit.io.pascal`)."""
-    top = max(values, default=0.0)
-    return 1.0 if top < 100 else 1e3 if top < 1e5 else 1e6 if top < 1e8 else 1e9
+    """What a file's frequencies are divided by to give GHz (notes §1: GHz and kHz both
+    occur), by :func:`phasekit.io.pascal.detect_frequency_unit`."""
+    from phasekit.io.pascal import FREQUENCY_UNITS, detect_frequency_unit
+
+    return FREQUENCY_UNITS[detect_frequency_unit(values)] if values else 1.0
 
 
 def power_profiles_from_pascal(data: Mapping[str, Any], *, input: str | None = None,

@@ -194,10 +194,12 @@ def _entry_dict(red: Reduction, e: int) -> dict[str, Any]:
             "explained": float(red.delta[e])}
 
 
-def _extent(red: Reduction, loop: InferredLoop, rank: int) -> tuple[float, float] | None:
+def _extents(red: Reduction, loop: InferredLoop) -> dict[int, tuple[float, float]]:
+    """First and last call time of ``loop``'s subtree on each of its ranks."""
     entries = loop.all_entries()
-    on = entries[red.rank[entries] == rank]
-    return (float(red.first[on].min()), float(red.last[on].max())) if on.size else None
+    return {int(r): (float(red.first[on].min()), float(red.last[on].max()))
+            for r in np.unique(red.rank[entries])
+            for on in [entries[red.rank[entries] == r]]}
 
 
 def _spans(red: Reduction, loop: InferredLoop, rank: int, cuts: np.ndarray
@@ -292,10 +294,10 @@ def structure(trace: Trace, *, rank: int | None = None, eps: float = EPS,
     label_loop = {loop.label: loop for loop in loops}
     once = np.flatnonzero((red.it == 1) & chosen)
     unplaced, straight = [], []
+    extents = [_extents(red, loop) for loop in top]
     for e in once:
         r, t = int(red.rank[e]), float(red.first[e])
-        inside = any((ext := _extent(red, loop, r)) is not None and ext[0] < t < ext[1]
-                     for loop in top)
+        inside = any(lo < t < hi for ext in extents for lo, hi in [ext.get(r, (0.0, 0.0))])
         (unplaced if inside else straight).append(int(e))
     ranks = tuple(sorted({int(r) for r in red.rank[chosen]}))
     body = arrange(red, np.asarray(straight, np.int64), top, ranks)

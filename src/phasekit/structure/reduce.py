@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from phasekit.trace import PATH_SEP, Trace
 
@@ -47,10 +46,6 @@ class Signature:
     @property
     def site(self) -> str:
         return self.frames[-1][1] if self.frames else ""
-
-    @property
-    def path(self) -> str:
-        return PATH_SEP.join(f for f, _ in self.frames)
 
     def source_key(self) -> tuple[tuple[str, int], ...]:
         """The frames' sites as (file, line) for ordering calls no timestamp can order."""
@@ -162,11 +157,3 @@ def reduce_trace(trace: Trace, *, min_explained: float = MIN_EXPLAINED) -> Reduc
                      last, offsets, times, sum_duration, sum_bytes, sum_ipc, n_ipc, sum_burst,
                      float(total), float(min_explained))
 
-
-def entries_frame(reduction: Reduction) -> pd.DataFrame:
-    """The entries as a table (for inspection and the JSON's ``clusters``)."""
-    sig = reduction.signatures
-    return pd.DataFrame({
-        "rank": reduction.rank, "call": [sig[s].call for s in reduction.signature],
-        "site": [sig[s].site for s in reduction.signature], "repetitions": reduction.it,
-        "mean_time_between_s": reduction.imt, "explained": reduction.delta})
