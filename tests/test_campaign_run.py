@@ -131,3 +131,60 @@ def test_cli_refuses_frequency_on_this_machine(program: list[str], tmp_path: Pat
         main(["campaign", "run", "--freqs", "1.2", "-o", str(tmp_path / "c.json"), "--",
               *program])
     assert info.value.code == 4 and "cpufreq" in capsys.readouterr().err
+
+
+WORKER = """
+import os, sys, time
+from multiprocessing import Process
+def spin(seconds):
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+work = 0.15 * float(sys.argv[1])
+threads = int(os.environ.get("OMP_NUM_THREADS", "1"))
+spin(0.1 * work)
+procs = [Process(target=spin, args=(0.9 * work / threads,)) for _ in range(threads)]
+[p.start() for p in procs]
+[p.join() for p in procs]
+"""
+
+
+def test_energy_estimate_from_cpu_time(tmp_path: Path) -> None:
+    script = tmp_path / "worker.py"
+    script.write_text(WORKER)
+    plan = CampaignPlan((sys.executable, str(script), "{input}"), threads=(2,), inputs=("2",),
+                        power_estimate_w=(10.0, 6.0))
+    campaign = run_campaign(plan, tmp_path / "c.jsonl")
+    run = campaign.runs[0]
+    cpu = run.extra["cpu_time_s"]
+    assert cpu >= 0.29  # the program's 0.3 s of work, in two processes
+    assert run.energy_j == pytest.approx(10.0 * run.time_s + 6.0 * cpu, rel=0.02)
+    assert "ESTIMATED" in campaign.meta["energy"]
+    with pytest.raises(UsageError, match="give one energy sensor"):
+        CampaignPlan(plan.command, power_estimate_w=(1.0, 1.0), power_command="meter")
+    with pytest.raises(UsageError, match="STATIC_W,CORE_W"):
+        CampaignPlan(plan.command, power_estimate_w=(-1.0, 1.0))
+
+
+def test_this_machine_runs_fits_and_chooses_end_to_end(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    """Issue 6's done-when: threads and inputs on this VM (frequency refused above), energy
+    estimated from CPU time, the seed's model fitted, configurations chosen."""
+    script = tmp_path / "worker.py"
+    script.write_text(WORKER)
+    out = tmp_path / "vm.json"
+    main(["campaign", "run", "--threads", "1,2", "--inputs", "1,2", "--power-estimate", "10,6",
+          "-o", str(out), "--", sys.executable, str(script), "{input}"])
+    assert "energy ESTIMATED" in capsys.readouterr().out
+    main(["energy", "fit", str(out), "--model", "seed", "--json"])
+    fit = json.loads(capsys.readouterr().out)
+    assert fit["n_train"] == 4 and not fit["frequency_controlled"]
+    assert {"c2"} <= set(fit["fixed"]) and fit["mpe_train"] < 25
+    main(["energy", "choose", str(out), "--model", "seed", "--json"])
+    choice = json.loads(capsys.readouterr().out)
+    assert [c["input_label"] for c in choice["choices"]] == ["1", "2"]
+    for c in choice["choices"]:
+        assert c["best"]["cores"] in (1, 2) and c["best"]["frequency_ghz"] is None
+        assert set(c["savings_predicted"]) == {"worst", "random", "best"}
+        assert c["savings_predicted"]["worst"] >= 0

@@ -10,8 +10,14 @@ import typer
 from rich import box
 from rich.table import Table
 
-from phasekit.cli.common import check_output, err_console, out_console, parse_duration, print_json
-from phasekit.errors import UsageError
+from phasekit.cli.common import (
+    check_output,
+    err_console,
+    out_console,
+    parse_duration,
+    parse_list,
+    print_json,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -32,6 +38,8 @@ Example:
         -o campaign.json -- ./app {input}
     phasekit campaign run --cores 1,2 --freqs 1.2,2.2 --power-cmd "ipmi-power.sh" \\
         -o c.json -- ./app
+    phasekit campaign run --threads 1,2 --inputs 1,2,3 --power-estimate 10,6 \\
+        -o vm.json -- ./app {input}
 """
 
 IMPORT_EPILOG = """\
@@ -41,18 +49,6 @@ Example:
     phasekit campaign import analyzer-output.json -o campaign.json
     phasekit campaign import analyzer-output.json --json
 """
-
-
-def _values(text: str | None, option: str, kind: type[int] | type[float]
-            ) -> tuple[int | float | None, ...]:
-    """``"1,2,4"`` as a tuple of ``kind``; (None,) when the option is not given."""
-    if not text:
-        return (None,)
-    try:
-        return tuple(kind(v) for v in text.split(","))
-    except ValueError:
-        what = "integers" if kind is int else "numbers"
-        raise UsageError(f"{option} {text!r}: expected {what} separated by commas") from None
 
 
 def _cell(value: object) -> str:
@@ -125,6 +121,10 @@ def run(
         "reader); sampled during each run and integrated. Default: RAPL when present.")] = None,
     power_interval: Annotated[str, typer.Option(
         "--power-interval", metavar="DURATION", help="Sampling of --power-cmd.")] = "1s",
+    power_estimate: Annotated[str | None, typer.Option(
+        "--power-estimate", metavar="STATIC_W,CORE_W", help="No meter (a virtual machine): "
+        "estimate energy as STATIC_W x wall time + CORE_W x the program's CPU time. An "
+        "estimate, labelled as such in the campaign.")] = None,
     profile_dir: Annotated[Path | None, typer.Option(
         "--profile-dir", metavar="DIR", help="Also record a full profile of each run with "
         "the recorder, one Parquet file per run.")] = None,
@@ -139,14 +139,16 @@ def run(
 
     check_output(output, "--output")
     plan = CampaignPlan(
-        command=tuple(command), threads=_values(threads, "--threads", int),
-        cores=_values(cores, "--cores", int),
-        frequencies_ghz=_values(freqs, "--freqs", float),
+        command=tuple(command), threads=parse_list(threads, "--threads", int),
+        cores=parse_list(cores, "--cores", int),
+        frequencies_ghz=parse_list(freqs, "--freqs", float),
         inputs=tuple(inputs.split(",")) if inputs else (None,), repetitions=reps,
         idle_s=parse_duration(idle, "--idle") if idle else 0.0,
         timeout_s=parse_duration(timeout, "--timeout") if timeout else None,
         power_command=power_cmd, power_interval_s=parse_duration(power_interval,
                                                                  "--power-interval"),
+        power_estimate_w=parse_list(power_estimate, "--power-estimate", float)
+        if power_estimate else None,
         profile_dir=profile_dir)
     log = output if output.suffix.lower() == ".jsonl" else \
         output.with_name(output.name + ".partial.jsonl")

@@ -115,6 +115,18 @@ def parse_duration(text: str, option: str) -> float:
     return value
 
 
+def parse_list(text: str | None, option: str, kind: type[int] | type[float]
+               ) -> tuple[int | float | None, ...]:
+    """``"1,2,4"`` as a tuple of ``kind``; (None,) when the option is not given."""
+    if not text:
+        return (None,)
+    try:
+        return tuple(kind(v) for v in text.split(","))
+    except ValueError:
+        what = "integers" if kind is int else "numbers"
+        raise UsageError(f"{option} {text!r}: expected {what} separated by commas") from None
+
+
 def check_output(path: Path | None, what: str, suffixes: Sequence[str] | None = None) -> None:
     """Fail early (before a long analysis) when ``path`` cannot be written."""
     if path is None:

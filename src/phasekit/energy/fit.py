@@ -4,7 +4,10 @@
   ``cores``, ``input``, ``energy_j`` and optionally ``time_s``) into one row per configuration
   (f, p, N): repetitions are averaged (the thesis aggregates repetitions by their mean), failed
   runs and runs without energy are left out. p is ``cores``, or ``threads`` where cores are not
-  given. N is the input label read as a number; when some labels are not numbers (``small``,
+  given. A campaign whose frequency was not controlled (no ``frequency_ghz`` column, or no
+  value in it: a virtual machine, where the governor is the host's) keeps NaN there; the fit
+  then holds the frequency at a nominal 1 (:data:`NOMINAL_FREQUENCY`) and the parameters only
+  the frequency separates (:func:`held_parameters`). N is the input label read as a number; when some labels are not numbers (``small``,
   ``large``), inputs are numbered 1, 2, ... in the campaign's declared input order (or in
   order of appearance), the thesis's convention of input indices (section 4.8).
 - :func:`choose_training` picks the training configurations: ``random`` (uniformly without
@@ -22,7 +25,9 @@
   grid of w) and up to ``starts - 1`` random perturbations of it (``seed``), stopping once
   three starts reach the same best cost. Time and energy are
   fitted together when time is measured (residuals of both); from energy alone d1 is held at 1
-  (only products d1 c are identifiable).
+  (only products d1 c are identifiable). With a single frequency c1 f^3 and c2 f cannot be
+  told apart, nor (extended) the frequency-insensitive share m from d1: c2 and m are held at
+  0, and c1 is the per-core dynamic power at that frequency (times f^-3).
 - Baselines (section 4.10, Table 4.5), scikit-learn, trained on the same points with features
   (f, p, N) standardized: SVR (RBF; grid C in {1, 10, 100, 1e3, 1e4}, gamma in {0.01, 0.1, 0.5,
   1}, the thesis's best C = 1e4, gamma = 0.5 included), MLP (one hidden layer of 100, 300 or 500,
@@ -73,6 +78,9 @@ RESULT_VERSION = 1
 DESIGNS = ("random", "maximin", "doptimal")
 BASELINES = ("svr", "mlp", "knn", "tree")
 REQUIRED_COLUMNS = ("frequency_ghz", "cores", "input", "energy_j")
+#: The frequency a fit assumes where the campaign did not control it (GHz; a placeholder:
+#: every prediction is then at "the frequency the campaign ran at").
+NOMINAL_FREQUENCY = 1.0
 _W_GRID = (0.0, 0.5, 0.8, 0.9, 0.95, 0.98, 0.995, 1.0)
 _D2_GRID = (0.5, 1.0, 1.5, 2.0)
 #: Per-input deviations of the input law: bounds (log units) and ridge weight (our choice:
@@ -105,7 +113,8 @@ def mse(estimated: Any, measured: Any) -> float:
 # --- configurations --------------------------------------------------------------------------
 def configurations(data: Campaign | pd.DataFrame, *, source: str | None = None,
                    inputs: Sequence[str] = ()) -> pd.DataFrame:
-    """One row per configuration: frequency_ghz, cores, input (N), energy_j, time_s, runs.
+    """One row per configuration: frequency_ghz, cores, input (N), energy_j, time_s, runs,
+    input_label (the input as the campaign names it).
 
     See the module docstring. InputError naming ``source`` and the column when a required
     column is missing or no configuration has a positive energy.
@@ -121,6 +130,11 @@ def configurations(data: Campaign | pd.DataFrame, *, source: str | None = None,
             table["cores"] = table["threads"]
         if "status" in table.columns:
             table = table[table["status"].astype(str) == "ok"]
+    frequency_controlled = ("frequency_ghz" in table.columns
+                            and pd.to_numeric(table["frequency_ghz"], errors="coerce")
+                            .notna().any())
+    if not frequency_controlled:
+        table = table.assign(frequency_ghz=np.nan)
     for column in REQUIRED_COLUMNS:
         if column not in table.columns:
             raise InputError("missing column; expected columns " + ", ".join(REQUIRED_COLUMNS)
@@ -132,23 +146,31 @@ def configurations(data: Campaign | pd.DataFrame, *, source: str | None = None,
         "energy_j": pd.to_numeric(table["energy_j"], errors="coerce").astype(float),
         "time_s": (pd.to_numeric(table["time_s"], errors="coerce").astype(float)
                    if "time_s" in table.columns else np.nan),
+        "input_label": table["input"].astype(str),
     })
-    usable = (np.isfinite(out[["frequency_ghz", "cores", "input", "energy_j"]]).all(axis=1)
-              & (out["frequency_ghz"] > 0) & (out["cores"] >= 1) & (out["input"] > 0)
-              & (out["energy_j"] > 0))
+    usable = (np.isfinite(out[["cores", "input", "energy_j"]]).all(axis=1)
+              & (out["cores"] >= 1) & (out["input"] > 0) & (out["energy_j"] > 0))
+    if frequency_controlled:
+        usable &= np.isfinite(out["frequency_ghz"]) & (out["frequency_ghz"] > 0)
     dropped = int((~usable).sum())
     out = out[usable]
     if out.empty:
-        raise InputError("no run with a positive energy_j, frequency_ghz, cores and input",
-                         path=source)
+        measured = "energy_j" if not table["energy_j"].notna().any() else None
+        raise InputError(
+            "no run with a positive energy_j, frequency_ghz, cores and input"
+            + ("; this campaign measured no energy (give `campaign run` --power-cmd, or "
+               "--power-estimate where there is no meter)" if measured else ""),
+            path=source)
     if dropped:
         warnings.warn(f"{source or 'table'}: left out {dropped} run(s) without a usable energy, "
                       "frequency, core count or input", PhasekitWarning, stacklevel=2)
     out.loc[~(out["time_s"] > 0), "time_s"] = np.nan
-    grouped = out.groupby(["input", "cores", "frequency_ghz"], sort=True)
+    grouped = out.groupby(["input", "cores", "frequency_ghz"], sort=True, dropna=False)
     result = grouped.agg(energy_j=("energy_j", "mean"), time_s=("time_s", "mean"),
-                         runs=("energy_j", "size")).reset_index()
-    return result[["frequency_ghz", "cores", "input", "energy_j", "time_s", "runs"]]
+                         runs=("energy_j", "size"),
+                         input_label=("input_label", "first")).reset_index()
+    return result[["frequency_ghz", "cores", "input", "energy_j", "time_s", "runs",
+                   "input_label"]]
 
 
 def _input_numbers(labels: pd.Series, order: Sequence[str]) -> pd.Series:
@@ -160,6 +182,21 @@ def _input_numbers(labels: pd.Series, order: Sequence[str]) -> pd.Series:
     for label in [*map(str, order), *text]:
         ranks.setdefault(label, len(ranks) + 1)
     return text.map(ranks).astype(float)
+
+
+def frequencies(configs: pd.DataFrame) -> np.ndarray:
+    """The configurations' frequencies (GHz), :data:`NOMINAL_FREQUENCY` where not controlled."""
+    f = configs["frequency_ghz"].to_numpy(float)
+    return np.where(np.isfinite(f), f, NOMINAL_FREQUENCY)
+
+
+def held_parameters(spec: ModelSpec, f: np.ndarray, with_time: bool) -> dict[str, float]:
+    """Parameters the data cannot determine, and the values they are held at (module
+    docstring): d1 = 1 from energy alone; c2 = 0 and m = 0 at a single frequency."""
+    held = {} if with_time else dict(ENERGY_ONLY_FIXED)
+    if np.unique(np.asarray(f, float)).size < 2:
+        held.update({k: 0.0 for k in ("c2", "m") if k in spec.params})
+    return held
 
 
 # --- training-set designs --------------------------------------------------------------------
@@ -177,7 +214,7 @@ def choose_training(configs: pd.DataFrame, n: int, *, design: str = "random", se
         raise UsageError(f"unknown design {design!r}; expected one of {', '.join(DESIGNS)}")
     if not 1 <= n <= total:
         raise UsageError(f"cannot choose {n} of {total} configurations")
-    f = configs["frequency_ghz"].to_numpy(float)
+    f = frequencies(configs)
     p = configs["cores"].to_numpy(float)
     N = configs["input"].to_numpy(float)
     if design == "random":
@@ -221,8 +258,9 @@ def _design_jacobian(spec: ModelSpec, f: np.ndarray, p: np.ndarray, n: np.ndarra
                      with_time: bool) -> np.ndarray:
     """Per configuration, the rows d(relative residual)/d(parameter) at the nominal values
     (scales on a log scale); shape (configs, rows per config, parameters)."""
-    free = [k for k in spec.params if with_time or k not in ENERGY_ONLY_FIXED]
-    base = dict(zip(spec.params, spec.nominal, strict=True))
+    held = held_parameters(spec, f, with_time)
+    free = [k for k in spec.params if k not in held]
+    base = dict(zip(spec.params, spec.nominal, strict=True)) | held
 
     def outputs(theta: Mapping[str, float]) -> np.ndarray:
         t = spec.time(theta, f, p, n)
@@ -340,7 +378,7 @@ def fit_model(f: Any, p: Any, n: Any, energy: Any, time: Any | None = None, *,
         raise UsageError("energies and frequencies must be positive, cores >= 1, inputs > 0")
     if t_meas is not None and not np.all(t_meas > 0):
         raise UsageError("times must be positive (pass time=None for an energy-only fit)")
-    fixed = {} if t_meas is not None else dict(ENERGY_ONLY_FIXED)
+    fixed = held_parameters(spec, f, t_meas is not None)
     free = [k for k in spec.params if k not in fixed]
     residual_count = f.size * (2 if t_meas is not None else 1)
     if residual_count < len(free):
@@ -556,6 +594,8 @@ class EnergyFitResult:
     baselines: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     other_models: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     explanation: str = ""
+    frequency_controlled: bool = True
+    input_deviation: Mapping[float, float] = field(default_factory=dict)
 
     @property
     def n_holdout(self) -> int:
@@ -564,7 +604,7 @@ class EnergyFitResult:
     @property
     def fitted(self) -> FittedModel:
         return FittedModel(model=self.model, params=dict(self.params), fixed=self.fixed,
-                           with_time=self.with_time)
+                           with_time=self.with_time, input_deviation=dict(self.input_deviation))
 
     def to_dict(self) -> dict[str, Any]:
         return plain({
@@ -579,7 +619,8 @@ class EnergyFitResult:
             "fit_time_s": self.fit_time_s,
             "baselines": {k: dict(v) for k, v in self.baselines.items()},
             "other_models": {k: dict(v) for k, v in self.other_models.items()},
-            "explanation": self.explanation,
+            "explanation": self.explanation, "frequency_controlled": self.frequency_controlled,
+            "input_deviation": [{"input": k, "delta": v} for k, v in self.input_deviation.items()],
         })
 
     @staticmethod
@@ -598,7 +639,7 @@ class EnergyFitResult:
                 fixed=tuple(data.get("fixed", ())), with_time=bool(data["with_time"]),
                 n_configs=int(data["n_configs"]), n_train=int(data["n_train"]),
                 design=data["design"], seed=int(data["seed"]),
-                train=tuple((float(r["frequency_ghz"]), float(r["cores"]), float(r["input"]))
+                train=tuple((num(r["frequency_ghz"]), float(r["cores"]), float(r["input"]))
                             for r in data["train"]),
                 mpe_train=num(data["mpe_train"]), mpe_holdout=num(data["mpe_holdout"]),
                 mse_train=num(data["mse_train"]), mse_holdout=num(data["mse_holdout"]),
@@ -607,7 +648,10 @@ class EnergyFitResult:
                 fit_time_s=num(data.get("fit_time_s")),
                 baselines=table(data.get("baselines", {})),
                 other_models=table(data.get("other_models", {})),
-                explanation=str(data.get("explanation", "")))
+                explanation=str(data.get("explanation", "")),
+                frequency_controlled=bool(data.get("frequency_controlled", True)),
+                input_deviation={float(d["input"]): float(d["delta"])
+                                 for d in data.get("input_deviation", ())})
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"malformed energy_fit result: {exc}", path=source) from None
 
@@ -631,7 +675,8 @@ def fit_energy(configs: pd.DataFrame, *, model: str = "extended", n_train: int |
     """
     spec = get_model(model)
     total = len(configs)
-    f = configs["frequency_ghz"].to_numpy(float)
+    frequency_controlled = bool(configs["frequency_ghz"].notna().any())
+    f = frequencies(configs)
     p = configs["cores"].to_numpy(float)
     n = configs["input"].to_numpy(float)
     energy = configs["energy_j"].to_numpy(float)
@@ -649,7 +694,7 @@ def fit_energy(configs: pd.DataFrame, *, model: str = "extended", n_train: int |
         design_used = design
     test = np.setdiff1d(np.arange(total), train)
     with_time = bool(use_time and np.isfinite(times[train]).all())
-    free = len(spec.params) - (0 if with_time else len(ENERGY_ONLY_FIXED))
+    free = len(spec.params) - len(held_parameters(spec, f[train], with_time))
     needed = -(-free // (2 if with_time else 1))
     if train.size < needed:
         raise UsageError(f"model {model} needs at least {needed} training configurations "
@@ -673,7 +718,8 @@ def fit_energy(configs: pd.DataFrame, *, model: str = "extended", n_train: int |
         for name in MODELS:
             if name == model:
                 continue
-            other_free = len(MODELS[name].params) - (0 if with_time else len(ENERGY_ONLY_FIXED))
+            other_free = (len(MODELS[name].params)
+                          - len(held_parameters(MODELS[name], f[train], with_time)))
             if train.size * (2 if with_time else 1) < other_free:
                 continue
             other = fit_model(f[train], p[train], n[train], energy[train],
@@ -688,20 +734,28 @@ def fit_energy(configs: pd.DataFrame, *, model: str = "extended", n_train: int |
         for name, (pred_train, pred_test) in baseline_predictions(
                 X[train], energy[train], X[test], names=baselines, seed=seed).items():
             base[name] = _scores(pred_train, pred_test, energy[train], energy[test])
-    explanation = ""
+    notes = []
     if not test.size:
-        explanation = "trained on every configuration: no holdout to evaluate on"
-    elif not with_time:
-        explanation = ("energy only (no time for every training configuration): d1 held at 1, "
-                       "the power parameters are energies per unit of work")
+        notes.append("trained on every configuration: no holdout to evaluate on")
+    if not with_time:
+        notes.append("energy only (no time for every training configuration): d1 held at 1, "
+                     "the power parameters are energies per unit of work")
+    if not frequency_controlled:
+        notes.append("frequency not controlled (none recorded): fitted at the frequency the "
+                     "campaign ran at, c2 and m held at 0")
+    elif "c2" in fitted.fixed:
+        notes.append("a single training frequency: c2 and m held at 0")
     return EnergyFitResult(
         model=model, params=dict(fitted.params), fixed=fitted.fixed, with_time=with_time,
         n_configs=total, n_train=int(train.size), design=design_used, seed=seed,
-        train=tuple((float(f[i]), float(p[i]), float(n[i])) for i in train),
+        train=tuple((float(f[i]) if frequency_controlled else float("nan"), float(p[i]),
+                     float(n[i])) for i in train),
         mpe_train=mpe(e_train, energy[train]), mpe_holdout=mpe(e_test, energy[test]),
         mse_train=mse(e_train, energy[train]), mse_holdout=mse(e_test, energy[test]),
         mpe_time_train=mpe_time_train, mpe_time_holdout=mpe_time_test, fit_time_s=fit_time,
-        baselines=base, other_models=others, explanation=explanation)
+        baselines=base, other_models=others, explanation="; ".join(notes),
+        frequency_controlled=frequency_controlled,
+        input_deviation=dict(fitted.input_deviation))
 
 
 def learning_curve(configs: pd.DataFrame, sizes: Sequence[int], *,

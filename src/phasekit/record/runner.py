@@ -7,7 +7,10 @@ its sensors: wall time (begin/end), energy, the program's region markers
 from RAPL when the machine has it (package domains, read every second so that counter wraps
 are caught), otherwise from an external power command (e.g. an IPMI reader) sampled every
 ``power_interval`` seconds and integrated with the trapezoid rule, as PaScal integrates its
-IPMI samples; without either the campaign measures time only and says so.
+IPMI samples; without either the campaign measures time only and says so, unless the user asks
+for an estimate (:class:`CpuTimeEstimate`: static watts plus watts per busy core times the
+program's CPU time, the utilization model tools such as CodeCarbon fall back to without a
+meter), which the campaign labels as estimated.
 
 Every run is appended to a JSON-lines log as soon as it ends (:func:`phasekit.campaign.
 append_run`): an interrupted campaign keeps every finished run, and running it again with the
@@ -38,7 +41,7 @@ from phasekit.record.actuators import FrequencyActuator, affinity_setter, usable
 from phasekit.regions import ENV as REGIONS_ENV
 from phasekit.regions import read_regions
 
-__all__ = ["CampaignPlan", "PowerCommandMeter", "RaplMeter", "run_campaign"]
+__all__ = ["CampaignPlan", "CpuTimeEstimate", "PowerCommandMeter", "RaplMeter", "run_campaign"]
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
@@ -59,6 +62,7 @@ class CampaignPlan:
     timeout_s: float | None = None
     power_command: str | None = None
     power_interval_s: float = 1.0
+    power_estimate_w: tuple[float, float] | None = None
     use_rapl: bool = True
     profile_dir: Path | None = None
     profile_interval_s: float = 0.1
@@ -74,6 +78,13 @@ class CampaignPlan:
             raise UsageError("--threads: expected positive integers")
         if len(self.inputs) > 1 and not any("{input}" in a for a in self.command):
             raise UsageError("several --inputs but the command has no {input} placeholder")
+        if self.power_estimate_w is not None and self.power_command:
+            raise UsageError("--power-estimate and --power-cmd: give one energy sensor")
+        if self.power_estimate_w is not None and (
+                len(self.power_estimate_w) != 2 or min(self.power_estimate_w) < 0
+                or not any(self.power_estimate_w)):
+            raise UsageError("--power-estimate: expected STATIC_W,CORE_W, two watts >= 0 "
+                             "and not both 0")
 
     def configurations(self) -> Iterator[tuple[int | None, int | None, float | None,
                                                str | None, int]]:
@@ -183,8 +194,48 @@ class PowerCommandMeter:
         pass
 
 
-def _energy_meter(plan: CampaignPlan) -> tuple[RaplMeter | PowerCommandMeter | None, str]:
+class CpuTimeEstimate:
+    """Estimated energy where no meter exists: ``static_w`` times the wall time plus
+    ``core_w`` times the CPU time of the program (user + system of every child process the
+    run waited for), i.e. P = static + core_w x busy cores. A model, not a measurement: the
+    campaign's meta says so, and ``extra["cpu_time_s"]`` keeps the CPU time it came from."""
+
+    name = "estimate"
+
+    def __init__(self, static_w: float, core_w: float) -> None:
+        self.static_w, self.core_w = float(static_w), float(core_w)
+
+    @staticmethod
+    def _children_cpu() -> float:
+        times = os.times()
+        return times.children_user + times.children_system
+
+    @contextlib.contextmanager
+    def measure(self) -> Iterator[dict[str, object]]:
+        out: dict[str, object] = {}
+        cpu0, wall0 = self._children_cpu(), time.monotonic()
+        try:
+            yield out
+        finally:
+            cpu = self._children_cpu() - cpu0
+            wall = time.monotonic() - wall0
+            out["energy_j"] = self.static_w * wall + self.core_w * cpu
+            out["extra"] = {"cpu_time_s": cpu}
+
+    def close(self) -> None:
+        pass
+
+
+Meter = RaplMeter | PowerCommandMeter | CpuTimeEstimate
+
+
+def _energy_meter(plan: CampaignPlan) -> tuple[Meter | None, str]:
     """The energy sensor and a note on what is (not) measured."""
+    if plan.power_estimate_w is not None:
+        static_w, core_w = plan.power_estimate_w
+        return CpuTimeEstimate(static_w, core_w), (
+            f"energy ESTIMATED, not measured: {static_w:g} W static + {core_w:g} W per busy "
+            "core (the program's CPU time)")
     if plan.power_command:
         return PowerCommandMeter(plan.power_command, plan.power_interval_s), \
             f"energy from --power-cmd every {plan.power_interval_s:g} s (trapezoid)"
@@ -195,7 +246,8 @@ def _energy_meter(plan: CampaignPlan) -> tuple[RaplMeter | PowerCommandMeter | N
         if available.available:
             return RaplMeter(), "energy from RAPL (package domains)"
         return None, (f"energy not measured: {available.reason}; give --power-cmd to read an "
-                      "external meter (an IPMI reader, a PDU)")
+                      "external meter (an IPMI reader, a PDU), or --power-estimate to "
+                      "estimate it from CPU time")
     return None, "energy not measured"
 
 
@@ -308,6 +360,7 @@ def run_campaign(plan: CampaignPlan, output: str | os.PathLike[str], *,
                     except InputError as exc:
                         outcome.extra["regions_error"] = str(exc)
             reason = outcome.reason or measured.get("reason")  # type: ignore[union-attr]
+            outcome.extra.update(measured.get("extra", {}))  # type: ignore[union-attr]
             run = Run(threads=threads, cores=cores, frequency_ghz=freq, input=inp,
                       repetition=rep, status=outcome.status, reason=reason,
                       start_s=start_wall, stop_s=stop_wall,
