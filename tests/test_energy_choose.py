@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from tests.helpers import run
 
 from phasekit.campaign import Campaign, Run, write_campaign
 from phasekit.energy.choose import choose, pareto_front
@@ -18,7 +19,6 @@ from phasekit.energy.fit import FittedModel, configurations, fit_energy
 from phasekit.energy.models import optimal_frequency, seed_energy, seed_time
 from phasekit.errors import UsageError
 from phasekit.synth.campaigns import seed_campaign
-from tests.helpers import run
 
 SEED_PARAMS = {"c1": 0.3, "c2": 0.5, "c3": 90.0, "d1": 400.0, "d2": 1.2, "w": 0.97}
 MODEL = FittedModel(model="seed", params=SEED_PARAMS)
