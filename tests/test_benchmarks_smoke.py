@@ -33,6 +33,7 @@ def run(script: str, *args: str) -> str:
     ("structure_e2e.py", "structure_e2e"),
     ("energy_fit.py", "energy_fit"),
     ("phasediv.py", "phasediv"),
+    ("energy_e2e.py", "energy_e2e"),
 ])
 def test_quick_run_writes_its_section(tmp_path: Path, script: str, section: str) -> None:
     results = tmp_path / "RESULTS.md"

@@ -160,9 +160,11 @@ def test_cli_choose_json_matches_the_library(campaign_file: Path, tmp_path: Path
     expected = choose(model, [2.0], frequencies_ghz=FREQS, cores=range(1, 33), max_cores=16)
     assert first["best"]["energy_j"] == pytest.approx(expected.choices[0].best.energy_j)
     assert set(first["savings_measured"]) == {"worst", "random", "best"}
+    figure = tmp_path / "choice.png"
     code, text, _ = run("energy", "choose", str(campaign_file), "--fit", str(fit_path),
-                        "--input", "3")
+                        "--input", "3", "--plot", str(figure))
     assert code == 0 and "Pareto frontier" in text and "Savings vs ondemand" in text
+    assert figure.read_bytes().startswith(b"\x89PNG") and "wrote figure" in text
 
 
 def test_cli_choose_bad_input(campaign_file: Path, tmp_path: Path) -> None:

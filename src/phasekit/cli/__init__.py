@@ -22,6 +22,7 @@ from phasekit.cli import analyze as _analyze
 from phasekit.cli import campaign as _campaign
 from phasekit.cli import demo as _demo
 from phasekit.cli import energy_phases as _energy_phases
+from phasekit.cli import energy_plot as _energy_plot
 from phasekit.cli import fingerprint as _fingerprint
 from phasekit.cli import info as _info
 from phasekit.cli import phases as _phases
@@ -107,6 +108,7 @@ app.command("watch", epilog=_watch.EPILOG)(_watch.watch)
 app.command("structure", epilog=_structure.EPILOG)(_structure.structure)
 app.add_typer(_campaign.campaign_app, name="campaign")
 energy_app.command("phases", epilog=_energy_phases.EPILOG)(_energy_phases.phases)
+energy_app.command("plot", epilog=_energy_plot.EPILOG)(_energy_plot.plot)
 app.add_typer(energy_app, name="energy")
 app.command("fingerprint", epilog=_fingerprint.EPILOG)(_fingerprint.fingerprint)
 

@@ -15,7 +15,15 @@ import typer
 from rich import box
 from rich.table import Table
 
-from phasekit.cli.common import check_output, name_file, out_console, print_json, write_json
+from phasekit.cli.common import (
+    check_output,
+    name_file,
+    out_console,
+    print_json,
+    print_written,
+    write_json,
+    write_outputs,
+)
 from phasekit.errors import InputError, PhasekitError, UsageError
 
 if TYPE_CHECKING:
@@ -258,6 +266,9 @@ def choose(
         "JSON.")] = False,
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", metavar="RESULT.json", help="Write the result as JSON.")] = None,
+    plot: Annotated[Path | None, typer.Option(
+        "--plot", metavar="FILE", help="Figure: predicted energy against time per input, the "
+        "Pareto frontier, the choice and the ondemand baseline (.png, .svg, .pdf).")] = None,
 ) -> None:
     """Choose the minimum-energy configuration (frequency, cores) for each input.
 
@@ -280,6 +291,7 @@ def choose(
     if design not in DESIGNS:
         raise UsageError(f"--design {design!r}: expected one of {', '.join(DESIGNS)}")
     check_output(output, "--output")
+    check_output(plot, "--plot")
     configs = load_table(table)
     if fit_file is not None:
         try:
@@ -311,8 +323,13 @@ def choose(
         user_cores=user_cores, measured=configs, labels=labels, frequency_controlled=controlled,
         known_inputs=tuple(np.unique(configs["input"])))
     data = result.to_dict()
-    if output is not None:
-        write_json(output, data)
+
+    def draw(path: Path) -> object:
+        from phasekit.plot.energy import plot_choice
+
+        return plot_choice(path, result)
+
+    written = write_outputs(output, plot, lambda: data, draw)
     if json_output:
         print_json(data)
         return
@@ -361,5 +378,4 @@ def choose(
     if not controlled:
         console.print("note: the campaign did not control the frequency; the choice is over "
                       "cores at the frequency it ran at", soft_wrap=True)
-    if output is not None:
-        console.print(f"wrote result: {output}", soft_wrap=True)
+    print_written(console, written)

@@ -79,6 +79,8 @@ class Choice:
     savings_measured: Mapping[str, float] = field(default_factory=dict)
     feasible: int = 0
     extrapolated: bool = False
+    #: Every configuration within the limits, predicted (for the figure; not in to_dict).
+    evaluated: tuple[Candidate, ...] = field(default=(), repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return plain({
@@ -119,14 +121,16 @@ class ChoiceResult:
 
 def pareto_front(time_s: np.ndarray, energy_j: np.ndarray) -> np.ndarray:
     """Indices of the points no other point beats in both time and energy, fastest first
-    (ties in time: the lower energy)."""
-    order = np.lexsort((energy_j, time_s))
+    (seed 002, section 4.11). Of equal times the lower energy; of exact duplicates the first;
+    points with a non-finite coordinate are never on it."""
+    t, e = np.asarray(time_s, float), np.asarray(energy_j, float)
+    finite = np.flatnonzero(np.isfinite(t) & np.isfinite(e))
     front = []
     lowest = np.inf
-    for i in order:
-        if energy_j[i] < lowest:
+    for i in finite[np.lexsort((e[finite], t[finite]))]:  # hundreds of settings, not hot
+        if e[i] < lowest:
             front.append(i)
-            lowest = energy_j[i]
+            lowest = e[i]
     return np.asarray(front, dtype=int)
 
 
@@ -144,6 +148,18 @@ def _continuous_frequency(model: FittedModel, p: float, n: float, low: float,
                             bounds=(low, high), method="bounded",
                             options={"xatol": 1e-6 * high})
     return float(found.x)
+
+
+def _key(n: float, f: float, p: float) -> tuple[float, float, int]:
+    return (round(float(n), 9), round(float(f), 9), int(p))
+
+
+def _candidate(grid: tuple[np.ndarray, ...], i: int, measured: tuple[float, float] | None,
+               frequency_controlled: bool) -> Candidate:
+    F, P, t, w, e = grid
+    meas_t, meas_e = measured or (float("nan"), float("nan"))
+    return Candidate(float(F[i]) if frequency_controlled else float("nan"), int(P[i]),
+                     float(t[i]), float(w[i]), float(e[i]), meas_t, meas_e)
 
 
 def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequence[float],
@@ -180,8 +196,7 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
     if measured is not None:
         for row in measured.itertuples(index=False):
             f = row.frequency_ghz if np.isfinite(row.frequency_ghz) else NOMINAL_FREQUENCY
-            lookup[(round(float(row.input), 9), round(float(f), 9), int(row.cores))] = (
-                float(row.time_s), float(row.energy_j))
+            lookup[_key(row.input, f, row.cores)] = (float(row.time_s), float(row.energy_j))
     fmax = float(freqs.max())
     choices = []
     for n in map(float, inputs):
@@ -190,20 +205,17 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
         w = model.predict_power(F, P)
         e = w * t
 
-        def candidate(i: int, F: np.ndarray = F, P: np.ndarray = P, t: np.ndarray = t,
-                      w: np.ndarray = w, e: np.ndarray = e, n: float = n) -> Candidate:
-            meas_t, meas_e = lookup.get((round(n, 9), round(float(F[i]), 9), int(P[i])),
-                                        (np.nan, np.nan))
-            return Candidate(float(F[i]) if frequency_controlled else float("nan"), int(P[i]),
-                             float(t[i]), float(w[i]), float(e[i]), meas_t, meas_e)
+        def candidate(i: int, grid: tuple[np.ndarray, ...] = (F, P, t, w, e),
+                      n: float = n) -> Candidate:
+            return _candidate(grid, i, lookup.get(_key(n, grid[0][i], grid[1][i])),
+                              frequency_controlled)
 
         ok = np.ones(F.size, bool) if max_time_s is None else t <= max_time_s
         label = (labels or {}).get(n, f"{n:g}")
         extrapolated = bool(known_inputs) and not np.any(np.isclose(known_inputs, n))
         base_p = core_counts if user_cores is None else np.array([user_cores])
         base_e = model.predict_energy(np.full(base_p.size, fmax), base_p, n)
-        base_meas = np.array([lookup.get((round(n, 9), round(fmax, 9), int(q)), (np.nan,) * 2)[1]
-                              for q in base_p])
+        base_meas = np.array([lookup.get(_key(n, fmax, q), (np.nan,) * 2)[1] for q in base_p])
         if user_cores is not None:
             baseline = {"user": float(base_e[0])}
             baseline_meas = {"user": float(base_meas[0])}
@@ -237,7 +249,8 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
             n, label, best, continuous_frequency_ghz=continuous,
             pareto=tuple(candidate(int(i)) for i in front), baseline=baseline,
             savings_predicted=predicted, savings_measured=measured_savings,
-            feasible=int(feasible.size), extrapolated=extrapolated))
+            feasible=int(feasible.size), extrapolated=extrapolated,
+            evaluated=tuple(candidate(int(i)) for i in feasible)))
     limits = {"max_time_s": max_time_s, "max_cores": max_cores,
               "min_frequency_ghz": min_frequency_ghz, "max_frequency_ghz": max_frequency_ghz}
     return ChoiceResult(model=model.model, params=dict(model.params), choices=tuple(choices),

@@ -1,0 +1,233 @@
+"""``phasekit energy plot``: the PaScal Viewer's diagrams of a campaign (seed 002, §3.10.1).
+
+Efficiency heatmaps (speedup / threads over inputs x threads, discrete and smoothed, one per
+region and one for the program) and energy/time plots over configurations with the Pareto
+frontier; works from time alone (a campaign recorded on a virtual machine), skipping the
+energy panels with a note.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich import box
+from rich.table import Table
+
+from phasekit.cli.common import (
+    check_output,
+    name_file,
+    out_console,
+    print_json,
+    print_written,
+    progress_reporter,
+)
+from phasekit.cli.energy_phases import FIGURE_SUFFIXES
+from phasekit.errors import InputError, PhasekitError, UsageError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from phasekit.campaign import Campaign
+    from phasekit.energy.efficiency import ConfigurationTable, EfficiencyTable
+
+__all__ = ["EPILOG", "KINDS", "load_runs", "plot"]
+
+EPILOG = """\
+Example:
+
+\b
+    phasekit energy plot campaign.json -o campaign.png
+    phasekit energy plot campaign.jsonl --kind efficiency --mode smoothed --region solve \\
+        -o efficiency.svg
+    phasekit energy plot pascal-output.json --kind energy --input 3 -o energy.pdf
+    phasekit energy plot runs.csv --frequency 2.2 --json
+"""
+
+#: What to draw: the efficiency heatmaps, the energy/time panels, or both.
+KINDS = ("efficiency", "energy", "all")
+_CSV_SUFFIXES = (".csv", ".tsv", ".txt")
+
+
+def load_runs(path: Path) -> Campaign | pd.DataFrame:
+    """A campaign (our JSON or JSON lines, PaScal Analyzer JSON) or, for a ``.csv``/``.tsv``
+    (optionally ``.gz``), its tidy table (columns as :meth:`Campaign.table`). Errors name the
+    file."""
+    import pandas as pd
+
+    from phasekit.campaign import read_campaign
+
+    source = str(path)
+    name = path.name.lower().removesuffix(".gz")
+    if not name.endswith(_CSV_SUFFIXES):
+        try:
+            return read_campaign(path)
+        except PhasekitError as exc:
+            raise name_file(exc, path) from exc
+    if not path.is_file():
+        raise InputError("no such file" if not path.exists() else "not a file", path=source)
+    try:
+        table = pd.read_csv(path, sep=None, engine="python")
+    except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError,
+            pd.errors.EmptyDataError) as exc:
+        raise InputError(f"not a readable CSV table: {exc}", path=source) from None
+    table.columns = [str(c).strip() for c in table.columns]
+    return table
+
+
+def _cell(value: float) -> str:
+    return "-" if not math.isfinite(value) else f"{value:.2f}"
+
+
+def _efficiency_title(table: EfficiencyTable) -> str:
+    at = "" if table.frequency_ghz is None else f" at {table.frequency_ghz:g} GHz"
+    on = "" if table.cores is None else f" on {table.cores} cores"
+    return f"Efficiency (speedup / {table.unit}) of {table.name}{at}{on}; columns: inputs"
+
+
+def _efficiency_table(table: EfficiencyTable) -> Table:
+    out = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    out.add_column(table.unit, justify="right", no_wrap=True)
+    for label in table.inputs:
+        out.add_column(label, justify="right", no_wrap=True)
+    for i, p in enumerate(table.counts):
+        out.add_row(str(p), *(_cell(v) for v in table.efficiency[i]))
+    return out
+
+
+def _best_lines(configs: ConfigurationTable) -> list[str]:
+    lines = []
+    frame = configs.frame
+    for label in configs.inputs:
+        rows = frame[(frame["input"] == label) & frame["energy_j"].notna()]
+        if rows.empty:
+            continue
+        best = rows.loc[rows["energy_j"].idxmin()]
+        f = best["frequency_ghz"]
+        at = "" if not math.isfinite(f) else f", {f:g} GHz"
+        lines.append(f"input {label}: least energy {best['energy_j']:.4g} J at "
+                     f"{int(best['cores'])} {configs.unit}{at} ({best['time_s']:.4g} s); "
+                     f"{int(rows['pareto'].sum())} of {len(rows)} configurations on the "
+                     "time-energy Pareto frontier")
+    return lines
+
+
+def plot(
+    campaign: Annotated[Path, typer.Argument(
+        metavar="CAMPAIGN", show_default=False,
+        help="Campaign JSON (phasekit's, a .jsonl log or PaScal Analyzer's) or a CSV with "
+             "columns time_s, input, threads or cores, and optionally frequency_ghz, "
+             "energy_j, status, region:NAME.")],
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-o", metavar="FILE", show_default=False,
+        help="Write the figure (png, svg, pdf...: from the name).")] = None,
+    kind: Annotated[str, typer.Option(
+        "--kind", metavar="efficiency|energy|all",
+        help="efficiency: the heatmaps; energy: energy and time over configurations with the "
+             "Pareto frontier; all: both.")] = "all",
+    mode: Annotated[str, typer.Option(
+        "--mode", metavar="discrete|smoothed|both",
+        help="Heatmaps with one cell per configuration, interpolated (the thesis's smoothed "
+             "mode), or both side by side.")] = "both",
+    regions: Annotated[list[str] | None, typer.Option(
+        "--region", metavar="NAME", show_default=False,
+        help="Heatmaps of this region (repeatable; default: every region) besides the whole "
+             "program.")] = None,
+    inputs: Annotated[list[str] | None, typer.Option(
+        "--input", metavar="LABEL", show_default=False,
+        help="Only this input (repeatable; default: every input).")] = None,
+    frequency: Annotated[float | None, typer.Option(
+        "--frequency", metavar="GHZ", show_default=False,
+        help="Efficiency at this frequency (default: the highest measured).")] = None,
+    cores: Annotated[int | None, typer.Option(
+        "--cores", metavar="N", show_default=False,
+        help="Efficiency on N cores when threads and cores were varied independently "
+             "(default: the most).")] = None,
+    json_output: Annotated[bool, typer.Option(
+        "--json", help="Print {\"efficiency\": [{\"region\", \"unit\", \"inputs\", \"rows\": "
+        "[{\"input\", \"threads\", \"time_s\", \"speedup\", \"efficiency\"}], \"reference\", "
+        "\"notes\"}], \"configurations\", \"has_energy\", \"notes\", \"figure\"} as JSON.")
+    ] = False,
+) -> None:
+    """Plot a campaign as the PaScal Viewer does: efficiency heatmaps and energy over
+    configurations.
+
+    Seed 002, section 3.10.1: efficiency = speedup / threads, speedup = T(1 thread) / T(p) for
+    the same input, one heatmap per region and one for the whole program (x = input,
+    y = threads), discrete and smoothed. Without a 1-thread run T(1) is estimated from the
+    fewest threads measured, assuming linear speedup up to them (said in a note). Then, per
+    input: energy over frequency and cores, time over cores, and energy against time with
+    the Pareto frontier (section 4.11). Campaigns without energy (a virtual machine) get the
+    heatmaps and time panels. Prints the efficiency tables.
+    """
+    from phasekit.energy.efficiency import (
+        campaign_frame,
+        configuration_table,
+        efficiency_tables,
+    )
+    from phasekit.plot.energy import MODES, plot_energy
+
+    if kind not in KINDS:
+        raise UsageError(f"--kind {kind!r}: expected one of {', '.join(KINDS)}")
+    if mode not in MODES:
+        raise UsageError(f"--mode {mode!r}: expected one of {', '.join(MODES)}")
+    if frequency is not None and not (math.isfinite(frequency) and frequency > 0):
+        raise UsageError(f"--frequency {frequency!r}: expected a positive frequency in GHz")
+    if cores is not None and cores < 1:
+        raise UsageError(f"--cores {cores}: expected a positive core count")
+    check_output(output, "--output", FIGURE_SUFFIXES)
+    source = str(campaign)
+    data = load_runs(campaign)
+    try:
+        frame, order = campaign_frame(data, source=source)
+        if inputs:
+            wanted = list(dict.fromkeys(str(x) for x in inputs))
+            unknown = [x for x in wanted if x not in order]
+            if unknown:
+                raise UsageError(f"--input {unknown[0]!r}: the campaign's inputs are "
+                                 + ", ".join(order))
+            frame = frame[frame["input"].isin(wanted)]
+            order = tuple(x for x in order if x in wanted)
+        tables: tuple[EfficiencyTable, ...] = ()
+        configs: ConfigurationTable | None = None
+        if kind in ("efficiency", "all"):
+            tables = efficiency_tables(frame, regions=regions or None, frequency=frequency,
+                                       cores=cores, inputs=order, source=source)
+        if kind in ("energy", "all"):
+            configs = configuration_table(frame, inputs=order, source=source)
+        written: list[tuple[str, Path]] = []
+        if output is not None:
+            with progress_reporter(not json_output, f"plotting {campaign.name}") as progress:
+                if progress is not None:
+                    progress("drawing", 0.2)
+                plot_energy(output, tables=tables, configs=configs, mode=mode)
+            written.append(("figure", output))
+    except PhasekitError as exc:
+        raise name_file(exc, campaign) from exc
+    notes: list[str] = list(dict.fromkeys(n for t in tables for n in t.notes))
+    if configs is not None:
+        notes += list(configs.notes)
+    if json_output:
+        data_out: dict[str, Any] = {
+            "campaign": source, "kind": kind, "mode": mode,
+            "efficiency": [t.to_dict() for t in tables],
+            "configurations": None if configs is None else configs.to_dict()["configurations"],
+            "has_energy": None if configs is None else configs.has_energy,
+            "notes": notes, "figure": None if output is None else str(output),
+        }
+        print_json(data_out)
+        return
+    console = out_console()
+    for table in tables:
+        console.print(_efficiency_title(table), style="bold", soft_wrap=True)
+        console.print(_efficiency_table(table))
+    if configs is not None:
+        for line in _best_lines(configs):
+            console.print(line, soft_wrap=True)
+    for note in notes:
+        console.print(f"note: {note}", soft_wrap=True)
+    if output is None:
+        console.print("no figure written (give -o FILE.png, .svg or .pdf)", soft_wrap=True)
+    print_written(console, written)

@@ -1,0 +1,301 @@
+"""The PaScal Viewer part of issue 6 (section 4): efficiency tables, figures, ``energy plot``.
+
+Efficiencies are checked against hand-computed values of T(p) = T1 (0.1 + 0.9 / p), whose
+efficiency is 1 / (0.1 p + 0.9).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import helpers
+from phasekit.campaign import Campaign, Run, write_campaign
+from phasekit.energy.efficiency import (
+    configuration_table,
+    efficiency_table,
+    efficiency_tables,
+    pareto_mask,
+)
+from phasekit.errors import InputError, UsageError
+from phasekit.plot.energy import plot_energy, smooth_grid
+from phasekit.synth.campaigns import seed_campaign
+
+run = helpers.run
+PNG = b"\x89PNG\r\n\x1a\n"
+T1 = {"small": 10.0, "large": 40.0}
+
+
+def amdahl(t1: float, p: int) -> float:
+    return t1 * (0.1 + 0.9 / p)
+
+
+def vm_campaign(threads: tuple[int, ...] = (1, 2, 4, 8), reps: int = 2) -> Campaign:
+    """Threads x inputs on a 'virtual machine': no frequency, no energy; two regions: 'solve'
+    scales perfectly, 'serial' not at all. Repetitions at +-1 % average to the exact time."""
+    runs = []
+    for label in ("large", "small"):  # appearance order differs from the declared order
+        for p in threads:
+            for r in range(1, reps + 1):
+                t = amdahl(T1[label], p) * (1 + (0.01 if r % 2 else -0.01) * (reps > 1))
+                solve = 0.9 * T1[label] / p
+                runs.append(Run(threads=p, input=label, repetition=r, start_s=100.0,
+                                stop_s=100.0 + t,
+                                regions={"solve": ((0.0, solve),), "serial": ((0.0, 1.0),)}))
+    runs.append(Run(threads=8, input="small", repetition=9, status="failed", reason="timeout",
+                    time_s=1e6))
+    return Campaign(runs=tuple(runs), program="app", inputs=("small", "large"))
+
+
+def expected(p: int) -> float:
+    return 1.0 / (0.1 * p + 0.9)
+
+
+# --- efficiency --------------------------------------------------------------------------------
+def test_efficiency_matches_hand_computed_values() -> None:
+    table = efficiency_table(vm_campaign())
+    assert table.inputs == ("small", "large")
+    assert table.counts == (1, 2, 4, 8) and table.unit == "threads"
+    assert table.frequency_ghz is None and table.notes == ()
+    assert table.reference == (1, 1) and not any(table.estimated)
+    assert (table.runs == 2).all()  # the failed run is left out
+    for i, p in enumerate(table.counts):
+        for j, label in enumerate(table.inputs):
+            assert table.time_s[i, j] == pytest.approx(amdahl(T1[label], p), rel=1e-12)
+            assert table.speedup[i, j] == pytest.approx(p * expected(p), rel=1e-12)
+            assert table.efficiency[i, j] == pytest.approx(expected(p), rel=1e-12)
+    assert table.efficiency[1, 0] == pytest.approx(1 / 1.1)  # 2 threads
+    assert table.efficiency[3, 1] == pytest.approx(1 / 1.7)  # 8 threads
+    frame = table.to_frame()
+    assert list(frame.columns) == ["input", "threads", "runs", "time_s", "speedup", "efficiency"]
+    assert len(frame) == 8
+    data = json.loads(json.dumps(table.to_dict()))
+    assert data["kind"] == "efficiency" and data["region"] is None
+    assert data["rows"][1]["efficiency"] == pytest.approx(1 / 1.1)
+
+
+def test_reference_falls_back_to_the_fewest_threads_with_a_note() -> None:
+    campaign = vm_campaign(threads=(2, 4, 8), reps=1)
+    table = efficiency_table(campaign)
+    assert table.reference == (2, 2) and all(table.estimated)
+    # T(1) ~ 2 T(2): efficiency(p) = 2 T(2) / (p T(p))
+    for i, p in enumerate(table.counts):
+        want = 2 * amdahl(1.0, 2) / (p * amdahl(1.0, p))
+        assert table.efficiency[i] == pytest.approx([want, want])
+    assert table.efficiency[0, 0] == 1.0
+    assert table.efficiency[1, 0] == pytest.approx(1.1 / 1.3)
+    assert len(table.notes) == 1
+    assert "no 1-thread run" in table.notes[0] and "2 x T(2)" in table.notes[0]
+    assert "small, large" in table.notes[0]
+    # One input with a 1-thread run, the other without.
+    runs = [*campaign.runs, Run(threads=1, input="large", time_s=amdahl(40.0, 1))]
+    mixed = efficiency_table(Campaign(runs=tuple(runs), inputs=("small", "large")))
+    assert mixed.reference == (2, 1)
+    assert mixed.efficiency[mixed.counts.index(8), 1] == pytest.approx(expected(8))
+    assert "input small:" in mixed.notes[0]
+
+
+def test_region_tables() -> None:
+    tables = efficiency_tables(vm_campaign())
+    assert [t.name for t in tables] == ["program", "solve", "serial"]
+    program, solve, serial = tables
+    assert np.allclose(program.efficiency, efficiency_table(vm_campaign()).efficiency)
+    assert np.allclose(solve.efficiency, 1.0)
+    counts = np.asarray(serial.counts, dtype=float)[:, None]
+    assert np.allclose(serial.efficiency, np.broadcast_to(1 / counts, serial.efficiency.shape))
+    only = efficiency_tables(vm_campaign(), regions=["serial"])
+    assert [t.name for t in only] == ["program", "serial"]
+    with pytest.raises(UsageError, match=r"no region 'nope'.*'solve', 'serial'"):
+        efficiency_tables(vm_campaign(), regions=["nope"])
+    with pytest.raises(UsageError, match="no region"):
+        efficiency_table(vm_campaign(), region="nope")
+
+
+def test_frequency_is_fixed_and_said() -> None:
+    runs = []
+    for f, scale in ((1.0, 2.0), (2.0, 1.0)):
+        for p in (1, 2, 4):
+            runs.append(Run(threads=p, cores=p, frequency_ghz=f, input="1",
+                            time_s=scale * amdahl(10.0, p) * (1.0 if f == 2.0 else 1 + 0.1 * p)))
+    campaign = Campaign(runs=tuple(runs))
+    table = efficiency_table(campaign)
+    assert table.frequency_ghz == 2.0
+    assert "2 frequencies measured; efficiency at the highest, 2 GHz" in table.notes[0]
+    assert table.efficiency[:, 0] == pytest.approx([expected(p) for p in (1, 2, 4)])
+    slow = efficiency_table(campaign, frequency=1.0)
+    assert slow.frequency_ghz == 1.0 and slow.notes == ()
+    assert slow.efficiency[2, 0] == pytest.approx(expected(4) * 1.1 / 1.4)
+    with pytest.raises(UsageError, match="no run at 3 GHz; the campaign has 1, 2 GHz"):
+        efficiency_table(campaign, frequency=3.0)
+    with pytest.raises(UsageError, match="no frequency"):
+        efficiency_table(vm_campaign(), frequency=2.0)
+
+
+def test_independent_threads_and_cores_use_the_most_cores() -> None:
+    # t threads on c cores: oversubscribed (t > c) runs are 50 % slower
+    runs = [Run(threads=t, cores=c, input="1",
+                time_s=amdahl(10.0, min(t, c)) * (1 + 0.5 * (t > c)))
+            for t in (1, 2, 4) for c in (1, 4)]
+    table = efficiency_table(Campaign(runs=tuple(runs)))
+    assert table.cores == 4 and "varied independently" in table.notes[0]
+    assert table.efficiency[:, 0] == pytest.approx([expected(p) for p in (1, 2, 4)])
+    one = efficiency_table(Campaign(runs=tuple(runs)), cores=1)
+    assert one.cores == 1 and one.efficiency[2, 0] == pytest.approx(1 / (4 * 1.5))
+
+
+def test_input_order_and_table_input() -> None:
+    rows = [{"threads": p, "input": label, "time_s": amdahl(t1, p), "status": "ok"}
+            for label, t1 in (("10", 8.0), ("2", 2.0), ("3", 3.0)) for p in (1, 2)]
+    frame = pd.DataFrame(rows)
+    assert efficiency_table(frame).inputs == ("2", "3", "10")  # numeric
+    frame["input"] = frame["input"].map({"10": "huge", "2": "tiny", "3": "mid"})
+    assert efficiency_table(frame).inputs == ("huge", "tiny", "mid")  # appearance
+    assert efficiency_table(frame, inputs=("tiny", "mid", "huge")).inputs == ("tiny", "mid",
+                                                                             "huge")
+    with pytest.raises(InputError, match="time_s"):
+        efficiency_table(frame.drop(columns="time_s"), source="t.csv")
+    with pytest.raises(InputError, match="positive time"):
+        efficiency_table(frame.assign(time_s=np.nan), source="t.csv")
+
+
+# --- configurations and the Pareto frontier ---------------------------------------------------
+def naive_pareto(t: np.ndarray, e: np.ndarray) -> np.ndarray:
+    keep = np.zeros(t.size, dtype=bool)
+    for i in range(t.size):
+        dominated = any((t[j] <= t[i] and e[j] <= e[i]) and (t[j] < t[i] or e[j] < e[i])
+                        for j in range(t.size))
+        duplicate = any(t[j] == t[i] and e[j] == e[i] for j in range(i))
+        keep[i] = not dominated and not duplicate
+    return keep
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_pareto_mask_matches_the_naive_definition(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    t = rng.integers(1, 12, 40).astype(float)  # ties on purpose
+    e = rng.integers(1, 12, 40).astype(float)
+    assert (pareto_mask(t, e) == naive_pareto(t, e)).all()
+    e[3] = np.nan
+    assert not pareto_mask(t, e)[3]
+
+
+def test_configuration_table_and_frontier() -> None:
+    campaign = seed_campaign(seed=0, frequencies=(1.2, 1.7, 2.2), cores=(1, 4, 16),
+                             inputs=(1, 2)).campaign
+    configs = configuration_table(campaign)
+    assert configs.has_energy and configs.unit == "cores" and configs.inputs == ("1", "2")
+    assert configs.frequencies == (1.2, 1.7, 2.2)
+    frame = configs.frame
+    assert len(frame) == 18 and set(frame["runs"]) == {1}
+    for label in configs.inputs:
+        rows = frame[frame["input"] == label]
+        assert rows.loc[rows["energy_j"].idxmin(), "pareto"]
+        assert rows.loc[rows["time_s"].idxmin(), "pareto"]
+        assert (rows["pareto"] == naive_pareto(rows["time_s"].to_numpy(),
+                                               rows["energy_j"].to_numpy())).all()
+    assert np.allclose(frame["power_w"], frame["energy_j"] / frame["time_s"])
+
+
+def test_time_only_campaign() -> None:
+    configs = configuration_table(vm_campaign())
+    assert not configs.has_energy and configs.unit == "threads"
+    assert configs.notes == ("no energy measured: energy panels skipped (time only)",)
+    assert not configs.frame["pareto"].any()
+
+
+# --- figures -----------------------------------------------------------------------------------
+def test_smooth_grid() -> None:
+    values = np.array([[1.0, 0.8, 0.6], [0.5, 0.4, 0.3]])
+    x, y = np.arange(3.0), np.arange(2.0)
+    xs, ys, grid = smooth_grid(values, x, y, mesh=5)
+    assert grid.shape == (5, 5) and xs[-1] == 2.0 and ys[-1] == 1.0
+    assert grid[0, 0] == pytest.approx(1.0) and grid[-1, -1] == pytest.approx(0.3)
+    assert grid[0, 2] == pytest.approx(0.8)  # x = 1 on the first row
+    assert grid[2, 0] == pytest.approx(0.75)  # bilinear between the rows
+    holed = values.copy()
+    holed[0, 1] = np.nan
+    _, _, grid = smooth_grid(holed, x, y, mesh=5)
+    assert np.isfinite(grid).all() and grid.min() >= 0.3 - 1e-12 and grid.max() <= 1 + 1e-12
+    _, _, line = smooth_grid(values[:1], x, y[:1], mesh=5)
+    assert line.shape == (1, 5) and line[0] == pytest.approx([1.0, 0.9, 0.8, 0.7, 0.6])
+    _, _, one = smooth_grid(np.array([[0.7]]), x[:1], y[:1])
+    assert one.shape == (1, 1) and one[0, 0] == 0.7
+
+
+def test_plot_time_only_campaign(tmp_path: Path) -> None:
+    campaign = vm_campaign()
+    path = plot_energy(tmp_path / "vm.png", tables=efficiency_tables(campaign)[:1],
+                       configs=configuration_table(campaign), mode="smoothed")
+    assert path.read_bytes()[:8] == PNG
+    with pytest.raises(UsageError, match="mode"):
+        plot_energy(tmp_path / "x.png", tables=efficiency_tables(campaign), mode="wavy")
+
+
+# --- command line ------------------------------------------------------------------------------
+def test_cli_time_only_campaign(tmp_path: Path) -> None:
+    path, figure = tmp_path / "vm.jsonl", tmp_path / "vm.png"
+    write_campaign(vm_campaign(threads=(2, 4)), path)
+    code, out, err = run("energy", "plot", path, "--mode", "discrete", "-o", figure)
+    assert code == 0, err
+    assert figure.read_bytes()[:8] == PNG
+    assert "Efficiency (speedup / threads) of program" in out
+    assert "of solve" in out and "of serial" in out
+    assert "energy panels skipped" in out and "no 1-thread run" in out
+    assert f"wrote figure: {figure}" in out
+
+
+def test_cli_campaign_with_energy_json(tmp_path: Path) -> None:
+    campaign = seed_campaign(seed=1, frequencies=(1.2, 2.2), cores=(1, 2, 4),
+                             inputs=(1, 2)).campaign
+    path, figure = tmp_path / "seed.json", tmp_path / "seed.svg"
+    write_campaign(campaign, path)
+    code, out, err = run("energy", "plot", path, "--kind", "energy", "--input", "2", "-o",
+                         figure, "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["efficiency"] == [] and data["has_energy"] is True
+    assert {c["input"] for c in data["configurations"]} == {"2"}
+    assert any(c["pareto"] for c in data["configurations"])
+    assert data["figure"] == str(figure) and figure.read_text().lstrip().startswith("<?xml")
+    # the tidy CSV of the same campaign, efficiency only, at the lower frequency
+    csv = tmp_path / "seed.csv"
+    campaign.table().to_csv(csv, index=False)
+    code, out, err = run("energy", "plot", csv, "--kind", "efficiency", "--frequency", "1.2",
+                         "--json")
+    assert code == 0, err
+    (table,) = json.loads(out)["efficiency"]
+    assert table["frequency_ghz"] == 1.2 and table["inputs"] == ["1", "2"]
+    assert {r["threads"] for r in table["rows"]} == {1, 2, 4}
+    assert json.loads(out)["figure"] is None
+
+
+@pytest.mark.parametrize("name, content, args, expected", [
+    ("missing.json", None, (), 3),
+    ("notjson.json", "{not json", (), 3),
+    ("notime.csv", "threads,input,energy_j\n1,a,5\n2,a,3\n", (), 3),
+    ("nanotime.csv", "threads,input,time_s\n1,a,\n2,a,\n", (), 3),
+    ("notime.json", '{"kind": "campaign", "version": 1, "runs": [{"threads": 1}]}', (), 3),
+    ("ok.csv", "threads,input,time_s\n1,a,2\n2,a,1.2\n", ("--kind", "pie"), 2),
+    ("ok.csv", "threads,input,time_s\n1,a,2\n2,a,1.2\n", ("--mode", "wavy"), 2),
+    ("ok.csv", "threads,input,time_s\n1,a,2\n2,a,1.2\n", ("--region", "solve"), 2),
+    ("ok.csv", "threads,input,time_s\n1,a,2\n2,a,1.2\n", ("--input", "b"), 2),
+    ("ok.csv", "threads,input,time_s\n1,a,2\n2,a,1.2\n", ("-o", "figure.txt"), 2),
+])
+def test_cli_bad_input_is_one_clear_line(tmp_path: Path, name: str, content: str | None,
+                                         args: tuple[str, ...], expected: int) -> None:
+    path = tmp_path / name
+    if content is not None:
+        path.write_text(content)
+    args = tuple(str(tmp_path / a) if a.endswith(".txt") else a for a in args)
+    code, out, err = run("energy", "plot", path, *args)
+    assert code == expected, err
+    assert out == ""
+    assert len(err.strip().splitlines()) == 1 and err.startswith("phasekit: error:")
+    if expected == 3:
+        assert name in err
+    if "notime" in name:
+        assert "time_s" in err
