@@ -24,7 +24,8 @@ from phasekit.energy.phasediv import (
     power_profiles_from_dict,
     segment_costs,
 )
-from phasekit.errors import InputError, UsageError
+from phasekit.errors import InputError, PhasekitWarning, UsageError
+from phasekit.io.pascal import from_pascal
 from phasekit.synth.power import generate_power_profiles
 
 
@@ -345,6 +346,50 @@ def test_pascal_import_picks_one_input_and_repetition() -> None:
     del next(iter(broken["data"].values()))["sensors"]["ipmi"]  # type: ignore[attr-defined]
     with pytest.raises(InputError, match="no sensor 'ipmi'"):
         power_profiles_from_dict(broken)
+
+
+def test_pascal_import_reads_keys_as_campaign_import() -> None:
+    """One reading of PaScal keys (phasekit.io.pascal): aliases, the kHz unit and the input
+    order give the same configurations as ``campaign import``."""
+    data = pascal_json()
+    data["config"]["data_descriptor"]["keys"] = ["ncores", "freq", "inputs", "rep"]
+    prof = power_profiles_from_dict(data, input="2", repetition="2")
+    runs = [r for r in from_pascal(pascal_json()).runs if r.input == "2" and r.repetition == 2]
+    assert prof.params == tuple({"cores": r.cores, "frequency_ghz": r.frequency_ghz}
+                                for r in runs)
+    assert prof.labels == ("1;1200000", "1;2400000", "4;1200000", "4;2400000")  # as written
+    assert prof.meta["frequency_unit"] == "khz"
+    for c, r in enumerate(runs):
+        assert prof.start[c] == r.start_s and prof.elapsed[c] == r.time_s
+        t, w = prof.series(c)
+        np.testing.assert_array_equal(t, [s for s, _ in r.sensors["ipmi"]])
+        np.testing.assert_array_equal(w, [v for _, v in r.sensors["ipmi"]])
+    # without data_descriptor: the thesis's key order (campaign import refuses such a file)
+    del data["config"]["data_descriptor"]
+    assert power_profiles_from_dict(data).params == power_profiles_from_dict(
+        pascal_json()).params
+    with pytest.raises(InputError, match="data_descriptor"):
+        from_pascal(data)
+
+
+def test_pascal_import_sensor_choice_and_failed_runs() -> None:
+    data = pascal_json()
+    for entry in data["data"].values():  # type: ignore[attr-defined]
+        samples = entry["sensors"].pop("ipmi")
+        entry["sensors"]["node_power"] = samples
+        entry["sensors"]["temperature"] = [[40.0, samples[0][1]]]
+    prof = power_profiles_from_dict(data)
+    assert prof.meta["sensor"] == "node_power"  # by name, as campaign import's energy
+    for entry in data["data"].values():  # type: ignore[attr-defined]
+        entry["sensors"]["bmc"] = entry["sensors"].pop("node_power")
+    with pytest.raises(InputError, match=r"cannot tell the power sensor among .*bmc"):
+        power_profiles_from_dict(data, source="x.json")  # two numeric sensors, no power name
+    assert power_profiles_from_dict(data, sensor="bmc").meta["sensor"] == "bmc"
+    data = pascal_json()
+    data["data"]["1;1200000;1;1"] = {"failed": "exit code 1"}  # type: ignore[index]
+    with pytest.warns(PhasekitWarning, match="left out 1 failed run"):
+        prof = power_profiles_from_dict(data)
+    assert prof.n_configs == 3 and "1;1200000" not in prof.labels
 
 
 @pytest.mark.parametrize("data, match", [

@@ -94,7 +94,8 @@ def fit(
     table: Annotated[Path, typer.Argument(
         metavar="TABLE", show_default=False,
         help="Campaign JSON (phasekit's, a .jsonl log or PaScal Analyzer's) or a CSV with "
-             "columns frequency_ghz, cores, input, energy_j and optionally time_s.")],
+             "columns frequency_ghz, cores, input, energy_j and optionally time_s (no "
+             "frequency_ghz: the runs are at one uncontrolled frequency).")],
     model: Annotated[str, typer.Option(
         "--model", metavar="seed|extended",
         help="seed: the thesis's E = P T (eqs. 4.14-4.22); extended: adds a "

@@ -50,8 +50,8 @@ K = 1..max_phases.
 
 from __future__ import annotations
 
-import contextlib
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,7 +59,16 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from phasekit.errors import InputError, UsageError
+from phasekit.errors import InputError, PhasekitWarning, UsageError
+from phasekit.io.pascal import (
+    DEFAULT_KEYS,
+    entry_number,
+    input_order,
+    key_values,
+    parse_keys,
+    power_sensor,
+    power_series,
+)
 from phasekit.results import check_version, plain
 
 __all__ = [
@@ -214,27 +223,6 @@ class PowerProfiles:
         return power_profiles_from_dict(data, source=source)
 
 
-def _number(value: Any, what: str, source: str | None) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InputError(f"{what}: expected a number, got {value!r}", path=source)
-    return float(value)
-
-
-def _pairs(pairs: Any, what: str, source: str | None) -> tuple[np.ndarray, np.ndarray]:
-    """PaScal sensor pairs ``[[watts, timestamp], ...]`` -> (times, watts), sorted by time."""
-    if not isinstance(pairs, list) or not pairs:
-        raise InputError(f"{what}: expected a non-empty list of [watts, timestamp] pairs",
-                         path=source)
-    try:
-        arr = np.asarray(pairs, dtype=np.float64)
-    except (TypeError, ValueError):
-        arr = np.empty((0, 0))
-    if arr.ndim != 2 or arr.shape[1] != 2:
-        raise InputError(f"{what}: expected [watts, timestamp] pairs of numbers", path=source)
-    order = np.argsort(arr[:, 1], kind="stable")
-    return arr[order, 1], arr[order, 0]
-
-
 def power_profiles_from_dict(data: Mapping[str, Any], *, source: str | None = None,
                              **pascal: Any) -> PowerProfiles:
     """PowerProfiles from our JSON layout or from a PaScal Analyzer JSON (seed 002 notes §1).
@@ -259,15 +247,15 @@ def power_profiles_from_dict(data: Mapping[str, Any], *, source: str | None = No
         what = f"configuration {label!r}"
         if "start_time" not in item:
             raise InputError(f"{what}: missing key \"start_time\"", path=source)
-        t0 = _number(item["start_time"], f"{what}: start_time", source)
+        t0 = entry_number(item["start_time"], what, "start_time", source)
         if "elapsed" in item:
-            span = _number(item["elapsed"], f"{what}: elapsed", source)
+            span = entry_number(item["elapsed"], what, "elapsed", source)
         elif "stop_time" in item:
-            span = _number(item["stop_time"], f"{what}: stop_time", source) - t0
+            span = entry_number(item["stop_time"], what, "stop_time", source) - t0
         else:
             raise InputError(f"{what}: missing key \"elapsed\" (or \"stop_time\")", path=source)
         if "samples" in item:
-            t, p = _pairs(item["samples"], f"{what}: samples", source)
+            t, p = power_series(item["samples"], f"{what}: samples", source)
         elif "time" in item and "power" in item:
             try:
                 t = np.asarray(item["time"], dtype=np.float64)
@@ -301,56 +289,39 @@ def power_profiles_from_dict(data: Mapping[str, Any], *, source: str | None = No
         raise InputError(str(exc), path=source) from None
 
 
-def _frequency_scale(values: Sequence[float]) -> float:
-    """What a file's frequencies are divided by to give GHz (notes §1: GHz and kHz both
-    occur), by :func:`phasekit.io.pascal.detect_frequency_unit`."""
-    from phasekit.io.pascal import FREQUENCY_UNITS, detect_frequency_unit
-
-    return FREQUENCY_UNITS[detect_frequency_unit(values)] if values else 1.0
-
-
 def power_profiles_from_pascal(data: Mapping[str, Any], *, input: str | None = None,
                                repetition: str | None = None, sensor: str | None = None,
                                source: str | None = None) -> PowerProfiles:
     """One input and repetition of a PaScal Analyzer JSON as PowerProfiles (notes §1).
 
-    Data keys are the ``config.data_descriptor.keys`` values joined with ``;`` (default order
-    cores, frequency, input, repetitions); each run has ``start_time``, ``stop_time`` and
-    ``sensors`` with ``[[watts, timestamp], ...]`` series. Every key except input and
-    repetition makes the configuration (frequencies normalized to GHz, the unit detected
-    once per file from the largest value). ``input`` and ``repetition`` default to the
-    smallest present (in numeric order when numeric); ``sensor`` to ``"ipmi"`` when any run
-    has it, else the only sensor whose readings are numbers.
+    Keys, frequency unit, numbers and sensor series are read as
+    :func:`phasekit.io.pascal.from_pascal` reads them (:func:`~phasekit.io.pascal.parse_keys`,
+    :func:`~phasekit.io.pascal.key_values`...), only for the runs of the chosen input and
+    repetition; a file without ``data_descriptor`` is read with the thesis's key order
+    (cores, frequency, input, repetitions). Each run needs ``start_time``, ``stop_time`` and a
+    power series ``[[watts, timestamp], ...]``. Every key except input and repetition makes
+    the configuration: its label is their values as written, joined by ``;``; its params
+    ``cores``, ``threads``, ``frequency_ghz`` (GHz) and any other key (a number when it is
+    one). ``input`` and ``repetition`` default to the smallest present (in numeric order when
+    numeric); ``sensor`` to :func:`~phasekit.io.pascal.power_sensor`'s choice (``ipmi``, then
+    a name with power, watt or rapl) among the sensors of those runs, else to the only one
+    whose readings are numbers. Failed runs (``"failed"``, our extension of the layout) are
+    left out with a warning.
     """
-    config = data.get("config")
-    runs = data.get("data")
-    if not isinstance(config, Mapping) or not isinstance(runs, Mapping) or not runs:
+    if not isinstance(data, Mapping) or not (isinstance(data.get("data"), Mapping)
+                                             and data["data"]):
         raise InputError("PaScal JSON: expected \"config\" and a non-empty \"data\" object",
                          path=source)
-    descriptor = config.get("data_descriptor", {})
-    keys = descriptor.get("keys") if isinstance(descriptor, Mapping) else None
-    if not isinstance(keys, list) or not keys:
-        keys = ["cores", "frequency", "input", "repetitions"]
-    keys = [str(k) for k in keys]
-    input_key = next((k for k in keys if k.lower().startswith("input")), None)
-    rep_key = next((k for k in keys if k.lower().startswith("rep")), None)
-    parsed: list[tuple[dict[str, str], Mapping[str, Any]]] = []
-    for key, run in runs.items():
-        parts = str(key).split(";")
-        if len(parts) != len(keys):
-            raise InputError(f"data key {key!r}: expected {len(keys)} values joined by ';' "
-                             f"({';'.join(keys)})", path=source)
-        if not isinstance(run, Mapping):
-            raise InputError(f"data[{key!r}]: expected an object", path=source)
-        parsed.append((dict(zip(keys, parts, strict=True)), run))
+    parsed = parse_keys(dict(data), source=source, default_keys=DEFAULT_KEYS)
+    keys, fields = parsed.keys, parsed.fields
 
-    def pick(name: str | None, wanted: str | None, option: str) -> str | None:
-        if name is None:
+    def pick(name: str, wanted: str | None, option: str) -> str | None:
+        if name not in fields:
             if wanted is not None:
                 raise InputError(f"PaScal JSON has no {option} key (keys: {', '.join(keys)})",
                                  path=source)
             return None
-        values = sorted({v[name] for v, _ in parsed}, key=_sort_key)
+        values = sorted({texts[name] for _, texts in parsed.entries}, key=input_order)
         if wanted is None:
             return values[0]
         if str(wanted) not in values:
@@ -358,58 +329,58 @@ def power_profiles_from_pascal(data: Mapping[str, Any], *, input: str | None = N
                              f"present: {', '.join(values)}")
         return str(wanted)
 
-    freq_key = next((k for k in keys if k.lower().startswith("freq")), None)
-    scale = 1.0
-    if freq_key is not None:
-        numbers = []
-        for values, _ in parsed:
-            with contextlib.suppress(ValueError):
-                numbers.append(float(values[freq_key]))
-        scale = _frequency_scale(numbers)
-    chosen_input = pick(input_key, input, "input")
-    chosen_rep = pick(rep_key, repetition, "repetition")
-    selected = [(values, run) for values, run in parsed
-                if (input_key is None or values[input_key] == chosen_input)
-                and (rep_key is None or values[rep_key] == chosen_rep)]
+    chosen_input = pick("input", input, "input")
+    chosen_rep = pick("repetition", repetition, "repetition")
+    entries = data["data"]
+    selected = []
+    failed = 0
+    for key, texts in parsed.entries:
+        if texts.get("input") != chosen_input or texts.get("repetition") != chosen_rep:
+            continue
+        entry = entries[key]
+        if not isinstance(entry, Mapping):
+            raise InputError(f"run {key!r}: expected an object", path=source)
+        if entry.get("failed") is not None:
+            failed += 1
+        else:
+            selected.append((key, texts, entry))
+    if failed:
+        warnings.warn(f"{source or 'PaScal JSON'}: left out {failed} failed run(s) of input "
+                      f"{chosen_input}, repetition {chosen_rep}", PhasekitWarning, stacklevel=2)
     chosen_sensor = sensor
-    if chosen_sensor is None:  # decided once for all runs: ipmi when any run has it
-        everything: dict[str, Any] = {}
-        for _, run in selected:
-            if isinstance(run.get("sensors"), Mapping):
-                everything.update({k: v for k, v in run["sensors"].items()
-                                   if k not in everything})
-        if everything:
-            chosen_sensor = _default_sensor(everything, "PaScal JSON", source)
+    if chosen_sensor is None:  # decided once for all runs
+        chosen_sensor = _power_sensor([entry for _, _, entry in selected], source)
     labels, starts, elapsed, times, power, params = [], [], [], [], [], []
-    for values, run in selected:
-        par: dict[str, Any] = {}
-        for k in keys:
-            if k in (input_key, rep_key):
-                continue
-            par.update(_param(k, values[k], scale))
-        label = ";".join(values[k] for k in keys if k not in (input_key, rep_key))
-        what = f"run {';'.join(values[k] for k in keys)!r}"
+    for key, texts, entry in selected:
+        what = f"run {key!r}"
         for name in ("start_time", "stop_time"):
-            if name not in run:
+            if name not in entry:
                 raise InputError(f"{what}: missing key {name!r}", path=source)
-        t0 = _number(run["start_time"], f"{what}: start_time", source)
-        t1 = _number(run["stop_time"], f"{what}: stop_time", source)
-        sensors = run.get("sensors")
+        t0 = entry_number(entry["start_time"], what, "start_time", source)
+        t1 = entry_number(entry["stop_time"], what, "stop_time", source)
+        sensors = entry.get("sensors")
         if not isinstance(sensors, Mapping) or not sensors:
             raise InputError(f"{what}: no \"sensors\" series (a power sensor such as ipmi is "
                              "needed for phase division)", path=source)
         if chosen_sensor not in sensors:
             raise InputError(f"{what}: no sensor {chosen_sensor!r} (sensors: "
                              f"{', '.join(map(str, sensors))})", path=source)
-        t, p = _pairs(sensors[chosen_sensor], f"{what}: sensor {chosen_sensor!r}", source)
-        labels.append(label)
+        t, p = power_series(sensors[chosen_sensor], f"{what}: sensor {chosen_sensor!r}", source)
+        config = key_values(key, texts, parsed.unit, source)
+        par = {k: int(v) if k in ("cores", "threads") and v is not None else v
+               for k, v in config.items() if k not in ("input", "repetition", "extra")}
+        par.update({k: _number_or_text(v) for k, v in config["extra"].items()})
+        labels.append(";".join(texts[k] for k in fields if k not in ("input", "repetition")))
         starts.append(t0)
         elapsed.append(t1 - t0)
         times.append(t)
         power.append(p)
         params.append(par)
+    config_section = data.get("config")
     meta = {"source": "pascal", "input": chosen_input, "repetition": chosen_rep,
-            "sensor": chosen_sensor, "command": config.get("command")}
+            "sensor": chosen_sensor,
+            "command": config_section.get("command") if isinstance(config_section, Mapping)
+            else None, "frequency_unit": parsed.unit}
     try:
         return PowerProfiles.from_series(labels, starts, elapsed, times, power, params=params,
                                          meta=meta)
@@ -417,33 +388,38 @@ def power_profiles_from_pascal(data: Mapping[str, Any], *, input: str | None = N
         raise InputError(str(exc), path=source) from None
 
 
-def _sort_key(text: str) -> tuple[int, float, str]:
+def _number_or_text(text: str) -> Any:
+    """A key other than cores, threads, frequency: a number when it is one (an integer when
+    integral), else its text."""
     try:
-        return (0, float(text), text)
+        number = float(text)
     except ValueError:
-        return (1, 0.0, text)
+        return text
+    if not math.isfinite(number):
+        return text
+    return int(number) if number.is_integer() else number
 
 
-def _param(key: str, text: str, scale: float) -> dict[str, Any]:
-    try:
-        value = float(text)
-    except ValueError:
-        return {key: text}
-    if key.lower().startswith("freq"):
-        return {"frequency_ghz": value / scale}
-    return {key: int(value) if value.is_integer() else value}
-
-
-def _default_sensor(sensors: Mapping[str, Any], what: str, source: str | None) -> str:
-    if "ipmi" in sensors:
-        return "ipmi"
-    scalar = [name for name, series in sensors.items()
-              if isinstance(series, list) and series and isinstance(series[0], list)
-              and len(series[0]) == 2 and isinstance(series[0][0], int | float)]
+def _power_sensor(entries: Sequence[Mapping[str, Any]], source: str | None) -> str | None:
+    """The power sensor of these runs (see :func:`power_profiles_from_pascal`); None when
+    they have no sensor at all."""
+    sensors = [e["sensors"] for e in entries if isinstance(e.get("sensors"), Mapping)]
+    names: dict[str, None] = {}
+    for series in sensors:
+        names.update(dict.fromkeys(series))
+    if not names:
+        return None
+    chosen = power_sensor([str(n) for n in names])
+    if chosen is not None:
+        return chosen
+    scalar = [str(name) for name in names if any(
+        isinstance(s.get(name), list) and s[name] and isinstance(s[name][0], list)
+        and len(s[name][0]) == 2 and isinstance(s[name][0][0], int | float) for s in sensors)]
     if len(scalar) == 1:
-        return str(scalar[0])
-    raise InputError(f"{what}: cannot tell the power sensor among {', '.join(map(str, sensors))}"
-                     "; name it (--sensor)", path=source)
+        return scalar[0]
+    raise InputError(f"PaScal JSON: cannot tell the power sensor among "
+                     f"{', '.join(map(str, names))}; "
+                     "name it (--sensor)", path=source)
 
 
 # --- integrators -------------------------------------------------------------------------------

@@ -14,10 +14,13 @@ Reading:
 
 - Each data key is the configuration's values joined with ``";"`` in the order of
   ``data_descriptor.keys`` (``"data descriptor"`` with a space, as printed in the thesis, is
-  accepted too). Key names are matched case-insensitively: ``cores``/``core``/``ncores``,
-  ``threads``/``nthreads``, ``frequency``/``freq``/``frequencies``, ``input``/``inputs``/
-  ``argument``, ``repetitions``/``repetition``/``rep``; any other key is kept in ``Run.extra``.
-  An empty field is a missing value.
+  accepted too; a file without it is refused unless the caller names ``default_keys``, e.g.
+  :data:`DEFAULT_KEYS`, the thesis's order). Key names are matched case-insensitively:
+  ``cores``/``core``/``ncores``, ``threads``/``nthreads``, ``frequency``/``freq``/
+  ``frequencies``, ``input``/``inputs``/``argument``, ``repetitions``/``repetition``/``rep``;
+  any other key is kept in ``Run.extra``. An empty field is a missing value.
+  :func:`parse_keys` and :func:`key_values` are these rules alone, for readers of one part of
+  a file (:func:`phasekit.energy.phasediv.power_profiles_from_pascal`).
 - Frequencies appear in GHz in some files and in kHz in others (the thesis's API example uses
   ``CPUFrequencies(2800000)``). The unit is detected once per file from the largest value: below
   100 GHz, below 10^5 MHz, below 10^8 kHz, else Hz; all are converted to GHz and the detected
@@ -54,7 +57,7 @@ import os
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -63,11 +66,20 @@ from phasekit.errors import InputError, PhasekitWarning, UsageError
 from phasekit.results import plain
 
 __all__ = [
+    "DEFAULT_KEYS",
     "FREQUENCY_UNITS",
+    "ParsedKeys",
+    "detect_frequency_unit",
+    "entry_number",
     "from_pascal",
+    "input_order",
     "integrate_power",
     "is_pascal",
+    "key_fields",
+    "key_values",
+    "parse_keys",
     "power_sensor",
+    "power_series",
     "read_pascal",
     "to_pascal",
     "write_pascal",
@@ -76,6 +88,9 @@ __all__ = [
 #: Frequency units: how many make one GHz (values are divided by it, so that 2200000 kHz is
 #: exactly 2.2 GHz).
 FREQUENCY_UNITS = {"ghz": 1.0, "mhz": 1e3, "khz": 1e6, "hz": 1e9}
+#: The key order of the thesis's files (Listing 3.3), for readers that accept a file without
+#: ``data_descriptor`` (``from_pascal(..., default_keys=DEFAULT_KEYS)``).
+DEFAULT_KEYS = ("cores", "frequency", "input", "repetitions")
 _KEY_ALIASES = {
     "cores": ("cores", "core", "ncores", "active_cores"),
     "threads": ("threads", "thread", "nthreads", "omp_num_threads"),
@@ -149,8 +164,39 @@ def read_pascal(path: str | os.PathLike[str]) -> Campaign:
     return from_pascal(data, source=source)
 
 
-def from_pascal(data: Any, *, source: str | None = None) -> Campaign:
-    """A Campaign from parsed PaScal Analyzer JSON (see the module docstring)."""
+def key_fields(keys: Sequence[str]) -> list[str]:
+    """The :class:`~phasekit.campaign.Run` field each ``data_descriptor`` key fills (``cores``,
+    ``threads``, ``frequency_ghz``, ``input``, ``repetition``), or the key itself for any other
+    key (kept in ``Run.extra``)."""
+    return [_FIELD_OF.get(k.strip().lower(), k) for k in keys]
+
+
+def input_order(label: str) -> tuple[int, float, str]:
+    """Sort key of input (or repetition) labels: numbers first, in numeric order, then text."""
+    try:
+        return (0, float(label), label)
+    except ValueError:
+        return (1, 0.0, label)
+
+
+class ParsedKeys(NamedTuple):
+    """The configuration keys of a PaScal file (:func:`parse_keys`)."""
+
+    keys: list[str]
+    """The key names of ``data_descriptor.keys`` (or the default keys)."""
+    fields: list[str]
+    """The field each key fills (:func:`key_fields`)."""
+    entries: list[tuple[str, dict[str, str]]]
+    """Per data key, in file order: ``(key, {field: text})``, texts stripped."""
+    unit: str
+    """The frequency unit of the file (:func:`detect_frequency_unit`; ``"ghz"`` without
+    frequencies)."""
+
+
+def parse_keys(data: Any, *, source: str | None = None,
+               default_keys: Sequence[str] | None = None) -> ParsedKeys:
+    """Check the layout of parsed PaScal JSON and split its data keys (module docstring);
+    ``default_keys`` as in :func:`from_pascal`. InputError naming ``source`` otherwise."""
     if not isinstance(data, dict):
         raise InputError("expected a PaScal Analyzer JSON object with \"config\" and \"data\"",
                          path=source)
@@ -160,6 +206,9 @@ def from_pascal(data: Any, *, source: str | None = None) -> Campaign:
                              "(expected an object)", path=source)
     config: dict[str, Any] = data["config"]
     descriptor = config.get("data_descriptor", config.get("data descriptor"))
+    if default_keys is not None and (descriptor is None or (isinstance(descriptor, dict)
+                                                            and "keys" not in descriptor)):
+        descriptor = {"keys": list(default_keys)}
     if not isinstance(descriptor, dict):
         raise InputError("PaScal Analyzer JSON: missing \"config.data_descriptor\" (the key "
                          "names of the configurations)", path=source)
@@ -167,7 +216,7 @@ def from_pascal(data: Any, *, source: str | None = None) -> Campaign:
     if not isinstance(keys, list) or not keys or not all(isinstance(k, str) for k in keys):
         raise InputError("PaScal Analyzer JSON: \"config.data_descriptor.keys\" must be a "
                          "non-empty list of key names", path=source)
-    fields = [_FIELD_OF.get(k.strip().lower(), k) for k in keys]
+    fields = key_fields(keys)
     if len(set(fields)) != len(fields):
         raise InputError(f"PaScal Analyzer JSON: repeated key in data_descriptor.keys {keys}",
                          path=source)
@@ -191,6 +240,37 @@ def from_pascal(data: Any, *, source: str | None = None) -> Campaign:
             if not low > 0:
                 raise InputError(f"frequencies must be positive (found {min(values)!r})",
                                  path=source)
+    return ParsedKeys(list(keys), fields, parsed, unit)
+
+
+def key_values(key: str, values: Mapping[str, str], unit: str,
+               source: str | None = None) -> dict[str, Any]:
+    """The configuration of one data key from its texts (``ParsedKeys.entries``): ``cores``,
+    ``threads`` and ``repetition`` as numbers, ``frequency_ghz`` in GHz (from ``unit``),
+    ``input`` as text, None where empty; any other key under ``"extra"`` as text."""
+    config: dict[str, Any] = {"extra": {}}
+    for name, text in values.items():
+        if name in ("cores", "threads", "repetition"):
+            config[name] = None if text == "" else _number(text, key, name, source)
+        elif name == "frequency_ghz":
+            config[name] = (None if text == ""
+                            else _number(text, key, "frequency", source) / FREQUENCY_UNITS[unit])
+        elif name == "input":
+            config[name] = text or None
+        else:
+            config["extra"][name] = text
+    return config
+
+
+def from_pascal(data: Any, *, source: str | None = None,
+                default_keys: Sequence[str] | None = None) -> Campaign:
+    """A Campaign from parsed PaScal Analyzer JSON (see the module docstring).
+
+    ``default_keys``: the key names when the file has no ``data_descriptor`` (or it has no
+    ``keys``); without it such a file is an InputError.
+    """
+    keys, _, parsed, unit = parse_keys(data, source=source, default_keys=default_keys)
+    config: dict[str, Any] = data["config"]
     entries = data["data"]
     sensor_names: dict[str, None] = {}
     for key, _ in parsed:
@@ -218,17 +298,10 @@ def from_pascal(data: Any, *, source: str | None = None) -> Campaign:
         label = values.get("input")
         if label and label not in inputs:
             inputs.append(label)
-    inputs.sort(key=_input_order)
+    inputs.sort(key=input_order)
     program = config.get("command") or config.get("pkg") or ""
     return Campaign(runs=tuple(runs), program=str(program), inputs=tuple(inputs),
                     meta={"pascal": meta, **({"arguments": arguments} if arguments else {})})
-
-
-def _input_order(label: str) -> tuple[int, float, str]:
-    try:
-        return (0, float(label), label)
-    except ValueError:
-        return (1, 0.0, label)
 
 
 def _number(text: str, key: str, what: str, source: str | None) -> float:
@@ -248,17 +321,7 @@ def _run(key: str, entry: Any, values: Mapping[str, str], unit: str, energy_sens
     if not isinstance(entry, dict):
         raise InputError(f"{where}: expected an object with start_time, stop_time and sensors",
                          path=source)
-    config: dict[str, Any] = {"extra": {}}
-    for name, text in values.items():
-        if name in ("cores", "threads", "repetition"):
-            config[name] = None if text == "" else _number(text, key, name, source)
-        elif name == "frequency_ghz":
-            config[name] = (None if text == ""
-                            else _number(text, key, "frequency", source) / FREQUENCY_UNITS[unit])
-        elif name == "input":
-            config[name] = text or None
-        else:
-            config["extra"][name] = text
+    config = key_values(key, values, unit, source)
     failed = entry.get("failed")
     times = {}
     for name in ("start_time", "stop_time"):
@@ -266,7 +329,7 @@ def _run(key: str, entry: Any, values: Mapping[str, str], unit: str, energy_sens
         if value is None and failed is None:
             raise InputError(f"{where}: missing \"{name}\"", path=source)
         if value is not None:
-            times[name] = _entry_number(value, where, name, source)
+            times[name] = entry_number(value, where, name, source)
     sensors: dict[str, list[tuple[float, Any]]] = {}
     raw_sensors = entry.get("sensors") or {}
     if not isinstance(raw_sensors, dict):
@@ -292,7 +355,7 @@ def _run(key: str, entry: Any, values: Mapping[str, str], unit: str, energy_sens
     energy = entry.get("energy_j", entry.get("energy"))
     disjoint = False
     if energy is not None:
-        energy = _entry_number(energy, where, "energy_j", source)
+        energy = entry_number(energy, where, "energy_j", source)
     elif energy_sensor in sensors and len(times) == 2:
         samples = [(t, v) for t, v in sensors[energy_sensor] if isinstance(v, float)]
         if samples:
@@ -323,7 +386,24 @@ def _run(key: str, entry: Any, values: Mapping[str, str], unit: str, energy_sens
     return run, disjoint
 
 
-def _entry_number(value: Any, where: str, name: str, source: str | None) -> float:
+def power_series(series: Any, what: str, source: str | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """A series of ``[watts, timestamp]`` number pairs -> (timestamps, watts), sorted by time
+    (stable); InputError naming ``what`` when it is not a non-empty list of such pairs."""
+    try:
+        array = np.asarray(series, dtype=np.float64) if isinstance(series, list) else None
+    except (TypeError, ValueError, OverflowError):
+        array = None
+    if array is None or array.ndim != 2 or array.shape[1] != 2 or array.shape[0] == 0:
+        raise InputError(f"{what}: expected a non-empty list of [watts, timestamp] pairs of "
+                         "numbers", path=source)
+    order = np.argsort(array[:, 1], kind="stable")
+    return array[order, 1], array[order, 0]
+
+
+def entry_number(value: Any, where: str, name: str, source: str | None = None) -> float:
+    """A number of a data entry (``start_time``...); InputError naming ``where`` and ``name``
+    when it is not a finite number."""
     try:
         number = float(value)
     except (TypeError, ValueError, OverflowError):
