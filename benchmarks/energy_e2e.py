@@ -83,6 +83,8 @@ def leave_one_input_out(configs, model: str) -> tuple[float, float]:  # type: ig
 
 def main(argv: list[str] | None = None) -> int:
     parser = _common.arg_parser(__doc__, quick="three small inputs, one repetition")
+    parser.add_argument("--keep", type=Path, default=None, metavar="DIR",
+                        help="keep the campaign and the fit and choice JSON in DIR")
     args = parser.parse_args(argv)
     from phasekit.campaign import read_campaign
     from phasekit.energy.fit import configurations
@@ -115,6 +117,12 @@ def main(argv: list[str] | None = None) -> int:
                 print(fitted.stderr, chosen.stderr, file=sys.stderr)
                 return 1
             fits[model], choices[model] = json.loads(fitted.stdout), json.loads(chosen.stdout)
+            if args.keep is not None:
+                args.keep.mkdir(parents=True, exist_ok=True)
+                (args.keep / f"fit-{model}.json").write_text(fitted.stdout)
+                (args.keep / f"choice-{model}.json").write_text(chosen.stdout)
+        if args.keep is not None:
+            shutil.copy(campaign_path, args.keep / "campaign.json")
         fit_rows = []
         for model, fit in fits.items():
             loo_e, loo_t = leave_one_input_out(configs, model)

@@ -700,6 +700,8 @@ def fit_energy(configs: pd.DataFrame, *, model: str = "extended", n_train: int |
         raise UsageError(f"model {model} needs at least {needed} training configurations "
                          f"({'time and energy' if with_time else 'energy only'}); got "
                          f"{train.size}")
+    import scipy.optimize  # noqa: F401 (loaded before the clock starts: fit time, not import)
+
     started = _time.perf_counter()
     fitted = fit_model(f[train], p[train], n[train], energy[train],
                        times[train] if with_time else None, model=model, starts=starts,
