@@ -26,6 +26,7 @@ from phasekit.cli import energy_plot as _energy_plot
 from phasekit.cli import fingerprint as _fingerprint
 from phasekit.cli import info as _info
 from phasekit.cli import phases as _phases
+from phasekit.cli import schedule as _schedule
 from phasekit.cli import record as _record
 from phasekit.cli import sources as _sources
 from phasekit.cli import structure as _structure
@@ -111,6 +112,7 @@ energy_app.command("phases", epilog=_energy_phases.EPILOG)(_energy_phases.phases
 energy_app.command("plot", epilog=_energy_plot.EPILOG)(_energy_plot.plot)
 app.add_typer(energy_app, name="energy")
 app.command("fingerprint", epilog=_fingerprint.EPILOG)(_fingerprint.fingerprint)
+app.command("schedule", epilog=_schedule.EPILOG)(_schedule.schedule)
 
 
 # --- logging and warnings --------------------------------------------------------------------

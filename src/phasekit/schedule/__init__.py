@@ -1,0 +1,40 @@
+"""Energy-aware batch scheduling (seed 004, chapter 5): batches, policies, simulator."""
+
+from __future__ import annotations
+
+from phasekit.schedule.batch import Batch, Task, read_batch, write_batch
+from phasekit.schedule.policies import (
+    ltf_heuristic,
+    milp_schedule,
+    round_robin,
+    simulated_annealing,
+)
+from phasekit.schedule.simulate import (
+    POLICIES,
+    DataCenter,
+    Execution,
+    Plan,
+    PolicyResult,
+    ScheduleResult,
+    execute,
+    schedule_batch,
+)
+
+__all__ = [
+    "POLICIES",
+    "Batch",
+    "DataCenter",
+    "Execution",
+    "Plan",
+    "PolicyResult",
+    "ScheduleResult",
+    "Task",
+    "execute",
+    "ltf_heuristic",
+    "milp_schedule",
+    "read_batch",
+    "round_robin",
+    "schedule_batch",
+    "simulated_annealing",
+    "write_batch",
+]

@@ -1,0 +1,323 @@
+"""Batches of tasks to schedule (seed 004, ch. 5): the Task/Batch model and its CSV form.
+
+A batch is a static, non-preemptive list of independent tasks in arrival order (seed 004,
+section 5.1). Each task asks for a number of cores (its threads, ``c_Ti``), runs for
+``time_s`` seconds and draws ``power_w`` watts of dynamic power while it runs: the task's
+mean CPU + memory dynamic power, all its threads together, above the idle server (the
+quantities the application signature estimates, seed 004 sections 4.2.1 and 5.1; see
+:mod:`phasekit.schedule.simulate` for the rest of the server's power).
+
+The CSV form has a header and one row per task with at least the columns ``task``,
+``threads``, ``time_s`` and ``power_w``, in any order; other columns are ignored unless
+asked for by name (estimated times and powers, e.g. ``est_time_s`` and ``est_power_w``).
+Blank lines and lines starting with ``#`` are skipped. Every error is an
+:class:`~phasekit.errors.InputError` naming the file, the line and the column, and what was
+expected.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from phasekit.errors import InputError, UsageError
+from phasekit.results import check_version
+
+__all__ = [
+    "BATCH_VERSION",
+    "REQUIRED_COLUMNS",
+    "Batch",
+    "Task",
+    "read_batch",
+    "write_batch",
+]
+
+BATCH_VERSION = 1
+REQUIRED_COLUMNS = ("task", "threads", "time_s", "power_w")
+#: Largest thread count we accept from a file (a sanity bound, not a machine limit).
+MAX_THREADS = 1_000_000
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task: name, cores it needs (threads), run time (s) and dynamic power (W)."""
+
+    name: str
+    threads: int
+    time_s: float
+    power_w: float
+
+
+@dataclass(frozen=True, eq=False)
+class Batch:
+    """Tasks in arrival order, held as columns.
+
+    ``extra`` holds further numeric columns by name (estimated times and powers);
+    ``source`` and ``lines`` (1-based line of each task in ``source``) let errors found
+    later (a task too wide for the servers) name the file and line.
+    """
+
+    names: tuple[str, ...]
+    threads: np.ndarray
+    time_s: np.ndarray
+    power_w: np.ndarray
+    extra: Mapping[str, np.ndarray] = field(default_factory=dict)
+    source: str | None = None
+    lines: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        n = len(self.names)
+        threads = np.asarray(self.threads, dtype=np.int64).reshape(-1)
+        time_s = np.asarray(self.time_s, dtype=np.float64).reshape(-1)
+        power_w = np.asarray(self.power_w, dtype=np.float64).reshape(-1)
+        extra = {str(k): np.asarray(v, dtype=np.float64).reshape(-1)
+                 for k, v in dict(self.extra).items()}
+        for what, arr in [("threads", threads), ("time_s", time_s), ("power_w", power_w),
+                          *extra.items()]:
+            if arr.shape[0] != n:
+                raise UsageError(f"batch column {what!r} has {arr.shape[0]} values for {n} tasks")
+        if n and (threads.min() < 1):
+            raise UsageError("batch: every task needs at least one thread")
+        if n and not (np.all(np.isfinite(time_s)) and time_s.min() > 0):
+            raise UsageError("batch: every task time must be a positive finite number")
+        if n and not (np.all(np.isfinite(power_w)) and power_w.min() >= 0):
+            raise UsageError("batch: every task power must be a finite number >= 0")
+        lines = None if self.lines is None else np.asarray(self.lines, dtype=np.int64)
+        for name, value in [("threads", threads), ("time_s", time_s), ("power_w", power_w),
+                            ("lines", lines)]:
+            if value is not None:
+                value.setflags(write=False)
+            object.__setattr__(self, name, value)
+        for arr in extra.values():
+            arr.setflags(write=False)
+        object.__setattr__(self, "extra", extra)
+        object.__setattr__(self, "names", tuple(str(s) for s in self.names))
+
+    # --- construction and access ------------------------------------------------------------
+    @classmethod
+    def from_tasks(cls, tasks: Iterable[Task | tuple[str, int, float, float]], *,
+                   extra: Mapping[str, Sequence[float]] | None = None,
+                   source: str | None = None) -> Batch:
+        """A batch from Task objects or ``(name, threads, time_s, power_w)`` tuples."""
+        rows = [t if isinstance(t, Task) else Task(*t) for t in tasks]
+        return cls(names=tuple(t.name for t in rows),
+                   threads=np.array([t.threads for t in rows], dtype=np.int64),
+                   time_s=np.array([t.time_s for t in rows], dtype=np.float64),
+                   power_w=np.array([t.power_w for t in rows], dtype=np.float64),
+                   extra=dict(extra or {}), source=source)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def task(self, i: int) -> Task:
+        return Task(self.names[i], int(self.threads[i]), float(self.time_s[i]),
+                    float(self.power_w[i]))
+
+    @property
+    def tasks(self) -> tuple[Task, ...]:
+        return tuple(self.task(i) for i in range(len(self)))
+
+    def where(self, i: int) -> dict[str, Any]:
+        """Keyword arguments of an InputError about task ``i``: its file and line."""
+        line = None if self.lines is None else int(self.lines[i])
+        return {"path": self.source, "line": line}
+
+    def column(self, name: str) -> np.ndarray:
+        """A numeric column by name: one of the required ones or of ``extra``."""
+        if name in ("time_s", "power_w", "threads"):
+            return np.asarray(getattr(self, name))
+        if name in self.extra:
+            return self.extra[name]
+        have = ", ".join(list(REQUIRED_COLUMNS[1:]) + list(self.extra)) or "none"
+        raise UsageError(f"the batch has no column {name!r} (numeric columns read: {have})")
+
+    def check_fits(self, cores: int) -> None:
+        """InputError naming the file and line of the first task needing more than ``cores``."""
+        if cores < 1:
+            raise UsageError(f"a server needs at least one core, not {cores}")
+        if len(self) == 0:
+            raise InputError("no tasks: the batch is empty; expected at least one task row",
+                             path=self.source)
+        wide = np.flatnonzero(self.threads > cores)
+        if wide.size:
+            i = int(wide[0])
+            more = f" (and {wide.size - 1} more)" if wide.size > 1 else ""
+            raise InputError(f"task {self.names[i]!r} needs {int(self.threads[i])} cores but a "
+                             f"server has {cores}{more}; expected threads <= {cores}",
+                             column="threads", **self.where(i))
+
+    # --- JSON -------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "batch", "version": BATCH_VERSION, "source": self.source,
+                "tasks": [{"task": self.names[i], "threads": int(self.threads[i]),
+                           "time_s": float(self.time_s[i]), "power_w": float(self.power_w[i]),
+                           **{k: float(v[i]) for k, v in self.extra.items()}}
+                          for i in range(len(self))]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], source: str | None = None) -> Batch:
+        check_version(data, "batch", BATCH_VERSION, source)
+        try:
+            rows = list(data["tasks"])
+            keys = [k for k in (rows[0] if rows else {}) if k not in REQUIRED_COLUMNS]
+            return cls(names=tuple(str(r["task"]) for r in rows),
+                       threads=np.array([int(r["threads"]) for r in rows], dtype=np.int64),
+                       time_s=np.array([float(r["time_s"]) for r in rows]),
+                       power_w=np.array([float(r["power_w"]) for r in rows]),
+                       extra={k: np.array([float(r[k]) for r in rows]) for k in keys},
+                       source=data.get("source"))
+        except (KeyError, TypeError, ValueError, UsageError) as exc:
+            raise InputError(f"malformed batch result: {exc}", path=source) from None
+
+
+# --- CSV -------------------------------------------------------------------------------------
+def _number(text: str, *, path: str, line: int, column: str, kind: str) -> float:
+    """Parse one cell; ``kind`` is "time" (finite > 0), "power" (finite >= 0) or "threads"."""
+    expected = {"time": "a positive number of seconds",
+                "power": "a number of watts >= 0",
+                "threads": "a whole number of threads >= 1"}[kind]
+    cell = text.strip()
+    try:
+        value = float(cell)
+    except ValueError:
+        shown = cell if len(cell) <= 40 else cell[:37] + "..."
+        raise InputError(f"{shown!r} is not a number; expected {expected}", path=path,
+                         line=line, column=column) from None
+    bad = (not math.isfinite(value)
+           or (kind == "time" and value <= 0)
+           or (kind == "power" and value < 0)
+           or (kind == "threads" and (value < 1 or value != int(value) or value > MAX_THREADS)))
+    if bad:
+        raise InputError(f"{cell!r}: expected {expected}", path=path, line=line, column=column)
+    return value
+
+
+def read_batch(path: str | os.PathLike[str], *,
+               columns: Mapping[str, str] | None = None,
+               optional_columns: Mapping[str, str] | None = None) -> Batch:
+    """Read a batch CSV (columns ``task, threads, time_s, power_w``).
+
+    ``columns`` names further columns to read into ``Batch.extra``, each with its kind:
+    ``"time"`` (seconds > 0) or ``"power"`` (watts >= 0), e.g.
+    ``{"est_time_s": "time", "est_power_w": "power"}``; ``optional_columns`` the same, read
+    only when the header has them. An empty batch (a header and no task) is an InputError:
+    there is nothing to schedule.
+    """
+    source = str(path)
+    wanted = dict(columns or {})
+    optional = {k: v for k, v in dict(optional_columns or {}).items() if k not in wanted}
+    for name, kind in {**wanted, **optional}.items():
+        if kind not in ("time", "power"):
+            raise UsageError(f"column {name!r}: kind {kind!r} is not 'time' or 'power'")
+    try:
+        raw = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise InputError("no such file", path=source) from None
+    except IsADirectoryError:
+        raise InputError("is a directory; expected a CSV file", path=source) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", path=source) from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise InputError("not UTF-8 text; expected a CSV file", path=source, line=line) from None
+    if "\x00" in text:
+        line = text[:text.index("\x00")].count("\n") + 1
+        raise InputError("contains a NUL byte; expected a CSV text file", path=source,
+                         line=line)
+
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    header: list[str] | None = None
+    index: dict[str, int] = {}
+    names: list[str] = []
+    values: dict[str, list[float]] = {c: [] for c in ("threads", "time_s", "power_w",
+                                                      *wanted)}
+    lines: list[int] = []
+    header_line = 1
+    row_start = 1
+    try:
+        for row in reader:
+            line = row_start
+            row_start = reader.line_num + 1
+            if not row or all(not c.strip() for c in row):
+                continue
+            if row[0].lstrip().startswith("#"):
+                continue
+            if header is None:
+                header_line = line
+                header = [c.strip().lower() for c in row]
+                seen: set[str] = set()
+                for name in header:
+                    if name in seen and name:
+                        raise InputError(f"column {name!r} appears twice in the header",
+                                         path=source, line=line, column=name)
+                    seen.add(name)
+                missing = [c for c in (*REQUIRED_COLUMNS, *wanted) if c not in header]
+                if missing:
+                    hint = ""
+                    if len(header) == 1 and any(s in row[0] for s in ";\t|"):
+                        hint = " (the file does not look comma-separated)"
+                    raise InputError(
+                        "missing column" + ("s " if len(missing) > 1 else " ")
+                        + ", ".join(repr(c) for c in missing) + "; expected a header with "
+                        + ", ".join(REQUIRED_COLUMNS) + hint,
+                        path=source, line=line, column=missing[0])
+                wanted.update({c: k for c, k in optional.items() if c in header})
+                values.update({c: [] for c in wanted if c not in values})
+                index = {c: header.index(c) for c in (*REQUIRED_COLUMNS, *wanted)}
+                continue
+            if len(row) != len(header):
+                raise InputError(f"{len(row)} fields; expected {len(header)} as in the header "
+                                 f"(line {header_line})", path=source, line=line)
+            name = row[index["task"]].strip()
+            if not name:
+                raise InputError("empty task name; expected a name", path=source, line=line,
+                                 column="task")
+            names.append(name)
+            lines.append(line)
+            values["threads"].append(_number(row[index["threads"]], path=source, line=line,
+                                             column="threads", kind="threads"))
+            values["time_s"].append(_number(row[index["time_s"]], path=source, line=line,
+                                            column="time_s", kind="time"))
+            values["power_w"].append(_number(row[index["power_w"]], path=source, line=line,
+                                             column="power_w", kind="power"))
+            for col, kind in wanted.items():
+                values[col].append(_number(row[index[col]], path=source, line=line,
+                                           column=col, kind=kind))
+    except csv.Error as exc:
+        raise InputError(f"malformed CSV ({exc}); expected comma-separated fields",
+                         path=source, line=reader.line_num or 1) from None
+    if header is None:
+        raise InputError("no header; expected a first line with the columns "
+                         + ", ".join(REQUIRED_COLUMNS), path=source, line=1)
+    if not names:
+        raise InputError("no tasks: the batch is empty; expected at least one task row after "
+                         "the header", path=source, line=header_line)
+    return Batch(names=tuple(names), threads=np.array(values["threads"], dtype=np.int64),
+                 time_s=np.array(values["time_s"]), power_w=np.array(values["power_w"]),
+                 extra={c: np.array(values[c]) for c in wanted}, source=source,
+                 lines=np.array(lines, dtype=np.int64))
+
+
+def write_batch(batch: Batch, path: str | os.PathLike[str]) -> Path:
+    """Write ``batch`` as CSV (required columns, then its extra columns), atomically."""
+    from phasekit.io.atomic import atomic_write_text
+
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([*REQUIRED_COLUMNS, *batch.extra])
+    for i in range(len(batch)):
+        writer.writerow([batch.names[i], int(batch.threads[i]), repr(float(batch.time_s[i])),
+                         repr(float(batch.power_w[i])),
+                         *(repr(float(v[i])) for v in batch.extra.values())])
+    atomic_write_text(Path(path), out.getvalue())
+    return Path(path)

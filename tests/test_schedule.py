@@ -1,0 +1,411 @@
+"""Batch scheduling (seed 004, chapter 5): the CSV reader and its errors, the simulator against
+hand-computed schedules and a plain-Python list scheduler, the MILP against brute force on
+tiny batches, the annealing's reproducibility, the thesis's Table 5.1 ordering on the small
+scenario, synthetic ground truth, and the CLI's JSON contract and exit codes."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests import helpers
+from tests.helpers import run
+
+from phasekit.errors import InputError, UsageError
+from phasekit.schedule import (
+    Batch,
+    DataCenter,
+    Plan,
+    ScheduleResult,
+    execute,
+    milp_schedule,
+    read_batch,
+    schedule_batch,
+    simulated_annealing,
+    write_batch,
+)
+from phasekit.schedule.simulate import list_schedule, lower_bound, plan_schedule
+from phasekit.synth.batches import (
+    APPS,
+    SCENARIOS,
+    generate_batch,
+    generate_packed_batch,
+    scenario_batch,
+)
+
+CSV = b"""task,threads,time_s,power_w,est_time_s
+# a comment line
+a,2,10,20,11
+b,2,5,10,5
+
+"c,1",4,3,30,3.5
+d,1,4,5,4
+"""
+
+
+def write(tmp_path: Path, data: bytes, name: str = "batch.csv") -> Path:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+# --- reader ----------------------------------------------------------------------------------
+def test_reads_columns_comments_blank_lines_and_quotes(tmp_path: Path) -> None:
+    path = write(tmp_path, b"\xef\xbb\xbf" + CSV)
+    batch = read_batch(path, columns={"est_time_s": "time"})
+    assert batch.names == ("a", "b", "c,1", "d")
+    assert batch.threads.tolist() == [2, 2, 4, 1]
+    assert batch.time_s.tolist() == [10, 5, 3, 4]
+    assert batch.power_w.tolist() == [20, 10, 30, 5]
+    assert batch.extra["est_time_s"].tolist() == [11, 5, 3.5, 4]
+    assert batch.lines.tolist() == [3, 4, 6, 7]
+    assert read_batch(path).extra == {}
+    assert read_batch(path, optional_columns={"est_power_w": "power"}).extra == {}
+    out = write_batch(batch, tmp_path / "copy.csv")
+    again = read_batch(out, columns={"est_time_s": "time"})
+    assert again.names == batch.names and np.array_equal(again.time_s, batch.time_s)
+    assert Batch.from_dict(batch.to_dict()).names == batch.names
+
+
+@pytest.mark.parametrize("text, line, column, words", [
+    (b"task,threads,time_s\na,1,2\n", 1, "power_w", "missing column"),
+    (b"task;threads;time_s;power_w\na;1;2;3\n", 1, "task", "comma-separated"),
+    (b"task,threads,time_s,power_w\na,1,2,3\nb,x,2,3\n", 3, "threads", "whole number"),
+    (b"task,threads,time_s,power_w\na,1.5,2,3\n", 2, "threads", "whole number"),
+    (b"task,threads,time_s,power_w\na,0,2,3\n", 2, "threads", "whole number"),
+    (b"task,threads,time_s,power_w\na,1,-2,3\n", 2, "time_s", "positive number"),
+    (b"task,threads,time_s,power_w\na,1,nan,3\n", 2, "time_s", "positive number"),
+    (b"task,threads,time_s,power_w\na,1,2,-1\n", 2, "power_w", "watts"),
+    (b"task,threads,time_s,power_w\n,1,2,3\n", 2, "task", "empty task name"),
+    (b"task,threads,time_s,power_w\na,1,2\n", 2, None, "expected 4"),
+    (b"task,threads,time_s,power_w\n", 1, None, "empty"),
+    (b"# only a comment\n", 1, None, "no header"),
+    (b"task,threads,time_s,power_w\na,1,2,3\n\xff\xfe,1,2,3\n", 3, None, "UTF-8"),
+    (b"task,task,time_s,power_w\n", 1, "task", "twice"),
+])
+def test_bad_input_names_file_line_column(tmp_path: Path, text: bytes, line: int,
+                                          column: str | None, words: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(InputError) as info:
+        read_batch(path)
+    assert str(path) in str(info.value)
+    assert info.value.line == line
+    assert info.value.column == column
+    assert words in str(info.value)
+
+
+def test_missing_file_and_estimated_column(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such file"):
+        read_batch(tmp_path / "nope.csv")
+    with pytest.raises(InputError) as info:
+        read_batch(write(tmp_path, CSV), columns={"est_power_w": "power"})
+    assert info.value.column == "est_power_w"
+
+
+JUNK = st.one_of(st.binary(min_size=1, max_size=8),
+                 st.text("0123456789.e-+,;\"\n\r #x", min_size=1, max_size=8).map(str.encode))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=helpers.corrupted([CSV, b"task,threads,time_s,power_w\nx,6,100.5,12\n"], JUNK,
+                              lines=True))
+def test_corrupted_csv_gives_batch_or_input_error(data: bytes) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "corrupt.csv"
+        path.write_bytes(data)
+        try:
+            batch = read_batch(path)
+        except InputError as error:
+            assert str(path) in str(error)
+            return
+    assert len(batch) >= 1
+    assert batch.threads.min() >= 1 and batch.time_s.min() > 0 and batch.power_w.min() >= 0
+    assert np.all(np.isfinite(batch.time_s)) and np.all(np.isfinite(batch.power_w))
+
+
+def test_task_wider_than_a_server_names_its_line(tmp_path: Path) -> None:
+    batch = read_batch(write(tmp_path, CSV))
+    with pytest.raises(InputError) as info:
+        batch.check_fits(3)
+    assert info.value.line == 6 and info.value.column == "threads"
+    assert "'c,1' needs 4 cores but a server has 3" in str(info.value)
+
+
+# --- simulator: hand-computed schedules ------------------------------------------------------
+def test_first_fit_list_schedule_by_hand() -> None:
+    # one server of 4 cores: a and b start at 0; c (4 cores) waits; d backfills at 5 when b
+    # ends, ends at 9; c starts when a ends at 10 and ends at 13
+    batch = Batch.from_tasks([("a", 2, 10, 20), ("b", 2, 5, 10), ("c", 4, 3, 30),
+                              ("d", 1, 4, 5)])
+    dc = DataCenter(1, 4)
+    ex = execute(Plan("rr", "list", np.arange(4)), batch, dc)
+    assert ex.start_s.tolist() == [0, 0, 10, 5]
+    assert ex.makespan_s == 13
+    assert ex.cores == ((0, 1), (2, 3), (0, 1, 2, 3), (2,))
+    static = 50.0 + 16.75 + (4.21e-4 * 6000 - 6.11e-8 * 6000**2 + 1.14e-11 * 6000**3)
+    assert dc.static_w == pytest.approx(static) == pytest.approx(69.54, abs=0.01)
+    energy_it = static * 13 + (20 * 10 + 10 * 5 + 30 * 3 + 5 * 4)
+    assert ex.energy_it_j == pytest.approx(energy_it)
+    assert ex.energy_j == pytest.approx(1.5 * energy_it)
+    # the power profile integrates to the same energy
+    assert np.sum(np.diff(ex.profile_t) * ex.profile_w[:-1]) == pytest.approx(ex.energy_j)
+    assert ex.profile_cores.max() == 4 and ex.profile_cores[-1] == 0
+
+
+def test_least_energy_rule_and_per_server_plan_by_hand() -> None:
+    batch = Batch.from_tasks([("a", 2, 10, 40), ("b", 1, 8, 10), ("c", 1, 6, 10),
+                              ("d", 2, 2, 5)])
+    dc = DataCenter(2, 2)
+    # least energy: a -> S0 (both empty, lowest index), b -> S1 (power 0 < 40), c -> S1? S1
+    # has one core left: yes (only fit); d waits for a full server: S1 frees at 8
+    start, server = list_schedule(np.arange(4), batch.threads, batch.time_s, dc,
+                                  rule="least_energy", power=batch.power_w)
+    assert server.tolist() == [0, 1, 1, 1] and start.tolist() == [0, 0, 0, 8]
+    # a per-server plan (a and d on S0, b and c on S1), each server in the plan's order:
+    # d first on S0, a when d ends at 2
+    starts = plan_schedule([3, 0, 1, 2], [0, 1, 1, 0], batch.threads, batch.time_s, dc)
+    assert starts.tolist() == [2, 0, 0, 0]
+
+
+def naive_list(order: list[int], threads: list[int], times: list[float], power: list[float],
+               m: int, c: int, rule: str) -> tuple[list[float], list[int]]:
+    """Plain Python: scan the waiting tasks in order at every event, start each that fits."""
+    free = [c] * m
+    running: list[tuple[float, int, int]] = []
+    start = [-1.0] * len(order)
+    server = [-1] * len(order)
+    waiting = list(order)
+    now = 0.0
+    while True:
+        placed = True
+        while placed:
+            placed = False
+            for task in waiting:
+                fits = [s for s in range(m) if free[s] >= threads[task]]
+                if fits:
+                    if rule == "first_fit":
+                        s = fits[0]
+                    else:
+                        load = [sum(power[t] for _, t, q in running if q == s_) for s_ in
+                                range(m)]
+                        s = min(fits, key=lambda s_: (load[s_], s_))
+                    start[task], server[task] = now, s
+                    free[s] -= threads[task]
+                    running.append((now + times[task], task, s))
+                    waiting.remove(task)
+                    placed = True
+                    break
+        if not running:
+            return start, server
+        now = min(e for e, _, _ in running)
+        for e, task, s in [r for r in running if r[0] == now]:
+            free[s] += threads[task]
+            running.remove((e, task, s))
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("rule", ["first_fit", "least_energy"])
+def test_list_kernel_matches_naive_reference(seed: int, rule: str) -> None:
+    rng = np.random.default_rng(seed)
+    n, m, c = int(rng.integers(1, 25)), int(rng.integers(1, 4)), int(rng.integers(1, 7))
+    threads = rng.integers(1, c + 1, n)
+    times = rng.integers(1, 20, n).astype(float)  # integers: ties happen, exactly
+    power = rng.integers(0, 50, n).astype(float)
+    order = rng.permutation(n)
+    start, server = list_schedule(order, threads, times, DataCenter(m, c), rule=rule,
+                                  power=power)
+    ref_start, ref_server = naive_list(order.tolist(), threads.tolist(), times.tolist(),
+                                       power.tolist(), m, c, rule)
+    assert start.tolist() == ref_start
+    assert server.tolist() == ref_server
+
+
+# --- MILP against brute force ----------------------------------------------------------------
+def naive_server_fifo(tasks: list[int], threads: np.ndarray, times: np.ndarray, c: int
+                      ) -> float:
+    """Makespan when one server starts ``tasks`` in this order as soon as they fit."""
+    running: list[tuple[float, int]] = []
+    now, free, end = 0.0, c, 0.0
+    for task in tasks:
+        while free < threads[task]:
+            running.sort()
+            e, w = running.pop(0)
+            now, free = max(now, e), free + w
+        running.append((now + times[task], int(threads[task])))
+        free -= threads[task]
+        end = max(end, now + times[task])
+    return end
+
+
+def brute_force(threads: np.ndarray, times: np.ndarray, m: int, c: int) -> float:
+    """The optimal makespan: every assignment to servers, every order on each server."""
+    n = times.size
+    best = np.inf
+    for assign in itertools.product(range(m), repeat=n):
+        if assign[0] != 0:  # identical servers
+            continue
+        span = 0.0
+        for s in range(m):
+            mine = [i for i in range(n) if assign[i] == s]
+            span = max(span, min(naive_server_fifo(list(p), threads, times, c)
+                                 for p in itertools.permutations(mine)) if mine else 0.0)
+            if span >= best:
+                break
+        best = min(best, span)
+    return best
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_milp_reaches_the_brute_force_optimum_on_tiny_batches(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n, m, c = 5, 2, 3
+    threads = rng.integers(1, c + 1, n)
+    times = rng.integers(2, 12, n).astype(float)
+    batch = Batch.from_tasks([(f"t{i}", int(threads[i]), times[i], 10.0) for i in range(n)])
+    opt = brute_force(threads, times, m, c)
+    dc = DataCenter(m, c)
+    plan = milp_schedule(threads, times, dc, time_limit_s=20)
+    assert plan.info["status"] == "optimal"
+    span = execute(plan, batch, dc).makespan_s
+    d = plan.info["d_s"]
+    assert opt - 1e-9 <= span <= opt + n * d
+    assert plan.info["objective_s"] == pytest.approx(opt, abs=(n + 1) * d)
+    assert plan.info["gap_percent"] <= 0.01 + 1e-9
+    # the heuristics are never better than the optimum
+    for other in (simulated_annealing(threads, times, dc, seed=0, iterations=5),
+                  Plan("rr", "list", np.arange(n))):
+        assert execute(other, batch, dc).makespan_s >= opt - 1e-9
+
+
+def test_milp_finds_the_known_optimum_of_a_packed_batch() -> None:
+    batch = generate_packed_batch(2, 4, 100.0, seed=3, cuts=1, min_share=0.2)
+    dc = DataCenter(2, 4)
+    assert lower_bound(batch.threads, batch.time_s, dc) == pytest.approx(100.0)
+    plan = milp_schedule(batch.threads, batch.time_s, dc, time_limit_s=20)
+    assert execute(plan, batch, dc).makespan_s == pytest.approx(100.0, abs=1e-6)
+
+
+# --- annealing -------------------------------------------------------------------------------
+def test_annealing_is_reproducible_and_never_worse_than_its_start() -> None:
+    batch = generate_batch(40, seed=5)
+    dc = DataCenter(3, 12)
+    a = simulated_annealing(batch.threads, batch.time_s, dc, seed=7, iterations=15)
+    b = simulated_annealing(batch.threads, batch.time_s, dc, seed=7, iterations=15)
+    assert np.array_equal(a.order, b.order) and a.info == b.info
+    assert a.info["best_planned_makespan_s"] <= a.info["initial_makespan_s"]
+    assert execute(a, batch, dc).makespan_s == pytest.approx(
+        a.info["best_planned_makespan_s"])
+    arrival = simulated_annealing(batch.threads, batch.time_s, dc, seed=7, iterations=15,
+                                  init="arrival")
+    rr = execute(Plan("rr", "list", np.arange(len(batch))), batch, dc).makespan_s
+    assert arrival.info["best_planned_makespan_s"] < rr
+    with pytest.raises(UsageError):
+        simulated_annealing(batch.threads, batch.time_s, dc, iterations=0)
+
+
+# --- the thesis's scenarios ------------------------------------------------------------------
+def test_generator_follows_table_4_5_and_the_scenarios() -> None:
+    assert {a.name for a in APPS} >= {"BT-D", "SP-D", "Dgemm2", "Stream2", "Linpack1"}
+    bt_d = next(a for a in APPS if a.name == "BT-D")
+    assert bt_d.t1_s == pytest.approx(100.4 * 547.2, rel=1e-3)
+    batch, sc = scenario_batch("small", seed=1)
+    assert (len(batch), sc.servers, sc.cores) == (66, 5, 12) == (SCENARIOS["small"].n_tasks,
+                                                                  5, 12)
+    assert set(batch.threads.tolist()) <= {1, 2, 4, 6}
+    errors = np.abs(batch.extra["est_time_s"] / batch.time_s - 1)
+    assert 0.001 < np.sqrt(np.mean(errors**2)) < 0.15  # the size of Table 4.5's Error_Time
+    assert np.array_equal(generate_batch(66, seed=1).time_s, batch.time_s)
+    assert len(scenario_batch("large")[0]) == 900
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_table_5_1_ordering_on_the_small_scenario(seed: int) -> None:
+    batch, sc = scenario_batch("small", seed=seed)
+    dc = DataCenter(sc.servers, sc.cores)
+    result = schedule_batch(batch, dc, ["rr", "heuristic", "sa"], seed=0)
+    saving = {p.policy: p.saving_vs_rr for p in result.policies}
+    assert saving["rr"] == 0
+    assert saving["sa"] >= saving["heuristic"] > saving["rr"] + 2
+    # planned on the estimates, executed on the truth: still saves
+    est = schedule_batch(batch, dc, ["heuristic", "sa"], seed=0,
+                         estimated=("est_time_s", "est_power_w"))
+    assert all(p.saving_vs_rr > 0 for p in est.policies)
+
+
+def test_table_5_1_ordering_with_the_milp() -> None:
+    batch, sc = scenario_batch("small", seed=1)
+    dc = DataCenter(sc.servers, sc.cores)
+    result = schedule_batch(batch, dc, "all", seed=0, time_limit_s=1.0)
+    saving = {p.policy: p.saving_vs_rr for p in result.policies}
+    assert list(saving) == ["rr", "heuristic", "sa", "milp"]
+    assert saving["milp"] >= saving["sa"] - 1e-9
+    assert saving["sa"] >= saving["heuristic"] > saving["rr"]
+    milp = result.get("milp").info
+    assert milp["start_s"] is not None and milp["gap_percent"] is not None
+    assert milp["dual_bound_s"] == pytest.approx(result.lower_bound_s, rel=1e-6)
+    again = ScheduleResult.from_dict(json.loads(json.dumps(result.to_dict())))
+    assert [p.policy for p in again.policies] == list(saving)
+    assert again.get("milp").cores == result.get("milp").cores
+    assert again.get("sa").makespan_s == result.get("sa").makespan_s
+
+
+def test_all_leaves_out_a_milp_too_large() -> None:
+    batch = generate_batch(300, seed=0)
+    result = schedule_batch(batch, DataCenter(10, 12), "all", sa_iterations=1)
+    assert [p.policy for p in result.policies] == ["rr", "heuristic", "sa"]
+    assert "MILP left out" in result.notes[0]
+    with pytest.raises(UsageError, match="too large"):
+        schedule_batch(batch, DataCenter(10, 12), ["milp"])
+
+
+# --- CLI -------------------------------------------------------------------------------------
+def test_cli_json_contract_outputs_and_plot(tmp_path: Path) -> None:
+    path = write(tmp_path, CSV)
+    code, out, err = run("schedule", path, "--servers", "2", "--cores", "4", "--policy",
+                         "heuristic", "--json", "--estimated", "est_time_s")
+    assert code == 0, err
+    data = json.loads(out)
+    assert {"policy", "makespan_s", "energy_j", "saving_vs_rr"} <= set(data)
+    assert data["policy"] == "heuristic" and data["planned_with"] == "est_time_s"
+    code, out, err = run("schedule", path, "--servers", "2", "--cores", "4", "--policy", "all",
+                         "--json", "--time-limit", "5s", "-o", tmp_path / "r.json", "--plot",
+                         tmp_path / "g.png")
+    assert code == 0, err
+    rows = json.loads(out)
+    assert [r["policy"] for r in rows] == ["rr", "heuristic", "sa", "milp"]
+    assert all(isinstance(r["saving_vs_rr"], float) for r in rows)
+    full = json.loads((tmp_path / "r.json").read_text())
+    assert full["kind"] == "schedule" and len(full["policies"][0]["start_s"]) == 4
+    assert (tmp_path / "g.png").stat().st_size > 0
+    code, out, err = run("schedule", path, "--servers", "1", "--cores", "4", "--policy", "rr")
+    assert code == 0 and "round robin" in out and "13" in out
+
+
+@pytest.mark.parametrize("args, code, words", [
+    (["--servers", "2", "--cores", "3"], 3, "needs 4 cores but a server has 3"),
+    (["--servers", "2"], 2, "--cores"),
+    (["--servers", "2", "--cores", "4", "--policy", "fifo"], 2, "--policy"),
+    (["--servers", "2", "--cores", "4", "--time-limit", "soon"], 2, "--time-limit"),
+    (["--servers", "2", "--cores", "4", "--estimated", "guess_s"], 3, "guess_s"),
+])
+def test_cli_errors(tmp_path: Path, args: list[str], code: int, words: str) -> None:
+    got, _, err = run("schedule", write(tmp_path, CSV), *args)
+    assert got == code
+    assert words in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_cli_empty_batch_and_synth(tmp_path: Path) -> None:
+    empty = write(tmp_path, b"task,threads,time_s,power_w\n", "empty.csv")
+    code, _, err = run("schedule", empty, "--servers", "1", "--cores", "1")
+    assert code == 3 and "empty" in err and str(empty) in err
+    code, out, err = run("schedule", "synth:small:2", "--policy", "heuristic", "--json",
+                         "--save-batch", tmp_path / "s.csv")
+    assert code == 0, err
+    assert json.loads(out)["n_tasks"] == 66
+    assert len(read_batch(tmp_path / "s.csv")) == 66
