@@ -411,21 +411,28 @@ def _mip_start(start: np.ndarray, server: np.ndarray, threads: np.ndarray, times
 def _highs_solve(cost: np.ndarray, a: Any, lo: np.ndarray, hi: np.ndarray, lb: np.ndarray,
                  ub: np.ndarray, integrality: np.ndarray, time_limit_s: float,
                  start: np.ndarray | None) -> dict[str, Any]:
-    """Solve with HiGHS; with a MIP start when scipy's bundled HiGHS object is reachable.
+    """Solve with HiGHS, from a MIP start.
 
     :func:`scipy.optimize.milp` takes no starting solution, and without one HiGHS finds no
-    feasible point of this big-M formulation in minutes beyond ~15 tasks. scipy bundles
-    HiGHS's own Python binding (``scipy.optimize._highspy._core``), whose ``setSolution``
-    does take one: we use it when it is there and fall back to :func:`scipy.optimize.milp`
-    (no start) when a scipy version lacks it. Same solver, same model, same options.
+    feasible point of this big-M formulation in minutes beyond ~15 tasks. HiGHS's own Python
+    binding, ``highspy`` (PyPI, a dependency), takes one (``setSolution``); scipy bundles a
+    copy of it (``scipy.optimize._highspy._core``, private), used if ``highspy`` is missing;
+    without either, :func:`scipy.optimize.milp` (no start). Same solver, model and options.
     """
     if start is not None:
         try:
-            from scipy.optimize._highspy import _core as h  # private: guarded
-            return _highs_started(h, cost, a, lo, hi, lb, ub, integrality, time_limit_s,
-                                  start)
-        except (ImportError, AttributeError, TypeError) as exc:  # another scipy layout
-            logging.getLogger(__name__).info("no MIP start (%s); plain milp", exc)
+            import highspy as h
+        except ImportError:
+            try:
+                from scipy.optimize._highspy import _core as h  # private: guarded
+            except ImportError:
+                h = None
+        if h is not None:
+            try:
+                return _highs_started(h, cost, a, lo, hi, lb, ub, integrality, time_limit_s,
+                                      start)
+            except (AttributeError, TypeError) as exc:  # another binding layout
+                logging.getLogger(__name__).info("no MIP start (%s); plain milp", exc)
     from scipy.optimize import Bounds, LinearConstraint, milp
 
     res = milp(cost, integrality=integrality, bounds=Bounds(lb, ub),
@@ -457,7 +464,7 @@ def _highs_started(h: Any, cost: np.ndarray, a: Any, lo: np.ndarray, hi: np.ndar
     lp.a_matrix_.index_ = csc.indices
     lp.a_matrix_.value_ = csc.data
     lp.integrality_ = [h.HighsVarType(int(i)) for i in integrality]
-    highs = h._Highs()
+    highs = h.Highs() if hasattr(h, "Highs") else h._Highs()
     options = h.HighsOptions()
     options.time_limit = float(time_limit_s)
     options.output_flag = False
@@ -481,7 +488,7 @@ def _highs_started(h: Any, cost: np.ndarray, a: Any, lo: np.ndarray, hi: np.ndar
              h.HighsModelStatus.kInfeasible: "infeasible"}
     return {"x": x, "status": names.get(status, highs.modelStatusToString(status)),
             "dual_bound": info.mip_dual_bound, "gap": info.mip_gap, "started": True,
-            "api": "HiGHS (scipy's bundled binding, with a MIP start)"}
+            "api": f"HiGHS ({h.__name__}, with a MIP start)"}
 
 
 def milp_schedule(threads: np.ndarray, times: np.ndarray, dc: DataCenter, *,
