@@ -34,7 +34,9 @@ def run(script: str, *args: str) -> str:
     ("energy_fit.py", "energy_fit"),
     ("phasediv.py", "phasediv"),
     ("energy_e2e.py", "energy_e2e"),
+    ("signature.py", "signature"),
     ("schedule.py", "schedule"),
+    ("powermodels.py", "powermodels"),
 ])
 def test_quick_run_writes_its_section(tmp_path: Path, script: str, section: str) -> None:
     results = tmp_path / "RESULTS.md"

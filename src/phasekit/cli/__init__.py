@@ -26,8 +26,10 @@ from phasekit.cli import energy_plot as _energy_plot
 from phasekit.cli import fingerprint as _fingerprint
 from phasekit.cli import info as _info
 from phasekit.cli import phases as _phases
-from phasekit.cli import schedule as _schedule
+from phasekit.cli import powermodel as _powermodel
 from phasekit.cli import record as _record
+from phasekit.cli import schedule as _schedule
+from phasekit.cli import signature as _signature
 from phasekit.cli import sources as _sources
 from phasekit.cli import structure as _structure
 from phasekit.cli import synth as _synth
@@ -112,6 +114,8 @@ energy_app.command("phases", epilog=_energy_phases.EPILOG)(_energy_phases.phases
 energy_app.command("plot", epilog=_energy_plot.EPILOG)(_energy_plot.plot)
 app.add_typer(energy_app, name="energy")
 app.command("fingerprint", epilog=_fingerprint.EPILOG)(_fingerprint.fingerprint)
+app.add_typer(_powermodel.powermodel_app, name="powermodel")
+app.add_typer(_signature.signature_app, name="signature")
 app.command("schedule", epilog=_schedule.EPILOG)(_schedule.schedule)
 
 

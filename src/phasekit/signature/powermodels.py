@@ -1,0 +1,1876 @@
+"""Server power models from hardware counters (seed 004, section 4.2 and Appendix A).
+
+Three kinds of model share one small protocol (:class:`PowerModel`) that the signature
+pipeline uses: ``model.predict(X)`` gives watts for a :class:`pandas.DataFrame` ``X`` whose
+columns are counters by name, ``model.features`` names the columns it reads, and
+``to_dict()`` / :func:`power_model_from_dict` store it as versioned JSON (kind
+``"power_model"``).
+
+- Classical (section 4.2.1.1.1): ordinary least squares (:func:`fit_linear`) or partial least
+  squares (:func:`fit_pls`) on selected counters (:func:`select_features`: greedy forward
+  selection by cross-validated RMSE, or the thesis's PCA reading).
+- Grammatical evolution (section 4.2.1.1.2, Appendix A; :func:`fit_ge`): 8-bit codons, 100
+  codons per chromosome, 200 individuals, crossover probability 0.9, per-codon mutation
+  probability 1 / (number of grammar rules), 3 wraps, RMSE fitness, the thesis's Grammar 1.
+  Every expression's constants are then fitted by local least squares (Levenberg-Marquardt)
+  together with an intercept and a scale; evaluation and fitting run in numba kernels.
+- Server breakdown (4.15-4.17; :class:`ServerPowerModel`): ``P_total = P_idle + P_leak(T) +
+  P_CPU,dyn + P_fan(rpm) + P_Mem,dyn + P_disk`` with polynomial leakage and fan fits.
+
+Where the thesis is silent (generations, selection, replacement, codons of single-choice
+rules, how the constants are tuned, how ``<expr><op><expr>`` nests) the choice is ours and
+named where it is made.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import pandas as pd
+from numba import njit
+
+from phasekit.errors import InputError, UsageError
+from phasekit.results import check_version, plain
+
+__all__ = [
+    "FIT_VERSION",
+    "GRAMMARS",
+    "MODEL_VERSION",
+    "GEPowerModel",
+    "Grammar",
+    "LinearPowerModel",
+    "PowerModel",
+    "PowerModelEval",
+    "PowerModelFit",
+    "ServerPowerModel",
+    "build_grammar",
+    "compile_expression",
+    "errors",
+    "evaluate_power_model",
+    "fit_fan",
+    "fit_ge",
+    "fit_leakage",
+    "fit_linear",
+    "fit_pls",
+    "fit_polynomial",
+    "fit_power_model",
+    "fit_server",
+    "map_genome",
+    "parse_bnf",
+    "power_model_from_dict",
+    "select_features",
+]
+
+MODEL_VERSION = 1
+FIT_VERSION = 1
+MODELS = ("linear", "pls", "ge")
+
+
+# --- the protocol ----------------------------------------------------------------------------
+@runtime_checkable
+class PowerModel(Protocol):
+    """What the signature pipeline needs from a power model."""
+
+    @property
+    def features(self) -> tuple[str, ...]: ...
+
+    def predict(self, X: pd.DataFrame) -> np.ndarray: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+# --- errors and input checks -----------------------------------------------------------------
+def errors(predicted: Any, measured: Any) -> dict[str, float]:
+    """RMSE and MAE (W) and MPE (mean |error| / |measured|, percent, over non-zero
+    measurements) of ``predicted`` against ``measured``; NaN when empty."""
+    p = np.asarray(predicted, float)
+    m = np.asarray(measured, float)
+    if p.size == 0:
+        return {"rmse": math.nan, "mae": math.nan, "mpe": math.nan}
+    e = p - m
+    nonzero = m != 0
+    mpe = float(np.mean(np.abs(e[nonzero]) / np.abs(m[nonzero])) * 100) if nonzero.any() \
+        else math.nan
+    return {"rmse": float(np.sqrt(np.mean(e**2))), "mae": float(np.mean(np.abs(e))),
+            "mpe": mpe}
+
+
+def _frame(X: Any, what: str = "X") -> pd.DataFrame:
+    if not isinstance(X, pd.DataFrame):
+        raise UsageError(f"{what}: expected a pandas DataFrame with counter columns by name, "
+                         f"got {type(X).__name__}")
+    return X
+
+
+def _column(X: pd.DataFrame, name: str, source: str | None) -> np.ndarray:
+    """Column ``name`` as float64; InputError naming the file, the column and the first bad
+    line (the CSV line: row + 2) when it is missing, not numeric or not finite."""
+    if name not in X.columns:
+        have = ", ".join(map(str, X.columns[:20])) + (" ..." if len(X.columns) > 20 else "")
+        raise InputError(f"no column {name!r} (the table has: {have})", path=source)
+    raw = X[name]
+    values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        line = row + 2 if source is not None else None
+        value = raw.iloc[row]
+        what = "missing value" if pd.isna(value) else f"value {value!r} is not a finite number"
+        where = "" if line is not None else f" (row {row})"
+        raise InputError(f"{what}{where}; expected numbers", path=source, line=line,
+                         column=name)
+    return values
+
+
+def _matrix(X: Any, features: Sequence[str], source: str | None = None) -> np.ndarray:
+    X = _frame(X)
+    if len(X) == 0:
+        raise InputError("the table has no rows", path=source)
+    return np.column_stack([_column(X, f, source) for f in features]) if features else \
+        np.empty((len(X), 0))
+
+
+def _target(X: Any, target: str | Any, source: str | None = None) -> np.ndarray:
+    if isinstance(target, str):
+        return _column(_frame(X), target, source)
+    y = np.asarray(target, float).reshape(-1)
+    if len(y) != len(X):
+        raise UsageError(f"y has {len(y)} values for {len(X)} rows")
+    if not np.isfinite(y).all():
+        raise InputError("the target has missing or non-finite values")
+    return y
+
+
+_NON_FEATURES = {"time", "time_s", "timestamp", "t", "sample", "index", "t_s"}
+
+
+def default_features(X: pd.DataFrame, target: str | None = None,
+                     exclude: Sequence[str] = ()) -> tuple[str, ...]:
+    """The numeric columns of ``X`` except the target, time-like columns (time, time_s,
+    timestamp, t, sample, index) and ``exclude`` (our choice). A column whose values are
+    mostly numbers counts as numeric (its other values are then reported as bad input, not
+    silently dropped); label columns (mostly text) are skipped."""
+    out = []
+    for name in X.columns:
+        if name == target or name in exclude or str(name).lower() in _NON_FEATURES:
+            continue
+        column = X[name]
+        if pd.api.types.is_bool_dtype(column):
+            continue
+        if pd.api.types.is_numeric_dtype(column) or (len(column) and pd.to_numeric(column, errors="coerce").notna().mean() >= 0.5):
+            out.append(str(name))
+    return tuple(out)
+
+
+def _features(X: pd.DataFrame, features: Sequence[str] | None, target: str | None
+              ) -> tuple[str, ...]:
+    if features is None:
+        found = default_features(X, target)
+        if not found:
+            raise InputError("no numeric counter columns to model power from")
+        return found
+    features = tuple(str(f) for f in features)
+    if not features:
+        raise UsageError("features: expected at least one column name")
+    if len(set(features)) != len(features):
+        raise UsageError(f"features {', '.join(features)}: a column is named twice")
+    if target is not None and target in features:
+        raise UsageError(f"features: the target {target!r} cannot also be a feature")
+    return features
+
+
+# --- classical models ------------------------------------------------------------------------
+def _standardize(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    mu = A.mean(axis=0)
+    sd = A.std(axis=0)
+    sd = np.where(sd > 0, sd, 1.0)
+    return (A - mu) / sd, mu, sd
+
+
+def _ols(Z: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
+    """Intercept and coefficients of y on standardized Z (least squares, SVD-based)."""
+    design = np.column_stack([np.ones(len(Z)), Z])
+    coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+    return float(coef[0]), coef[1:]
+
+
+def _folds(n: int, k: int, seed: int) -> list[np.ndarray]:
+    order = np.random.default_rng([seed, 5]).permutation(n)
+    return [order[i::k] for i in range(k)]
+
+
+def _cv_rmse(Z: np.ndarray, y: np.ndarray, folds: list[np.ndarray]) -> float:
+    sq = 0.0
+    for test in folds:
+        train = np.ones(len(y), bool)
+        train[test] = False
+        b0, b = _ols(Z[train], y[train])
+        sq += float(np.sum((Z[test] @ b + b0 - y[test]) ** 2))
+    return math.sqrt(sq / len(y))
+
+
+def select_features(X: pd.DataFrame, y: Any, *, features: Sequence[str] | None = None,
+                    method: str = "forward", max_features: int | None = None,
+                    variance: float = 0.7, max_corr: float = 0.9, folds: int = 5,
+                    min_gain: float = 0.01, seed: int = 0) -> tuple[str, ...]:
+    """Choose the counters a classical model uses.
+
+    ``method="forward"`` (our default): greedy forward selection; add the counter that most
+    lowers the ``folds``-fold cross-validated RMSE of a least-squares fit, stop when the gain
+    is below ``min_gain`` (relative) or at ``max_features`` (default 8).
+    ``method="pca"`` (the thesis's section 4.2.1.1.1, read as an algorithm): standardize,
+    keep the principal components that explain ``variance`` (70 %) of the variance, and take
+    the counters with the largest loadings, round-robin over the components, skipping any
+    counter correlated above ``max_corr`` with one already chosen, until ``max_features``
+    (default: the number of components + 1; the thesis: 3 components, 4 counters).
+    ``method="none"``: every feature.
+    """
+    X = _frame(X)
+    names = _features(X, features, y if isinstance(y, str) else None)
+    A = _matrix(X, names)
+    target = _target(X, y)
+    keep = A.std(axis=0) > 0
+    names = tuple(n for n, k in zip(names, keep, strict=True) if k)
+    A = A[:, keep]
+    if not names:
+        raise InputError("every candidate counter is constant")
+    if method == "none":
+        return names
+    Z, _, _ = _standardize(A)
+    if method == "forward":
+        limit = min(max_features or 8, len(names))
+        chosen: list[int] = []
+        parts = _folds(len(target), max(2, min(folds, len(target))), seed)
+        best = math.sqrt(np.mean((target - target.mean()) ** 2))
+        while len(chosen) < limit:
+            scores = [(_cv_rmse(Z[:, [*chosen, j]], target, parts), j)
+                      for j in range(len(names)) if j not in chosen]
+            score, j = min(scores)
+            if chosen and score > best * (1 - min_gain):
+                break
+            chosen.append(j)
+            best = score
+        return tuple(names[j] for j in chosen)
+    if method == "pca":
+        _, s, vt = np.linalg.svd(Z, full_matrices=False)
+        explained = np.cumsum(s**2) / np.sum(s**2)
+        k = int(np.searchsorted(explained, variance) + 1)
+        limit = min(max_features or k + 1, len(names))
+        corr = np.corrcoef(Z, rowvar=False) if len(names) > 1 else np.ones((1, 1))
+        ranked = [list(np.argsort(-np.abs(vt[c]))) for c in range(k)]
+        chosen = []
+        while len(chosen) < limit and any(ranked):
+            for order in ranked:
+                while order:
+                    j = order.pop(0)
+                    if j in chosen or any(abs(corr[j, i]) > max_corr for i in chosen):
+                        continue
+                    chosen.append(j)
+                    break
+                if len(chosen) >= limit:
+                    break
+        return tuple(names[j] for j in chosen)
+    raise UsageError(f"method {method!r}: expected forward, pca or none")
+
+
+@dataclass(frozen=True)
+class LinearPowerModel:
+    """``P = intercept + sum_i coefficients[i] * X[features[i]]`` (eq. 4.19), fitted by
+    ordinary least squares (``method="linear"``) or partial least squares (``"pls"``)."""
+
+    method: str
+    features: tuple[str, ...]
+    intercept: float
+    coefficients: tuple[float, ...]
+    n_components: int | None = None
+    target: str = "power_w"
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def predict(self, X: pd.DataFrame) -> np.ndarray:
+        A = _matrix(X, self.features)
+        return A @ np.asarray(self.coefficients, float) + self.intercept
+
+    @property
+    def expression(self) -> str:
+        terms = [f"{self.intercept:.6g}"]
+        for name, c in zip(self.features, self.coefficients, strict=True):
+            terms.append(f"{'-' if c < 0 else '+'} {abs(c):.6g}*{name}")
+        return " ".join(terms)
+
+    def to_dict(self) -> dict[str, Any]:
+        return plain({"kind": "power_model", "version": MODEL_VERSION, "model": self.method,
+                      "target": self.target, "features": list(self.features),
+                      "intercept": self.intercept, "coefficients": list(self.coefficients),
+                      "n_components": self.n_components, "expression": self.expression,
+                      "meta": dict(self.meta)})
+
+    @staticmethod
+    def from_dict(data: dict[str, Any], source: str | None = None) -> LinearPowerModel:
+        check_version(data, "power_model", MODEL_VERSION, source)
+        try:
+            features = tuple(str(f) for f in data["features"])
+            coefficients = tuple(float(c) for c in data["coefficients"])
+            if len(features) != len(coefficients):
+                raise ValueError("features and coefficients differ in length")
+            n_comp = data.get("n_components")
+            return LinearPowerModel(method=str(data["model"]), features=features,
+                                    intercept=float(data["intercept"]),
+                                    coefficients=coefficients,
+                                    n_components=None if n_comp is None else int(n_comp),
+                                    target=str(data.get("target", "power_w")),
+                                    meta=dict(data.get("meta") or {}))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"malformed linear power model: {exc}", path=source) from None
+
+
+def _raw(b0: float, b: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> tuple[float, np.ndarray]:
+    coef = b / sd
+    return float(b0 - np.sum(coef * mu)), coef
+
+
+def fit_linear(X: pd.DataFrame, y: Any = "power_w", *, features: Sequence[str] | None = None,
+               select: str = "forward", max_features: int | None = None,
+               seed: int = 0) -> LinearPowerModel:
+    """Least-squares linear model of ``y`` (a column name or values) on counters.
+
+    ``features`` are the candidates (default: every numeric column but the target);
+    ``select`` the feature selection (:func:`select_features`: "forward", "pca", "none").
+    The fit is on standardized counters (counts are 1e6-1e12), coefficients are given back in
+    raw units.
+    """
+    X = _frame(X)
+    target_name = y if isinstance(y, str) else "power_w"
+    names = _features(X, features, y if isinstance(y, str) else None)
+    values = _target(X, y)
+    if select != "none":
+        names = select_features(X, values, features=names, method=select,
+                                max_features=max_features, seed=seed)
+    A = _matrix(X, names)
+    if len(values) < len(names) + 2:
+        raise InputError(f"{len(values)} rows for {len(names)} counters: too few to fit")
+    Z, mu, sd = _standardize(A)
+    b0, b = _ols(Z, values)
+    intercept, coef = _raw(b0, b, mu, sd)
+    return LinearPowerModel(method="linear", features=names, intercept=intercept,
+                            coefficients=tuple(float(c) for c in coef), target=target_name,
+                            meta={"selection": select})
+
+
+def fit_pls(X: pd.DataFrame, y: Any = "power_w", *, features: Sequence[str] | None = None,
+            select: str = "pca", max_features: int | None = None,
+            n_components: int | None = None, folds: int = 5, seed: int = 0
+            ) -> LinearPowerModel:
+    """Partial least squares regression (section 4.2.1.1.1) on selected counters.
+
+    Selection as in :func:`fit_linear` (default the thesis's PCA reading). ``n_components``
+    default: the number (1 .. number of counters) with the lowest ``folds``-fold
+    cross-validated RMSE (our choice; the thesis does not say).
+    """
+    from sklearn.cross_decomposition import PLSRegression
+
+    X = _frame(X)
+    target_name = y if isinstance(y, str) else "power_w"
+    names = _features(X, features, y if isinstance(y, str) else None)
+    values = _target(X, y)
+    if select != "none":
+        names = select_features(X, values, features=names, method=select,
+                                max_features=max_features, seed=seed)
+    A = _matrix(X, names)
+    if len(values) < len(names) + 2:
+        raise InputError(f"{len(values)} rows for {len(names)} counters: too few to fit")
+    Z, mu, sd = _standardize(A)
+    p = Z.shape[1]
+    if n_components is None:
+        parts = _folds(len(values), max(2, min(folds, len(values))), seed)
+        best = (math.inf, 1)
+        for k in range(1, p + 1):
+            sq = 0.0
+            for test in parts:
+                train = np.ones(len(values), bool)
+                train[test] = False
+                model = PLSRegression(n_components=k, scale=False).fit(Z[train], values[train])
+                sq += float(np.sum((model.predict(Z[test]).ravel() - values[test]) ** 2))
+            best = min(best, (sq, k))
+        n_components = best[1]
+    elif not 1 <= n_components <= p:
+        raise UsageError(f"n_components = {n_components}: expected 1..{p}")
+    model = PLSRegression(n_components=n_components, scale=False).fit(Z, values)
+    # the PLS predictor is linear in Z: read its coefficients back exactly
+    b0, b = _ols(Z, model.predict(Z).ravel())
+    intercept, coef = _raw(b0, b, mu, sd)
+    return LinearPowerModel(method="pls", features=names, intercept=intercept,
+                            coefficients=tuple(float(c) for c in coef),
+                            n_components=int(n_components), target=target_name,
+                            meta={"selection": select})
+
+
+# --- grammars and the genotype-to-phenotype mapping (Appendix A) ----------------------------
+@dataclass(frozen=True)
+class Grammar:
+    """A BNF grammar: ``rules`` in order (the first is the start symbol), each a
+    non-terminal ``"<name>"`` with its productions (tuples of symbols; a terminal is any
+    symbol not in angle brackets)."""
+
+    rules: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]
+    name: str = "custom"
+
+    @property
+    def start(self) -> str:
+        return self.rules[0][0]
+
+    @property
+    def n_rules(self) -> int:
+        return len(self.rules)
+
+    def table(self) -> dict[str, tuple[tuple[str, ...], ...]]:
+        return dict(self.rules)
+
+
+_BNF_SYMBOL = re.compile(r"<[^<>\s]+>|[A-Za-z_][A-Za-z0-9_]*|\d|\S")
+
+
+def parse_bnf(text: str, name: str = "custom") -> Grammar:
+    """A :class:`Grammar` from lines ``<lhs> ::= a | b | ...``. Terminals are split into
+    tokens: names (``sin``, ``x3``), single digits and single other characters."""
+    rules: list[tuple[str, tuple[tuple[str, ...], ...]]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if "::=" not in line:
+            raise UsageError(f"grammar line {number}: expected '<symbol> ::= ...'")
+        lhs, rhs = (part.strip() for part in line.split("::=", 1))
+        if not re.fullmatch(r"<[^<>\s]+>", lhs):
+            raise UsageError(f"grammar line {number}: {lhs!r} is not a <non-terminal>")
+        productions = tuple(tuple(_BNF_SYMBOL.findall(alt)) for alt in rhs.split("|"))
+        if any(not p for p in productions):
+            raise UsageError(f"grammar line {number}: an empty production")
+        rules.append((lhs, productions))
+    if not rules:
+        raise UsageError("the grammar has no rules")
+    defined = {lhs for lhs, _ in rules}
+    for lhs, productions in rules:
+        for production in productions:
+            for symbol in production:
+                if symbol.startswith("<") and symbol not in defined:
+                    raise UsageError(f"grammar: {symbol} (used by {lhs}) is not defined")
+    return Grammar(rules=tuple(rules), name=name)
+
+
+#: Grammar 1 of the thesis (section 4.3.2) with ``{vars}`` for the variables. We read
+#: ``<expr><op><expr>`` as one node of the expression tree, written with parentheses: the
+#: published models (4.20) nest sub-expressions, which a flat reading cannot produce.
+GRAMMARS: dict[str, str] = {
+    "thesis": """
+        <expr> ::= (<expr><op><expr>) | <cte>*<var>*<var> | <cte>*<var>/<var> | <cte>
+        <op> ::= + | - | * | /
+        <var> ::= {vars}
+        <cte> ::= <dig>.<dig>
+        <dig> ::= 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9
+    """,
+    # Grammar 2 is garbled in the text; what can be read of it, and the co-allocation
+    # models it produced (4.22), add a linear term <cte>*<var> to Grammar 1.
+    "extended": """
+        <expr> ::= (<expr><op><expr>) | <cte>*<var>*<var> | <cte>*<var>/<var> | <cte>*<var> | <cte>
+        <op> ::= + | - | * | /
+        <var> ::= {vars}
+        <cte> ::= <dig>.<dig>
+        <dig> ::= 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9
+    """,
+}
+
+
+def build_grammar(name_or_text: str, n_vars: int) -> Grammar:
+    """The named grammar (:data:`GRAMMARS`) or a BNF text, with variables ``x0 .. x{n-1}``
+    in place of ``{vars}``."""
+    if n_vars < 1:
+        raise UsageError("a grammar needs at least one variable")
+    text = GRAMMARS.get(name_or_text, name_or_text)
+    name = name_or_text if name_or_text in GRAMMARS else "custom"
+    if "::=" not in text:
+        raise UsageError(f"grammar {name_or_text!r}: expected one of {', '.join(GRAMMARS)} "
+                         "or a BNF text")
+    return parse_bnf(text.replace("{vars}", " | ".join(f"x{i}" for i in range(n_vars))), name)
+
+
+def map_genome(genome: Sequence[int] | np.ndarray, grammar: Grammar, *, wraps: int = 3
+               ) -> tuple[list[str] | None, int]:
+    """Decode ``genome`` (codons 0..255) with ``grammar``: the terminals of the phenotype
+    (None when the codons run out after ``wraps`` wraps) and the number of codons read.
+
+    Leftmost derivation; each non-terminal takes the production ``codon mod number of
+    choices`` (eq. A.2). Every non-terminal reads a codon, single-choice ones too (as the
+    authors' JECO library does; the thesis's example has no single-choice rule).
+    """
+    table = grammar.table()
+    codons = [int(c) for c in genome]
+    n = len(codons)
+    if n == 0:
+        return None, 0
+    out: list[str] = []
+    stack = [grammar.start]
+    index = 0
+    wrap = 0
+    while stack:
+        symbol = stack.pop()
+        productions = table.get(symbol)
+        if productions is None:
+            out.append(symbol)
+            continue
+        if index >= n:
+            if wrap >= wraps:
+                return None, wrap * n + index
+            index = 0
+            wrap += 1
+        production = productions[codons[index] % len(productions)]
+        index += 1
+        stack.extend(reversed(production))
+    return out, wrap * n + index
+
+
+# --- expressions: tokens -> tree -> postfix program -----------------------------------------
+OP_VAR, OP_CONST, OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_NEG = 0, 1, 2, 3, 4, 5, 6
+OP_SIN, OP_COS, OP_LOG, OP_EXP, OP_SQRT = 7, 8, 9, 10, 11
+_BINARY = {"+": OP_ADD, "-": OP_SUB, "*": OP_MUL, "/": OP_DIV}
+_UNARY = {"sin": OP_SIN, "cos": OP_COS, "log": OP_LOG, "exp": OP_EXP, "sqrt": OP_SQRT}
+_SYMBOL = {v: k for k, v in _BINARY.items()}
+_FUNCTION = {v: k for k, v in _UNARY.items()}
+
+
+def _merge_numbers(tokens: Sequence[str]) -> list[str]:
+    """Join runs of digit and '.' tokens (the phenotype of ``<dig>.<dig>``) into numbers."""
+    out: list[str] = []
+    for token in tokens:
+        if (token.isdigit() or token == ".") and out and re.fullmatch(r"[\d.]+", out[-1]):
+            out[-1] += token
+        else:
+            out.append(token)
+    return out
+
+
+# tree nodes: ("const", index) | ("var", j) | ("bin", op, left, right) | ("un", op, child)
+Node = tuple[Any, ...]
+
+
+class _Parser:
+    """Recursive descent with the usual precedence: + - < * / < unary minus < atoms."""
+
+    def __init__(self, tokens: Sequence[str], variables: Mapping[str, int]) -> None:
+        self.tokens = list(tokens)
+        self.pos = 0
+        self.variables = variables
+        self.values: list[float] = []
+
+    def peek(self) -> str | None:
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+
+    def take(self) -> str:
+        token = self.peek()
+        if token is None:
+            raise ValueError("unexpected end of expression")
+        self.pos += 1
+        return token
+
+    def parse(self) -> Node:
+        node = self.sum()
+        if self.peek() is not None:
+            raise ValueError(f"unexpected {self.peek()!r}")
+        return node
+
+    def sum(self) -> Node:
+        node = self.product()
+        while self.peek() in ("+", "-"):
+            op = _BINARY[self.take()]
+            node = ("bin", op, node, self.product())
+        return node
+
+    def product(self) -> Node:
+        node = self.unary()
+        while self.peek() in ("*", "/"):
+            op = _BINARY[self.take()]
+            node = ("bin", op, node, self.unary())
+        return node
+
+    def unary(self) -> Node:
+        if self.peek() == "-":
+            self.take()
+            return ("un", OP_NEG, self.unary())
+        if self.peek() == "+":
+            self.take()
+            return self.unary()
+        return self.atom()
+
+    def atom(self) -> Node:
+        token = self.take()
+        if token == "(":
+            node = self.sum()
+            if self.take() != ")":
+                raise ValueError("expected ')'")
+            return node
+        if token in _UNARY:
+            if self.take() != "(":
+                raise ValueError(f"expected '(' after {token}")
+            node = self.sum()
+            if self.take() != ")":
+                raise ValueError("expected ')'")
+            return ("un", _UNARY[token], node)
+        if token in self.variables:
+            return ("var", self.variables[token])
+        try:
+            value = float(token)
+        except ValueError:
+            raise ValueError(f"unknown symbol {token!r}") from None
+        self.values.append(value)
+        return ("const", len(self.values) - 1)
+
+
+@dataclass(frozen=True)
+class Program:
+    """A compiled expression: postfix ``ops`` and ``args`` (variable or constant index), the
+    constants' initial values, and the tree (for printing)."""
+
+    ops: np.ndarray
+    args: np.ndarray
+    constants: np.ndarray
+    tree: Node
+    n_vars_used: int
+
+    @property
+    def key(self) -> bytes:
+        """The structure without the constants' values (two expressions that differ only in
+        their constants are the same model once the constants are fitted)."""
+        return self.ops.tobytes() + b"|" + self.args.tobytes()
+
+    def __len__(self) -> int:
+        return len(self.ops)
+
+
+def _emit(node: Node, ops: list[int], args: list[int]) -> None:
+    kind = node[0]
+    if kind == "const":
+        ops.append(OP_CONST)
+        args.append(node[1])
+    elif kind == "var":
+        ops.append(OP_VAR)
+        args.append(node[1])
+    elif kind == "bin":
+        _emit(node[2], ops, args)
+        _emit(node[3], ops, args)
+        ops.append(node[1])
+        args.append(0)
+    else:
+        _emit(node[2], ops, args)
+        ops.append(node[1])
+        args.append(0)
+
+
+def compile_expression(text: str | Sequence[str], variables: Sequence[str]) -> Program:
+    """Parse an expression (a string, or the terminal tokens of a phenotype) over
+    ``variables`` into a :class:`Program`. Raises ValueError on a malformed expression."""
+    if isinstance(text, str):
+        tokens = re.findall(r"\d+\.\d*|\d*\.\d+|\d+|[A-Za-z_][A-Za-z0-9_]*|\S", text)
+    else:
+        tokens = _merge_numbers(text)
+    parser = _Parser(tokens, {v: i for i, v in enumerate(variables)})
+    tree = parser.parse()
+    ops: list[int] = []
+    args: list[int] = []
+    _emit(tree, ops, args)
+    used = len({a for o, a in zip(ops, args, strict=True) if o == OP_VAR})
+    return Program(ops=np.asarray(ops, np.int64), args=np.asarray(args, np.int64),
+                   constants=np.asarray(parser.values, float), tree=tree, n_vars_used=used)
+
+
+# --- numba kernels ---------------------------------------------------------------------------
+@njit(cache=True, error_model="numpy")
+def _evaluate(ops: np.ndarray, args: np.ndarray, consts: np.ndarray, X: np.ndarray
+              ) -> np.ndarray:  # pragma: no cover - numba
+    n = X.shape[0]
+    out = np.empty(n)
+    stack = np.empty(ops.shape[0] + 1)
+    for i in range(n):
+        sp = 0
+        for t in range(ops.shape[0]):
+            op = ops[t]
+            if op == 0:
+                stack[sp] = X[i, args[t]]
+                sp += 1
+            elif op == 1:
+                stack[sp] = consts[args[t]]
+                sp += 1
+            elif op <= 5:
+                b = stack[sp - 1]
+                a = stack[sp - 2]
+                sp -= 1
+                if op == 2:
+                    stack[sp - 1] = a + b
+                elif op == 3:
+                    stack[sp - 1] = a - b
+                elif op == 4:
+                    stack[sp - 1] = a * b
+                else:
+                    stack[sp - 1] = a / b
+            else:
+                a = stack[sp - 1]
+                if op == 6:
+                    stack[sp - 1] = -a
+                elif op == 7:
+                    stack[sp - 1] = np.sin(a)
+                elif op == 8:
+                    stack[sp - 1] = np.cos(a)
+                elif op == 9:
+                    stack[sp - 1] = np.log(a)
+                elif op == 10:
+                    stack[sp - 1] = np.exp(a)
+                else:
+                    stack[sp - 1] = np.sqrt(a)
+        out[i] = stack[0]
+    return out
+
+
+@njit(cache=True, error_model="numpy")
+def _evaluate_jacobian(ops: np.ndarray, args: np.ndarray, consts: np.ndarray, X: np.ndarray,
+                       f: np.ndarray, J: np.ndarray) -> None:  # pragma: no cover - numba
+    """Values ``f`` and derivatives ``J[i, j] = d f_i / d consts[j]`` (forward mode)."""
+    k = consts.shape[0]
+    L = ops.shape[0] + 1
+    sv = np.empty(L)
+    sd = np.empty((L, k))
+    for i in range(X.shape[0]):
+        sp = 0
+        for t in range(ops.shape[0]):
+            op = ops[t]
+            if op == 0 or op == 1:
+                for j in range(k):
+                    sd[sp, j] = 0.0
+                if op == 0:
+                    sv[sp] = X[i, args[t]]
+                else:
+                    sv[sp] = consts[args[t]]
+                    sd[sp, args[t]] = 1.0
+                sp += 1
+            elif op <= 5:
+                b = sv[sp - 1]
+                a = sv[sp - 2]
+                q = sp - 2
+                r = sp - 1
+                if op == 2:
+                    sv[q] = a + b
+                    for j in range(k):
+                        sd[q, j] += sd[r, j]
+                elif op == 3:
+                    sv[q] = a - b
+                    for j in range(k):
+                        sd[q, j] -= sd[r, j]
+                elif op == 4:
+                    sv[q] = a * b
+                    for j in range(k):
+                        sd[q, j] = sd[q, j] * b + a * sd[r, j]
+                else:
+                    sv[q] = a / b
+                    for j in range(k):
+                        sd[q, j] = (sd[q, j] - a / b * sd[r, j]) / b
+                sp -= 1
+            else:
+                q = sp - 1
+                a = sv[q]
+                if op == 6:
+                    sv[q] = -a
+                    g = -1.0
+                elif op == 7:
+                    sv[q] = np.sin(a)
+                    g = np.cos(a)
+                elif op == 8:
+                    sv[q] = np.cos(a)
+                    g = -np.sin(a)
+                elif op == 9:
+                    sv[q] = np.log(a)
+                    g = 1.0 / a
+                elif op == 10:
+                    sv[q] = np.exp(a)
+                    g = sv[q]
+                else:
+                    sv[q] = np.sqrt(a)
+                    g = 0.5 / sv[q]
+                for j in range(k):
+                    sd[q, j] *= g
+        f[i] = sv[0]
+        for j in range(k):
+            J[i, j] = sd[0, j]
+
+
+@njit(cache=True)
+def _solve(M: np.ndarray, rhs: np.ndarray) -> np.ndarray:  # pragma: no cover - numba
+    """Gaussian elimination with partial pivoting; NaNs when singular."""
+    n = rhs.shape[0]
+    A = M.copy()
+    b = rhs.copy()
+    for c in range(n):
+        p = c
+        for r in range(c + 1, n):
+            if abs(A[r, c]) > abs(A[p, c]):
+                p = r
+        if not abs(A[p, c]) > 1e-300:
+            return np.full(n, np.nan)
+        if p != c:
+            for j in range(n):
+                A[c, j], A[p, j] = A[p, j], A[c, j]
+            b[c], b[p] = b[p], b[c]
+        for r in range(c + 1, n):
+            m = A[r, c] / A[c, c]
+            if m != 0.0:
+                for j in range(c, n):
+                    A[r, j] -= m * A[c, j]
+                b[r] -= m * b[c]
+    x = np.empty(n)
+    for c in range(n - 1, -1, -1):
+        s = b[c]
+        for j in range(c + 1, n):
+            s -= A[c, j] * x[j]
+        x[c] = s / A[c, c]
+    return x
+
+
+@njit(cache=True, error_model="numpy")
+def _fit_constants(ops: np.ndarray, args: np.ndarray, c0: np.ndarray, X: np.ndarray,
+                   y: np.ndarray, max_iter: int) -> tuple[np.ndarray, float]:  # pragma: no cover
+    """Least-squares fit of ``y ~ a + b * f(X; c)`` over (a, b, c) by Levenberg-Marquardt,
+    starting at ``c0`` with (a, b) from a linear regression of y on f(X; c0).
+
+    Returns ``[a, b, c...]`` and the sum of squared residuals (inf when f is not finite)."""
+    n = X.shape[0]
+    k = c0.shape[0]
+    m = k + 2
+    params = np.empty(m)
+    params[2:] = c0
+    f = np.empty(n)
+    Jf = np.empty((n, k))
+    _evaluate_jacobian(ops, args, params[2:], X, f, Jf)
+    if not np.all(np.isfinite(f)):
+        params[0] = 0.0
+        params[1] = 0.0
+        return params, np.inf
+    fm = f.mean()
+    ym = y.mean()
+    sff = np.sum((f - fm) ** 2)
+    if sff > 1e-12 * max(1.0, fm * fm) * n:
+        params[1] = np.sum((f - fm) * (y - ym)) / sff
+    else:
+        params[1] = 0.0
+    params[0] = ym - params[1] * fm
+    r = params[0] + params[1] * f - y
+    cost = np.sum(r * r)
+    if params[1] == 0.0 or k == 0:
+        return params, cost
+    lam = 1e-3
+    gain = 0.0
+    J = np.empty((n, m))
+    trial = np.empty(m)
+    for _ in range(max_iter):
+        for i in range(n):
+            J[i, 0] = 1.0
+            J[i, 1] = f[i]
+            for j in range(k):
+                J[i, 2 + j] = params[1] * Jf[i, j]
+        if not np.all(np.isfinite(J)):
+            break
+        A = J.T @ J
+        g = J.T @ r
+        top = 0.0
+        for j in range(m):
+            top = max(top, A[j, j])
+        accepted = False
+        for _attempt in range(10):
+            M = A.copy()
+            for j in range(m):
+                M[j, j] += lam * (A[j, j] + 1e-9 * top + 1e-300)
+            step = _solve(M, -g)
+            if not np.all(np.isfinite(step)):
+                lam *= 10.0
+                continue
+            for j in range(m):
+                trial[j] = params[j] + step[j]
+            ft = _evaluate(ops, args, trial[2:], X)
+            rt = trial[0] + trial[1] * ft - y
+            ct = np.sum(rt * rt)
+            if np.isfinite(ct) and ct < cost:
+                gain = (cost - ct) / max(cost, 1e-300)
+                params[:] = trial
+                cost = ct
+                lam = max(lam / 3.0, 1e-12)
+                accepted = True
+                break
+            lam *= 4.0
+        if not accepted or gain < 1e-9:
+            break
+        _evaluate_jacobian(ops, args, params[2:], X, f, Jf)
+        r = params[0] + params[1] * f - y
+    return params, cost
+
+
+# --- the mapping and compiling of a whole population, in numba ------------------------------
+T_DIGIT, T_DOT, T_OPEN, T_CLOSE, T_BINARY, T_FUNCTION, T_VAR, T_OTHER = range(8)
+
+
+@functools.lru_cache(maxsize=32)
+def _grammar_tables(grammar: Grammar, variables: tuple[str, ...]
+                    ) -> tuple[np.ndarray, ...]:
+    """``grammar`` as flat arrays for :func:`_map_population`: rule -> productions ->
+    symbols (a non-terminal as its rule index, a terminal t as ``-t - 1``) and, per
+    terminal, its kind and value."""
+    index = {lhs: i for i, (lhs, _) in enumerate(grammar.rules)}
+    terminals: dict[str, int] = {}
+    kinds: list[int] = []
+    values: list[int] = []
+    variable = {v: i for i, v in enumerate(variables)}
+
+    def terminal(token: str) -> int:
+        if token not in terminals:
+            terminals[token] = len(kinds)
+            if token.isdigit() and len(token) == 1:
+                kinds.append(T_DIGIT)
+                values.append(int(token))
+            elif token == ".":
+                kinds.append(T_DOT)
+                values.append(0)
+            elif token in ("(", ")"):
+                kinds.append(T_OPEN if token == "(" else T_CLOSE)
+                values.append(0)
+            elif token in _BINARY:
+                kinds.append(T_BINARY)
+                values.append(_BINARY[token])
+            elif token in _UNARY:
+                kinds.append(T_FUNCTION)
+                values.append(_UNARY[token])
+            elif token in variable:
+                kinds.append(T_VAR)
+                values.append(variable[token])
+            else:
+                kinds.append(T_OTHER)
+                values.append(0)
+        return terminals[token]
+
+    rule_start = [0]
+    prod_start = [0]
+    symbols: list[int] = []
+    for _, productions in grammar.rules:
+        for production in productions:
+            for symbol in production:
+                symbols.append(index[symbol] if symbol in index else -terminal(symbol) - 1)
+            prod_start.append(len(symbols))
+        rule_start.append(len(prod_start) - 1)
+    longest = max(len(p) for _, prods in grammar.rules for p in prods)
+    return (np.asarray(rule_start, np.int64), np.asarray(prod_start, np.int64),
+            np.asarray(symbols, np.int64), np.asarray(kinds, np.int64),
+            np.asarray(values, np.int64), np.int64(longest))
+
+
+@njit(cache=True)
+def _map_one(genome: np.ndarray, wraps: int, rule_start: np.ndarray, prod_start: np.ndarray,
+             symbols: np.ndarray, kinds: np.ndarray, values: np.ndarray, longest: int,
+             max_nodes: int, ops: np.ndarray, args: np.ndarray, consts: np.ndarray
+             ) -> tuple[int, int, int, int]:  # pragma: no cover - numba
+    """Map and compile one genome (the semantics of :func:`map_genome` followed by
+    :func:`compile_expression`): returns (number of ops, number of constants, codons read,
+    status: 1 valid, 0 codons ran out or malformed, -1 longer than ``max_nodes``, -2 no
+    variable)."""
+    n = genome.shape[0]
+    budget = n * (wraps + 1)
+    cap = budget * longest + 2
+    stack = np.empty(cap, np.int64)
+    tokens = np.empty(cap, np.int64)
+    sp = 1
+    stack[0] = 0
+    nt = 0
+    index = 0
+    wrap = 0
+    while sp > 0:
+        sp -= 1
+        symbol = stack[sp]
+        if symbol < 0:
+            tokens[nt] = -symbol - 1
+            nt += 1
+            continue
+        if index >= n:
+            if wrap >= wraps:
+                return 0, 0, wrap * n + index, 0
+            index = 0
+            wrap += 1
+        first = rule_start[symbol]
+        count = rule_start[symbol + 1] - first
+        production = first + genome[index] % count
+        index += 1
+        lo = prod_start[production]
+        hi = prod_start[production + 1]
+        if sp + (hi - lo) > cap:
+            return 0, 0, wrap * n + index, 0
+        for j in range(hi - 1, lo - 1, -1):
+            stack[sp] = symbols[j]
+            sp += 1
+    used = wrap * n + index
+    # shunting-yard: + - (1) < * / (2) < unary minus (3); functions apply to a parenthesis
+    opstack = np.empty(nt + 1, np.int64)  # op codes; -1 marks an open parenthesis
+    top = 0
+    n_ops = 0
+    n_consts = 0
+    depth = 0
+    has_var = False
+    expect = True
+    i = 0
+    while i < nt:
+        kind = kinds[tokens[i]]
+        value = values[tokens[i]]
+        if kind in (T_DIGIT, T_DOT):
+            if not expect:
+                return 0, 0, used, 0
+            mantissa = 0.0  # all digits as an integer, then / 10^decimals: correctly
+            decimals = 0    # rounded, as float("d.d") is
+            dots = 0
+            digits = 0
+            while i < nt and (kinds[tokens[i]] == T_DIGIT or kinds[tokens[i]] == T_DOT):
+                if kinds[tokens[i]] == T_DOT:
+                    dots += 1
+                else:
+                    digits += 1
+                    mantissa = mantissa * 10.0 + values[tokens[i]]
+                    if dots > 0:
+                        decimals += 1
+                i += 1
+            if dots > 1 or digits == 0:
+                return 0, 0, used, 0
+            if n_ops >= max_nodes:
+                return 0, 0, used, -1
+            ops[n_ops] = OP_CONST
+            args[n_ops] = n_consts
+            consts[n_consts] = mantissa / 10.0 ** decimals
+            n_ops += 1
+            n_consts += 1
+            depth += 1
+            expect = False
+            continue
+        if kind == T_VAR:
+            if not expect:
+                return 0, 0, used, 0
+            if n_ops >= max_nodes:
+                return 0, 0, used, -1
+            ops[n_ops] = OP_VAR
+            args[n_ops] = value
+            n_ops += 1
+            depth += 1
+            has_var = True
+            expect = False
+        elif kind == T_FUNCTION:
+            if not expect or i + 1 >= nt or kinds[tokens[i + 1]] != T_OPEN:
+                return 0, 0, used, 0
+            opstack[top] = value
+            top += 1
+        elif kind == T_OPEN:
+            if not expect:
+                return 0, 0, used, 0
+            opstack[top] = -1
+            top += 1
+        elif kind == T_CLOSE:
+            if expect:
+                return 0, 0, used, 0
+            while top > 0 and opstack[top - 1] != -1:
+                top -= 1
+                op = opstack[top]
+                if n_ops >= max_nodes:
+                    return 0, 0, used, -1
+                ops[n_ops] = op
+                args[n_ops] = 0
+                n_ops += 1
+                if op <= OP_DIV:
+                    depth -= 1
+            if top == 0:
+                return 0, 0, used, 0
+            top -= 1
+            if top > 0 and opstack[top - 1] >= OP_SIN:
+                top -= 1
+                if n_ops >= max_nodes:
+                    return 0, 0, used, -1
+                ops[n_ops] = opstack[top]
+                args[n_ops] = 0
+                n_ops += 1
+        elif kind == T_BINARY:
+            if expect:
+                if value == OP_SUB:
+                    opstack[top] = OP_NEG
+                    top += 1
+                elif value != OP_ADD:
+                    return 0, 0, used, 0
+            else:
+                rank = 1 if value <= OP_SUB else 2
+                while top > 0:
+                    other = opstack[top - 1]
+                    if other == OP_NEG:
+                        other_rank = 3
+                    elif OP_ADD <= other <= OP_DIV:
+                        other_rank = 1 if other <= OP_SUB else 2
+                    else:
+                        break
+                    if other_rank < rank:
+                        break
+                    top -= 1
+                    if n_ops >= max_nodes:
+                        return 0, 0, used, -1
+                    ops[n_ops] = other
+                    args[n_ops] = 0
+                    n_ops += 1
+                    if other <= OP_DIV:
+                        depth -= 1
+                opstack[top] = value
+                top += 1
+                expect = True
+        else:
+            return 0, 0, used, 0
+        i += 1
+    if expect:
+        return 0, 0, used, 0
+    while top > 0:
+        top -= 1
+        op = opstack[top]
+        if op == -1 or op >= OP_SIN:
+            return 0, 0, used, 0
+        if n_ops >= max_nodes:
+            return 0, 0, used, -1
+        ops[n_ops] = op
+        args[n_ops] = 0
+        n_ops += 1
+        if op <= OP_DIV:
+            depth -= 1
+    if depth != 1:
+        return 0, 0, used, 0
+    if not has_var:
+        return n_ops, n_consts, used, -2
+    return n_ops, n_consts, used, 1
+
+
+@njit(cache=True)
+def _map_population(genomes: np.ndarray, wraps: int, rule_start: np.ndarray,
+                    prod_start: np.ndarray, symbols: np.ndarray, kinds: np.ndarray,
+                    values: np.ndarray, longest: int, max_nodes: int
+                    ) -> tuple[np.ndarray, ...]:  # pragma: no cover - numba
+    m = genomes.shape[0]
+    ops = np.zeros((m, max_nodes), np.int64)
+    args = np.zeros((m, max_nodes), np.int64)
+    consts = np.zeros((m, max_nodes), np.float64)
+    n_ops = np.zeros(m, np.int64)
+    n_consts = np.zeros(m, np.int64)
+    used = np.zeros(m, np.int64)
+    status = np.zeros(m, np.int64)
+    for g in range(m):
+        a, b, c, d = _map_one(genomes[g], wraps, rule_start, prod_start, symbols, kinds,
+                              values, longest, max_nodes, ops[g], args[g], consts[g])
+        n_ops[g] = a
+        n_consts[g] = b
+        used[g] = c
+        status[g] = d
+    return ops, args, consts, n_ops, n_consts, used, status
+
+
+# --- the grammatical-evolution model ---------------------------------------------------------
+def _fmt(value: float) -> str:
+    text = f"{value:.4g}"
+    return text
+
+
+def _fold(tree: Node, values: list[float], scales: Sequence[float]) -> Node:
+    """The tree in raw counter units (variables are ``X / scale`` inside the model): each
+    chain of ``*`` and ``/`` over constants and variables becomes one constant (appended to
+    ``values``) times the raw variables, e.g. ``2.5*x1/x2/0.5`` -> ``k*C2/C3``."""
+    kind = tree[0]
+    if kind == "var" or (kind == "bin" and tree[1] in (OP_MUL, OP_DIV)):
+        factors: list[tuple[int, Node]] = []
+        node = tree
+        while node[0] == "bin" and node[1] in (OP_MUL, OP_DIV):
+            factors.append((node[1], node[3]))
+            node = node[2]
+        factors.append((OP_MUL, node))
+        factors.reverse()
+        if all(leaf[0] in ("const", "var") for _, leaf in factors):
+            k = 1.0
+            for op, leaf in factors:
+                v = values[leaf[1]] if leaf[0] == "const" else 1.0 / scales[leaf[1]]
+                k = k * v if op == OP_MUL else (k / v if v != 0 else math.inf)
+            values.append(k)
+            rebuilt: Node = ("const", len(values) - 1)
+            power: dict[int, int] = {}  # net exponent per variable: x/x cancels
+            for op, leaf in factors:
+                if leaf[0] == "var":
+                    power[leaf[1]] = power.get(leaf[1], 0) + (1 if op == OP_MUL else -1)
+            if not any(power.values()):
+                return rebuilt
+            for j in sorted(power, key=lambda j: power[j] < 0):
+                for _ in range(abs(power[j])):
+                    rebuilt = ("bin", OP_MUL if power[j] > 0 else OP_DIV, rebuilt, ("var", j))
+            return ("raw", rebuilt)
+    if kind == "bin":
+        return ("bin", tree[1], _fold(tree[2], values, scales), _fold(tree[3], values, scales))
+    if kind == "un":
+        return ("un", tree[1], _fold(tree[2], values, scales))
+    return tree
+
+
+def _distribute(tree: Node, values: list[float], factor: float) -> bool:
+    """Multiply the expression by ``factor`` by changing its constants, when its shape allows
+    (sums of terms each with a leading constant); False (nothing changed) otherwise."""
+    kind = tree[0]
+    if kind == "raw":
+        return _distribute(tree[1], values, factor)
+    if kind == "const":
+        values[tree[1]] *= factor
+        return True
+    if kind == "bin" and tree[1] in (OP_ADD, OP_SUB):
+        if _can_distribute(tree[2]) and _can_distribute(tree[3]):
+            _distribute(tree[2], values, factor)
+            _distribute(tree[3], values, factor)
+            return True
+        return False
+    if kind == "bin" and tree[1] in (OP_MUL, OP_DIV):
+        if _can_distribute(tree[2]):
+            return _distribute(tree[2], values, factor)
+        if tree[1] == OP_MUL and _can_distribute(tree[3]):
+            return _distribute(tree[3], values, factor)
+        return False
+    if kind == "un" and tree[1] == OP_NEG:
+        return _distribute(tree[2], values, factor)
+    return False
+
+
+def _can_distribute(tree: Node) -> bool:
+    kind = tree[0]
+    if kind == "raw":
+        return _can_distribute(tree[1])
+    if kind == "const":
+        return True
+    if kind == "bin" and tree[1] in (OP_ADD, OP_SUB):
+        return _can_distribute(tree[2]) and _can_distribute(tree[3])
+    if kind == "bin" and tree[1] == OP_MUL:
+        return _can_distribute(tree[2]) or _can_distribute(tree[3])
+    if kind == "bin" and tree[1] == OP_DIV:
+        return _can_distribute(tree[2])
+    if kind == "un" and tree[1] == OP_NEG:
+        return _can_distribute(tree[2])
+    return False
+
+
+_PRECEDENCE = {OP_ADD: 1, OP_SUB: 1, OP_MUL: 2, OP_DIV: 2}
+
+
+def _additive_terms(tree: Node, sign: float) -> list[tuple[float, Node]]:
+    """The signed terms of a top-level sum (``a - (b + c)`` gives +a, -b, -c)."""
+    if tree[0] == "raw":
+        return [(sign, tree)]
+    if tree[0] == "bin" and tree[1] in (OP_ADD, OP_SUB):
+        right = sign if tree[1] == OP_ADD else -sign
+        return _additive_terms(tree[2], sign) + _additive_terms(tree[3], right)
+    if tree[0] == "un" and tree[1] == OP_NEG:
+        return _additive_terms(tree[2], -sign)
+    return [(sign, tree)]
+
+
+def _text(tree: Node, values: Sequence[float], names: Sequence[str], scales: Sequence[float],
+          raw_units: bool) -> str:
+    kind = tree[0]
+    if kind == "raw":
+        return _text(tree[1], values, names, scales, False)
+    if kind == "const":
+        return _fmt(values[tree[1]])
+    if kind == "var":
+        return names[tree[1]]
+    if kind == "scaled":
+        s = scales[tree[1]]
+        return names[tree[1]] if s == 1.0 else f"({names[tree[1]]}/{_fmt(s)})"
+    if kind == "un":
+        inner = _text(tree[2], values, names, scales, raw_units)
+        if tree[1] == OP_NEG:
+            return f"-({inner})" if tree[2][0] == "bin" else f"-{inner}"
+        return f"{_FUNCTION[tree[1]]}({inner})"
+    op = tree[1]
+    left = _text(tree[2], values, names, scales, raw_units)
+    right = _text(tree[3], values, names, scales, raw_units)
+    p = _PRECEDENCE[op]
+    if _prec(tree[2]) < p:
+        left = f"({left})"
+    rp = _prec(tree[3])
+    if rp < p or (rp == p and op in (OP_SUB, OP_DIV)):
+        right = f"({right})"
+    if op in (OP_ADD, OP_SUB):
+        symbol = _SYMBOL[op]
+        if right.startswith("-") and _prec(tree[3]) >= 2:
+            symbol, right = ("-" if op == OP_ADD else "+"), right[1:]
+        return f"{left} {symbol} {right}"
+    return f"{left}*{right}" if op == OP_MUL else f"{left}/{right}"
+
+
+def _prec(tree: Node) -> int:
+    if tree[0] == "raw":
+        return _prec(tree[1])
+    if tree[0] == "bin":
+        return _PRECEDENCE[tree[1]]
+    return 3
+
+
+@dataclass(frozen=True)
+class GEPowerModel:
+    """An expression found by grammatical evolution: ``P = intercept + slope * f(X / scales)``
+    with ``f`` the evolved ``expression`` over variables ``x0..`` (= ``features[i] /
+    scales[i]``) and its fitted ``constants``; :attr:`text` is the readable form in raw
+    counter units."""
+
+    features: tuple[str, ...]
+    scales: tuple[float, ...]
+    expression: str
+    constants: tuple[float, ...]
+    intercept: float
+    slope: float
+    target: str = "power_w"
+    grammar: str = "thesis"
+    genome: tuple[int, ...] = ()
+    rmse_train: float = math.nan
+    generations: int = 0
+    seed: int = 0
+    history: tuple[float, ...] = ()
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def program(self) -> Program:
+        return compile_expression(self.expression, [f"x{i}" for i in range(len(self.features))])
+
+    def predict(self, X: pd.DataFrame) -> np.ndarray:
+        A = _matrix(X, self.features) / np.asarray(self.scales, float)
+        program = self.program
+        f = _evaluate(program.ops, program.args, np.asarray(self.constants, float),
+                      np.ascontiguousarray(A))
+        return self.intercept + self.slope * f
+
+    @property
+    def text(self) -> str:
+        """The model as an equation in raw counter units, e.g.
+        ``power_w = 12.1 + 3.1e-10*C2/C1 + ...``."""
+        program = self.program
+        values = list(self.constants)
+        tree = _fold(program.tree, values, self.scales)
+        intercept = self.intercept
+        if self.slope != 1.0 and not _distribute(tree, values, self.slope):
+            terms = [(1.0, f"{_fmt(self.slope)}*({_text(tree, values, self.features, self.scales, True)})")]
+        else:
+            terms = []
+            for sign, node in _additive_terms(tree, 1.0):
+                if node[0] == "const":
+                    intercept += sign * values[node[1]]
+                    continue
+                text = _text(node, values, self.features, self.scales, True)
+                if text.startswith("-") and _prec(node) >= 2:
+                    sign, text = -sign, text[1:]
+                terms.append((sign, text))
+        equation = _fmt(intercept) if intercept != 0 or not terms else ""
+        for sign, text in terms:
+            if not equation:
+                equation = text if sign > 0 else f"-{text}"
+            else:
+                equation += f" {'+' if sign > 0 else '-'} {text}"
+        return f"{self.target} = {equation}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return plain({"kind": "power_model", "version": MODEL_VERSION, "model": "ge",
+                      "target": self.target, "features": list(self.features),
+                      "scales": list(self.scales), "expression": self.expression,
+                      "constants": list(self.constants), "intercept": self.intercept,
+                      "slope": self.slope, "text": self.text, "grammar": self.grammar,
+                      "genome": list(self.genome), "rmse_train": self.rmse_train,
+                      "generations": self.generations, "seed": self.seed,
+                      "history": list(self.history), "meta": dict(self.meta)})
+
+    @staticmethod
+    def from_dict(data: dict[str, Any], source: str | None = None) -> GEPowerModel:
+        check_version(data, "power_model", MODEL_VERSION, source)
+        try:
+            model = GEPowerModel(
+                features=tuple(str(f) for f in data["features"]),
+                scales=tuple(float(s) for s in data["scales"]),
+                expression=str(data["expression"]),
+                constants=tuple(float(c) for c in data["constants"]),
+                intercept=float(data["intercept"]), slope=float(data["slope"]),
+                target=str(data.get("target", "power_w")),
+                grammar=str(data.get("grammar", "thesis")),
+                genome=tuple(int(c) for c in data.get("genome", ())),
+                rmse_train=math.nan if data.get("rmse_train") is None
+                else float(data["rmse_train"]),
+                generations=int(data.get("generations", 0)), seed=int(data.get("seed", 0)),
+                history=tuple(math.nan if h is None else float(h)
+                              for h in data.get("history", ())),
+                meta=dict(data.get("meta") or {}))
+            if len(model.scales) != len(model.features):
+                raise ValueError("features and scales differ in length")
+            program = model.program
+            if len(program.constants) != len(model.constants):
+                raise ValueError("the expression and its constants do not match")
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"malformed GE power model: {exc}", path=source) from None
+        return model
+
+
+@dataclass
+class _Evaluator:
+    """Fitness of a population: mapping and compiling (numba), fitting the constants (numba),
+    RMSE on every training row; fits are cached by expression structure."""
+
+    tables: tuple[np.ndarray, ...]
+    X: np.ndarray
+    y: np.ndarray
+    X_fit: np.ndarray
+    y_fit: np.ndarray
+    wraps: int
+    max_nodes: int
+    iterations: int
+    cache: dict[bytes, tuple[float, np.ndarray]] = field(default_factory=dict)
+    fits: int = 0
+
+    def __call__(self, genomes: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[Any]]:
+        """Fitness (RMSE; inf when invalid), codons read, and fitted [a, b, constants] (None
+        when invalid) of each genome."""
+        ops, args, consts, n_ops, n_consts, used, status = _map_population(
+            genomes, self.wraps, *self.tables, self.max_nodes)
+        fitness = np.full(len(genomes), math.inf)
+        params: list[Any] = [None] * len(genomes)
+        for g in np.flatnonzero(status == 1):
+            n = n_ops[g]
+            o, a = ops[g, :n], args[g, :n]
+            key = o.tobytes() + a.tobytes()
+            found = self.cache.get(key)
+            if found is None:
+                self.fits += 1
+                fitted, cost = _fit_constants(o, a, consts[g, :n_consts[g]], self.X_fit,
+                                              self.y_fit, self.iterations)
+                rmse = math.inf
+                if math.isfinite(cost):
+                    f = _evaluate(o, a, fitted[2:], self.X)
+                    rmse = float(np.sqrt(np.mean((fitted[0] + fitted[1] * f - self.y) ** 2)))
+                found = (rmse if math.isfinite(rmse) else math.inf, fitted)
+                self.cache[key] = found
+            fitness[g], params[g] = found
+        return fitness, used, params
+
+
+def fit_ge(X: pd.DataFrame, y: Any = "power_w", *, features: Sequence[str] | None = None,
+           grammar: str = "thesis", population: int = 200, codons: int = 100,
+           generations: int = 1000, crossover: float = 0.9, mutation: float | None = None,
+           wraps: int = 3, tournament: int = 2, elite: int = 2, fit_samples: int = 300,
+           iterations: int = 10, max_nodes: int = 60, seed: int = 0,
+           progress: Callable[[str, float], None] | None = None) -> GEPowerModel:
+    """Grammatical evolution of a power model (section 4.2.1.1.2, Appendix A).
+
+    The thesis's settings: ``population`` 200, ``codons`` 100 of 8 bits, ``crossover`` 0.9,
+    ``mutation`` per codon 1 / number of grammar rules (default; 0.2 for Grammar 1, as the
+    authors' JECO library computes it), ``wraps`` 3, RMSE fitness, ``grammar`` "thesis"
+    (Grammar 1; "extended" adds a linear term, or give a BNF text with ``{vars}``).
+
+    Our choices where the thesis is silent: binary ``tournament`` selection, integer-flip
+    mutation and generational replacement as in JECO, plus the ``elite`` best individuals
+    kept; one-point crossover at the same point of both parents, drawn inside the codons
+    both parents use (as PonyGE2 does: a cut beyond them changes nothing); ``generations``
+    1000 (about 15 s on 5000 samples). Each expression's constants, with an intercept and a
+    scale (``P = a + b f(X; c)``), are fitted by Levenberg-Marquardt (``iterations`` steps) on
+    a fixed random subset of ``fit_samples`` training rows; the fitness is the RMSE on every
+    training row; the best expression is refitted on every row at the end. Expressions
+    longer than ``max_nodes`` or without a variable are invalid (infinite fitness), as are
+    those whose codons run out. Counters enter divided by their mean absolute value
+    (numerical range; the printed model is in raw units). Mapping, compiling, evaluation and
+    fitting run in numba kernels; fits are cached by expression structure. Seeded: the same
+    data and ``seed`` give the same model.
+    """
+    X = _frame(X)
+    target_name = y if isinstance(y, str) else "power_w"
+    names = _features(X, features, y if isinstance(y, str) else None)
+    values = _target(X, y)
+    A = _matrix(X, names)
+    if len(values) < 3:
+        raise InputError(f"{len(values)} rows: too few to fit a model")
+    for name, value in (("population", population), ("codons", codons),
+                        ("generations", generations), ("tournament", tournament),
+                        ("fit_samples", fit_samples), ("max_nodes", max_nodes)):
+        if value < 1:
+            raise UsageError(f"{name} = {value}: expected a positive number")
+    if not 0 <= crossover <= 1:
+        raise UsageError(f"crossover = {crossover}: expected a probability")
+    if wraps < 0 or elite < 0 or elite >= population:
+        raise UsageError("wraps >= 0 and 0 <= elite < population expected")
+    gram = build_grammar(grammar, len(names))
+    p_mut = 1.0 / gram.n_rules if mutation is None else float(mutation)
+    if not 0 <= p_mut <= 1:
+        raise UsageError(f"mutation = {mutation}: expected a probability")
+    scales = np.mean(np.abs(A), axis=0)
+    scales = np.where(scales > 0, scales, 1.0)
+    Xs = np.ascontiguousarray(A / scales)
+    rng = np.random.default_rng(seed)
+    if len(values) > fit_samples:
+        rows = np.sort(rng.choice(len(values), fit_samples, replace=False))
+    else:
+        rows = np.arange(len(values))
+    evaluator = _Evaluator(tables=_grammar_tables(gram, tuple(f"x{i}" for i in range(len(names)))),
+                           X=Xs, y=values, X_fit=np.ascontiguousarray(Xs[rows]),
+                           y_fit=values[rows], wraps=wraps, max_nodes=max_nodes,
+                           iterations=iterations)
+
+    def evaluate(genomes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        fitness, used, _ = evaluator(genomes)
+        return fitness, np.minimum(used, codons)
+
+    started = time.perf_counter()
+    pop = rng.integers(0, 256, size=(population, codons), dtype=np.uint8)
+    fitness, used = evaluate(pop)
+    for _ in range(10):  # redraw individuals that do not map at all
+        invalid = ~np.isfinite(fitness)
+        if not invalid.any():
+            break
+        pop[invalid] = rng.integers(0, 256, size=(int(invalid.sum()), codons), dtype=np.uint8)
+        fitness[invalid], used[invalid] = evaluate(pop[invalid])
+    history = [float(np.min(fitness))]
+    n_children = population - elite
+    n_pairs = (n_children + 1) // 2
+    for generation in range(generations):
+        order = np.argsort(fitness, kind="stable")
+        contenders = rng.integers(0, population, size=(n_pairs, 2, tournament))
+        winners = np.take_along_axis(
+            contenders, np.argmin(fitness[contenders], axis=2)[..., None], axis=2)[..., 0]
+        first, second = winners[:, 0], winners[:, 1]
+        cross = rng.random(n_pairs) < crossover
+        reach = np.maximum(np.minimum(used[first], used[second]), 2)
+        points = (rng.random(n_pairs) * (reach - 1)).astype(np.int64) + 1
+        swap = (np.arange(codons)[None, :] >= points[:, None]) & cross[:, None]
+        offspring = np.concatenate([np.where(swap, pop[second], pop[first]),
+                                    np.where(swap, pop[first], pop[second])])[:n_children]
+        flips = rng.random(offspring.shape) < p_mut
+        offspring[flips] = rng.integers(0, 256, size=int(flips.sum()), dtype=np.uint8)
+        child_fitness, child_used = evaluate(offspring)
+        keep = order[:elite]
+        pop = np.concatenate([pop[keep], offspring])
+        fitness = np.concatenate([fitness[keep], child_fitness])
+        used = np.concatenate([used[keep], child_used])
+        history.append(float(np.min(fitness)))
+        if progress is not None:
+            progress(f"generation {generation + 1}/{generations}, best RMSE "
+                     f"{history[-1]:.4g}", (generation + 1) / generations)
+    best = int(np.argmin(fitness))
+    found, _, fitted = evaluator(pop[best: best + 1])
+    rmse, params = float(found[0]), fitted[0]
+    if params is None or not math.isfinite(rmse):
+        raise InputError("grammatical evolution found no valid expression (are the counters "
+                         "all zero or the target constant?)")
+    tokens, _ = map_genome(pop[best], gram, wraps=wraps)
+    program = compile_expression(tokens or [], [f"x{i}" for i in range(len(names))])
+    # refit the winner's constants on every training row
+    params_all, cost = _fit_constants(program.ops, program.args, params[2:].copy(), Xs,
+                                      values, 100)
+    if math.isfinite(cost) and math.sqrt(cost / len(values)) <= rmse:
+        params, rmse = params_all, math.sqrt(cost / len(values))
+    expression = " ".join(_merge_numbers(tokens or []))
+    return GEPowerModel(
+        features=names, scales=tuple(float(s) for s in scales), expression=expression,
+        constants=tuple(float(c) for c in params[2:]), intercept=float(params[0]),
+        slope=float(params[1]), target=target_name, grammar=gram.name,
+        genome=tuple(int(c) for c in pop[best]), rmse_train=float(rmse),
+        generations=generations, seed=seed, history=tuple(history),
+        meta={"population": population, "codons": codons, "crossover": crossover,
+              "mutation": p_mut, "wraps": wraps, "tournament": tournament, "elite": elite,
+              "fit_samples": len(rows), "expressions_fitted": evaluator.fits,
+              "fit_time_s": time.perf_counter() - started})
+
+
+# --- server power breakdown (4.15-4.17) ------------------------------------------------------
+def fit_polynomial(x: Any, y: Any, degree: int) -> tuple[float, ...]:
+    """Least-squares polynomial coefficients in ascending order (c0, c1, ...), fitted on a
+    scaled domain and converted back to raw units."""
+    xv = np.asarray(x, float)
+    yv = np.asarray(y, float)
+    if xv.shape != yv.shape or xv.ndim != 1:
+        raise UsageError("x and y: expected two 1-D arrays of the same length")
+    if not (np.isfinite(xv).all() and np.isfinite(yv).all()):
+        raise InputError("missing or non-finite values in the polynomial data")
+    if len(np.unique(xv)) <= degree:
+        raise InputError(f"{len(np.unique(xv))} distinct x values: too few for degree {degree}")
+    poly = np.polynomial.Polynomial.fit(xv, yv, degree).convert()
+    coef = np.zeros(degree + 1)
+    coef[: len(poly.coef)] = poly.coef
+    return tuple(float(c) for c in coef)
+
+
+def fit_leakage(temperature_c: Any, leakage_w: Any, *, degree: int = 2) -> tuple[float, ...]:
+    """Eq. 4.16: ``alpha0 + alpha1 T + alpha2 T^2`` (the second-order Taylor expansion of an
+    exponential), T the CPU temperature (degrees C)."""
+    return fit_polynomial(temperature_c, leakage_w, degree)
+
+
+def fit_fan(rpm: Any, fan_w: Any, *, degree: int = 3) -> tuple[float, ...]:
+    """Eq. 4.17: ``beta0 + beta1 rpm + beta2 rpm^2 + beta3 rpm^3``."""
+    return fit_polynomial(rpm, fan_w, degree)
+
+
+def _poly(coef: Sequence[float], x: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(x)
+    for c in reversed(coef):
+        out = out * x + c
+    return out
+
+
+@dataclass(frozen=True)
+class ServerPowerModel:
+    """Eq. 4.15: ``P_total = P_idle + P_leak(T) + P_CPU,dyn + P_fan(rpm) + P_Mem,dyn +
+    P_disk`` (defaults: the thesis's P_idle = 50.0 W, P_disk = 16.75 W, section 4.2.1)."""
+
+    cpu: Any
+    mem: Any
+    leakage: tuple[float, ...]
+    fan: tuple[float, ...]
+    idle_w: float = 50.0
+    disk_w: float = 16.75
+    temperature: str = "temp_c"
+    rpm: str = "fan_rpm"
+    target: str = "power_w"
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        names: list[str] = []
+        for name in (*self.cpu.features, *self.mem.features, self.temperature, self.rpm):
+            if name not in names:
+                names.append(name)
+        return tuple(names)
+
+    def components(self, X: pd.DataFrame) -> pd.DataFrame:
+        """The breakdown per row: idle, leakage, cpu_dyn, fan, mem_dyn, disk and total (W)."""
+        X = _frame(X)
+        temp = _column(X, self.temperature, None)
+        rpm = _column(X, self.rpm, None)
+        parts = pd.DataFrame({
+            "idle_w": np.full(len(X), self.idle_w),
+            "leak_w": _poly(self.leakage, temp),
+            "cpu_dyn_w": self.cpu.predict(X),
+            "fan_w": _poly(self.fan, rpm),
+            "mem_dyn_w": self.mem.predict(X),
+            "disk_w": np.full(len(X), self.disk_w),
+        }, index=X.index)
+        parts["total_w"] = parts.sum(axis=1)
+        return parts
+
+    def predict(self, X: pd.DataFrame) -> np.ndarray:
+        return self.components(X)["total_w"].to_numpy()
+
+    def to_dict(self) -> dict[str, Any]:
+        return plain({"kind": "power_model", "version": MODEL_VERSION, "model": "server",
+                      "target": self.target, "features": list(self.features),
+                      "cpu": self.cpu.to_dict(), "mem": self.mem.to_dict(),
+                      "leakage": list(self.leakage), "fan": list(self.fan),
+                      "idle_w": self.idle_w, "disk_w": self.disk_w,
+                      "temperature": self.temperature, "rpm": self.rpm,
+                      "meta": dict(self.meta)})
+
+    @staticmethod
+    def from_dict(data: dict[str, Any], source: str | None = None) -> ServerPowerModel:
+        check_version(data, "power_model", MODEL_VERSION, source)
+        try:
+            return ServerPowerModel(
+                cpu=power_model_from_dict(data["cpu"], source),
+                mem=power_model_from_dict(data["mem"], source),
+                leakage=tuple(float(c) for c in data["leakage"]),
+                fan=tuple(float(c) for c in data["fan"]),
+                idle_w=float(data.get("idle_w", 50.0)), disk_w=float(data.get("disk_w", 16.75)),
+                temperature=str(data.get("temperature", "temp_c")),
+                rpm=str(data.get("rpm", "fan_rpm")), target=str(data.get("target", "power_w")),
+                meta=dict(data.get("meta") or {}))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"malformed server power model: {exc}", path=source) from None
+
+
+def _fit_one(model: str, X: pd.DataFrame, y: Any, features: Sequence[str] | None, seed: int,
+             options: Mapping[str, Any]) -> Any:
+    if model == "linear":
+        return fit_linear(X, y, features=features, seed=seed, **options)
+    if model == "pls":
+        return fit_pls(X, y, features=features, seed=seed, **options)
+    if model == "ge":
+        return fit_ge(X, y, features=features, seed=seed, **options)
+    raise UsageError(f"model {model!r}: expected one of {', '.join(MODELS)}")
+
+
+def fit_server(frame: pd.DataFrame, *, leakage: Sequence[float], fan: Sequence[float],
+               total: str = "power_w", mem: str = "mem_dyn_w", temperature: str = "temp_c",
+               rpm: str = "fan_rpm", idle_w: float = 50.0, disk_w: float = 16.75,
+               model: str = "linear", features: Sequence[str] | None = None, seed: int = 0,
+               **options: Any) -> ServerPowerModel:
+    """The whole-server model of 4.15 the thesis's way (section 4.2.1): leakage and fan
+    polynomials from their own experiments (:func:`fit_leakage`, :func:`fit_fan`), memory
+    dynamic power from the DIMM sensor column ``mem``, and the CPU dynamic power as what is
+    left of the measured ``total`` (``total - idle - leak(T) - fan(rpm) - mem - disk``);
+    both dynamic parts are fitted with ``model`` on the counters ``features`` (default: the
+    numeric columns other than the power, temperature and fan columns)."""
+    frame = _frame(frame)
+    temp = _column(frame, temperature, None)
+    speed = _column(frame, rpm, None)
+    measured = _column(frame, total, None)
+    memory = _column(frame, mem, None)
+    if features is None:
+        skip = {total, mem, temperature, rpm}
+        features = [f for f in default_features(frame, total) if f not in skip
+                    and not str(f).endswith("_w")]
+    cpu_dyn = measured - idle_w - _poly(tuple(leakage), temp) - _poly(tuple(fan), speed) \
+        - memory - disk_w
+    cpu_model = _fit_one(model, frame, cpu_dyn, features, seed, options)
+    mem_model = _fit_one(model, frame, memory, features, seed, options)
+    return ServerPowerModel(cpu=cpu_model, mem=mem_model, leakage=tuple(leakage),
+                            fan=tuple(fan), idle_w=idle_w, disk_w=disk_w,
+                            temperature=temperature, rpm=rpm, target=total)
+
+
+def power_model_from_dict(data: Mapping[str, Any], source: str | None = None) -> Any:
+    """Any power model stored by ``to_dict()`` (kind ``"power_model"``)."""
+    data = dict(data) if isinstance(data, Mapping) else data
+    check_version(data, "power_model", MODEL_VERSION, source)
+    kind = data.get("model")
+    if kind in ("linear", "pls"):
+        return LinearPowerModel.from_dict(data, source)
+    if kind == "ge":
+        return GEPowerModel.from_dict(data, source)
+    if kind == "server":
+        return ServerPowerModel.from_dict(data, source)
+    raise InputError(f"unknown power model {kind!r} (expected linear, pls, ge or server)",
+                     path=source)
+
+
+# --- fit and evaluate on a table (what the CLI runs) ----------------------------------------
+@dataclass(frozen=True)
+class PowerModelFit:
+    """A model fitted on a random ``1 - test_fraction`` of the rows and scored on the rest:
+    RMSE, MAE (W) and MPE (%) on the training and test rows."""
+
+    model: Any
+    target: str
+    n_train: int
+    n_test: int
+    train: Mapping[str, float]
+    test: Mapping[str, float]
+    seed: int
+    test_fraction: float
+    fit_time_s: float
+    source: str | None = None
+
+    @property
+    def text(self) -> str:
+        model = self.model
+        return model.text if isinstance(model, GEPowerModel) else \
+            f"{self.target} = {model.expression}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return plain({"kind": "power_model_fit", "version": FIT_VERSION,
+                      "model": self.model.to_dict(), "method": self.model.to_dict()["model"],
+                      "target": self.target, "features": list(self.model.features),
+                      "expression": self.text, "n_train": self.n_train, "n_test": self.n_test,
+                      "train": dict(self.train), "test": dict(self.test), "seed": self.seed,
+                      "test_fraction": self.test_fraction, "fit_time_s": self.fit_time_s,
+                      "source": self.source})
+
+    @staticmethod
+    def from_dict(data: dict[str, Any], source: str | None = None) -> PowerModelFit:
+        check_version(data, "power_model_fit", FIT_VERSION, source)
+
+        def scores(d: Mapping[str, Any]) -> dict[str, float]:
+            return {k: math.nan if v is None else float(v) for k, v in d.items()}
+
+        try:
+            return PowerModelFit(
+                model=power_model_from_dict(data["model"], source), target=str(data["target"]),
+                n_train=int(data["n_train"]), n_test=int(data["n_test"]),
+                train=scores(data["train"]), test=scores(data["test"]), seed=int(data["seed"]),
+                test_fraction=float(data["test_fraction"]),
+                fit_time_s=float(data.get("fit_time_s") or math.nan),
+                source=data.get("source"))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"malformed power_model_fit result: {exc}", path=source) from None
+
+
+def split_rows(n: int, test_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Random train / test row indices (sorted); at least one training row."""
+    if not 0 <= test_fraction < 1:
+        raise UsageError(f"test fraction {test_fraction}: expected 0 <= fraction < 1")
+    order = np.random.default_rng([seed, 3]).permutation(n)
+    n_test = min(round(test_fraction * n), n - 1)
+    return np.sort(order[n_test:]), np.sort(order[:n_test])
+
+
+def fit_power_model(table: pd.DataFrame, *, target: str = "power_w", model: str = "linear",
+                    features: Sequence[str] | None = None, seed: int = 0,
+                    test_fraction: float = 0.3, source: str | None = None,
+                    progress: Callable[[str, float], None] | None = None,
+                    **options: Any) -> PowerModelFit:
+    """Fit ``model`` ("linear", "pls" or "ge") of ``target`` on counters and score it on a
+    held-out ``test_fraction`` of the rows (random, seeded). Input errors name ``source``
+    (the file) and the column."""
+    table = _frame(table, "table")
+    if model not in MODELS:
+        raise UsageError(f"model {model!r}: expected one of {', '.join(MODELS)}")
+    if len(table) == 0:
+        raise InputError("the table has no rows", path=source)
+    names = _features(table, features, target)
+    values = _column(table, target, source)
+    _matrix(table, names, source)  # every error names the file, column and line
+    train, test = split_rows(len(table), test_fraction, seed)
+    minimum = len(names) + 2 if model != "ge" else 3
+    if len(train) < minimum:
+        raise InputError(f"{len(train)} training rows for {len(names)} counters: too few to "
+                         "fit (give more rows or a smaller --test-fraction)", path=source)
+    started = time.perf_counter()
+    fitted_table = table.iloc[train]
+    if model == "ge":
+        options = {**options, "progress": progress}
+    fitted = _fit_one(model, fitted_table, target, names, seed, options)
+    elapsed = time.perf_counter() - started
+    predicted = fitted.predict(table)
+    return PowerModelFit(model=fitted, target=target, n_train=len(train), n_test=len(test),
+                         train=errors(predicted[train], values[train]),
+                         test=errors(predicted[test], values[test]), seed=seed,
+                         test_fraction=test_fraction, fit_time_s=elapsed, source=source)
+
+
+@dataclass(frozen=True)
+class PowerModelEval:
+    """A stored model scored on a table: RMSE, MAE (W), MPE (%)."""
+
+    method: str
+    target: str
+    n: int
+    scores: Mapping[str, float]
+    predicted_mean_w: float
+    measured_mean_w: float
+    source: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return plain({"kind": "power_model_eval", "version": FIT_VERSION,
+                      "method": self.method, "target": self.target, "n": self.n,
+                      **dict(self.scores), "predicted_mean_w": self.predicted_mean_w,
+                      "measured_mean_w": self.measured_mean_w, "source": self.source})
+
+
+def evaluate_power_model(model: Any, table: pd.DataFrame, *, target: str | None = None,
+                         source: str | None = None) -> PowerModelEval:
+    """Score ``model`` on ``table`` (the measured power in ``target``, default the model's)."""
+    table = _frame(table, "table")
+    target = target or getattr(model, "target", "power_w")
+    if len(table) == 0:
+        raise InputError("the table has no rows", path=source)
+    measured = _column(table, target, source)
+    for name in model.features:
+        _column(table, name, source)
+    predicted = model.predict(table)
+    return PowerModelEval(method=model.to_dict()["model"], target=target, n=len(table),
+                          scores=errors(predicted, measured),
+                          predicted_mean_w=float(np.mean(predicted)),
+                          measured_mean_w=float(np.mean(measured)), source=source)
