@@ -116,6 +116,18 @@ def arg_parser(doc: str | None, *, quick: str) -> argparse.ArgumentParser:
     return parser
 
 
+def cores_used() -> str:
+    """The CPU affinity of this run, as ``taskset -c`` would take it."""
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return "cores: unknown"
+    if len(cpus) == os.cpu_count():
+        return f"all {len(cpus)} cores"
+    word = "One core" if len(cpus) == 1 else f"{len(cpus)} cores"
+    return f"{word}, `taskset -c {','.join(map(str, cpus))}`"
+
+
 def machine_lines(run: Run | None = None) -> list[str]:
     """Markdown bullet lines describing the machine and the run."""
     now = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")

@@ -90,18 +90,6 @@ def fit_times(configs) -> tuple[float, float, float]:  # type: ignore[no-untyped
     return statistics.median(times["seed"]), statistics.median(times["extended"]), whole
 
 
-def cores_used() -> str:
-    """The CPU affinity of the run, as ``taskset -c`` would take it."""
-    try:
-        cpus = sorted(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return "cores: unknown"
-    if len(cpus) == os.cpu_count():
-        return f"all {len(cpus)} cores"
-    word = "One core" if len(cpus) == 1 else f"{len(cpus)} cores"
-    return f"{word}, `taskset -c {','.join(map(str, cpus))}`"
-
-
 def cell(values: list[float]) -> str:
     if len(values) == 1:
         return f"{values[0]:.1f}"
@@ -196,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     md = [
         "## Energy-model fitting (`benchmarks/energy_fit.py`)", "",
         *_common.machine_lines(bench),
-        f"- {cores_used()}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}"
+        f"- {_common.cores_used()}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}"
         f"; total {_common.seconds(bench.elapsed())}.",
         "- Campaigns on the thesis's grid (935 configurations); every method trained on the "
         f"same 10 configurations and scored on the 925 others; holdout MPE in %, {seed_note}. "

@@ -17,7 +17,6 @@ PLS fit RMSE against the thesis's 0.69 / 0.71.
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 import warnings
@@ -27,17 +26,6 @@ import numpy as np
 import _common
 
 SECTION = "powermodels"
-
-
-def cores_used() -> str:
-    try:
-        cpus = sorted(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return "cores: unknown"
-    if len(cpus) == os.cpu_count():
-        return f"all {len(cpus)} cores"
-    word = "one core" if len(cpus) == 1 else f"{len(cpus)} cores"
-    return f"{word} (`taskset -c {','.join(map(str, cpus))}`)"
 
 
 def datasets(n: int, seed: int, quick: bool):  # type: ignore[no-untyped-def]
@@ -234,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     md = [
         "## Power models from counters (`benchmarks/powermodels.py`)", "",
         *_common.machine_lines(bench),
-        f"- {cores_used()}; total {_common.seconds(bench.elapsed())}.",
+        f"- {_common.cores_used()}; total {_common.seconds(bench.elapsed())}.",
         f"- {n} samples of the 14 counters (phasekit.synth.counters), power = model + "
         "N(0, 2 W); 70 % train / 30 % test, every counter a candidate for every method; "
         f"{seed_note}. GE: the thesis's settings (population 200, 100 8-bit codons, "

@@ -17,6 +17,7 @@ from phasekit.cli.common import (
     parse_duration,
     parse_list,
     print_json,
+    sub_app,
 )
 
 if TYPE_CHECKING:
@@ -24,11 +25,10 @@ if TYPE_CHECKING:
 
     from phasekit.campaign import Campaign
 
-campaign_app = typer.Typer(
-    name="campaign", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
-    help="Measurement campaigns: run a program over threads, cores, frequencies and inputs "
-         "(seed 002, PaScal Analyzer), or import PaScal Analyzer output.",
-    context_settings={"help_option_names": ["-h", "--help"]})
+campaign_app = sub_app(
+    "campaign",
+    "Measurement campaigns: run a program over threads, cores, frequencies and inputs "
+    "(seed 002, PaScal Analyzer), or import PaScal Analyzer output.")
 
 RUN_EPILOG = """\
 Example:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import typer
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -113,6 +114,13 @@ def parse_duration(text: str, option: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise UsageError(f"{option} {text!r}: expected a positive duration")
     return value
+
+
+def sub_app(name: str, help: str) -> typer.Typer:
+    """A ``phasekit NAME ...`` group of subcommands, with the CLI's common settings."""
+    return typer.Typer(name=name, help=help, no_args_is_help=True, add_completion=False,
+                       rich_markup_mode=None,
+                       context_settings={"help_option_names": ["-h", "--help"]})
 
 
 def parse_list(text: str | None, option: str, kind: type[int] | type[float]

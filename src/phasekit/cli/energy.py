@@ -21,6 +21,7 @@ from phasekit.cli.common import (
     out_console,
     print_json,
     print_written,
+    sub_app,
     write_json,
     write_outputs,
 )
@@ -31,15 +32,10 @@ if TYPE_CHECKING:
 
 __all__ = ["CHOOSE_EPILOG", "FIT_EPILOG", "choose", "energy_app", "fit", "load_table"]
 
-energy_app = typer.Typer(
-    name="energy",
-    help="Energy of a program over frequency, cores and input (seed 002): fit models, choose "
-         "configurations, divide into phases, plot.",
-    no_args_is_help=True,
-    add_completion=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+energy_app = sub_app(
+    "energy",
+    "Energy of a program over frequency, cores and input (seed 002): fit models, choose "
+    "configurations, divide into phases, plot.")
 
 FIT_EPILOG = """\
 Example:

@@ -22,6 +22,7 @@ from phasekit.cli.common import (
     out_console,
     print_json,
     progress_reporter,
+    sub_app,
     write_json,
 )
 from phasekit.errors import InputError, PhasekitError, UsageError
@@ -31,15 +32,10 @@ if TYPE_CHECKING:
 
 __all__ = ["EVAL_EPILOG", "FIT_EPILOG", "evaluate", "fit", "load_counters", "powermodel_app"]
 
-powermodel_app = typer.Typer(
-    name="powermodel",
-    help="Server power models from hardware counters (seed 004): linear, partial least "
-         "squares, grammatical evolution.",
-    no_args_is_help=True,
-    add_completion=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+powermodel_app = sub_app(
+    "powermodel",
+    "Server power models from hardware counters (seed 004): linear, partial least "
+    "squares, grammatical evolution.")
 
 FIT_EPILOG = """\
 Example:

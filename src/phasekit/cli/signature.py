@@ -26,6 +26,7 @@ from phasekit.cli.common import (
     print_json,
     print_written,
     progress_reporter,
+    sub_app,
     write_json,
 )
 from phasekit.errors import InputError, UsageError
@@ -38,11 +39,10 @@ __all__ = ["BUILD_EPILOG", "RUN_EPILOG", "build", "run", "signature_app"]
 
 FIGURE_SUFFIXES = ("png", "svg", "pdf", "jpg", "jpeg", "webp", "tif", "tiff", "eps", "ps")
 
-signature_app = typer.Typer(
-    name="signature", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
-    help="Application signatures (seed 004): one executable per independent path of a C "
-         "program, run partially to estimate the program's time and energy.",
-    context_settings={"help_option_names": ["-h", "--help"]})
+signature_app = sub_app(
+    "signature",
+    "Application signatures (seed 004): one executable per independent path of a C "
+    "program, run partially to estimate the program's time and energy.")
 
 BUILD_EPILOG = """\
 Example:
