@@ -335,16 +335,11 @@ def _raw(b0: float, b: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> tuple[floa
     return float(b0 - np.sum(coef * mu)), coef
 
 
-def fit_linear(X: pd.DataFrame, y: Any = "power_w", *, features: Sequence[str] | None = None,
-               select: str = "forward", max_features: int | None = None,
-               seed: int = 0) -> LinearPowerModel:
-    """Least-squares linear model of ``y`` (a column name or values) on counters.
-
-    ``features`` are the candidates (default: every numeric column but the target);
-    ``select`` the feature selection (:func:`select_features`: "forward", "pca", "none").
-    The fit is on standardized counters (counts are 1e6-1e12), coefficients are given back in
-    raw units.
-    """
+def _selected(X: pd.DataFrame, y: Any, features: Sequence[str] | None, select: str,
+              max_features: int | None, seed: int
+              ) -> tuple[str, tuple[str, ...], np.ndarray, np.ndarray]:
+    """The target's name, the selected counters, the target values and the counter matrix
+    (what :func:`fit_linear` and :func:`fit_pls` share)."""
     X = _frame(X)
     target_name = y if isinstance(y, str) else "power_w"
     names = _features(X, features, y if isinstance(y, str) else None)
@@ -355,6 +350,20 @@ def fit_linear(X: pd.DataFrame, y: Any = "power_w", *, features: Sequence[str] |
     A = _matrix(X, names)
     if len(values) < len(names) + 2:
         raise InputError(f"{len(values)} rows for {len(names)} counters: too few to fit")
+    return target_name, tuple(names), values, A
+
+
+def fit_linear(X: pd.DataFrame, y: Any = "power_w", *, features: Sequence[str] | None = None,
+               select: str = "forward", max_features: int | None = None,
+               seed: int = 0) -> LinearPowerModel:
+    """Least-squares linear model of ``y`` (a column name or values) on counters.
+
+    ``features`` are the candidates (default: every numeric column but the target);
+    ``select`` the feature selection (:func:`select_features`: "forward", "pca", "none").
+    The fit is on standardized counters (counts are 1e6-1e12), coefficients are given back in
+    raw units.
+    """
+    target_name, names, values, A = _selected(X, y, features, select, max_features, seed)
     Z, mu, sd = _standardize(A)
     b0, b = _ols(Z, values)
     intercept, coef = _raw(b0, b, mu, sd)
@@ -375,16 +384,7 @@ def fit_pls(X: pd.DataFrame, y: Any = "power_w", *, features: Sequence[str] | No
     """
     from sklearn.cross_decomposition import PLSRegression
 
-    X = _frame(X)
-    target_name = y if isinstance(y, str) else "power_w"
-    names = _features(X, features, y if isinstance(y, str) else None)
-    values = _target(X, y)
-    if select != "none":
-        names = select_features(X, values, features=names, method=select,
-                                max_features=max_features, seed=seed)
-    A = _matrix(X, names)
-    if len(values) < len(names) + 2:
-        raise InputError(f"{len(values)} rows for {len(names)} counters: too few to fit")
+    target_name, names, values, A = _selected(X, y, features, select, max_features, seed)
     Z, mu, sd = _standardize(A)
     p = Z.shape[1]
     if n_components is None:
