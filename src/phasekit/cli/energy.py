@@ -17,10 +17,12 @@ from rich.table import Table
 
 from phasekit.cli.common import (
     check_output,
+    is_csv,
     name_file,
     out_console,
     print_json,
     print_written,
+    read_csv_table,
     sub_app,
     write_json,
     write_outputs,
@@ -30,7 +32,10 @@ from phasekit.errors import InputError, PhasekitError, UsageError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["CHOOSE_EPILOG", "FIT_EPILOG", "choose", "energy_app", "fit", "load_table"]
+    from phasekit.campaign import Campaign
+
+__all__ = ["CHOOSE_EPILOG", "FIT_EPILOG", "choose", "energy_app", "fit", "load_runs",
+           "load_table"]
 
 energy_app = sub_app(
     "energy",
@@ -47,7 +52,19 @@ Example:
     phasekit energy fit runs.csv --train 10 --json > fit.json
 """
 
-_CSV_SUFFIXES = (".csv", ".tsv", ".txt")
+
+def load_runs(path: Path) -> Campaign | pd.DataFrame:
+    """A campaign (our JSON or JSON lines, PaScal Analyzer JSON) or, for a ``.csv``/``.tsv``
+    (optionally ``.gz``), its tidy table (columns as :meth:`Campaign.table`). Errors name the
+    file."""
+    from phasekit.campaign import read_campaign
+
+    if is_csv(path):
+        return read_csv_table(path)
+    try:
+        return read_campaign(path)
+    except PhasekitError as exc:
+        raise name_file(exc, path) from exc
 
 
 def load_table(path: Path) -> pd.DataFrame:
@@ -57,26 +74,10 @@ def load_table(path: Path) -> pd.DataFrame:
     input, energy_j and optionally time_s; anything else is read as a campaign (our JSON or
     JSON lines, or PaScal Analyzer JSON). Errors name the file.
     """
-    import pandas as pd
-
-    from phasekit.campaign import read_campaign
     from phasekit.energy.fit import configurations
 
-    source = str(path)
-    name = path.name.lower().removesuffix(".gz")
     try:
-        if name.endswith(_CSV_SUFFIXES):
-            if not path.is_file():
-                raise InputError("no such file", path=source)
-            try:
-                table = pd.read_csv(path, sep=None, engine="python")
-            except (ValueError, UnicodeDecodeError, pd.errors.ParserError,
-                    pd.errors.EmptyDataError) as exc:
-                raise InputError(f"not a readable CSV table: {exc}", path=source) from None
-            table.columns = [str(c).strip() for c in table.columns]
-            return configurations(table, source=source)
-        campaign = read_campaign(path)
-        return configurations(campaign, source=source)
+        return configurations(load_runs(path), source=str(path))
     except PhasekitError as exc:
         raise name_file(exc, path) from exc
 

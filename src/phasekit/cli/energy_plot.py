@@ -24,16 +24,15 @@ from phasekit.cli.common import (
     print_written,
     progress_reporter,
 )
+from phasekit.cli.energy import load_runs
 from phasekit.cli.energy_phases import FIGURE_SUFFIXES
-from phasekit.errors import InputError, PhasekitError, UsageError
+from phasekit.errors import PhasekitError, UsageError
 
 if TYPE_CHECKING:
-    import pandas as pd
 
-    from phasekit.campaign import Campaign
     from phasekit.energy.efficiency import ConfigurationTable, EfficiencyTable
 
-__all__ = ["EPILOG", "KINDS", "load_runs", "plot"]
+__all__ = ["EPILOG", "KINDS", "plot"]
 
 EPILOG = """\
 Example:
@@ -48,35 +47,6 @@ Example:
 
 #: What to draw: the efficiency heatmaps, the energy/time panels, or both.
 KINDS = ("efficiency", "energy", "all")
-_CSV_SUFFIXES = (".csv", ".tsv", ".txt")
-
-
-def load_runs(path: Path) -> Campaign | pd.DataFrame:
-    """A campaign (our JSON or JSON lines, PaScal Analyzer JSON) or, for a ``.csv``/``.tsv``
-    (optionally ``.gz``), its tidy table (columns as :meth:`Campaign.table`). Errors name the
-    file."""
-    import pandas as pd
-
-    from phasekit.campaign import read_campaign
-
-    source = str(path)
-    name = path.name.lower().removesuffix(".gz")
-    if not name.endswith(_CSV_SUFFIXES):
-        try:
-            return read_campaign(path)
-        except PhasekitError as exc:
-            raise name_file(exc, path) from exc
-    if not path.is_file():
-        raise InputError("no such file" if not path.exists() else "not a file", path=source)
-    try:
-        table = pd.read_csv(path, sep=None, engine="python")
-    except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError,
-            pd.errors.EmptyDataError) as exc:
-        raise InputError(f"not a readable CSV table: {exc}", path=source) from None
-    table.columns = [str(c).strip() for c in table.columns]
-    return table
-
-
 def _cell(value: float) -> str:
     return "-" if not math.isfinite(value) else f"{value:.2f}"
 

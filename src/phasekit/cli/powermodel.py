@@ -22,6 +22,7 @@ from phasekit.cli.common import (
     out_console,
     print_json,
     progress_reporter,
+    read_csv_table,
     sub_app,
     write_json,
 )
@@ -58,17 +59,7 @@ Example:
 def load_counters(path: Path) -> pd.DataFrame:
     """A CSV (or TSV, optionally gzipped) of counters and measured power, one row per sample;
     errors name the file."""
-    import pandas as pd
-
-    if not path.is_file():
-        raise InputError("no such file", path=str(path))
-    try:
-        table = pd.read_csv(path, sep=None, engine="python")
-    except (ValueError, UnicodeDecodeError, pd.errors.ParserError,
-            pd.errors.EmptyDataError) as exc:
-        raise InputError(f"not a readable CSV table: {' '.join(str(exc).split())}",
-                         path=str(path)) from None
-    table.columns = [str(c).strip() for c in table.columns]
+    table = read_csv_table(path)
     if len(table) == 0:
         raise InputError("the table has no rows", path=str(path))
     return table
