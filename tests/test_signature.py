@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -34,8 +32,10 @@ from phasekit.signature.manager import (
     find_change,
     first_stable_window,
     partial_steps,
+    simulated_cycles,
 )
 from phasekit.signature.paths import (
+    SIMULATED_KERNEL_ARGS,
     InstructionCount,
     Signature,
     Unit,
@@ -385,42 +385,42 @@ def test_kernels_build_into_paths_with_exact_instruction_counts(
     assert stencil.graph.tool.startswith("doxygen") and not stencil.graph.notes
 
 
-def timing_noise(signature: Signature, runs: int = 5) -> float:
-    """Run-to-run spread of the CPU time of one program on this machine right now:
-    (slowest - fastest) / fastest over ``runs`` runs."""
-    times = []
-    for _ in range(runs):
-        process = subprocess.Popen([str(Path(signature.directory) / "bin" / "program"),
-                                    *signature.args], stdout=subprocess.DEVNULL)
-        _, _, usage = os.wait4(process.pid, 0)
-        process.returncode = 0
-        times.append(usage.ru_utime + usage.ru_stime)
-    return (max(times) - min(times)) / min(times)
+
+
+@pytest.fixture(scope="module")
+def tiny_kernels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Signature]:
+    if not TOOLS:
+        pytest.skip("needs cc, doxygen and valgrind")
+    root = tmp_path_factory.mktemp("tiny")
+    return {name: build_signature(kernel_source(name), root / name, args=args, steps_arg=2)
+            for name, args in SIMULATED_KERNEL_ARGS.items()}
 
 
 @needs_tools
-def test_quality_energy_within_15_percent_of_full_runs(kernels: dict[str, Signature]) -> None:
+def test_quality_energy_within_15_percent_of_full_runs(tiny_kernels: dict[str, Signature]
+                                                       ) -> None:
     """Issue 7: the signature's energy estimate of each bundled kernel within 15 % of its full
-    run measured with the same sources (software counters and the default power model here:
-    no meter exists). p = 10 % (the thesis recommends 5-10 %) keeps the partial runs of these
-    short inputs above the timing noise. The partial runs go one after the other (cores=1):
-    the two vCPUs of a virtual machine may be hardware threads of one physical core, which
-    would slow runs made in parallel (the thesis assumes perfectly parallel runs, 4.1.4.1).
-    Five rounds of (partial runs, full run), the fastest of each kept: other jobs on a
-    shared machine only ever add time. When the same program's CPU time already varies by
-    more than 10 % from run to run (other jobs on the machine), no estimate can be checked
-    against a 15 % bound: the test says so and skips."""
-    noise = timing_noise(kernels["dgemm"])
-    if noise > 0.10:
-        pytest.skip(f"this machine's run-to-run timing noise is {noise:.0%} now (other jobs): "
-                    "a 15 % accuracy bound cannot be checked")
+    run measured with the same sources. This machine's CPU time varies by 10-60 % from run
+    to run (a virtual machine: measured in benchmarks/signature.py), more than the bound, so
+    the sources here are callgrind's simulation of a reference machine (mode "simulated"):
+    deterministic, the partial runs and the full run timed alike. p = 10 % (the thesis
+    recommends 5-10 %); sm = 1 ms, so that rounding each segment to whole samples (eq. 4.11)
+    stays under 1 % of these 0.1 s runs."""
     errors = {}
-    for name, sig in kernels.items():
-        est = run_signature(sig, p=10.0, compare=True, cores=1, repeats=5)
+    for name, sig in tiny_kernels.items():
+        est = run_signature(sig, p=10.0, interval=0.001, compare=True, mode="simulated")
         assert est.complete and est.compared, est.notes
-        errors[name] = (round(est.energy_error, 1), round(est.time_error, 1),
-                        round(est.cr, 2))
-    assert all(e < 15.0 for e, _, _ in errors.values()), errors
+        assert est.mode == "simulated" and est.cr > 3  # the partial runs are a fraction
+        assert any("simulated" in u for u in est.unmeasured)
+        errors[name] = (round(est.energy_error, 2), round(est.time_error, 2))
+    assert all(e < 15.0 and t < 15.0 for e, t in errors.values()), errors
+
+
+def test_simulated_cycles_is_kcachegrinds_estimate() -> None:
+    events = {"Ir": 1000.0, "I1mr": 1.0, "D1mr": 2.0, "D1mw": 3.0, "ILmr": 1.0, "DLmr": 1.0,
+              "DLmw": 0.0, "Bcm": 4.0, "Bim": 1.0}
+    assert simulated_cycles(events) == 1000 + 10 * (6 + 5) + 100 * 2
+    assert simulated_cycles({"Ir": 5.0}) == 5.0
 
 
 class FakeHardware(Source):
@@ -575,3 +575,23 @@ def test_cli_build_and_run_json_contract(tmp_path: Path, kernels: dict[str, Sign
     assert code == 3 and "no signature.json" in err
     code, _, err = run("signature", "build", "nonexistent")
     assert code == 2 and "stream, dgemm, stencil" in err
+
+
+@needs_tools
+def test_cli_simulated_mode_is_said_and_deterministic(tiny_kernels: dict[str, Signature]
+                                                      ) -> None:
+    directory = Path(tiny_kernels["dgemm"].directory)
+    results = []
+    for _ in range(2):
+        code, out, err = run("signature", "run", directory, "--mode", "simulated", "--json",
+                             "--interval", "1ms")
+        assert code == 0, err
+        results.append(json.loads(out))
+    first, second = results
+    assert first["mode"] == "simulated" and first["sources"] == ["callgrind-sim"]
+    assert first["estimate"]["time_s"] == second["estimate"]["time_s"] > 0
+    assert first["compression"]["cr_framework"] is None  # simulated and real time differ
+    code, out, _ = run("signature", "run", directory, "--mode", "simulated")
+    assert code == 0 and "IPC" in out and "not measured here: this machine's time" in out
+    code, _, err = run("signature", "run", directory, "--mode", "exact")
+    assert code == 2 and "simulated" in err

@@ -61,6 +61,7 @@ Example:
     phasekit signature run stream.signature
     phasekit signature run app.sig --p 5 --s 10 --compare --plot app.png
     phasekit signature run app.sig --compare --cores 1 --repeats 3     (a shared machine)
+    phasekit signature run app.sig --compare --mode simulated --interval 1ms   (no noise)
     phasekit signature run app.sig/signature.json --power-model cpu.json --json
 """
 
@@ -201,7 +202,7 @@ def _estimate_tables(estimate: SignatureEstimate) -> list[Table]:
                            f"({estimate.mode} counters, p = {estimate.p:g} %, s = "
                            f"{estimate.s})", title_justify="left", box=box.SIMPLE_HEAD,
                      pad_edge=False)
-    hardware = estimate.mode == "hardware"
+    hardware = estimate.mode in ("hardware", "simulated")
     columns = ["segment", "instr.", "ns/instr", *(["IPC"] if hardware else []), "T' (s)",
                "busy", "P^ (W)", "E^ (J)"]
     for column in columns:
@@ -304,8 +305,10 @@ def run(
         "--cores", metavar="N", show_default=False,
         help="Run on the first N usable cores (default all).")] = None,
     mode: Annotated[str, typer.Option(
-        "--mode", metavar="auto|hardware|software", help="Counters to stop and time by: "
-        "hardware (IPC, perf-hw) or software (task clock); auto: hardware where it exists.")
+        "--mode", metavar="auto|hardware|software|simulated", help="Counters to stop and "
+        "time by: hardware (IPC, perf-hw), software (task clock), or simulated (callgrind's "
+        "cache and branch simulation of a reference machine: deterministic, ~100x slower; "
+        "not this machine's time); auto: hardware where it exists, else software.")
     ] = "auto",
     repeats: Annotated[int, typer.Option(
         "--repeats", metavar="N", help="Run everything N times and keep the fastest run of "

@@ -40,6 +40,16 @@ construction, so criterion (2) uses m = its samples / s and is applied to its sa
 has ended: the first stable window after main's own code (the base run's duration) gives the
 counters that represent the path; it cannot cut the run. Without a trip-count argument the
 executables run to completion (no compression: said in the notes).
+
+Simulated (``mode="simulated"``, any machine with valgrind): the same runs as in software
+mode, each under callgrind's cache and branch simulation of a fixed reference machine
+(:data:`SIMULATED_OPTIONS`), timed by KCachegrind's cycle estimate (:func:`simulated_cycles`)
+at :data:`SIMULATED_HZ`. Nothing of this machine's time enters, so the estimate and the full
+run it is compared with are deterministic: an exact check of the method (the paths, the
+extrapolation, the reconstruction) free of the timing noise of a shared or virtual machine,
+not a measurement of this machine. Each run is one counter sample (instructions, cycles,
+L1 and LL misses, mispredicted branches, task_clock = 1), callgrind running tens of times
+slower than the program.
 """
 
 from __future__ import annotations
@@ -62,7 +72,7 @@ import numpy as np
 
 from phasekit.errors import UnsupportedError, UsageError
 from phasekit.record.sources.base import Availability, Metric, Scope, Source
-from phasekit.signature.paths import Signature, Unit, exit_reason
+from phasekit.signature.paths import Signature, Unit, callgrind_events, exit_reason
 
 __all__ = [
     "MIN_STEPS",
@@ -78,6 +88,7 @@ __all__ = [
     "merge_results",
     "partial_steps",
     "run_program",
+    "simulated_cycles",
 ]
 
 #: Fewest trip counts a truncated partial run executes (our choice: one step is often
@@ -93,6 +104,17 @@ MIN_WINDOW = 5
 PENALTY = 30.0
 #: Samples at the start of a hardware-counter run used for the initial IPC (our choice).
 INITIAL_SAMPLES = 3
+
+#: Clock of the simulated mode (our choice: a round figure for a 2020s server core).
+SIMULATED_HZ = 2.0e9
+#: callgrind's simulation in the simulated mode: a fixed reference machine (our choice: 32
+#: KiB 8-way L1 caches, an 8 MiB 16-way last level, 64-byte lines), so that every machine
+#: gives the same counts (callgrind would otherwise take the caches of the host's CPUID).
+SIMULATED_OPTIONS = ("--cache-sim=yes", "--branch-sim=yes", "--I1=32768,8,64",
+                     "--D1=32768,8,64", "--LL=8388608,16,64")
+SIMULATED_METRICS = ("task_clock", "instructions", "cycles", "l1_misses", "ll_misses",
+                     "branch_misses")
+MODES = ("hardware", "software", "simulated")
 
 SourceFactory = Callable[[], Sequence[Source]]
 Progress = Callable[[str, float], None]
@@ -356,7 +378,7 @@ class PartialRun:
 class ManagerResult:
     """The partial runs of a signature and how they were made."""
 
-    mode: str  # "hardware" or "software"
+    mode: str  # "hardware", "software" or "simulated"
     p: float
     s: int
     interval: float
@@ -562,6 +584,62 @@ class _Running:
                           self.stable_at, reason)
 
 
+def simulated_cycles(events: dict[str, float]) -> float:
+    """KCachegrind's cycle estimate of callgrind's events: CEst = Ir + 10 Bm + 10 L1m +
+    100 LLm (instructions, mispredicted branches, L1 misses, last-level misses)."""
+    get = events.get
+    l1 = get("I1mr", 0.0) + get("D1mr", 0.0) + get("D1mw", 0.0)
+    ll = get("ILmr", 0.0) + get("DLmr", 0.0) + get("DLmw", 0.0)
+    branches = get("Bcm", 0.0) + get("Bim", 0.0)
+    return events["Ir"] + 10.0 * (l1 + branches) + 100.0 * ll
+
+
+def _simulate(job: dict[str, Any], timeout: float | None) -> PartialRun:
+    """One run of a job (keyword arguments of _Running) under callgrind's simulation: its
+    time is its estimated cycles at :data:`SIMULATED_HZ`, on the CPU all along."""
+    unit, argv = job["unit"], tuple(job["argv"])
+    empty = np.empty((0, len(SIMULATED_METRICS)))
+    try:
+        events = callgrind_events(argv, cwd=job["cwd"], timeout=timeout,
+                                  options=SIMULATED_OPTIONS)
+    except RuntimeError as exc:
+        stopped = "timeout" if str(exc).startswith("did not finish") else "failed"
+        return PartialRun(unit.name, job["label"], argv, job["steps"], math.nan, math.nan,
+                          math.nan, stopped, SIMULATED_METRICS, np.empty(0), empty,
+                          reason=str(exc))
+    cycles = simulated_cycles(events)
+    seconds = cycles / SIMULATED_HZ
+    get = events.get
+    totals = np.array([seconds, events["Ir"], cycles,
+                       get("I1mr", 0.0) + get("D1mr", 0.0) + get("D1mw", 0.0),
+                       get("ILmr", 0.0) + get("DLmr", 0.0) + get("DLmw", 0.0),
+                       get("Bcm", 0.0) + get("Bim", 0.0)])
+    return PartialRun(unit.name, job["label"], argv, job["steps"], float(events["Ir"]),
+                      seconds, seconds, "end", SIMULATED_METRICS, np.array([seconds]),
+                      (totals / seconds)[None, :], (0, 1))
+
+
+def _simulate_all(jobs: list[dict[str, Any]], cores: int, timeout: float | None,
+                  progress: Progress | None, done_before: int, total: int
+                  ) -> tuple[list[PartialRun], float]:
+    """Run ``jobs`` under callgrind, ``cores`` at a time; (their results, the simulated wall
+    time of running them first in first out on ``cores`` cores)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    results: list[PartialRun] = []
+    with ThreadPoolExecutor(max_workers=max(cores, 1)) as pool:
+        for run in pool.map(lambda job: _simulate(job, timeout), jobs):
+            results.append(run)
+            if progress:
+                progress(f"simulated runs: {run.label}",
+                         (done_before + len(results)) / max(total, 1))
+    free = [0.0] * max(cores, 1)
+    for run in results:
+        core = free.index(min(free))
+        free[core] += run.wall_time_s if math.isfinite(run.wall_time_s) else 0.0
+    return results, max(free)
+
+
 def _fastest_runs(runs: Sequence[PartialRun]) -> list[PartialRun]:
     """One run per (executable, trip count): the one with the least CPU time of those that
     ended well (other jobs on the machine only ever add time: cache, memory bandwidth, a
@@ -663,8 +741,9 @@ def execute_signature(signature: Signature, *, p: float = 5.0, s: int = 10,
 
     ``p`` (percent of instructions) and ``s`` (segment division) default to the thesis's 5
     and 10 (4.4); ``interval`` is the sampling period sm (our default 5 ms: the partial runs of
-    the bundled kernels last tens of milliseconds). ``mode``: "hardware", "software" or
-    "auto" (hardware when perf-hw gives instructions and cycles); "hardware" with given
+    the bundled kernels last tens of milliseconds). ``mode``: "hardware", "software",
+    "simulated" (callgrind's simulation, on any machine with valgrind) or "auto" (hardware
+    when perf-hw gives instructions and cycles, else software); "hardware" with given
     ``sources`` trusts them to provide ``instructions`` and ``cycles``. ``repeats`` (default
     1, as the thesis) runs every partial run that many times and keeps the one with the
     least CPU time (our addition, for machines shared with other jobs; T_sig counts them
@@ -678,37 +757,50 @@ def execute_signature(signature: Signature, *, p: float = 5.0, s: int = 10,
         raise UsageError(f"--interval {interval:g} s: the shortest is 1 ms")
     if repeats < 1:
         raise UsageError(f"--repeats {repeats}: expected at least 1")
-    reason = hardware_reason()
+    if mode not in ("auto", *MODES):
+        raise UsageError(f"mode {mode!r}: expected auto, {', '.join(MODES)}")
+    reason = "" if mode == "simulated" else hardware_reason()
     if mode == "auto":
         mode = "software" if reason else "hardware"
     elif mode == "hardware" and reason and sources is None:
         raise UnsupportedError(f"no hardware counters here: {reason}")
-    elif mode not in ("hardware", "software"):
-        raise UsageError(f"mode {mode!r}: expected auto, hardware or software")
+    simulated = mode == "simulated"
     sources = sources or default_sources()
-    names = tuple(getattr(sources, "names", ()))
+    names = ("callgrind-sim",) if simulated else tuple(getattr(sources, "names", ()))
     chosen_cores = _cores(cores)
     notes: list[str] = []
     unmeasured: list[str] = []
     steps = signature.steps
     trips: tuple[int | None, ...] = (None,)  # trip counts each executable runs at
-    if mode == "software":
+    if simulated:
+        unmeasured += ["this machine's time and power: every run is timed by callgrind's "
+                       f"cycle estimate at {SIMULATED_HZ / 1e9:g} GHz on a simulated "
+                       "reference machine (32 KiB L1, 8 MiB LL), the estimate and the full "
+                       "run alike"]
+        if repeats > 1:
+            notes.append("simulated runs are deterministic: --repeats is not needed")
+            repeats = 1
+    elif mode == "software":
         unmeasured += [f"hardware counters ({reason})", "IPC (no instructions or cycles "
                        "counter)", "CPU frequency (no cycles counter)",
                        "instructions retired while a program runs (counted exactly by "
                        f"{signature.counter} at build time instead)"]
+    if mode != "hardware":
         if steps is not None:
             high = partial_steps(steps, p, min_steps)
             trips = (1, high) if 1 < high < steps else (steps,)
             if len(trips) == 2:
+                clock = ("simulated time (callgrind's cycle estimate)" if simulated
+                         else "CPU time (task clock)")
                 notes.append(
-                    f"no hardware counters: every executable runs {high} of {steps} steps "
-                    f"(p = {p:g} % of its instructions by construction) and 1 step, each to "
-                    "its end; the time per instruction is the CPU time (task clock) "
-                    f"between the two runs over their exact {signature.counter} instruction "
-                    "difference (a window with a known instruction count), the one-off "
-                    "costs come from the 1-step run; the stability test only chooses the "
-                    "counter window")
+                    f"{'simulated' if simulated else 'no hardware counters'}: every "
+                    f"executable runs {high} of {steps} steps (p = {p:g} % of its "
+                    f"instructions by construction) and 1 step, each to its end; the time "
+                    f"per instruction is the {clock} between the two runs over their exact "
+                    "instruction difference (a window with a known instruction count), the "
+                    "one-off costs come from the 1-step run"
+                    + ("" if simulated else "; the stability test only chooses the counter "
+                       "window"))
             else:
                 notes.append(f"{steps} step(s) is too few to run a part: every executable "
                              "runs to completion (no compression)")
@@ -739,6 +831,18 @@ def execute_signature(signature: Signature, *, p: float = 5.0, s: int = 10,
 
     base = next(u for u in units if u.kind == "base")
     report("partial runs: main's own code", 0.0)
+    if simulated:
+        jobs = [job(u, k, 0.0) for u in [base, *[u for u in units if u.kind != "base"]]
+                for k in reversed(trips)]
+        done, makespan = _simulate_all(jobs, len(chosen_cores), timeout, report, 0, total)
+        order = {u.name: i for i, u in enumerate(signature.units)}
+        done.sort(key=lambda r: (order.get(r.unit, 0), r.steps or 0))
+        notes += [f"{r.label} ({r.steps} steps): {r.reason or r.stopped_by}; left out of "
+                  "the estimate" for r in done if not r.ok]
+        return ManagerResult(mode, float(p), int(s), float(interval), tuple(done),
+                             chosen_cores, makespan, names, tuple(notes), tuple(unmeasured),
+                             1, float(sum(r.wall_time_s for r in done
+                                          if math.isfinite(r.wall_time_s))))
     every: list[PartialRun] = []
     every += _run_all([job(base, k, 0.0) for k in reversed(trips)
                        for _ in range(repeats)], chosen_cores, sources, interval,
@@ -772,10 +876,12 @@ def execute_signature(signature: Signature, *, p: float = 5.0, s: int = 10,
 
 def run_program(signature: Signature, *, interval: float = 0.005,
                 sources: SourceFactory | None = None, core: int | None = None,
-                timeout: float | None = None, repeats: int = 1) -> PartialRun:
+                timeout: float | None = None, repeats: int = 1,
+                simulated: bool = False) -> PartialRun:
     """A full run of the unmodified program with its real arguments, measured with the same
     sources and sampling as the partial runs (for the comparison of 4.12); with ``repeats``,
-    the run with the least CPU time."""
+    the run with the least CPU time; ``simulated``: under callgrind, as the simulated mode's
+    partial runs."""
     binary = Path(signature.directory) / "bin" / "program"
     if not binary.exists():
         raise UsageError(f"{binary} is missing: rebuild the signature")
@@ -786,6 +892,8 @@ def run_program(signature: Signature, *, interval: float = 0.005,
            "steps": signature.steps, "cwd": signature.workdir,
            "instructions": count.at_args if count is not None else math.nan,
            "target": math.inf, "m": 0, "search_from": 0.0, "window_from": None}
+    if simulated:
+        return _simulate(job, timeout)
     runs = _run_all([dict(job) for _ in range(max(repeats, 1))],
                     (cores[0] if core is None else core,), sources or default_sources(),
                     interval, False, PENALTY, timeout, None, 0, 1)

@@ -74,6 +74,7 @@ from phasekit.signature.callgraph import CallGraph, CallSite, call_graph
 
 __all__ = [
     "KERNELS",
+    "SIMULATED_KERNEL_ARGS",
     "InstructionCount",
     "Signature",
     "Unit",
@@ -103,6 +104,10 @@ KERNELS: dict[str, tuple[tuple[str, ...], int]] = {
     "dgemm": (("256", "25"), 2),
     "stencil": (("1000", "300"), 2),
 }
+#: Smaller arguments of the bundled kernels for ``--mode simulated`` (callgrind's cache
+#: simulation runs them some 100 times slower): full runs of about 0.1 s of simulated time.
+SIMULATED_KERNEL_ARGS: dict[str, tuple[str, ...]] = {
+    "stream": ("20000", "300"), "dgemm": ("48", "100"), "stencil": ("120", "300")}
 
 Progress = Callable[[str, float], None]
 
@@ -491,10 +496,12 @@ def exit_reason(returncode: int, stderr: str = "") -> str:
     return what + (f": {lines[-1].strip()[:200]}" if lines else "")
 
 
-def count_callgrind(argv: Sequence[str], *, cwd: str | None = None,
-                    timeout: float = PROBE_TIMEOUT, valgrind: str = "valgrind") -> float:
-    """Instructions (Ir) of one run of ``argv`` under callgrind. RuntimeError with the reason
-    when the program fails."""
+def callgrind_events(argv: Sequence[str], *, cwd: str | None = None,
+                     timeout: float | None = PROBE_TIMEOUT, options: Sequence[str] = (),
+                     valgrind: str = "valgrind") -> dict[str, float]:
+    """The event totals of one run of ``argv`` under callgrind (``Ir`` always; cache and
+    branch events with ``options`` such as ``--cache-sim=yes``). RuntimeError with the reason
+    when the program fails or outlives ``timeout``."""
     exe = shutil.which(valgrind)
     if exe is None:
         raise UnsupportedError("valgrind not found: instructions are counted with callgrind "
@@ -503,7 +510,7 @@ def count_callgrind(argv: Sequence[str], *, cwd: str | None = None,
     with tempfile.TemporaryDirectory(prefix="phasekit-callgrind-") as tmp:
         out = Path(tmp) / "callgrind.out"
         command = [exe, "--tool=callgrind", f"--callgrind-out-file={out}", "--dump-line=no",
-                   "--dump-instr=no", "--compress-strings=no", *argv]
+                   "--dump-instr=no", "--compress-strings=no", *options, *argv]
         try:
             done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                   text=True, errors="replace", check=False, timeout=timeout,
@@ -516,10 +523,23 @@ def count_callgrind(argv: Sequence[str], *, cwd: str | None = None,
             text = out.read_text(encoding="utf-8", errors="replace")
         except OSError:
             raise RuntimeError("callgrind wrote no output") from None
-    match = re.search(r"^(?:summary|totals):\s*(\d+)", text, re.M)
-    if match is None:
+    events = re.search(r"^events:\s*(.+)$", text, re.M)
+    totals = re.search(r"^(?:summary|totals):\s*(.+)$", text, re.M)
+    if events is None or totals is None:
+        raise RuntimeError("no event totals in callgrind's output")
+    names = events.group(1).split()
+    values = [float(v) for v in totals.group(1).split()]
+    counts = dict(zip(names, values, strict=False))
+    if "Ir" not in counts:
         raise RuntimeError("no instruction total in callgrind's output")
-    return float(match.group(1))
+    return counts
+
+
+def count_callgrind(argv: Sequence[str], *, cwd: str | None = None,
+                    timeout: float = PROBE_TIMEOUT, valgrind: str = "valgrind") -> float:
+    """Instructions (Ir) of one run of ``argv`` under callgrind. RuntimeError with the reason
+    when the program fails."""
+    return callgrind_events(argv, cwd=cwd, timeout=timeout, valgrind=valgrind)["Ir"]
 
 
 def count_perf(argv: Sequence[str], *, cwd: str | None = None,

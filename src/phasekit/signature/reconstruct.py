@@ -12,6 +12,9 @@ core would take).
 - Hardware counters: T'_EP = I_EP / (IPC_EP x f) (eq. 4.7), IPC = instructions / cycles
   and f = cycles per second on the CPU (task clock) over the counter window (eq. 4.6), I_EP
   the build's exclusive instruction count.
+- Simulated (callgrind's cache and branch simulation, :mod:`phasekit.signature.manager`):
+  as with software counters below, the simulated cycles standing for the CPU time; IPC and
+  frequency are reported from the simulated counters.
 - Software counters only (no IPC, no frequency): each executable ran 1 and k steps; its CPU
   time is t(k) = a + b k through the two runs (b: time per step between them, over an exact
   instruction count: the software stand-in for the window's IPC; a: the one-off costs such as
@@ -242,7 +245,10 @@ class SignatureEstimate:
 
     @property
     def cr_framework(self) -> float:
-        """Eq. 4.14: T_app / (build + partial runs)."""
+        """Eq. 4.14: T_app / (build + partial runs); NaN for simulated runs, whose times are
+        not commensurable with the build's real time."""
+        if self.mode == "simulated":
+            return math.nan
         total = self.build_time_s + self.t_sig_parallel_s
         return self.t_app_s / total if total > 0 else math.nan
 
@@ -458,7 +464,7 @@ def reconstruct(signature: Signature, runs: ManagerResult, *,
         longest = own[-1]
         tpi = t / instructions if instructions > 0 else math.nan
         ipc = freq = math.nan
-        if runs.mode == "hardware":
+        if runs.mode in ("hardware", "simulated"):
             _, ipc, freq = _window_rates(longest)
         busy = c.get("task_clock", math.nan)
         busy = busy if math.isfinite(busy) and busy > 0.01 else 1.0
@@ -546,7 +552,7 @@ def run_signature(signature: Signature, *, p: float = 5.0, s: int = 10,
                              "predict(DataFrame) and to_dict()")
     if repeats < 1:
         raise UsageError(f"--repeats {repeats}: expected at least 1")
-    rounds = repeats if compare else 1
+    rounds = repeats if compare and mode != "simulated" else 1  # simulation: deterministic
     results: list[ManagerResult] = []
     programs: list[PartialRun] = []
     meter_energy, meter_note = math.nan, ""
@@ -557,8 +563,8 @@ def run_signature(signature: Signature, *, p: float = 5.0, s: int = 10,
         if compare:
             if progress:
                 progress("the whole program (comparison)", 0.95)
-            energy, meter_note, program = _measure_program(signature, interval, sources,
-                                                           timeout)
+            energy, meter_note, program = _measure_program(
+                signature, interval, sources, timeout, results[-1].mode == "simulated")
             if not programs or (program.ok and (not programs[0].ok or program.cpu_time_s
                                                 < programs[0].cpu_time_s)):
                 programs, meter_energy = [program], energy
@@ -569,7 +575,11 @@ def run_signature(signature: Signature, *, p: float = 5.0, s: int = 10,
 
 
 def _measure_program(signature: Signature, interval: float, sources: SourceFactory | None,
-                     timeout: float | None) -> tuple[float, str, PartialRun]:
+                     timeout: float | None, simulated: bool = False
+                     ) -> tuple[float, str, PartialRun]:
+    if simulated:
+        program = run_program(signature, timeout=timeout, simulated=True)
+        return math.nan, "a simulated run has no meter", program
     from phasekit.record.sources.rapl import RaplSource
 
     availability = RaplSource().probe()
