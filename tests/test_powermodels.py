@@ -501,3 +501,44 @@ def test_cli_bad_input(table: Path, tmp_path: Path) -> None:
     junk.write_text("{not json")
     code, _, err = run("powermodel", "eval", junk, table)
     assert code == 3 and str(junk) in err
+
+
+def test_cli_server_breakdown_from_the_experiments(tmp_path: Path) -> None:
+    """`fit --server`: leakage and fan fitted on their experiments (4.16-4.17), the dynamic
+    parts on counters; the breakdown of the test rows recovers the generator's components."""
+    data = server_power_data(2000, seed=3, noise_w=0.5, dynamic="linear").frame
+    table, leak, fan = tmp_path / "server.csv", tmp_path / "leak.csv", tmp_path / "fan.csv"
+    data.to_csv(table, index=False)
+    leakage_data(seed=3).to_csv(leak, index=False)
+    fan_data(seed=3).to_csv(fan, index=False)
+    model_file = tmp_path / "server.json"
+    code, out, err = run("powermodel", "fit", table, "--server", "--leakage", leak, "--fan",
+                         fan, "--json", "-o", model_file)
+    assert code == 0, err
+    fitted = json.loads(out)
+    assert fitted["method"] == "server" and fitted["test"]["rmse"] < 0.7  # noise 0.5 W
+    parts = fitted["breakdown"]
+    assert parts["idle_w"] == 50.0 and parts["disk_w"] == 16.75
+    assert sum(v for k, v in parts.items() if k != "total_w") == pytest.approx(
+        parts["total_w"])
+    # every truth column's mean, over all rows, against the breakdown of the test rows
+    for name in ("leak_w", "cpu_dyn_w", "fan_w", "mem_dyn_w"):
+        assert parts[name] == pytest.approx(data[name].mean(), abs=0.6), name
+    assert not any(f.endswith("_w") for f in fitted["features"])
+    code, out, err = run("powermodel", "eval", model_file, table, "--json")
+    assert code == 0 and json.loads(out)["rmse"] < 0.7, err
+    alpha = ",".join(str(a) for a in THESIS["alpha"])
+    beta = ",".join(str(b) for b in THESIS["beta"])
+    code, out, err = run("powermodel", "fit", table, "--server", "--leakage", alpha, "--fan",
+                         beta)
+    assert code == 0 and "Server power breakdown" in out and "cpu_dyn" in out, err
+    code, _, err = run("powermodel", "fit", table, "--leakage", alpha)
+    assert code == 2 and "--server" in err
+    code, _, err = run("powermodel", "fit", table, "--server", "--leakage", alpha)
+    assert code == 2 and "--fan" in err
+    code, _, err = run("powermodel", "fit", table, "--server", "--leakage", fan, "--fan",
+                       beta)
+    assert code == 3 and "'temp_c'" in err and str(fan) in err
+    code, _, err = run("powermodel", "fit", table.with_name("fan.csv"), "--server",
+                       "--leakage", alpha, "--fan", beta)
+    assert code == 3 and str(fan) in err  # the table lacks the server's columns

@@ -45,6 +45,8 @@ Example:
     phasekit powermodel fit counters.csv --target power_w
     phasekit powermodel fit counters.csv --target power_w --model ge --seed 1 -o ge.json
     phasekit powermodel fit counters.csv --model pls --features C1,C2,C10,C11 --json
+    phasekit powermodel fit server.csv --server --leakage leak.csv --fan fan.csv
+    phasekit powermodel fit server.csv --server --leakage 15.2,-0.37,0.0063 --fan 0.1,0,0,1e-11
 """
 
 EVAL_EPILOG = """\
@@ -117,6 +119,27 @@ def fit(
         "--output", "-o", metavar="MODEL.json",
         help="Write the fitted model (for `powermodel eval` and the signature pipeline).")
     ] = None,
+    server: Annotated[bool, typer.Option(
+        "--server", help="The whole-server breakdown (eq. 4.15): idle + leakage(T) + CPU "
+        "dynamic + fan(rpm) + memory dynamic + disk; needs --leakage and --fan, and the "
+        "table's temperature, fan-speed and memory-power columns.")] = False,
+    leakage: Annotated[str | None, typer.Option(
+        "--leakage", metavar="LEAK.csv|A0,A1,A2", show_default=False,
+        help="--server: the leakage experiment (columns temp_c, leak_w), fitted by eq. 4.16, "
+             "or its coefficients.")] = None,
+    fan: Annotated[str | None, typer.Option(
+        "--fan", metavar="FAN.csv|B0,B1,B2,B3", show_default=False,
+        help="--server: the fan experiment (columns fan_rpm, fan_w), fitted by eq. 4.17, or "
+             "its coefficients.")] = None,
+    memory_column: Annotated[str, typer.Option(
+        "--memory-column", metavar="COLUMN", help="--server: the memory (DIMM) power.")
+    ] = "mem_dyn_w",
+    idle_w: Annotated[float, typer.Option(
+        "--idle-w", metavar="W", help="--server: idle power (the thesis's server: 50 W).")
+    ] = 50.0,
+    disk_w: Annotated[float, typer.Option(
+        "--disk-w", metavar="W", help="--server: disk power (the thesis's: 16.75 W).")
+    ] = 16.75,
 ) -> None:
     """Fit a power model of TARGET on counters and score it on held-out rows.
 
@@ -141,6 +164,7 @@ def fit(
             raise UsageError(f"--features {features!r}: expected column names separated by "
                              "commas")
     check_output(output, "--output")
+    breakdown = _server_options(server, leakage, fan, memory_column, idle_w, disk_w)
     frame = load_counters(table)
     options: dict[str, Any] = {"generations": generations, "grammar": grammar} \
         if model == "ge" else {}
@@ -149,7 +173,8 @@ def fit(
                                f"evolving a power model of {table.name}") as progress:
             result = fit_power_model(frame, target=target, model=model, features=names,
                                      seed=seed, test_fraction=test_fraction,
-                                     source=str(table), progress=progress, **options)
+                                     source=str(table), progress=progress, server=breakdown,
+                                     **options)
     except PhasekitError as exc:
         raise name_file(exc, table) from exc
     if output is not None:
@@ -163,10 +188,60 @@ def fit(
         [("train", result.n_train, dict(result.train)),
          ("test", result.n_test, dict(result.test))]))
     console.print(f"model: {result.text}", soft_wrap=True)
+    if result.breakdown:
+        parts = Table(title="Server power breakdown (eq. 4.15), mean over the test rows",
+                      title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+        for column in ("component", "W", "share"):
+            parts.add_column(column, justify="left" if column == "component" else "right")
+        total = result.breakdown.get("total_w", math.nan)
+        for name, watts in result.breakdown.items():
+            parts.add_row(name.removesuffix("_w"), _number(watts),
+                          _number(100 * watts / total, "%"))
+        console.print(parts)
     console.print(f"counters: {', '.join(result.model.features)}; fitted in "
                   f"{result.fit_time_s:.2f} s (seed {seed})", soft_wrap=True)
     if output is not None:
         console.print(f"wrote model: {output}", soft_wrap=True)
+
+
+def _coefficients_or_fit(value: str, option: str, x: str, y: str, degree: int
+                         ) -> tuple[float, ...]:
+    """Polynomial coefficients given as numbers (A0,A1,...), or fitted on a CSV of (x, y)."""
+    from phasekit.signature.powermodels import fit_polynomial
+
+    try:
+        return tuple(float(v) for v in value.split(","))
+    except ValueError:
+        pass
+    path = Path(value)
+    if not path.is_file():
+        raise UsageError(f"{option} {value!r}: expected a CSV file with columns {x}, {y} or "
+                         "coefficients separated by commas")
+    table = load_counters(path)
+    for column in (x, y):
+        if column not in table.columns:
+            raise InputError(f"no column {column!r} (expected {x} and {y})", path=str(path))
+    try:
+        return fit_polynomial(table[x].to_numpy(float), table[y].to_numpy(float), degree)
+    except PhasekitError as exc:
+        raise name_file(exc, path) from exc
+    except (ValueError, TypeError) as exc:
+        raise InputError(f"cannot fit the polynomial of {y} on {x}: {exc}",
+                         path=str(path)) from None
+
+
+def _server_options(server: bool, leakage: str | None, fan: str | None, memory: str,
+                    idle_w: float, disk_w: float) -> dict[str, Any] | None:
+    if not server:
+        if leakage is not None or fan is not None:
+            raise UsageError("--leakage and --fan go with --server")
+        return None
+    if leakage is None or fan is None:
+        raise UsageError("--server needs --leakage (LEAK.csv or A0,A1,A2) and --fan "
+                         "(FAN.csv or B0,B1,B2,B3)")
+    return {"leakage": _coefficients_or_fit(leakage, "--leakage", "temp_c", "leak_w", 2),
+            "fan": _coefficients_or_fit(fan, "--fan", "fan_rpm", "fan_w", 3),
+            "mem": memory, "idle_w": idle_w, "disk_w": disk_w}
 
 
 @powermodel_app.command("eval", epilog=EVAL_EPILOG)

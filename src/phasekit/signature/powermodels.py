@@ -1665,6 +1665,20 @@ class ServerPowerModel:
     def predict(self, X: pd.DataFrame) -> np.ndarray:
         return self.components(X)["total_w"].to_numpy()
 
+    @property
+    def expression(self) -> str:
+        def poly(coef: Sequence[float], x: str) -> str:
+            return " + ".join(f"{c:.4g}" + (f"*{x}" if k else "") + (f"^{k}" if k > 1 else "")
+                              for k, c in enumerate(coef))
+
+        def part(model: Any) -> str:
+            return model.text.split(" = ", 1)[-1] if isinstance(model, GEPowerModel) \
+                else model.expression
+
+        return (f"{self.idle_w:g} (idle) + [{poly(self.leakage, self.temperature)}] (leakage) "
+                f"+ [{part(self.cpu)}] (CPU dynamic) + [{poly(self.fan, self.rpm)}] (fan) + "
+                f"[{part(self.mem)}] (memory dynamic) + {self.disk_w:g} (disk)")
+
     def to_dict(self) -> dict[str, Any]:
         return plain({"kind": "power_model", "version": MODEL_VERSION, "model": "server",
                       "target": self.target, "features": list(self.features),
@@ -1762,6 +1776,8 @@ class PowerModelFit:
     test_fraction: float
     fit_time_s: float
     source: str | None = None
+    #: Server models (eq. 4.15): the mean of each component over the test rows (W).
+    breakdown: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def text(self) -> str:
@@ -1776,7 +1792,7 @@ class PowerModelFit:
                       "expression": self.text, "n_train": self.n_train, "n_test": self.n_test,
                       "train": dict(self.train), "test": dict(self.test), "seed": self.seed,
                       "test_fraction": self.test_fraction, "fit_time_s": self.fit_time_s,
-                      "source": self.source})
+                      "source": self.source, "breakdown": dict(self.breakdown)})
 
     @staticmethod
     def from_dict(data: dict[str, Any], source: str | None = None) -> PowerModelFit:
@@ -1792,7 +1808,7 @@ class PowerModelFit:
                 train=scores(data["train"]), test=scores(data["test"]), seed=int(data["seed"]),
                 test_fraction=float(data["test_fraction"]),
                 fit_time_s=float(data.get("fit_time_s") or math.nan),
-                source=data.get("source"))
+                source=data.get("source"), breakdown=scores(data.get("breakdown") or {}))
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"malformed power_model_fit result: {exc}", path=source) from None
 
@@ -1810,17 +1826,32 @@ def fit_power_model(table: pd.DataFrame, *, target: str = "power_w", model: str 
                     features: Sequence[str] | None = None, seed: int = 0,
                     test_fraction: float = 0.3, source: str | None = None,
                     progress: Callable[[str, float], None] | None = None,
+                    server: Mapping[str, Any] | None = None,
                     **options: Any) -> PowerModelFit:
     """Fit ``model`` ("linear", "pls" or "ge") of ``target`` on counters and score it on a
     held-out ``test_fraction`` of the rows (random, seeded). Input errors name ``source``
-    (the file) and the column."""
+    (the file) and the column.
+
+    ``server``: keyword arguments of :func:`fit_server` (``leakage`` and ``fan``
+    coefficients at least): the whole-server model of eq. 4.15 instead, its two dynamic parts
+    fitted with ``model``; the result holds the mean of each component on the test rows."""
     table = _frame(table, "table")
     if model not in MODELS:
         raise UsageError(f"model {model!r}: expected one of {', '.join(MODELS)}")
     if len(table) == 0:
         raise InputError("the table has no rows", path=source)
-    names = _features(table, features, target)
     values = _column(table, target, source)
+    if server is not None:
+        mem, temperature = server.get("mem", "mem_dyn_w"), server.get("temperature", "temp_c")
+        rpm = server.get("rpm", "fan_rpm")
+        for column in (mem, temperature, rpm):
+            _column(table, column, source)
+        skip = {target, mem, temperature, rpm}
+        names = list(features) if features is not None else [
+            f for f in default_features(table, target) if f not in skip
+            and not str(f).endswith("_w")]
+    else:
+        names = _features(table, features, target)
     _matrix(table, names, source)  # every error names the file, column and line
     train, test = split_rows(len(table), test_fraction, seed)
     minimum = len(names) + 2 if model != "ge" else 3
@@ -1831,13 +1862,21 @@ def fit_power_model(table: pd.DataFrame, *, target: str = "power_w", model: str 
     fitted_table = table.iloc[train]
     if model == "ge":
         options = {**options, "progress": progress}
-    fitted = _fit_one(model, fitted_table, target, names, seed, options)
+    breakdown: dict[str, float] = {}
+    if server is not None:
+        fitted = fit_server(fitted_table, total=target, model=model, features=names,
+                            seed=seed, **server, **options)
+        parts = fitted.components(table.iloc[test if len(test) else train])
+        breakdown = {str(k): float(v) for k, v in parts.mean().items()}
+    else:
+        fitted = _fit_one(model, fitted_table, target, names, seed, options)
     elapsed = time.perf_counter() - started
     predicted = fitted.predict(table)
     return PowerModelFit(model=fitted, target=target, n_train=len(train), n_test=len(test),
                          train=errors(predicted[train], values[train]),
                          test=errors(predicted[test], values[test]), seed=seed,
-                         test_fraction=test_fraction, fit_time_s=elapsed, source=source)
+                         test_fraction=test_fraction, fit_time_s=elapsed, source=source,
+                         breakdown=breakdown)
 
 
 @dataclass(frozen=True)
