@@ -28,6 +28,7 @@ from phasekit.cli import info as _info
 from phasekit.cli import phases as _phases
 from phasekit.cli import powermodel as _powermodel
 from phasekit.cli import record as _record
+from phasekit.cli import report as _report
 from phasekit.cli import schedule as _schedule
 from phasekit.cli import signature as _signature
 from phasekit.cli import sources as _sources
@@ -117,6 +118,7 @@ app.command("fingerprint", epilog=_fingerprint.EPILOG)(_fingerprint.fingerprint)
 app.add_typer(_powermodel.powermodel_app, name="powermodel")
 app.add_typer(_signature.signature_app, name="signature")
 app.command("schedule", epilog=_schedule.EPILOG)(_schedule.schedule)
+app.command("report", epilog=_report.EPILOG)(_report.report)
 
 
 # --- logging and warnings --------------------------------------------------------------------

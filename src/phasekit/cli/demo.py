@@ -85,7 +85,8 @@ def demo(
     Runs the workload (compute, memory and I/O steps paced to 0.4 s per iteration, a
     checkpoint every 10 iterations) under 'phasekit record' with every source that works here,
     writes DIR/recording.parquet, analyzes it, prints the Table-II summary and how it compares
-    with the known period, and writes DIR/result.json and the figure DIR/analysis.png.
+    with the known period, and writes DIR/result.json, the figure DIR/analysis.png and the
+    HTML report DIR/report.html (printed last).
     With --synthetic: the 10-minute HPCG-like profile and its ground truth instead.
     """
     if output_dir.exists() and not output_dir.is_dir():
@@ -112,6 +113,20 @@ def _analyze_and_write(profile: Profile, metrics: list[str] | None, output_dir: 
     write_json(result_file, result.to_dict())
     plot_analysis(profile, result, figure_file)
     return result, {"result": str(result_file), "figure": str(figure_file)}
+
+
+def _write_report(output_dir: Path, files: dict[str, str], result: PeriodicityResult,
+                  comparison: dict[str, Any], what: str) -> dict[str, str]:
+    """Write DIR/report.html (the result and the comparison); ``files`` with its path added
+    last (the demo ends by printing it)."""
+    from phasekit.report import ReportItem, write_report
+
+    report_file = output_dir / "report.html"
+    write_report(report_file, [
+        ReportItem(files["result"], result.to_dict()),
+        ReportItem("phasekit demo", {"kind": "demo_comparison", "version": 1, **comparison}),
+    ], title=f"phasekit demo: {what}")
+    return {**files, "report": str(report_file)}
 
 
 def _recorded_demo(output_dir: Path, iterations: int, json_output: bool) -> None:
@@ -161,6 +176,8 @@ def _recorded_demo(output_dir: Path, iterations: int, json_output: bool) -> None
         "coverage": result.coverage, "metrics": metrics,
         "recording": {k: v for k, v in summary.to_dict().items() if k != "output"},
     }
+    files = _write_report(output_dir, files, result, comparison,
+                          "the built-in workload recorded on this machine")
     if json_output:
         print_json({"comparison": comparison, "files": files})
         return
@@ -190,6 +207,8 @@ def _synthetic_demo(output_dir: Path, json_output: bool) -> None:
                                          json_output)
     scores = compare(result, truth)
     files = {"profile": str(profile_file), "truth": str(truth_file), **written}
+    files = _write_report(output_dir, files, result, dict(scores),
+                          "a generated HPCG-like profile against its ground truth")
     if json_output:
         print_json({"comparison": scores, "files": files})
         return

@@ -25,6 +25,11 @@ BAND = 0.1
 REGION_TOLERANCE = 0.1
 MIN_INSTANCES = 3
 MAX_GAP = 3
+#: Values per metric of the profile preview a result keeps for figures (the report), at most.
+PREVIEW_POINTS = 2000
+#: Instances per pattern kept in the preview, and values per instance at most.
+PREVIEW_INSTANCES = 10
+PREVIEW_INSTANCE_POINTS = 500
 Progress = Callable[[str, float], None]
 
 
@@ -92,6 +97,7 @@ class PeriodicityResult:
     tuning: tuple[tuple[int, float], ...] = ()
     params: dict[str, Any] = field(default_factory=dict)
     explanation: str = ""
+    preview: dict[str, Any] = field(default_factory=dict)
 
     @property
     def n_instances(self) -> int:
@@ -112,7 +118,7 @@ class PeriodicityResult:
             "n_instances": self.n_instances, "mean_consecutive": self.mean_consecutive,
             "patterns": [p.to_dict() for p in self.patterns],
             "tuning": [{"window": w, "coverage": c} for w, c in self.tuning],
-            "params": self.params, "explanation": self.explanation,
+            "params": self.params, "explanation": self.explanation, "preview": self.preview,
         })
 
     @staticmethod
@@ -127,7 +133,8 @@ class PeriodicityResult:
                 patterns=tuple(Pattern.from_dict(p) for p in data["patterns"]),
                 offset_s=float(data.get("offset_s", 0.0)), node=str(data.get("node", "")),
                 tuning=tuple((int(t["window"]), float(t["coverage"])) for t in data.get("tuning", [])),
-                params=dict(data.get("params", {})), explanation=str(data.get("explanation", "")))
+                params=dict(data.get("params", {})), explanation=str(data.get("explanation", "")),
+                preview=dict(data.get("preview") or {}))
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"malformed periodicity result: {exc}", path=source) from None
 
@@ -220,11 +227,13 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
     report = progress or (lambda stage, fraction: None)
     workers = workers or os.cpu_count() or 1
     offset_s = 0.0
+    whole = profile
     if window_s is not None:
         profile = profile.window(*window_s)
         offset_s = float(profile.meta["window_s"][0])
     names = list(metrics) if metrics else default_metrics(profile)
     x, valid = analysis_matrix(profile, names)
+    analyzed = x  # before bridging, as instances_of gives them
     n_valid = int(valid.sum())
     x, n_bridged = bridge_gaps(x, valid, max_gap)
     valid = np.isfinite(x).all(axis=1)
@@ -331,13 +340,76 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
                        "two whole periods may be covered)")
     else:
         explanation = ""
+    preview = {"profile": profile_preview(whole, names),
+               "instances": [instance_preview(analyzed, p, i, sampling_period=profile.period)
+                             for i, p in enumerate(patterns)]}
     report("done", 1.0)
     return PeriodicityResult(
         duration_s=profile.duration, sampling_period=profile.period, n_samples=profile.n_samples,
         n_valid=n_valid, metrics=tuple(names), window=best, coverage=total,
         patterns=tuple(patterns), offset_s=offset_s, node=profile.node,
         tuning=tuple((t.window, t.coverage) for t in tuning), params=params,
-        explanation=explanation)
+        explanation=explanation, preview=plain(preview))
+
+
+def profile_preview(profile: Profile, metrics: Sequence[str], *,
+                    points: int = PREVIEW_POINTS) -> dict[str, Any]:
+    """The metrics of the whole profile, small enough to keep in a result for figures (ours).
+
+    At most ``points`` values per metric: the samples as they are when there are few enough,
+    else the minimum and the maximum of each of ``points / 2`` buckets of consecutive samples,
+    in turn (an envelope: a spike shows, where keeping every k-th sample could miss it), as
+    a series of period ``bucket / 2``. NaN stays NaN (a bucket of NaN only).
+    """
+    x = np.asarray(profile.select(list(metrics)).values, dtype=np.float64)
+    n = x.shape[0]
+    buckets = max(1, points // 2)
+    envelope = n > points
+    if envelope:
+        k = -(-n // buckets)
+        padded_x = np.full((buckets * k, x.shape[1]), np.nan)
+        padded_x[:n] = x
+        blocks = padded_x.reshape(buckets, k, x.shape[1])
+        finite = np.isfinite(blocks)
+        keep = finite.any(axis=1)
+        low = np.where(keep, np.where(finite, blocks, np.inf).min(axis=1), np.nan)
+        high = np.where(keep, np.where(finite, blocks, -np.inf).max(axis=1), np.nan)
+        used = -(-n // k)  # buckets holding samples (the padding's are dropped)
+        x = np.stack([low, high], axis=1).reshape(2 * buckets, x.shape[1])[:2 * used]
+        period = profile.period * k / 2
+    else:
+        period = profile.period
+    return {"metrics": list(metrics), "units": {m: profile.units[m] for m in metrics
+                                                if m in profile.units},
+            "period_s": period, "n_samples": n, "sampling_period_s": profile.period,
+            "envelope": envelope, "values": _significant(x.T)}
+
+
+def instance_preview(x: np.ndarray, pattern: Pattern, index: int, *, sampling_period: float,
+                     count: int = PREVIEW_INSTANCES, points: int = PREVIEW_INSTANCE_POINTS,
+                     seed: int = 0) -> dict[str, Any]:
+    """``count`` random instances of ``pattern`` (the ``index``-th) from the analyzed values
+    ``x``, every ``stride``-th sample so that each has at most ``points`` values, one list
+    per metric (ours: what :func:`phasekit.plot.plot_patterns` draws, kept in the result for
+    the report)."""
+    rng = np.random.default_rng([seed, index])
+    chosen = np.sort(rng.choice(pattern.n_instances, size=min(count, pattern.n_instances),
+                                replace=False))
+    stride = max(1, -(-int(pattern.lengths.max(initial=1)) // points))
+    return {"stride": stride, "step_s": stride * sampling_period,
+            "start": pattern.starts[chosen], "length": pattern.lengths[chosen],
+            "values": [_significant(x[s:s + n:stride].T) for s, n in zip(
+                pattern.starts[chosen], pattern.lengths[chosen], strict=True)]}
+
+
+def _significant(x: np.ndarray, digits: int = 4) -> np.ndarray:
+    """``x`` rounded to ``digits`` significant digits (a preview for figures: shorter JSON)."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        magnitude = np.floor(np.log10(np.abs(x)))
+    magnitude[~np.isfinite(magnitude)] = 0.0
+    scale = 10.0 ** (digits - 1 - magnitude)
+    return np.round(x * scale) / scale
 
 
 def _check_parameters(*, band: float | None, cut_ratio: float, near_zero: float, rise: float,

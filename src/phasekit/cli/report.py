@@ -1,0 +1,99 @@
+"""``phasekit report``: one self-contained HTML page of any results (:mod:`phasekit.report`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from phasekit.cli.common import check_output, out_console, print_json, progress_reporter
+from phasekit.errors import InputError, PhasekitError
+from phasekit.report import ReportItem
+
+__all__ = ["EPILOG", "load_result", "report"]
+
+EPILOG = """\
+Example:
+
+\b
+    phasekit analyze run.parquet -o periodicity.json
+    phasekit phases run.parquet -o phases.json
+    phasekit report periodicity.json phases.json -o report.html
+    phasekit report results/*.json --title "LULESH on 8 nodes" -o lulesh.html
+"""
+
+
+def load_result(path: Path) -> ReportItem:
+    """A result file as a report item: a JSON object with a ``"kind"`` (a campaign may be
+    its ``.jsonl`` log). InputError naming the file otherwise."""
+    if not path.is_file():
+        raise InputError("no such file" if not path.exists() else "not a file", path=str(path))
+    if path.name.lower().endswith(".jsonl"):
+        from phasekit.campaign import read_campaign
+
+        try:
+            return ReportItem(str(path), read_campaign(path).to_dict())
+        except PhasekitError as exc:
+            raise InputError(f"not a campaign log: {exc}", path=str(path)) from None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError("not a text file; expected a phasekit result (JSON)",
+                         path=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read it ({exc.strerror or exc})", path=str(path)) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not JSON: {exc.msg} (column {exc.colno}); expected a phasekit "
+                         "result", path=str(path), line=exc.lineno) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply", path=str(path)) from None
+    if not isinstance(data, dict):
+        raise InputError(f"a JSON {type(data).__name__}, not an object; expected a phasekit "
+                         "result (an object with a \"kind\")", path=str(path))
+    if not isinstance(data.get("kind"), str) or not data["kind"]:
+        raise InputError("no \"kind\": expected a phasekit result, as written by a verb's -o "
+                         "(e.g. phasekit analyze -o RESULT.json)", path=str(path))
+    return ReportItem(str(path), data)
+
+
+def report(
+    results: Annotated[list[Path], typer.Argument(
+        metavar="RESULT.json...", show_default=False,
+        help="Results written by phasekit's verbs (-o): analyze, phases, structure, "
+             "energy fit/choose/phases, fingerprint, schedule, ...; a campaign (.json or its "
+             ".jsonl log). Any other kind is shown generically.")],
+    output: Annotated[Path, typer.Option(
+        "--output", "-o", metavar="REPORT.html",
+        help="Where to write the report.")] = Path("report.html"),
+    title: Annotated[str, typer.Option(
+        "--title", metavar="TEXT", help="The report's title.")] = "phasekit report",
+    json_output: Annotated[bool, typer.Option(
+        "--json", help="Print {\"report\", \"results\": [{\"file\", \"kind\"}]} as JSON.")
+    ] = False,
+) -> None:
+    """Write one self-contained HTML report of results: tables and figures per result.
+
+    Shows each result by its kind: the profile with its periodic regions and the patterns
+    over their instances, the cross-node view, the phase timeline, the loop pseudocode, the
+    energy heatmaps and Pareto fronts, schedules; figures are inline SVG, there is no script
+    and nothing to fetch, so the file opens anywhere, offline. Strings from the results are
+    escaped.
+    """
+    from phasekit.report import write_report
+
+    check_output(output, "--output", ("html", "htm"))
+    items = [load_result(path) for path in results]
+    with progress_reporter(not json_output, "writing the report") as progress:
+        write_report(output, items, title=title, progress=progress)
+    if json_output:
+        print_json({"report": str(output),
+                    "results": [{"file": item.source, "kind": item.kind} for item in items]})
+        return
+    console = out_console()
+    for item in items:
+        console.print(f"{item.source}: {item.kind}", soft_wrap=True)
+    console.print(f"wrote report: {output}", soft_wrap=True)

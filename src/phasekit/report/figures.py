@@ -1,0 +1,408 @@
+"""The report's own figures, drawn from result JSON alone (one function per figure).
+
+:mod:`phasekit.plot` draws from the analysis objects and the input data (a profile, a trace);
+where a result's JSON is enough to rebuild those objects the report uses its figures, and these
+functions draw the rest: the patterns over instances from a result's preview, the phase
+timeline, the cross-node view, the clustering scatter of a structure, the Pareto front of an
+energy choice, the accuracy of an energy fit. Every label from an input file goes through
+:func:`~phasekit.report.svg.tex_safe`. Sized for the report's 1100-pixel column.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import ScalarFormatter
+
+from phasekit.plot.common import color, figure
+from phasekit.report.svg import tex_safe
+
+__all__ = [
+    "accuracy_figure",
+    "agreement_figure",
+    "clusters_figure",
+    "coverage_figure",
+    "distance_figure",
+    "instances_figure",
+    "node_patterns_figure",
+    "pareto_figure",
+    "phases_figure",
+]
+
+#: Width of the report's figures (inches): 10.5 in = 1008 CSS pixels at 72 pt per inch.
+WIDTH = 10.5
+
+
+def number(value: Any) -> float:
+    """``value`` as a float; NaN when it is not a number."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return math.nan
+    return float(value)
+
+
+def array(values: Any) -> np.ndarray:
+    """A float array from JSON (None as NaN)."""
+    if not isinstance(values, list):
+        return np.full(0, np.nan)
+    return np.array([number(v) if not isinstance(v, list) else math.nan for v in values])
+
+
+# --- periodicity -----------------------------------------------------------------------------
+def instances_figure(patterns: Sequence[Mapping[str, Any]], instances: Sequence[Mapping[str, Any]],
+                     metrics: Sequence[str], sampling_period: float, units: Mapping[str, str]
+                     ) -> Figure:
+    """One panel per pattern and metric: the kept random instances (thin, the pattern's
+    colour) and the representative pattern (thick black), like the seed's Fig. 3 and
+    :func:`phasekit.plot.plot_patterns`. Without instances, the patterns alone."""
+    n = len(patterns)
+    d = max(1, len(metrics))
+    columns = min(3, n)
+    rows = math.ceil(n / columns) * d
+    fig = figure(WIDTH if columns > 1 else 6.5, 0.5 + 2.4 * rows)
+    axes = fig.subplots(rows, columns, squeeze=False)
+    joint = len(metrics) > 1
+    for i, pattern in enumerate(patterns):
+        values = np.asarray([[number(v) for v in (row if isinstance(row, list) else [row])]
+                             for row in pattern.get("values", [])], dtype=float)
+        values = values.reshape(values.shape[0], -1) if values.size else np.zeros((0, d))
+        kept = instances[i] if i < len(instances) else {}
+        step = number(kept.get("step_s"))
+        if not math.isfinite(step):
+            step = sampling_period
+        curves = kept.get("values", []) if isinstance(kept.get("values"), list) else []
+        for k in range(d):
+            ax = axes[(i // columns) * d + k, i % columns]
+            for curve in curves:
+                y = array(curve[k]) if isinstance(curve, list) and k < len(curve) else array([])
+                ax.plot(np.arange(y.size) * step, y, color=color(i), linewidth=0.8, alpha=0.45)
+            if k < values.shape[1]:
+                ax.plot(np.arange(values.shape[0]) * sampling_period, values[:, k],
+                        color="black", linewidth=2.4)
+            metric = tex_safe(metrics[k]) if k < len(metrics) else f"dimension {k}"
+            unit = units.get(metrics[k]) if k < len(metrics) else None
+            label = f"{metric} (z-score)" if joint else (
+                f"{metric} [{tex_safe(unit)}]" if unit else metric)
+            ax.set_ylabel(label, fontsize="small")
+            ax.grid(True, linewidth=0.4, alpha=0.5)
+            if k == 0:
+                ax.set_title(f"pattern {i + 1}: period {number(pattern.get('period_s')):.3g} s, "
+                             f"{len(curves)} of {pattern.get('n_instances', '?')} instances",
+                             fontsize="medium", loc="left")
+            if k == d - 1:
+                ax.set_xlabel("time within the instance (s)")
+            if i == 0 and k == 0:
+                handles = [Line2D([], [], color="black", linewidth=2.4,
+                                  label="representative pattern")]
+                if curves:
+                    handles.insert(0, Line2D([], [], color=color(i), linewidth=0.8, alpha=0.6,
+                                             label="random instances"))
+                ax.legend(handles=handles, fontsize="small", loc="best")
+    for index in range(n, math.ceil(n / columns) * columns):
+        for k in range(d):
+            axes[(index // columns) * d + k, index % columns].set_axis_off()
+    return fig
+
+
+# --- phases ----------------------------------------------------------------------------------
+def phases_figure(phases: Sequence[Mapping[str, Any]], duration_s: float, score: np.ndarray,
+                  limit: np.ndarray, period_s: float, title: str) -> Figure:
+    """The phase timeline: phases in time order coloured by id (recurring phases share a
+    colour), one row per id, and the detector's score against its limit when the result
+    carries them (the seed's Fig. 1 and 5)."""
+    ids = sorted({int(number(p.get("id"))) for p in phases if math.isfinite(number(p.get("id")))})
+    series = score.size > 0 and np.isfinite(score).any()
+    rows = max(1, len(ids))
+    top = min(0.5 + 0.28 * rows, 4.0)
+    fig = figure(WIDTH, 1.4 + top + (2.0 if series else 0.0))
+    axes = fig.subplots(3 if series else 2, 1, sharex=True,
+                        height_ratios=[0.5, top] + ([2.0] if series else []))
+    strip, by_id = axes[0], axes[1]
+    row_of = {pid: r for r, pid in enumerate(ids)}
+    for p in phases:
+        start, end, pid = number(p.get("start_s")), number(p.get("end_s")), number(p.get("id"))
+        if not (math.isfinite(start) and math.isfinite(end) and math.isfinite(pid)):
+            continue
+        c = color(int(pid) - 1)
+        strip.broken_barh([(start, end - start)], (0, 1), facecolors=c, edgecolor="white",
+                          linewidth=0.5)
+        by_id.broken_barh([(start, end - start)], (row_of[int(pid)] - 0.4, 0.8), facecolors=c)
+    strip.set_yticks([])
+    strip.set_ylabel("phases", rotation=0, ha="right", va="center")
+    strip.set_title(title, loc="left", fontsize="medium")
+    by_id.set_yticks(range(len(ids)), labels=[str(i) for i in ids])
+    by_id.set_ylim(max(len(ids), 1) - 0.5, -0.5)
+    by_id.set_ylabel("phase id")
+    by_id.grid(True, axis="x", alpha=0.3)
+    if series:
+        ax = axes[2]
+        times = np.arange(score.size) * period_s
+        ax.plot(times, score, color="black", linewidth=0.8, label="score")
+        if limit.size == score.size:
+            ax.plot(times, limit, color="tab:red", linewidth=0.8, label="limit")
+        finite = score[np.isfinite(score) & (score > 0)]
+        if finite.size and finite.max() > 50 * max(finite.min(), 1e-300):
+            ax.set_yscale("log")
+        ax.set_ylabel("detector score")
+        ax.legend(loc="upper right", fontsize="small")
+        ax.grid(True, alpha=0.3)
+    axes[-1].set_xlabel("time since the profile start (s)")
+    axes[-1].set_xlim(0, duration_s if duration_s > 0 else None)
+    return fig
+
+
+# --- many nodes ------------------------------------------------------------------------------
+def _node_axes(n: int) -> tuple[Figure, Any, bool]:
+    horizontal = n <= 40
+    fig = figure(WIDTH, max(2.4, 0.9 + 0.24 * n) if horizontal else 3.6)
+    return fig, fig.add_subplot(), horizontal
+
+
+def coverage_figure(names: Sequence[str], coverage: np.ndarray, outliers: Sequence[bool]
+                    ) -> Figure:
+    """Coverage (share of the run in periodic regions) per node, outliers in red."""
+    n = len(names)
+    fig, ax, horizontal = _node_axes(n)
+    colours = ["tab:red" if o else "tab:blue" for o in outliers]
+    position = np.arange(n)
+    values = np.nan_to_num(100 * coverage, nan=0.0)
+    if horizontal:
+        ax.barh(position, values, color=colours)
+        ax.set_yticks(position, labels=[tex_safe(s) for s in names], fontsize="small")
+        ax.set_ylim(n - 0.5, -0.5)
+        ax.set_xlabel("periodic coverage (% of the run)")
+        ax.set_xlim(0, 100)
+        ax.grid(True, axis="x", alpha=0.3)
+    else:
+        ax.bar(position, values, color=colours, width=0.9)
+        ax.set_xlabel("node (in input order; outliers in red)")
+        ax.set_ylabel("periodic coverage (%)")
+        ax.set_ylim(0, 100)
+        ax.grid(True, axis="y", alpha=0.3)
+    median = float(np.nanmedian(100 * coverage)) if np.isfinite(coverage).any() else math.nan
+    if math.isfinite(median):
+        (ax.axvline if horizontal else ax.axhline)(median, color="black", ls="--", lw=1)
+    ax.legend(handles=[Patch(color="tab:blue", label="node"),
+                       Patch(color="tab:red", label="outlier"),
+                       Line2D([], [], color="black", ls="--", label=f"median {median:.1f}%")],
+              loc="lower right" if horizontal else "upper right", fontsize="small")
+    ax.set_title("Coverage per node", loc="left", fontsize="medium")
+    return fig
+
+
+def distance_figure(names: Sequence[str], distances: Sequence[Sequence[float]],
+                    threshold: float, outliers: Sequence[bool]) -> Figure:
+    """Each node's patterns' distance to the reference node's (relative, in percent of the
+    pattern mean; one point per pattern), the threshold dashed, outliers in red."""
+    n = len(names)
+    fig, ax, horizontal = _node_axes(n)
+    for k, (values, outlier) in enumerate(zip(distances, outliers, strict=True)):
+        pos = np.full(len(values), k)
+        x = 100 * np.asarray(values, dtype=float)
+        colour = "tab:red" if outlier else "tab:blue"
+        if horizontal:
+            ax.scatter(x, pos, s=28, color=colour, edgecolors="black", linewidths=0.4, zorder=3)
+        else:
+            ax.scatter(pos, x, s=14, color=colour, linewidths=0, zorder=3)
+    if math.isfinite(threshold):
+        (ax.axvline if horizontal else ax.axhline)(100 * threshold, color="black", ls="--",
+                                                   lw=1)
+    if horizontal:
+        ax.set_yticks(range(n), labels=[tex_safe(s) for s in names], fontsize="small")
+        ax.set_ylim(n - 0.5, -0.5)
+        ax.set_xlabel("distance to the reference pattern (% of the pattern mean)")
+        ax.set_xlim(left=0)
+        ax.grid(True, axis="x", alpha=0.3)
+    else:
+        ax.set_xlabel("node (in input order; outliers in red)")
+        ax.set_ylabel("distance to the reference (%)")
+        ax.set_ylim(bottom=0)
+        ax.grid(True, axis="y", alpha=0.3)
+    if math.isfinite(threshold):
+        ax.legend(handles=[Line2D([], [], color="black", ls="--",
+                                  label=f"threshold {100 * threshold:.2g}%")],
+                  loc="lower right" if horizontal else "upper right", fontsize="small")
+    ax.set_title("Agreement with the reference node", loc="left", fontsize="medium")
+    return fig
+
+
+def _main_curve(node_patterns: Sequence[Mapping[str, Any]]) -> np.ndarray:
+    """The first metric of a node's main pattern (largest coverage), scaled to 0-1."""
+    if not node_patterns:
+        return np.zeros(0)
+    main = max(node_patterns, key=lambda p: np.nan_to_num(number(p.get("coverage"))))
+    values = main.get("values", [])
+    y = np.array([number(v[0] if isinstance(v, list) and v else v) for v in values]) \
+        if isinstance(values, list) else np.zeros(0)
+    if y.size < 2 or not np.isfinite(y).all():
+        return np.zeros(0)
+    low, high = y.min(), y.max()
+    return (y - low) / (high - low) if high > low else y - low
+
+
+def node_patterns_figure(names: Sequence[str], patterns: Sequence[Sequence[Mapping[str, Any]]],
+                         outliers: Sequence[bool], reference: int = 0) -> Figure:
+    """Left: every pattern's period per node (marker area by coverage), so that nodes that
+    agree line up. Right: each node's main pattern (largest coverage), first metric, scaled to
+    0-1, against the fraction of its period, turned to the phase of the ``reference`` node's
+    (patterns are cycles cut where each analysis chose); outliers dashed red."""
+    from phasekit.periodicity.align import best_rotation, resample_cycle
+
+    n = len(names)
+    fig = figure(WIDTH, max(3.2, min(0.9 + 0.24 * n, 8.0)))
+    ax, bx = fig.subplots(1, 2, width_ratios=[1.0, 1.2])
+    ref = _main_curve(patterns[reference]) if 0 <= reference < n else np.zeros(0)
+    for k, (node_patterns, outlier) in enumerate(zip(patterns, outliers, strict=True)):
+        for j, p in enumerate(node_patterns):
+            period, cov = number(p.get("period_s")), number(p.get("coverage"))
+            if math.isfinite(period):
+                ax.scatter([period], [k], s=20 + 180 * (cov if math.isfinite(cov) else 0.0),
+                           color="tab:red" if outlier else color(j), alpha=0.7,
+                           edgecolors="black", linewidths=0.4)
+        y = _main_curve(node_patterns)
+        if y.size < 2:
+            continue
+        if ref.size >= 2:
+            rotation, _ = best_rotation(resample_cycle(ref[:, None], y.size), y[:, None])
+            y = np.roll(y, -rotation)
+        bx.plot(np.linspace(0, 1, y.size), y, lw=1.6 if outlier else 0.9,
+                ls="--" if outlier else "-", color="tab:red" if outlier else color(k),
+                alpha=0.9 if outlier else 0.6)
+    ax.set_yticks(range(n), labels=[tex_safe(s) for s in names] if n <= 40 else None,
+                  fontsize="small")
+    if n > 40:
+        ax.set_yticks([])
+        ax.set_ylabel("node")
+    ax.set_ylim(n - 0.5, -0.5)
+    ax.set_xlabel("period (s)")
+    ax.set_title("Periods per node (area: coverage)", loc="left", fontsize="medium")
+    ax.grid(True, axis="x", alpha=0.3)
+    bx.set_xlabel("fraction of the period")
+    bx.set_ylabel("main pattern (scaled 0-1)")
+    bx.set_title("Main pattern of each node (outliers dashed red)", loc="left",
+                 fontsize="medium")
+    bx.grid(True, alpha=0.3)
+    return fig
+
+
+def agreement_figure(names: Sequence[str], matrix: np.ndarray, title: str) -> Figure:
+    """A node x node matrix of the agreement (a similarity or a distance) as a heatmap."""
+    n = len(names)
+    size = min(max(3.5, 0.3 * n + 2.0), 8.0)
+    fig = figure(min(size + 1.5, WIDTH), size)
+    ax = fig.add_subplot()
+    image = ax.imshow(np.ma.masked_invalid(matrix), cmap="viridis", interpolation="nearest")
+    if n <= 30:
+        labels = [tex_safe(s) for s in names]
+        ax.set_xticks(range(n), labels=labels, rotation=90, fontsize="small")
+        ax.set_yticks(range(n), labels=labels, fontsize="small")
+    fig.colorbar(image, ax=ax, shrink=0.85)
+    ax.set_title(tex_safe(title), loc="left", fontsize="medium")
+    return fig
+
+
+# --- structure -------------------------------------------------------------------------------
+def clusters_figure(clusters: Sequence[Mapping[str, Any]], eps: float) -> Figure:
+    """Every reduced call (per rank) of a structure result: repetitions against mean time
+    between repetitions, both logarithmic, coloured by loop (the space DBSCAN clusters in;
+    :func:`phasekit.plot.structure.plot_clusters` from the JSON)."""
+    fig = figure(7.0, 4.4)
+    ax = fig.add_subplot()
+    loops: dict[int, list[tuple[float, float]]] = {}
+    rest: list[tuple[float, float]] = []
+    for c in clusters:
+        point = (number(c.get("repetitions")), number(c.get("mean_time_between_s")))
+        if not all(math.isfinite(v) and v > 0 for v in point):
+            continue
+        loop = c.get("loop")
+        if isinstance(loop, int) and not isinstance(loop, bool):
+            loops.setdefault(loop, []).append(point)
+        else:
+            rest.append(point)
+    if rest:
+        x, y = zip(*rest, strict=True)
+        ax.scatter(x, y, s=18, c="lightgray", edgecolors="gray", linewidths=0.5,
+                   label="filtered (explained time)")
+    for loop_id in sorted(loops):
+        x, y = zip(*loops[loop_id], strict=True)
+        ax.scatter(x, y, s=30, color=color(loop_id), edgecolors="black", linewidths=0.4,
+                   label=f"loop {loop_id}: {len(x)} call(s) x rank")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.set_xlabel("repetitions (per rank)")
+    ax.set_ylabel("mean time between repetitions (s)")
+    ax.set_title(f"MPI calls clustered into loops (DBSCAN, eps {eps:g} in log10 space)",
+                 loc="left", fontsize="medium")
+    if loops or rest:
+        ax.legend(loc="best", fontsize="small")
+    ax.grid(True, which="both", alpha=0.3)
+    return fig
+
+
+# --- energy ----------------------------------------------------------------------------------
+def pareto_figure(choices: Sequence[Mapping[str, Any]]) -> Figure:
+    """Per input: the Pareto frontier of predicted energy against time (fastest first) and
+    the minimum-energy choice (seed 002, section 4.11); the points are labelled with their
+    configuration when there are few."""
+    n = len(choices)
+    columns = min(3, n)
+    rows = math.ceil(n / columns)
+    fig = figure(WIDTH, 0.6 + 3.0 * rows)
+    axes = fig.subplots(rows, columns, squeeze=False).ravel()
+    for ax, choice in zip(axes, choices, strict=False):
+        front = [c for c in choice.get("pareto", []) if isinstance(c, Mapping)]
+        t = np.array([number(c.get("time_s")) for c in front])
+        e = np.array([number(c.get("energy_j")) for c in front])
+        ax.plot(t, e, color="black", marker="o", ms=5, mfc="none", lw=1.2,
+                label=f"Pareto frontier ({len(front)})")
+        if len(front) <= 8:
+            for c, x, y in zip(front, t, e, strict=True):
+                if math.isfinite(x) and math.isfinite(y):
+                    ax.annotate(_config(c), (x, y), textcoords="offset points", xytext=(5, 5),
+                                fontsize="x-small")
+        best = choice.get("best")
+        if isinstance(best, Mapping):
+            ax.plot([number(best.get("time_s"))], [number(best.get("energy_j"))], marker="*",
+                    ms=13, color="tab:red", ls="none", label=f"choice: {_config(best)}")
+        ax.margins(0.15)
+        ax.set_xlabel("predicted time (s)")
+        ax.set_ylabel("predicted energy (J)")
+        ax.set_title(f"input {tex_safe(choice.get('input_label', choice.get('input', '?')))}",
+                     loc="left", fontsize="medium")
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc="best", fontsize="x-small")
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    return fig
+
+
+def _config(c: Mapping[str, Any]) -> str:
+    f = number(c.get("frequency_ghz"))
+    cores = c.get("cores", "?")
+    return f"{cores} cores" + (f", {f:g} GHz" if math.isfinite(f) else "")
+
+
+def accuracy_figure(models: Sequence[tuple[str, float, float]]) -> Figure:
+    """Mean percentage error of the energy model and the baselines, on the training and the
+    holdout configurations (seed 002, section 4.10)."""
+    fig = figure(7.5, max(2.4, 0.9 + 0.45 * len(models)))
+    ax = fig.add_subplot()
+    position = np.arange(len(models))
+    train = np.array([m[1] for m in models])
+    holdout = np.array([m[2] for m in models])
+    ax.barh(position - 0.2, np.nan_to_num(train), height=0.38, color="tab:blue", label="train")
+    ax.barh(position + 0.2, np.nan_to_num(holdout), height=0.38, color="tab:orange",
+            label="holdout")
+    ax.set_yticks(position, labels=[tex_safe(m[0]) for m in models])
+    ax.set_ylim(len(models) - 0.5, -0.5)
+    ax.set_xlabel("mean percentage error of the energy (%)")
+    ax.legend(loc="lower right", fontsize="small")
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.set_title("Model accuracy (missing bars: not evaluated)", loc="left", fontsize="medium")
+    return fig

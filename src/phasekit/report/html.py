@@ -1,0 +1,200 @@
+"""HTML building blocks of the report: escaping, tables, notes, figures, the page.
+
+Everything that comes from an input file goes through :func:`esc` (``html.escape``); markup the
+report builds itself is a :class:`Safe` string, so that a table or a paragraph escapes what it
+is given unless it is already markup. The page has no script and no external resource: one
+inline style sheet, figures as inline SVG.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Safe", "Section", "esc", "fmt", "kv_table", "note", "page", "table"]
+
+
+class Safe(str):
+    """Markup built by the report: not escaped again."""
+
+    __slots__ = ()
+
+
+def esc(value: Any) -> Safe:
+    """``value`` as HTML text: escaped (quotes too) unless it is :class:`Safe` already."""
+    if isinstance(value, Safe):
+        return value
+    return Safe(html.escape(str(value), quote=True))
+
+
+def join(parts: Iterable[Any]) -> Safe:
+    """Fragments joined, each escaped unless it is markup."""
+    return Safe("".join(esc(p) for p in parts))
+
+
+def tag(name: str, content: Any = "", **attrs: Any) -> Safe:
+    """``<name attrs>content</name>``; attribute values and content are escaped
+    (``class_`` stands for ``class``)."""
+    attributes = "".join(f' {k.rstrip("_").replace("_", "-")}="{esc(v)}"'
+                         for k, v in attrs.items() if v is not None)
+    return Safe(f"<{name}{attributes}>{esc(content)}</{name}>")
+
+
+def fmt(value: Any, spec: str = ".4g", unit: str = "") -> str:
+    """A number for a table: ``spec`` for finite numbers, "-" for None or NaN; anything else
+    as text."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value}{unit}"
+    if isinstance(value, float):
+        return "-" if not math.isfinite(value) else f"{value:{spec}}{unit}"
+    return str(value)
+
+
+def percent(value: Any, digits: int = 1) -> str:
+    """A fraction (0..1) as a percentage, "-" when not a number."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return f"{100 * value:.{digits}f}%"
+    return "-"
+
+
+def table(header: Sequence[Any], rows: Iterable[Sequence[Any]], *,
+          row_classes: Sequence[str | None] | None = None, numeric: Sequence[bool] | None = None,
+          caption: str | None = None, limit: int | None = None, class_: str | None = None
+          ) -> Safe:
+    """A table; every cell escaped unless it is markup. ``numeric`` right-aligns columns;
+    ``limit`` keeps the first rows and says how many were left out; ``class_`` styles it."""
+    rows = list(rows)
+    shown = rows if limit is None else rows[:limit]
+    aligned = list(numeric) if numeric is not None else [False] * len(header)
+    head = "".join(tag("th", h, class_="num" if aligned[i] else None)
+                   for i, h in enumerate(header))
+    body = []
+    for r, row in enumerate(shown):
+        cls = row_classes[r] if row_classes is not None and r < len(row_classes) else None
+        cells = "".join(tag("td", c, class_="num" if i < len(aligned) and aligned[i] else None)
+                        for i, c in enumerate(row))
+        body.append(tag("tr", Safe(cells), class_=cls))
+    more = ""
+    if len(rows) > len(shown):
+        more = note(f"{len(rows) - len(shown)} more rows not shown (of {len(rows)}).")
+    cap = tag("caption", caption) if caption else ""
+    cls = f' class="{esc(class_)}"' if class_ else ""
+    return Safe(f'<div class="scroll"><table{cls}>{cap}<thead><tr>{head}</tr></thead>'
+                f'<tbody>{"".join(body)}</tbody></table></div>{more}')
+
+
+def kv_table(items: Iterable[tuple[Any, Any]]) -> Safe:
+    """A two-column table of names and values."""
+    rows = "".join(f"<tr>{tag('th', k)}{tag('td', v)}</tr>" for k, v in items)
+    return Safe(f'<div class="scroll"><table class="kv"><tbody>{rows}</tbody></table></div>')
+
+
+def note(text: Any, kind: str = "note") -> Safe:
+    """A paragraph set off as a note (``kind``: note, warn, or fail: what the report could not
+    show)."""
+    return tag("p", text, class_=kind)
+
+
+def details(summary: Any, content: Any) -> Safe:
+    """A collapsed block."""
+    return Safe(f"<details>{tag('summary', summary)}{esc(content)}</details>")
+
+
+@dataclass(frozen=True)
+class Section:
+    """One result's part of the report."""
+
+    anchor: str
+    title: str
+    source: str
+    kind: str
+    body: Safe
+
+
+_STYLE = """
+:root { color-scheme: light; }
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial,
+       sans-serif; color: #1d1d1f; background: #fff; margin: 0; }
+main { max-width: 1100px; margin: 0 auto; padding: 16px 24px 48px; }
+header { border-bottom: 2px solid #d0d7de; margin-bottom: 12px; }
+h1 { font-size: 1.6em; margin: 0.4em 0 0.2em; }
+h2 { font-size: 1.3em; margin: 1.6em 0 0.4em; padding-top: 0.4em;
+     border-top: 1px solid #d0d7de; }
+h3 { font-size: 1.05em; margin: 1.2em 0 0.3em; }
+.meta { color: #57606a; font-size: 0.9em; margin: 0.2em 0 0.8em; }
+.kind { font: 0.75em ui-monospace, "DejaVu Sans Mono", monospace; background: #eaeef2;
+        border-radius: 4px; padding: 1px 6px; vertical-align: middle; color: #24292f; }
+nav ol { margin: 0.2em 0 0.8em; padding-left: 1.6em; }
+.scroll { overflow-x: auto; max-width: 100%; }
+table { border-collapse: collapse; margin: 0.4em 0 0.8em; font-size: 0.9em; }
+caption { text-align: left; font-weight: 600; padding: 2px 0; }
+th, td { padding: 3px 10px; border-bottom: 1px solid #e1e4e8; text-align: left;
+         vertical-align: top; }
+thead th { background: #f6f8fa; border-bottom: 2px solid #d0d7de; white-space: nowrap; }
+table.kv th { background: #f6f8fa; font-weight: 600; white-space: nowrap; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+tr.outlier td { background: #ffebe9; }
+tr.outlier td:first-child { box-shadow: inset 4px 0 0 #cf222e; }
+.badge { background: #cf222e; color: #fff; border-radius: 8px; padding: 0 6px;
+         font-size: 0.8em; margin-left: 4px; }
+table.code td { font: 0.92em/1.3 ui-monospace, "DejaVu Sans Mono", monospace;
+                white-space: pre; border-bottom: none; padding: 1px 10px; }
+p.note { color: #57606a; font-size: 0.9em; }
+p.warn { background: #fff8c5; border-left: 4px solid #d4a72c; padding: 4px 10px; }
+p.fail { background: #ffebe9; border-left: 4px solid #cf222e; padding: 4px 10px; }
+figure { margin: 0.8em 0 1.2em; }
+figure svg { display: block; max-width: 100%; height: auto; }
+figcaption { color: #57606a; font-size: 0.88em; margin-top: 2px; }
+details { margin: 0.4em 0; }
+details pre { background: #f6f8fa; padding: 8px; overflow: auto; max-height: 420px;
+              font-size: 0.82em; }
+footer { color: #57606a; font-size: 0.85em; margin-top: 2em; }
+"""
+
+
+def page(title: str, header: Safe, sections: Sequence[Section], footer: str = "") -> str:
+    """The whole document: header, a table of contents when there are several sections,
+    the sections."""
+    parts = [f"<header>{tag('h1', title)}{header}</header>"]
+    if len(sections) > 1:
+        items = "".join(tag("li", Safe(f'<a href="#{esc(s.anchor)}">{esc(s.title)}</a> '
+                                       f"{tag('span', s.kind, class_='kind')}"))
+                        for s in sections)
+        parts.append(f"<nav>{tag('h3', 'Contents')}<ol>{items}</ol></nav>")
+    for s in sections:
+        head = Safe(f"{esc(s.title)} {tag('span', s.kind, class_='kind')}")
+        parts.append(f'<section id="{esc(s.anchor)}">{tag("h2", head)}'
+                     f"{tag('p', Safe('from ' + str(tag('code', s.source))), class_='meta')}"
+                     f"{s.body}</section>")
+    if footer:
+        parts.append(tag("footer", footer))
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+            f"<title>{esc(title)}</title>\n<style>{_STYLE}</style>\n</head>\n<body>\n<main>\n"
+            + "\n".join(parts) + "\n</main>\n</body>\n</html>\n")
+
+
+def mapping_rows(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]:
+    """Scalars of ``data`` (and of nested mappings, as ``a.b``) as (name, text) rows."""
+    out: list[tuple[str, str]] = []
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.extend(mapping_rows(value, name + "."))
+        elif is_scalar(value):
+            out.append((name, fmt(value)))
+        elif isinstance(value, list) and value and all(is_scalar(v) for v in value) \
+                and len(value) <= 12:
+            out.append((name, ", ".join(fmt(v) for v in value)))
+    return out
+
+
+def is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)

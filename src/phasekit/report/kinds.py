@@ -1,0 +1,797 @@
+"""One renderer per result kind: a result's JSON (a dict) to the HTML of its section.
+
+A renderer reads the keys it knows, defensively (a missing or odd value shows as "-"), builds
+tables with :mod:`phasekit.report.html` (which escapes every cell) and figures with
+:class:`~phasekit.report.svg.FigureMaker` (a figure that cannot be drawn becomes a note). A
+kind without a renderer, or a renderer that fails on a malformed result, falls back to
+:func:`generic`: the result's values as tables, escaped, and its JSON.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from phasekit.report import figures
+from phasekit.report.figures import array, number
+from phasekit.report.html import (
+    Safe,
+    details,
+    fmt,
+    is_scalar,
+    join,
+    kv_table,
+    mapping_rows,
+    note,
+    percent,
+    table,
+    tag,
+)
+from phasekit.report.svg import FigureMaker, tex_safe
+
+__all__ = ["RENDERERS", "generic", "title_of"]
+
+Renderer = Callable[[Mapping[str, Any], FigureMaker], Safe]
+
+#: Rows of a table shown at most (the rest is counted).
+MAX_ROWS = 100
+#: Characters of raw JSON shown at most in the fallback.
+MAX_JSON = 60_000
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _dicts(value: Any) -> list[Mapping[str, Any]]:
+    return [v for v in _list(value) if isinstance(v, Mapping)]
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _seconds(value: Any) -> str:
+    return fmt(number(value), ".4g", " s")
+
+
+def h3(text: Any) -> Safe:
+    return tag("h3", text)
+
+
+# --- fallback --------------------------------------------------------------------------------
+def generic(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
+    """Any result: its scalar values (nested ones as ``a.b``), each list of objects as a table
+    (their scalar fields), and the JSON itself, collapsed."""
+    parts = [kv_table(mapping_rows(data))]
+    for key, value in data.items():
+        rows = _dicts(value)
+        if not rows:
+            continue
+        columns: list[str] = []
+        for row in rows[:MAX_ROWS]:
+            columns += [k for k, v in row.items() if is_scalar(v) and k not in columns]
+        columns = columns[:12]
+        if not columns:
+            continue
+        parts.append(h3(key))
+        parts.append(table(columns, ([fmt(row.get(c)) for c in columns] for row in rows),
+                           limit=MAX_ROWS))
+    text = json.dumps(data, indent=1, default=str)
+    if len(text) > MAX_JSON:
+        text = text[:MAX_JSON] + f"\n... ({len(text) - MAX_JSON} more characters)"
+    parts.append(details("the result as JSON", tag("pre", text)))
+    return join(parts)
+
+
+# --- periodicity (seed 000) ------------------------------------------------------------------
+def periodicity(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
+    """Table II, the patterns, the profile with its periodic regions and the patterns over
+    their instances (from the result's preview; without one, the regions alone)."""
+    from phasekit.periodicity import PeriodicityResult
+
+    result = PeriodicityResult.from_dict(dict(data))
+    share = "window" if result.params.get("window_s") is not None else "profile"
+    rows = [("node", result.node or "-"),
+            ("metrics", ", ".join(result.metrics) + (" (jointly, dependent DTW)"
+                                                     if len(result.metrics) > 1 else "")),
+            ("T_exe (analyzed)", _seconds(result.duration_s)),
+            ("sampling period", _seconds(result.sampling_period)),
+            ("#rp(#i)[#pa]", f"{len(result.patterns)}({result.n_instances})"
+                             f"[{result.mean_consecutive:.1f}]"),
+            (f"%period (of the {share})", percent(result.coverage, 2)),
+            ("window L", f"{result.window} samples "
+                         f"({result.window * result.sampling_period:.4g} s)")]
+    if result.params.get("window_s") is not None:
+        rows.append(("analyzed", f"{result.offset_s:g}-{result.offset_s + result.duration_s:g}"
+                                 " s of the profile"))
+    parts = [kv_table(rows)]
+    if result.explanation:
+        parts.append(note(result.explanation))
+    if result.patterns:
+        parts.append(table(
+            ["#", "period (s)", "length", "#i", "regions", "[#pa]", "%period", "WGSS", "DBA it."],
+            ([i, fmt(p.period_s), p.length, p.n_instances, p.n_regions,
+              f"{p.mean_consecutive:.1f}", percent(p.coverage, 2), fmt(p.wgss),
+              p.dba_iterations] for i, p in enumerate(result.patterns, start=1)),
+            numeric=[True] * 9, caption="Patterns (seed 000, Table II)"))
+    preview = _map(result.preview.get("profile"))
+    parts.append(maker.safely("the profile figure", lambda: _profile_figure(result, maker)))
+    if not preview:
+        parts.append(note("This result carries no profile preview (written by an older "
+                          "phasekit): the figure shows where the periodic regions are, not "
+                          "the metric; analyze the profile again to get both."))
+    if result.patterns:
+        parts.append(maker.safely("the patterns figure", lambda: maker.from_figure(
+            figures.instances_figure(
+                [p.to_dict() for p in result.patterns],
+                _dicts(result.preview.get("instances")), list(result.metrics),
+                result.sampling_period, {str(k): str(v) for k, v in _map(
+                    preview.get("units")).items()}),
+            "Each representative pattern (thick) over random instances it was inferred from "
+            "(thin), like the seed's Fig. 3.")))
+    return join(parts)
+
+
+def _profile_figure(result: Any, maker: FigureMaker) -> Safe:
+    from phasekit.plot import plot_profile
+    from phasekit.profile import Profile
+
+    preview = _map(result.preview.get("profile"))
+    names = tuple(tex_safe(m) for m in result.metrics)
+    safe = dataclasses.replace(result, metrics=names, node=tex_safe(result.node),
+                               explanation=tex_safe(result.explanation))
+    if preview:
+        metrics = [str(m) for m in _list(preview.get("metrics"))]
+        values = np.array([array(v) for v in _list(preview.get("values"))], dtype=float).T
+        units = {tex_safe(k): tex_safe(v) for k, v in _map(preview.get("units")).items()}
+        profile = Profile(values=values, period=float(preview["period_s"]),
+                          metrics=tuple(tex_safe(m) for m in metrics), units=units,
+                          node=safe.node)
+        caption = ("The analyzed metric over the whole profile with its periodic regions shaded, "
+                   "one colour per pattern" + (" (a min/max envelope of the samples)"
+                                               if preview.get("envelope") else "") + ".")
+    else:
+        end = result.offset_s + result.duration_s
+        profile = Profile(values=np.full((2, 1), np.nan), period=max(end, 1e-9) / 2,
+                          metrics=names[:1] or ("metric",), node=safe.node)
+        caption = "Where the periodic regions are (no profile preview in this result)."
+    return maker.from_plot(lambda path: plot_profile(profile, safe, path), caption)
+
+
+# --- many nodes ------------------------------------------------------------------------------
+def _outliers(data: Mapping[str, Any], names: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """Outlier node name -> (reasons, details), from objects (``node``, ``reasons``,
+    ``details``), names or node indices."""
+
+    def text(value: Any) -> str:
+        return "; ".join(str(v) for v in value) if isinstance(value, list) else str(value or "")
+
+    out: dict[str, tuple[str, str]] = {}
+    for item in _list(data.get("outliers")):
+        if isinstance(item, str):
+            out[item] = ("", "")
+        elif isinstance(item, int) and not isinstance(item, bool) and 0 <= item < len(names):
+            out[names[item]] = ("", "")
+        elif isinstance(item, Mapping):
+            name = item.get("node", item.get("name", item.get("index")))
+            if isinstance(name, int) and not isinstance(name, bool) and 0 <= name < len(names):
+                name = names[name]
+            reasons = text(item.get("reasons", item.get("reason")))
+            out[str(name)] = (reasons.replace(";", ","),
+                              text(item.get("details", item.get("explanation"))) or reasons)
+    return out
+
+
+def _distance(pattern: Mapping[str, Any]) -> float:
+    return number(pattern.get("distance"))
+
+
+def multinode(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
+    """The cross-node view: whether the nodes agree (seed 000, IV-B), a table of nodes
+    (coverage, patterns, distance to the reference; outliers highlighted with why), the
+    agreement per pattern, and figures of coverage, distance and periods per node."""
+    nodes = _dicts(data.get("nodes"))
+    names = [str(n.get("node", n.get("file", f"node {i}"))) for i, n in enumerate(nodes)]
+    outliers = _outliers(data, names)
+    agreement = _map(data.get("agreement"))
+    reference = agreement.get("reference")
+    threshold = number(agreement.get("threshold"))
+    coverage = np.array([number(n.get("coverage")) for n in nodes])
+    patterns = [sorted(_dicts(n.get("patterns")),
+                       key=lambda p: -np.nan_to_num(number(p.get("coverage"))))
+                for n in nodes]
+    distances = [[_distance(p) for p in pats if math.isfinite(_distance(p))]
+                 for pats in patterns]
+    rows, classes = [], []
+    for name, n, pats, dist in zip(names, nodes, patterns, distances, strict=True):
+        flag = name in outliers
+        badges = [tag("span", "outlier", class_="badge")] if flag else []
+        if reference is not None and name == str(reference):
+            badges.append(tag("span", "reference", class_="kind"))
+        main = pats[0] if pats else {}
+        rows.append([join([name, *badges]), n.get("file", "-"), _seconds(n.get("duration_s")),
+                     percent(number(n.get("coverage"))), len(pats),
+                     _seconds(main.get("period_s")) if main else "-",
+                     ", ".join(f"{number(p.get('period_s')):.3g} s" for p in pats[1:4])
+                     + (" ..." if len(pats) > 4 else ""),
+                     percent(max(dist), 2) if dist else "-",
+                     outliers[name][0] if flag else ""])
+        classes.append("outlier" if flag else None)
+    finite = coverage[np.isfinite(coverage)]
+    summary = [("nodes", str(len(nodes))), ("outliers", str(len(outliers))),
+               ("reference node", reference if reference is not None else "-"),
+               ("coverage: median (min-max)",
+                f"{percent(float(np.median(finite)))} ({percent(float(finite.min()))}-"
+                f"{percent(float(finite.max()))})" if finite.size else "-")]
+    parts = [_verdict(agreement, len(nodes)), kv_table(summary)]
+    unknown = [o for o in outliers if o not in names]
+    if unknown:
+        parts.append(note("outliers not among the nodes: " + ", ".join(unknown), "warn"))
+    parts.append(table(["node", "file", "duration", "coverage", "patterns", "main period",
+                        "other periods", "distance to the reference (max)", "outlier"],
+                       rows, row_classes=classes,
+                       numeric=[False, False, True, True, True, True, False, True, False],
+                       caption="Nodes (outliers highlighted)", limit=500))
+    if outliers:
+        files = dict(zip(names, (n.get("file", "-") for n in nodes), strict=True))
+        parts.append(table(["node", "file", "why"],
+                           ([name, files.get(name, "-"), why or "-"]
+                            for name, (_, why) in outliers.items()),
+                           row_classes=["outlier"] * len(outliers), caption="Outliers",
+                           limit=500))
+    errors = _dicts(data.get("errors"))
+    if errors:
+        parts.append(note(f"{len(errors)} file(s) could not be analyzed:", "warn"))
+        parts.append(table(["file", "error"], ([e.get("file", "-"), e.get("message", "-")]
+                                               for e in errors), limit=MAX_ROWS))
+    if agreement:
+        parts.append(h3("Agreement between nodes"))
+        parts.append(_agreement(agreement, names, maker))
+    flags = [name in outliers for name in names]
+    if nodes:
+        parts.append(maker.safely("the coverage figure", lambda: maker.from_figure(
+            figures.coverage_figure(names, coverage, flags),
+            "Share of each node's run in periodic regions; outliers in red.")))
+    if any(distances):
+        parts.append(maker.safely("the distance figure", lambda: maker.from_figure(
+            figures.distance_figure(names, distances, threshold, flags),
+            "Distance of each node's patterns to the reference node's, per associated point, "
+            "relative to the pattern mean (seed 000, IV-B); the dashed line is the agreement "
+            "threshold.")))
+    if nodes:
+        parts.append(maker.safely("the periods figure", lambda: maker.from_figure(
+            figures.node_patterns_figure(names, patterns, flags, names.index(str(reference))
+                                         if str(reference) in names else 0),
+            "Left: the period of every pattern found on each node (marker area: coverage); "
+            "nodes that agree line up. Right: each node's main pattern over one period, "
+            "turned to the reference node's phase.")))
+    return join(parts)
+
+
+def _verdict(agreement: Mapping[str, Any], n_nodes: int) -> Safe:
+    """One sentence: do the nodes agree (the seed's check), and if not, how many do."""
+    agree = agreement.get("agree")
+    threshold = percent(number(agreement.get("threshold")), 2)
+    reference = agreement.get("reference")
+    if agree is True:
+        return note(f"All {n_nodes} nodes agree: every pattern is within {threshold} of the "
+                    f"reference node {reference}'s (seed 000, IV-B).")
+    if agree is False:
+        disagreeing = [str(d) for d in _list(agreement.get("disagreeing"))]
+        more = (": " + ", ".join(disagreeing[:20]) + (" ..." if len(disagreeing) > 20 else "")
+                if disagreeing else "")
+        return note(f"{fmt(agreement.get('n_agree'))} of {fmt(agreement.get('n_nodes'))} nodes "
+                    f"agree within {threshold} of the reference node {reference}; "
+                    f"{len(disagreeing)} do not{more}.", "warn")
+    return note(str(agreement.get("explanation") or "No agreement check in this result."))
+
+
+def _agreement(agreement: Mapping[str, Any], names: Sequence[str], maker: FigureMaker) -> Safe:
+    parts = []
+    rows = [(k, v) for k, v in mapping_rows(agreement) if k != "disagreeing"]
+    if rows:
+        parts.append(kv_table(rows))
+    for key, value in agreement.items():
+        matrix = _matrix(value)
+        if matrix is not None:
+            labels = list(names) if matrix.shape[0] == len(names) else [
+                str(i) for i in range(matrix.shape[0])]
+            parts.append(maker.safely(f"the {key} figure", lambda m=matrix, k=key, lab=labels:
+                                      maker.from_figure(figures.agreement_figure(lab, m, str(k)),
+                                                        f"Agreement: {k}, node against node.")))
+            continue
+        items = _dicts(value)
+        if key == "patterns" and items:
+            parts.append(table(
+                ["pattern", "period", "nodes with it", "within the threshold",
+                 "median distance", "max distance", "farthest node"],
+                ([fmt(number(p.get("pattern")) + 1, ".0f"), _seconds(p.get("period_s")),
+                  fmt(p.get("n_nodes")), fmt(p.get("n_agree")),
+                  percent(number(p.get("median_distance")), 2),
+                  percent(number(p.get("max_distance")), 2), p.get("max_node", "-")]
+                 for p in items),
+                numeric=[True] * 6 + [False], caption="Per pattern of the reference node",
+                limit=MAX_ROWS))
+        elif items:
+            columns = list(dict.fromkeys(k for row in items for k, v in row.items()
+                                         if is_scalar(v)))[:12]
+            parts.append(table(columns, ([fmt(r.get(c)) for c in columns] for r in items),
+                               caption=str(key), limit=MAX_ROWS))
+    return join(parts)
+
+
+def _matrix(value: Any) -> np.ndarray | None:
+    """A square matrix of numbers (2 x 2 or larger), else None."""
+    if not (isinstance(value, list) and len(value) >= 2 and all(
+            isinstance(r, list) and len(r) == len(value) for r in value)):
+        return None
+    matrix = np.array([[number(v) for v in r] for r in value], dtype=float)
+    return matrix if np.isfinite(matrix).any() else None
+
+
+# --- phases (seed 001) -----------------------------------------------------------------------
+def phases(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
+    """The phase timeline, the phase ids with their time, the phases in order."""
+    items = _dicts(data.get("phases"))
+    duration = number(data.get("duration_s"))
+    sensors = [str(s) for s in _list(data.get("sensors"))]
+    rows = [("node", data.get("node") or "-"), ("method", data.get("method", "-")),
+            ("threshold", fmt(data.get("threshold"))),
+            ("smoothing (vectors)", fmt(data.get("smooth"))),
+            ("sensors", ", ".join(sensors) + f" (per {data.get('normalization', '?')})"),
+            ("duration", _seconds(duration)), ("phases", str(len(items))),
+            ("distinct ids", fmt(data.get("n_ids", len({p.get('id') for p in items}))))]
+    parts = [kv_table(rows)]
+    if data.get("explanation"):
+        parts.append(note(data["explanation"]))
+    title = (f"{tex_safe(data.get('node') or 'profile')}: {len(items)} phases, "
+             f"{len({p.get('id') for p in items})} ids ({tex_safe(data.get('method', '?'))})")
+    parts.append(maker.safely("the phase timeline", lambda: maker.from_figure(
+        figures.phases_figure(items, duration if math.isfinite(duration) else 0.0,
+                              array(data.get("score")), array(data.get("limit")),
+                              number(data.get("period_s")), title),
+        "Top: phases in time order, coloured by id (recurring phases share a colour). Middle: "
+        "one row per id. Bottom (when the result has it): the detector's score and limit.")))
+    by_id: dict[Any, list[Mapping[str, Any]]] = {}
+    for p in items:
+        by_id.setdefault(p.get("id"), []).append(p)
+    total = duration if math.isfinite(duration) and duration > 0 else math.nan
+    id_rows = []
+    for pid, group in sorted(by_id.items(), key=lambda kv: number(kv[0])):
+        time = sum(np.nan_to_num(number(p.get("end_s")) - number(p.get("start_s")))
+                   for p in group)
+        id_rows.append([fmt(pid), len(group), fmt(time, ".4g", " s"), percent(time / total),
+                        _seconds(group[0].get("start_s"))])
+    if id_rows:
+        parts.append(table(["id", "occurrences", "time", "share", "first at"], id_rows,
+                           numeric=[True] * 5, caption="Phase ids"))
+        reps = [(pid, _map(group[0].get("representative"))) for pid, group in
+                sorted(by_id.items(), key=lambda kv: number(kv[0]))]
+        columns = list(dict.fromkeys(k for _, r in reps for k in r))[:12]
+        if columns:
+            parts.append(table(["id", *columns], ([fmt(pid), *(fmt(number(r.get(c)), ".3g")
+                                                                for c in columns)]
+                                                  for pid, r in reps),
+                               numeric=[True] * (len(columns) + 1),
+                               caption="Representative execution vector of each id (its "
+                                       "first occurrence)", limit=MAX_ROWS))
+    parts.append(table(["#", "start", "end", "duration", "id", "detected at"],
+                       ([i, _seconds(p.get("start_s")), _seconds(p.get("end_s")),
+                         _seconds(number(p.get("end_s")) - number(p.get("start_s"))),
+                         fmt(p.get("id")), _seconds(p.get("detected_at_s"))]
+                        for i, p in enumerate(items, start=1)),
+                       numeric=[True] * 6, caption="Phases in time order", limit=MAX_ROWS))
+    return join(parts)
+
+
+# --- structure (seed 003) --------------------------------------------------------------------
+def _time(seconds: float) -> str:
+    if not math.isfinite(seconds):
+        return "-"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.2f}{unit}"
+    return f"{seconds * 1e9:.0f}ns"
+
+
+def _size(size: float) -> str:
+    if not math.isfinite(size) or size == 0:
+        return "-"
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if size >= scale:
+            return f"{size / scale:.1f}{unit}"
+    return f"{size:.1f}B"
+
+
+_Node = tuple[str, str]
+
+
+class _Pseudocode:
+    """The pseudocode rows of a structure result's JSON, as ``phasekit structure`` prints
+    them (:mod:`phasekit.structure.pseudocode`: frames shared by a block written once above
+    it, consecutive calls sharing frames share their rows)."""
+
+    def __init__(self) -> None:
+        self.out: list[tuple[str, str, int, str, float, float, float]] = []
+
+    @staticmethod
+    def resolve(refs: Any, calls: list[Mapping[str, Any]], loops: Mapping[Any, Mapping[str, Any]],
+                depth: int = 0) -> list[tuple[Any, ...]]:
+        items: list[tuple[Any, ...]] = []
+        if depth > 200:
+            return items
+        for ref in _dicts(refs):
+            if "call" in ref:
+                index = ref["call"]
+                if isinstance(index, int) and 0 <= index < len(calls):
+                    items.append(("call", calls[index]))
+            elif "loop" in ref and ref["loop"] in loops:
+                loop = loops[ref["loop"]]
+                inner = {d.get("id"): d for d in _dicts(loop.get("loops"))}
+                items.append(("loop", loop, _Pseudocode.resolve(
+                    loop.get("body"), _dicts(loop.get("calls")), inner, depth + 1)))
+            elif "if" in ref:
+                items.append(("if", _list(ref["if"]),
+                              _Pseudocode.resolve(ref.get("body"), calls, loops, depth + 1)))
+        return items
+
+    def functions(self, item: tuple[Any, ...]) -> tuple[_Node, ...]:
+        if item[0] == "call":
+            path = [str(f) for f in _list(item[1].get("path"))]
+            lines = [str(s) for s in _list(item[1].get("lines"))]
+            return tuple((f, lines[j - 1] if 0 < j <= len(lines) else "")
+                         for j, f in enumerate(path))
+        chains = [self.functions(child) for child in item[-1]]
+        common: list[_Node] = []
+        for level in zip(*chains, strict=False):
+            if any(node != level[0] for node in level):
+                break
+            common.append(level[0])
+        return tuple(common)
+
+    @staticmethod
+    def site(site: Any) -> tuple[str, str]:
+        file, _, line = str(site or "").rpartition(":")
+        return (file, line) if line.isdigit() else (str(site or ""), "")
+
+    def render(self, items: list[tuple[Any, ...]], done: int, depth: int) -> None:
+        chains = [self.functions(item) for item in items]
+        i = 0
+        while i < len(items):
+            if len(chains[i]) > done:
+                node = chains[i][done]
+                j = i + 1
+                while j < len(items) and len(chains[j]) > done and chains[j][done] == node:
+                    j += 1
+                self.out.append((*self.site(node[1]), depth, f"{node[0]}()", *[math.nan] * 3))
+                self.render(items[i:j], done + 1, depth + 1)
+                i = j
+                continue
+            self.item(items[i], done, depth)
+            i += 1
+
+    def item(self, item: tuple[Any, ...], done: int, depth: int) -> None:
+        from phasekit.structure.pseudocode import format_count, format_ranks
+
+        if item[0] == "call":
+            call = item[1]
+            self.out.append((*self.site(call.get("site")), depth, str(call.get("call", "?")),
+                             number(call.get("e_time_s")), number(call.get("e_size_bytes")),
+                             number(call.get("e_ipc"))))
+        elif item[0] == "loop":
+            loop = item[1]
+            count = number(loop.get("iterations_per_outer", loop.get("iterations")))
+            text = format_count(count) if math.isfinite(count) else "?"
+            self.out.append(("", "", depth, f"FOR 1 TO {text} [id={loop.get('id')}]",
+                             *[math.nan] * 3))
+            self.render(item[2], done, depth + 1)
+            self.out.append(("", "", depth, "END LOOP", *[math.nan] * 3))
+        else:
+            ranks = [int(r) for r in item[1] if isinstance(r, int)]
+            self.out.append(("", "", depth, f"IF rank in {format_ranks(ranks)}",
+                             *[math.nan] * 3))
+            self.render(item[2], done, depth + 1)
+
+
+def structure(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
+    """The pseudocode of the loops (the seed's console table), the loops, the diagnostics and
+    the clustering scatter."""
+    trace = _map(data.get("trace"))
+    params = _map(data.get("parameters"))
+    rows = [("trace", ", ".join(str(s) for s in _list(trace.get("sources"))) or "-"),
+            ("format", trace.get("format", "-")), ("ranks", fmt(trace.get("n_ranks"))),
+            ("duration", _seconds(trace.get("duration_s"))),
+            ("MPI calls", fmt(trace.get("n_calls"))),
+            ("parameters", ", ".join(f"{k} {fmt(v)}" for k, v in params.items()))]
+    parts = [kv_table(rows)]
+    if data.get("explanation"):
+        parts.append(note(data["explanation"]))
+    for text in _list(data.get("diagnostics")):
+        parts.append(note(f"note: {text}", "warn"))
+    loops = {d.get("id"): d for d in _dicts(data.get("loops"))}
+    code = _Pseudocode()
+    code.render(code.resolve(data.get("body"), _dicts(data.get("calls")), loops), 0, 0)
+    if code.out:
+        parts.append(table(
+            ["FILE", "LINE", "PSEUDOCODE", "E(TIME)", "E(SIZE)", "E(IPC)"],
+            ([f, line, ": " * d + t, _time(tm), _size(sz), fmt(ipc, ".2f")]
+             for f, line, d, t, tm, sz, ipc in code.out),
+            numeric=[False, True, False, True, True, True],
+            caption="Pseudocode (seed 003)", limit=2000, class_="code"))
+    flat: list[Mapping[str, Any]] = []
+
+    def walk(items: list[Mapping[str, Any]], parent: Any) -> None:
+        for loop in items:
+            flat.append({**loop, "parent": parent})
+            walk(_dicts(loop.get("loops")), loop.get("id"))
+
+    walk(list(loops.values()), None)
+    if flat:
+        parts.append(table(
+            ["loop", "in loop", "iterations", "total", "iteration time", "ranks", "explained"],
+            ([fmt(lp.get("id")), fmt(lp.get("parent")), fmt(lp.get("iterations")),
+              fmt(lp.get("iterations_total")), _time(number(lp.get("iteration_time_s"))),
+              _ranks(lp.get("ranks")), percent(number(lp.get("explained")))] for lp in flat),
+            numeric=[True] * 5 + [False, True], caption="Loops", limit=MAX_ROWS))
+    for key, what in (("unplaced", "calls made once inside a loop, left out"),
+                      ("filtered", "repeated calls filtered (explained time below the "
+                                   "threshold)")):
+        if _list(data.get(key)):
+            parts.append(note(f"{len(_list(data.get(key)))} {what}."))
+    clusters = _dicts(data.get("clusters"))
+    if clusters:
+        eps = number(params.get("eps"))
+        parts.append(maker.safely("the clustering figure", lambda: maker.from_figure(
+            figures.clusters_figure(clusters, eps if math.isfinite(eps) else 0.2),
+            "Every reduced MPI call per rank in the space DBSCAN clusters in, coloured by "
+            "the loop it was assigned to.")))
+    return join(parts)
+
+
+def _ranks(value: Any) -> str:
+    from phasekit.structure.pseudocode import format_ranks
+
+    ranks = [int(r) for r in _list(value) if isinstance(r, int)]
+    return format_ranks(ranks) if ranks else "-"
+
+
+# --- energy (seed 002) -----------------------------------------------------------------------
+def campaign(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
+    """The PaScal Viewer's diagrams: efficiency heatmaps per region and for the program, and
+    energy and time over configurations with the Pareto frontier (``phasekit energy plot``)."""
+    from phasekit.campaign import Campaign
+    from phasekit.energy.efficiency import configuration_table, efficiency_tables
+    from phasekit.plot.energy import plot_energy
+
+    runs = _dicts(data.get("runs"))
+    ok = sum(1 for r in runs if r.get("status", "ok") == "ok")
+    rows = [("program", " ".join(str(a) for a in _list(data.get("program"))) or
+             str(data.get("program", "-"))),
+            ("runs", f"{len(runs)} ({ok} ok)"),
+            ("inputs", ", ".join(str(i) for i in _list(data.get("inputs"))) or "-")]
+    parts = [kv_table(rows)]
+    campaign_ = Campaign.from_dict(dict(data))
+    tables = efficiency_tables(campaign_)
+    configs = configuration_table(campaign_)
+    for t in tables:
+        parts.append(table([t.unit, *t.inputs],
+                           ([p, *(fmt(v, ".2f") for v in t.efficiency[i])]
+                            for i, p in enumerate(t.counts)),
+                           numeric=[True] * (len(t.inputs) + 1),
+                           caption=f"Efficiency (speedup / {t.unit}) of {t.name}; columns: "
+                                   "inputs"))
+    mode = "both" if len(tables) <= 2 else "discrete"
+    if tables:
+        parts.append(maker.safely("the efficiency heatmaps", lambda: maker.from_plot(
+            lambda path: plot_energy(path, tables=tables, mode=mode),
+            "Parallel efficiency over inputs and thread counts, one cell per configuration "
+            "(and interpolated), seed 002 section 3.10.1.")))
+    if configs.inputs:
+        parts.append(maker.safely("the energy and time figure", lambda: maker.from_plot(
+            lambda path: plot_energy(path, configs=configs),
+            "Per input: energy over frequency and cores, time over cores, and energy against "
+            "time with the Pareto frontier (seed 002, section 4.11).")))
+    for text in dict.fromkeys([*(n for t in tables for n in t.notes), *configs.notes]):
+        parts.append(note(text))
+    return join(parts)
+
+
+def energy_choice(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
+    """The minimum-energy configuration per input, the savings against ondemand, and the
+    Pareto frontier (seed 002, section 4.12)."""
+    grid = _map(data.get("grid"))
+    limits = {k: v for k, v in _map(data.get("limits")).items() if v is not None}
+    rows = [("model", data.get("model", "-")),
+            ("grid", f"{len(_list(grid.get('frequencies_ghz'))) or 'uncontrolled'} "
+                     f"frequencies x {len(_list(grid.get('cores')))} core counts"),
+            ("limits", ", ".join(f"{k} {fmt(v)}" for k, v in limits.items()) or "none"),
+            ("baseline", data.get("baseline", "-"))]
+    parts = [kv_table(rows)]
+    choices = _dicts(data.get("choices"))
+    policies = list(dict.fromkeys(k for c in choices for k in _map(c.get("savings_predicted"))))
+    out = []
+    for c in choices:
+        best = _map(c.get("best"))
+        saved = _map(c.get("savings_predicted"))
+        measured = _map(c.get("savings_measured"))
+        out.append([c.get("input_label", fmt(c.get("input"))),
+                    fmt(best.get("cores")) if best else "-",
+                    fmt(number(best.get("frequency_ghz")), ".3g", " GHz") if best else "-",
+                    _seconds(best.get("time_s")) if best else "-",
+                    fmt(number(best.get("energy_j")), ".4g", " J") if best else "-",
+                    fmt(number(best.get("power_w")), ".4g", " W") if best else "-",
+                    *(f"{fmt(number(saved.get(k)), '.1f')} ({fmt(number(measured.get(k)), '.1f')})"
+                      for k in policies),
+                    c.get("reason", "") or ("extrapolated input" if c.get("extrapolated")
+                                             else "")])
+    parts.append(table(["input", "cores", "frequency", "time", "energy", "power",
+                        *(f"saving vs {k} (%)" for k in policies), "note"], out,
+                       numeric=[False, *([True] * (5 + len(policies))), False],
+                       caption="Minimum-energy configuration per input; savings predicted "
+                               "(measured)"))
+    if any(_dicts(c.get("pareto")) for c in choices):
+        parts.append(maker.safely("the Pareto figure", lambda: maker.from_figure(
+            figures.pareto_figure([c for c in choices if _dicts(c.get("pareto"))]),
+            "Predicted energy against time: the Pareto frontier and the minimum-energy "
+            "choice (star).")))
+    return join(parts)
+
+
+def energy_fit(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
+    """The fitted energy model: parameters, accuracy against the baselines."""
+    rows = [("model", data.get("model", "-")), ("design", data.get("design", "-")),
+            ("configurations", f"{fmt(data.get('n_configs'))} ({fmt(data.get('n_train'))} to "
+                               f"train, {fmt(data.get('n_holdout'))} held out)"),
+            ("MPE energy train / holdout", f"{fmt(number(data.get('mpe_train')), '.2f')}% / "
+                                           f"{fmt(number(data.get('mpe_holdout')), '.2f')}%"),
+            ("MPE time train / holdout", f"{fmt(number(data.get('mpe_time_train')), '.2f')}% / "
+                                         f"{fmt(number(data.get('mpe_time_holdout')), '.2f')}%"),
+            ("frequency controlled", fmt(data.get("frequency_controlled"))),
+            ("fit time", _seconds(data.get("fit_time_s")))]
+    parts = [kv_table(rows)]
+    if data.get("explanation"):
+        parts.append(note(data["explanation"]))
+    params = _map(data.get("params"))
+    if params:
+        fixed = {str(f) for f in _list(data.get("fixed"))}
+        parts.append(table(["parameter", "value", ""],
+                           ([k, fmt(number(v), ".6g"), "held" if k in fixed else ""]
+                            for k, v in params.items()),
+                           numeric=[False, True, False], caption="Parameters"))
+    models = [(f"{data.get('model', 'model')} (this fit)", number(data.get("mpe_train")),
+               number(data.get("mpe_holdout")))]
+    for group in ("other_models", "baselines"):
+        for name, scores in _map(data.get(group)).items():
+            scores = _map(scores)
+            models.append((str(name), number(scores.get("mpe_train")),
+                           number(scores.get("mpe_holdout"))))
+    if len(models) > 1:
+        parts.append(table(["model", "MPE train (%)", "MPE holdout (%)"],
+                           ([m, fmt(a, ".2f"), fmt(b, ".2f")] for m, a, b in models),
+                           numeric=[False, True, True], caption="Accuracy"))
+    if any(math.isfinite(a) or math.isfinite(b) for _, a, b in models):
+        parts.append(maker.safely("the accuracy figure", lambda: maker.from_figure(
+            figures.accuracy_figure(models), "Mean percentage error of the energy.")))
+    return join(parts)
+
+
+def phase_division(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
+    """Energy against the number of phases and the chosen configuration per phase
+    (``phasekit energy phases``, seed 002 chapter 5)."""
+    from phasekit.energy.phasediv import PhaseDivision
+    from phasekit.plot.energy_phases import plot_energy_phases
+
+    single = _map(data.get("single"))
+    rows = [("method", f"{data.get('method', '-')} ({data.get('integrator', '-')} integrator, "
+                       f"grid {fmt(data.get('grid'))})"),
+            ("configurations", fmt(data.get("n_configs"))),
+            ("best", f"{fmt(data.get('best_k'))} phase(s): {fmt(number(data.get('energy_j')))} J"
+                     f" in {_seconds(data.get('time_s'))}"),
+            ("best single configuration", f"{single.get('config', '-')}: "
+                                          f"{fmt(number(single.get('energy_j')))} J in "
+                                          f"{_seconds(single.get('time_s'))}"),
+            ("savings", percent(number(data.get("savings")), 2))]
+    parts = [kv_table(rows)]
+    if data.get("explanation"):
+        parts.append(note(data["explanation"]))
+    parts.append(maker.safely("the phase division figure", lambda: maker.from_plot(
+        lambda path: plot_energy_phases(PhaseDivision.from_dict(dict(data)), path),
+        "Left: energy against the number of phases. Right: the configuration chosen over the "
+        "execution.")))
+    parts.append(table(["#", "from", "to", "configuration", "energy", "time"],
+                       ([i, percent(number(p.get("start"))), percent(number(p.get("end"))),
+                         p.get("config", "-"), fmt(number(p.get("energy_j")), ".4g", " J"),
+                         _seconds(p.get("time_s"))]
+                        for i, p in enumerate(_dicts(data.get("phases")), start=1)),
+                       numeric=[True, True, True, False, True, True],
+                       caption="Phases of the best division (share of the execution)",
+                       limit=MAX_ROWS))
+    return join(parts)
+
+
+def fingerprints(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
+    """Programs clustered by their fingerprints (``phasekit fingerprint``)."""
+    from phasekit.energy.fingerprint import FingerprintResult
+    from phasekit.plot.fingerprint import plot_fingerprints
+
+    rows = [("ratio", data.get("ratio", "-")), ("clusters", fmt(data.get("n_clusters"))),
+            ("rule", data.get("k_rule", "-")), ("ARI with the programs", fmt(data.get("ari"))),
+            ("mean silhouette", fmt(data.get("silhouette")))]
+    parts = [kv_table(rows)]
+    runs = _dicts(data.get("runs"))
+    if runs and "fingerprint" in runs[0]:
+        parts.append(maker.safely("the fingerprint figure", lambda: maker.from_plot(
+            lambda path: plot_fingerprints(FingerprintResult.from_dict(dict(data)), path),
+            "Left: the Ward dendrogram on Canberra distances. Right: the fingerprints, "
+            "coloured by cluster.")))
+    parts.append(table(["run", "program", "cluster"],
+                       ([r.get("name", "-"), r.get("program", "-"), fmt(r.get("cluster"))]
+                        for r in runs), caption="Runs", limit=MAX_ROWS))
+    return join(parts)
+
+
+def schedule(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
+    """Policies compared on a simulated data center, with their Gantt charts and power
+    (``phasekit schedule``, seed 004 chapter 5)."""
+    from phasekit.plot.schedule import plot_schedule
+    from phasekit.schedule.simulate import ScheduleResult
+
+    dc = _map(data.get("datacenter"))
+    rows = [("data center", f"{fmt(dc.get('servers'))} servers x {fmt(dc.get('cores'))} cores, "
+                            f"PUE {fmt(dc.get('pue'))}"),
+            ("tasks", fmt(data.get("n_tasks"))), ("planned with", data.get("planned_with", "-")),
+            ("lower bound on the makespan", _seconds(data.get("lower_bound_s")))]
+    parts = [kv_table(rows)]
+    for text in _list(data.get("notes")):
+        parts.append(note(text))
+    policies = _dicts(data.get("policies"))
+    parts.append(table(["policy", "makespan", "energy", "saving vs round robin", "run time"],
+                       ([p.get("policy", "-"), _seconds(p.get("makespan_s")),
+                         fmt(number(p.get("energy_j")) / 1e6, ".4g", " MJ"),
+                         fmt(number(p.get("saving_vs_rr")), ".2f", " %"),
+                         _seconds(p.get("runtime_s"))] for p in policies),
+                       numeric=[False, True, True, True, True], caption="Policies"))
+    if policies:
+        parts.append(maker.safely("the schedule figure", lambda: maker.from_plot(
+            lambda path: plot_schedule(ScheduleResult.from_dict(dict(data)), path),
+            "A Gantt chart per policy (one row per core of each server) and the data-center "
+            "power over time.")))
+    return join(parts)
+
+
+#: The renderer of each result kind; any other kind gets :func:`generic`.
+RENDERERS: dict[str, Renderer] = {
+    "periodicity": periodicity,
+    "multinode_analysis": multinode,
+    "phases": phases,
+    "mpi-structure-result": structure,
+    "campaign": campaign,
+    "energy_choice": energy_choice,
+    "energy_fit": energy_fit,
+    "phase_division": phase_division,
+    "fingerprints": fingerprints,
+    "schedule": schedule,
+}
+
+_TITLES = {
+    "periodicity": "Periodicity", "multinode_analysis": "Many nodes", "phases": "Phases",
+    "mpi-structure-result": "Loop structure", "campaign": "Energy campaign",
+    "energy_choice": "Energy-optimal configurations", "energy_fit": "Energy model",
+    "phase_division": "Energy phase division", "fingerprints": "Fingerprints",
+    "schedule": "Schedule",
+}
+
+
+def title_of(kind: str, data: Mapping[str, Any]) -> str:
+    """A section title: what the result is, and of what node or trace when it says."""
+    what = _TITLES.get(kind, kind.replace("_", " ").replace("-", " ").capitalize() or "Result")
+    node = data.get("node")
+    if isinstance(node, str) and node:
+        return f"{what}: {node}"
+    return what

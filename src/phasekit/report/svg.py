@@ -1,0 +1,96 @@
+"""Matplotlib figures as inline SVG for the report.
+
+Text stays text (``svg.fonttype`` none: smaller, searchable; matplotlib escapes it, quotes are
+escaped here too), the XML prologue, the metadata block and the comments are dropped, and
+every ``id`` (with the references to it) gets a prefix unique in the report, so that several
+figures in one page do not share clip paths or markers. Figures of :mod:`phasekit.plot` (which write files) are drawn into a temporary
+``.svg`` file and read back.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+from matplotlib.figure import Figure
+
+from phasekit.report.html import Safe, esc, note
+
+__all__ = ["FigureMaker", "tex_safe"]
+
+_LOG = logging.getLogger(__name__)
+_RC = {"svg.fonttype": "none", "svg.hashsalt": "phasekit-report"}
+_TAG = re.compile(r"<[^<>]+>")
+_TEXT = re.compile(r"(?<=>)[^<>]+(?=<)")
+_ID = re.compile(r'(\sid=")([^"]+")')
+_HREF = re.compile(r'((?:xlink:)?href="#)([^"]+")')
+_URL = re.compile(r"(url\(#)([^)]+\))")
+
+
+def tex_safe(text: Any) -> str:
+    """``text`` for a matplotlib label: ``$`` escaped, so that a name from an input file is
+    never parsed as mathtext (which could fail on it)."""
+    return str(text).replace("$", r"\$")
+
+
+class FigureMaker:
+    """Turns figures into ``<figure>`` markup with ids unique in one report."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def _inline(self, svg: str) -> Safe:
+        self.count += 1
+        prefix = f"f{self.count}-"
+        start = svg.find("<svg")
+        svg = svg[start:] if start >= 0 else svg
+        svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.DOTALL)
+        svg = re.sub(r"<!--.*?-->", "", svg, flags=re.DOTALL)  # matplotlib's text, again
+        # text as html.escape(quote=True) writes it (matplotlib leaves quotes as they are)
+        svg = _TEXT.sub(lambda m: m.group(0).replace('"', "&quot;").replace("'", "&#x27;"),
+                        svg)
+
+        def fix(match: re.Match[str]) -> str:
+            text = match.group(0)
+            text = _ID.sub(lambda m: m.group(1) + prefix + m.group(2), text)
+            text = _HREF.sub(lambda m: m.group(1) + prefix + m.group(2), text)
+            return _URL.sub(lambda m: m.group(1) + prefix + m.group(2), text)
+
+        svg = _TAG.sub(fix, svg)
+        svg = svg.replace("<svg ", '<svg role="img" ', 1)
+        return Safe(svg.strip())
+
+    def _wrap(self, svg: Safe, caption: str) -> Safe:
+        cap = f"<figcaption>{esc(caption)}</figcaption>" if caption else ""
+        return Safe(f'<figure class="fig">{svg}{cap}</figure>')
+
+    def from_figure(self, fig: Figure, caption: str = "") -> Safe:
+        """A figure drawn here (on its own canvas)."""
+        buffer = io.StringIO()
+        with matplotlib.rc_context(_RC):
+            fig.savefig(buffer, format="svg")
+        return self._wrap(self._inline(buffer.getvalue()), caption)
+
+    def from_plot(self, draw: Callable[[Path], object], caption: str = "") -> Safe:
+        """A figure of :mod:`phasekit.plot`: ``draw(path)`` writes it to ``path`` (.svg)."""
+        with tempfile.TemporaryDirectory(prefix="phasekit-report-") as folder:
+            path = Path(folder) / "figure.svg"
+            with matplotlib.rc_context(_RC):
+                draw(path)
+            svg = path.read_text(encoding="utf-8")
+        return self._wrap(self._inline(svg), caption)
+
+    def safely(self, what: str, make: Callable[[], Safe]) -> Safe:
+        """``make()``, or a note saying the figure could not be drawn (never an exception:
+        a report shows what it can)."""
+        try:
+            return make()
+        except Exception as exc:  # any bad input data: the report goes on without this figure
+            _LOG.warning("report: %s not drawn: %s: %s", what, type(exc).__name__, exc)
+            return note(f"{what}: not drawn ({type(exc).__name__}: {exc})", "fail")
