@@ -37,6 +37,7 @@ def run(script: str, *args: str) -> str:
     ("signature.py", "signature"),
     ("schedule.py", "schedule"),
     ("powermodels.py", "powermodels"),
+    ("many_nodes.py", "many_nodes"),
 ])
 def test_quick_run_writes_its_section(tmp_path: Path, script: str, section: str) -> None:
     results = tmp_path / "RESULTS.md"

@@ -2,23 +2,42 @@
 
 from __future__ import annotations
 
+import functools
+import os
+import sys
+import threading
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
+from rich import box
+from rich.table import Table
 
 from phasekit.cli.common import (
+    STATE,
     check_metrics,
     check_output,
     load_profile,
     name_file,
+    out_console,
     parse_window,
     print_json,
     print_result,
+    print_written,
     progress_reporter,
+    write_json,
     write_outputs,
 )
-from phasekit.errors import PhasekitError, UsageError
+from phasekit.errors import PhasekitError, PhasekitWarning, UsageError
+
+if TYPE_CHECKING:
+    from phasekit.periodicity.nodes import MultiNodeResult, NodeError, NodeSummary
+    from phasekit.profile import Profile
+
+R = TypeVar("R")
 
 EPILOG = """\
 Example:
@@ -27,14 +46,25 @@ Example:
     phasekit analyze run.parquet
     phasekit analyze run.csv --metric ipc --window 60:660 --plot run.png -o run.json
     phasekit analyze run.csv -m dram_rd -m dram_wr --json > result.json
+    phasekit analyze runs/job42/ --workers 8 -o job42.json
+    phasekit analyze 'runs/job42/node*.parquet' --scheduler tcp://10.0.0.1:8786 --json
 """
+
+#: Exit code when some inputs (not all) failed: the others were analyzed and reported, each
+#: failure is one line on stderr (our choice: distinct from 2 usage, 3 input, 4 unsupported,
+#: which a run where every input failed exits with, the first failure's).
+PARTIAL_EXIT = 5
 
 FIGURE_SUFFIXES = ("png", "svg", "pdf", "jpg", "jpeg", "webp", "tif", "tiff", "eps", "ps")
 
 
 def analyze(
-    profile: Annotated[Path, typer.Argument(
-        metavar="PROFILE", help="Profile file: CSV (.csv, .tsv, .csv.gz), Parquet (.parquet), a recording (.arrows), or perf stat -I / likwid-perfctr -t output.",
+    profiles: Annotated[list[Path], typer.Argument(
+        metavar="PROFILE",
+        help="Profile file: CSV (.csv, .tsv, .csv.gz), Parquet (.parquet), a recording "
+             "(.arrows), or perf stat -I / likwid-perfctr -t output. Several files, folders "
+             "(their profiles) or quoted glob patterns: one profile per node of a run, "
+             "analyzed in parallel and compared.",
         show_default=False)],
     metric: Annotated[list[str] | None, typer.Option(
         "--metric", "-m", metavar="NAME",
@@ -61,12 +91,27 @@ def analyze(
         help="Write the figure (profile with periodic regions, and the patterns).")] = None,
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", metavar="RESULT.json", help="Write the result as JSON.")] = None,
-) -> None:
+    workers: Annotated[int | None, typer.Option(
+        "--workers", "-j", metavar="N", show_default=False,
+        help="Several profiles: analyze N at a time in local processes (default: one per "
+             "core; 1: one after the other in this process).")] = None,
+    scheduler: Annotated[str | None, typer.Option(
+        "--scheduler", metavar="tcp://HOST:PORT", show_default=False,
+        help="Several profiles: run the analyses on this Dask cluster (dask.distributed) "
+             "instead of local processes; its workers must be able to read the files.")] = None,
+) -> int:
     """Find the periodicities of a profile and one representative pattern each.
 
     Prints a summary in the style of Table II of seed 000 (T_exe, #patterns(#instances)
     [mean consecutive instances], %period), then one row per pattern. A profile without
     periodicity is a valid result: no pattern, coverage 0, exit code 0.
+
+    Several profiles (files, folders, glob patterns: the nodes of one run) are analyzed in
+    parallel, then compared (seed 000, IV-B): a row per node, the check that the patterns of
+    all nodes agree (mean DTW distance per associated point within 1 % of the pattern mean,
+    against a reference node), and the nodes that stand out. --json prints {"nodes": [...],
+    "agreement": {...}, "outliers": [...], "errors": [...]}. A file that cannot be analyzed
+    is one line on stderr; the others still are, and the exit code is then 5.
     """
     from phasekit.periodicity import analyze as run_analysis
 
@@ -75,6 +120,16 @@ def analyze(
     options = {name: value for name, value in given.items() if value is not None}
     check_output(output, "--output")
     check_output(plot, "--plot", FIGURE_SUFFIXES)
+    if is_many(profiles):
+        if metric and len(set(metric)) != len(metric):
+            raise UsageError("--metric: each metric may be given once")
+        if plot is not None:
+            raise UsageError("--plot draws one profile; give one profile, or leave --plot out "
+                             "with several")
+        return analyze_many(profiles, metrics=list(metric) if metric else None,
+                            window_s=window_s, options=options, workers=workers,
+                            scheduler=scheduler, json_output=json_output, output=output)
+    profile = profiles[0]
 
     data = load_profile(profile)
     if window_s is not None and window_s[0] is not None and window_s[0] >= data.duration:
@@ -101,7 +156,241 @@ def analyze(
 
     if json_output:
         print_json(result.to_dict())
-        return
+        return 0
     print_result(result, profile.name)
     for what, path in written:
         typer.echo(f"wrote {what}: {path}")
+    return 0
+
+
+# --- several profiles: the nodes of a run ----------------------------------------------------
+def is_many(paths: Sequence[Path]) -> bool:
+    """Whether the arguments name several inputs: more than one, a folder, or a glob pattern
+    that names no existing path (one file keeps the one-input output)."""
+    from phasekit.parallel import has_magic
+
+    if len(paths) != 1:
+        return True
+    path = paths[0]
+    return path.is_dir() or (has_magic(str(path)) and not path.exists())
+
+
+def run_many(job: Callable[[str], R], paths: Sequence[Path], *, suffixes: Sequence[str],
+             workers: int | None, scheduler: str | None, progress: bool, what: str
+             ) -> tuple[list[tuple[str, R]], list[NodeError]]:
+    """``job(file)`` for every file ``paths`` name (:func:`phasekit.parallel.expand_inputs`),
+    on ``workers`` local processes or the Dask cluster at ``scheduler``; returns the
+    ``(file, value)`` of those that worked and the errors of the others, each already written
+    as one line on stderr (with its traceback under --debug). Their warnings go to stderr
+    too, naming the file. On Dask the workers get absolute paths; messages name the files
+    as given."""
+    from phasekit.parallel import expand_inputs, map_files
+    from phasekit.periodicity.nodes import NodeError
+
+    files, problems = expand_inputs(paths, suffixes)
+    errors = [NodeError(file=arg, message=f"{arg}: {reason}", exit_code=3)
+              for arg, reason in problems]
+    shown = [str(f) for f in files]
+    items = [os.path.abspath(f) if scheduler else str(f) for f in files]
+    with progress_reporter(progress and bool(files), f"{what} {len(files)} files") as report:
+        outcomes = map_files(job, items, workers=workers, scheduler=scheduler, progress=report)
+    done: list[tuple[str, R]] = []
+    for name, item, outcome in zip(shown, items, outcomes, strict=True):
+        for message in outcome.warnings:
+            text = message.replace(item, name)
+            warnings.warn(text if name in text else f"{name}: {text}", PhasekitWarning,
+                          stacklevel=1)
+        if outcome.failure is not None:
+            if STATE.debug and outcome.failure.traceback:
+                sys.stderr.write(outcome.failure.traceback)
+            errors.append(NodeError(file=name, message=outcome.failure.message.replace(item, name),
+                                    exit_code=outcome.failure.exit_code))
+        else:
+            done.append((name, outcome.value))  # type: ignore[arg-type]
+    for error in errors:
+        sys.stderr.write(f"phasekit: error: {' '.join(error.message.split())}\n")
+    return done, errors
+
+
+def exit_code(n_done: int, errors: Sequence[NodeError]) -> int:
+    """0 when every input worked, :data:`PARTIAL_EXIT` when some did, else the exit code of
+    the first failure."""
+    if not errors:
+        return 0
+    return PARTIAL_EXIT if n_done else errors[0].exit_code
+
+
+def file_stem(name: str) -> str:
+    """A file name without its input suffix (``node01.csv.gz`` -> ``node01``)."""
+    from phasekit.io import PROFILE_SUFFIXES, TRACE_SUFFIXES
+
+    base = Path(name).name
+    for suffix in sorted((*PROFILE_SUFFIXES, *TRACE_SUFFIXES), key=len, reverse=True):
+        if base.lower().endswith(suffix) and len(base) > len(suffix):
+            return base[:-len(suffix)]
+    return Path(base).stem or base
+
+
+def node_names(files: Sequence[str], own: Sequence[str]) -> list[str]:
+    """Unique node names: the profiles' ``own`` names when every profile has one and they
+    differ, else the file names without suffix when they differ, else the paths."""
+    if all(own) and len(set(own)) == len(own):
+        return list(own)
+    stems = [file_stem(f) for f in files]
+    return stems if len(set(stems)) == len(stems) else list(files)
+
+
+def check_window(data: Profile, window_s: tuple[float | None, float | None] | None,
+                 path: Path) -> None:
+    """UsageError naming the file when the window starts after the end of the profile."""
+    if window_s is not None and window_s[0] is not None and window_s[0] >= data.duration:
+        raise UsageError(f"{path}: --window starts at {window_s[0]:g} s, after the end of "
+                         f"this {data.duration:g} s profile")
+
+
+def analyze_file(path: str, *, metrics: list[str] | None,
+                 window_s: tuple[float | None, float | None] | None,
+                 options: dict[str, Any]) -> NodeSummary:
+    """The task run for each profile of a run (in a worker process or on Dask): read it,
+    analyze it, keep the summary (the patterns, not the data)."""
+    from phasekit.parallel import worker_threads
+    from phasekit.periodicity import analyze as run_analysis
+    from phasekit.periodicity.nodes import NodeSummary
+
+    source = Path(path)
+    data = load_profile(source)
+    check_window(data, window_s, source)
+    if metrics:
+        check_metrics(data, metrics, source)
+    try:
+        result = run_analysis(data, metrics=metrics, window_s=window_s,
+                              workers=worker_threads(), **options)
+    except PhasekitError as exc:
+        raise name_file(exc, source) from exc
+    return NodeSummary.from_result(result, file=path)
+
+
+def analyze_many(paths: Sequence[Path], *, metrics: list[str] | None,
+                 window_s: tuple[float | None, float | None] | None, options: dict[str, Any],
+                 workers: int | None, scheduler: str | None, json_output: bool,
+                 output: Path | None) -> int:
+    """``phasekit analyze`` on the profiles of several nodes: analyses, comparison, output;
+    returns the exit code."""
+    from phasekit.io import PROFILE_SUFFIXES
+    from phasekit.periodicity.nodes import compare_nodes
+
+    job = functools.partial(analyze_file, metrics=metrics, window_s=window_s, options=options)
+    # while the workers analyze, this process gets the comparison ready (its imports and
+    # numba kernels take about a second, which would otherwise come after the last analysis)
+    warm = threading.Thread(target=_warm_comparison, daemon=True)
+    if scheduler is not None or workers != 1:
+        warm.start()
+    done, errors = run_many(job, paths, suffixes=PROFILE_SUFFIXES, workers=workers,
+                            scheduler=scheduler, progress=not json_output, what="analyzing")
+    if warm.is_alive():
+        warm.join()
+    if not done:
+        return exit_code(0, errors)
+    files = [f for f, _ in done]
+    names = node_names(files, [s.node for _, s in done])
+    summaries = [replace(s, node=n, file=f) for (f, s), n in zip(done, names, strict=True)]
+    band = {"band": options["band"]} if "band" in options else {}
+    result = compare_nodes(summaries, errors=errors, **band)
+    written: list[tuple[str, Path]] = []
+    if output is not None:
+        write_json(output, result.to_dict())
+        written.append(("result", output))
+    if json_output:
+        print_json(result.to_dict())
+    else:
+        print_nodes(result)
+        print_written(out_console(), written)
+    return exit_code(len(done), errors)
+
+
+def _warm_comparison() -> None:
+    """Import the comparison and load its numba kernels (run in a thread)."""
+    import numpy as np
+
+    from phasekit.periodicity.nodes import pattern_distance
+
+    pattern_distance(np.arange(8.0) + 1.0, np.arange(9.0) + 1.0)
+
+
+def _table(title: str) -> Table:
+    return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                 title_style="bold")
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.2f}%"
+
+
+def print_nodes(result: MultiNodeResult) -> None:
+    """The human view of a MultiNodeResult: one row per node (seed 000, Table II), the
+    agreement check, the outliers."""
+    console = out_console()
+    agreement = result.agreement
+    flagged = {o.node: o for o in result.outliers}
+    # the file column only when the node names do not say which file is which
+    files = any(file_stem(n.file) != n.node for n in result.nodes)
+    table = _table("Nodes (seed 000, Table II per node)")
+    table.add_column("node", no_wrap=True)
+    for column in ("T_exe (s)", "#rp(#i)[#pa]", "%period", "period (s)", "distance"):
+        table.add_column(column, justify="right", no_wrap=True)
+    table.add_column("outlier", overflow="fold", min_width=8)
+    if files:
+        table.add_column("file", overflow="fold")
+    for node in result.nodes:
+        distances = [p.distance for p in node.patterns if p.distance is not None]
+        distance = ("reference" if node.node == agreement.reference else
+                    _percent(max(distances)) if distances else "-")
+        main = f"{node.patterns[0].period_s:.4g}" if node.patterns else "-"
+        row = [node.node, f"{node.duration_s:.3f}",
+               f"{len(node.patterns)}({node.n_instances})[{node.mean_consecutive:.1f}]",
+               f"{100 * node.coverage:.2f}%", main, distance,
+               ", ".join(flagged[node.node].reasons) if node.node in flagged else ""]
+        table.add_row(*row, *([node.file] if files else []))
+    console.print(table)
+    if agreement.patterns:
+        patterns = _table(f"Agreement with the reference node {agreement.reference} (seed 000, "
+                          f"IV-B: mean DTW distance per associated point <= "
+                          f"{100 * agreement.threshold:g}% of the pattern mean)")
+        for column in ("pattern", "period (s)", "mean", "nodes", "within", "median",
+                       "max", "at"):
+            patterns.add_column(column, justify="left" if column == "at" else "right",
+                                no_wrap=column != "at", overflow="fold")
+        for p in agreement.patterns:
+            patterns.add_row(str(p.pattern + 1), f"{p.period_s:.4g}", f"{p.mean:.4g}",
+                             f"{p.n_nodes}/{agreement.n_nodes}", str(p.n_agree),
+                             _percent(p.median_distance), _percent(p.max_distance),
+                             p.max_node or "")
+        console.print(patterns)
+    console.print(agreement_line(result), soft_wrap=True)
+    if result.outliers:
+        outliers = _table("Outliers (nodes that stand out: median +- 3.5 robust deviations)")
+        for column in ("node", "reasons", "details"):
+            outliers.add_column(column, overflow="fold")
+        for o in result.outliers:
+            outliers.add_row(o.node, ", ".join(o.reasons), "; ".join(o.details))
+        console.print(outliers)
+    elif len(result.nodes) >= 3:
+        console.print("no outlier: no node stands out", soft_wrap=True)
+    if result.errors:
+        total = len(result.nodes) + len(result.errors)
+        console.print(f"analyzed {len(result.nodes)} of {total} inputs; {len(result.errors)} "
+                      "failed (listed on stderr)", soft_wrap=True)
+
+
+def agreement_line(result: MultiNodeResult) -> str:
+    """One sentence on the agreement check."""
+    a = result.agreement
+    if a.agree is None:
+        return f"agreement: {a.explanation}"
+    limit = f"{100 * a.threshold:g}%"
+    if a.agree:
+        return (f"agreement: the patterns of all {a.n_nodes} nodes agree (largest distance "
+                f"{_percent(a.max_distance)} <= {limit})")
+    return (f"agreement: no, {a.n_nodes - a.n_agree} of {a.n_nodes} nodes have a pattern "
+            f"further than {limit} from the reference's or miss one: "
+            + ", ".join(a.disagreeing))

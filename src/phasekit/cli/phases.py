@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich import box
@@ -16,9 +17,10 @@ from phasekit.cli.common import (
     out_console,
     print_json,
     print_written,
+    write_json,
     write_outputs,
 )
-from phasekit.errors import PhasekitError
+from phasekit.errors import PhasekitError, UsageError
 
 EPILOG = """\
 Example:
@@ -27,15 +29,21 @@ Example:
     phasekit phases run.parquet
     phasekit phases run.parquet --method ev-literal --threshold 0.15 --smooth 3 --plot phases.png
     phasekit phases perf.csv --json > phases.json
+    phasekit phases runs/job42/ --workers 4 --json > phases.json
 """
+
+#: ``kind`` of the JSON of several profiles.
+MANY_KIND = "multinode_phases"
 
 FIGURE_SUFFIXES = ("png", "svg", "pdf", "jpg", "jpeg", "webp", "tif", "tiff", "eps", "ps")
 
 
 def phases(
-    profile: Annotated[Path, typer.Argument(
+    profiles: Annotated[list[Path], typer.Argument(
         metavar="PROFILE", show_default=False,
-        help="Profile: CSV, Parquet, a recording (.arrows), perf stat or LIKWID output.")],
+        help="Profile: CSV, Parquet, a recording (.arrows), perf stat or LIKWID output. "
+             "Several files, folders or quoted glob patterns: analyzed in parallel, one row "
+             "each.")],
     method: Annotated[str, typer.Option(
         "--method", metavar="ev|ev-literal",
         help="ev: robust to within-phase variability (default); ev-literal: the seed's "
@@ -57,18 +65,41 @@ def phases(
         "threshold, identified phases: the seed's Fig. 1 and 5).")] = None,
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", metavar="RESULT.json", help="Write the result as JSON.")] = None,
-) -> None:
+    workers: Annotated[int | None, typer.Option(
+        "--workers", "-j", metavar="N", show_default=False,
+        help="Several profiles: analyze N at a time in local processes (default: one per "
+             "core; 1: one after the other in this process).")] = None,
+    scheduler: Annotated[str | None, typer.Option(
+        "--scheduler", metavar="tcp://HOST:PORT", show_default=False,
+        help="Several profiles: run the analyses on this Dask cluster (dask.distributed); "
+             "its workers must be able to read the files.")] = None,
+) -> int:
     """Detect phase changes from execution vectors and identify recurring phases.
 
     Execution vectors (seed 001): instructions, LLC references and misses, branches and
     branch misses per cycle, network and disk bytes; without a cycles metric, per second.
     Prints one row per phase in time order: start, end, duration, id (recurring phases
     share an id), when it was detected, and its representative vector.
+
+    Several profiles (files, folders, glob patterns) are analyzed in parallel: one row per
+    profile; --json prints {"nodes": [{"node", "file", "phases": [...], ...}], "errors":
+    [...]}. A file that cannot be analyzed is one line on stderr; the others still are, and
+    the exit code is then 5.
     """
+    from phasekit.cli.analyze import is_many
     from phasekit.phases import phases as run_phases
 
     check_output(output, "--output")
     check_output(plot, "--plot", FIGURE_SUFFIXES)
+    if is_many(profiles):
+        if plot is not None:
+            raise UsageError("--plot draws one profile; give one profile, or leave --plot out "
+                             "with several")
+        return phases_many(profiles, options={
+            "method": method, "threshold": threshold, "smooth": smooth,
+            "sensors": list(sensor) if sensor else None}, workers=workers,
+            scheduler=scheduler, json_output=json_output, output=output)
+    profile = profiles[0]
     data = load_profile(profile)
     try:
         result = run_phases(data, method=method, threshold=threshold, smooth=smooth,
@@ -83,7 +114,7 @@ def phases(
     written = write_outputs(output, plot, lambda: result.to_dict(series=True), draw)
     if json_output:
         print_json(result.to_dict())
-        return
+        return 0
     console = out_console()
     table = Table(title=f"Phases of {profile.name} (seed 001; {result.method}, threshold "
                         f"{result.threshold:g}, smoothing {result.smooth})",
@@ -111,6 +142,66 @@ def phases(
     if result.explanation:
         console.print(f"note: {result.explanation}", soft_wrap=True)
     print_written(console, written)
+    return 0
+
+
+def phases_file(path: str, *, options: dict[str, Any]) -> dict[str, Any]:
+    """The task run for each profile of several: read it, detect its phases, keep the result
+    as JSON data (without the per-vector series)."""
+    from phasekit.phases import phases as run_phases
+
+    source = Path(path)
+    data = load_profile(source)
+    try:
+        return run_phases(data, **options).to_dict()
+    except PhasekitError as exc:
+        raise name_file(exc, source) from exc
+
+
+def phases_many(paths: list[Path], *, options: dict[str, Any], workers: int | None,
+                scheduler: str | None, json_output: bool, output: Path | None) -> int:
+    """``phasekit phases`` on several profiles; returns the exit code."""
+    from phasekit.cli.analyze import exit_code, node_names, run_many
+    from phasekit.io import PROFILE_SUFFIXES
+    from phasekit.phases import METHODS
+
+    if options["method"] not in METHODS:
+        raise UsageError(f"--method {options['method']!r}: expected one of "
+                         + ", ".join(METHODS))
+    job = functools.partial(phases_file, options=options)
+    done, errors = run_many(job, paths, suffixes=PROFILE_SUFFIXES, workers=workers,
+                            scheduler=scheduler, progress=not json_output,
+                            what="detecting the phases of")
+    if not done:
+        return exit_code(0, errors)
+    names = node_names([f for f, _ in done], [str(d.get("node") or "") for _, d in done])
+    nodes = [{**d, "node": name, "file": f} for (f, d), name in zip(done, names, strict=True)]
+    data = {"kind": MANY_KIND, "version": 1, "nodes": nodes,
+            "errors": [e.to_dict() for e in errors]}
+    written: list[tuple[str, Path]] = []
+    if output is not None:
+        write_json(output, data)
+        written.append(("result", output))
+    if json_output:
+        print_json(data)
+        return exit_code(len(done), errors)
+    console = out_console()
+    table = Table(title=f"Phases of {len(nodes)} profiles (seed 001)", title_justify="left",
+                  box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("node", no_wrap=True)
+    for column in ("duration (s)", "phases", "ids", "method", "threshold"):
+        table.add_column(column, justify="right", no_wrap=True)
+    table.add_column("note", overflow="fold")
+    for node in nodes:
+        table.add_row(node["node"], f"{node['duration_s']:.6g}", str(node["n_phases"]),
+                      str(node["n_ids"]), str(node["method"]), f"{node['threshold']:g}",
+                      str(node.get("explanation") or ""))
+    console.print(table)
+    if errors:
+        console.print(f"analyzed {len(nodes)} of {len(nodes) + len(errors)} inputs; "
+                      f"{len(errors)} failed (listed on stderr)", soft_wrap=True)
+    print_written(console, written)
+    return exit_code(len(done), errors)
 
 
 def _short(name: str) -> str:

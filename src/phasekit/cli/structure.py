@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich import box
@@ -15,6 +16,7 @@ from phasekit.cli.common import (
     out_console,
     print_json,
     print_written,
+    write_json,
     write_outputs,
 )
 from phasekit.cli.phases import FIGURE_SUFFIXES
@@ -27,14 +29,19 @@ Example:
     phasekit structure lulesh.prv
     phasekit structure run.prv.gz --rank 0 --plot clusters.png
     phasekit structure scorep-run/traces.otf2 --json > structure.json
+    phasekit structure 'traces/*.prv.gz' --workers 2 --json > structures.json
 """
+
+#: ``kind`` of the JSON of several traces.
+MANY_KIND = "multi_structure"
 
 
 def structure(
-    trace_path: Annotated[Path, typer.Argument(
+    trace_paths: Annotated[list[Path], typer.Argument(
         metavar="TRACE", show_default=False,
         help="Paraver trace (.prv or .prv.gz, with its .pcf and .row beside it) or an OTF2 "
-             "anchor file (.otf2).")],
+             "anchor file (.otf2). Several files, folders or quoted glob patterns: analyzed "
+             "in parallel, one row each.")],
     rank: Annotated[int | None, typer.Option(
         "--rank", metavar="R", show_default=False,
         help="Analyze rank R only (0-based).")] = None,
@@ -54,7 +61,15 @@ def structure(
         "time between repetitions, coloured by loop).")] = None,
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", metavar="RESULT.json", help="Write the result as JSON.")] = None,
-) -> None:
+    workers: Annotated[int | None, typer.Option(
+        "--workers", "-j", metavar="N", show_default=False,
+        help="Several traces: analyze N at a time in local processes (default: one per "
+             "core; 1: one after the other in this process).")] = None,
+    scheduler: Annotated[str | None, typer.Option(
+        "--scheduler", metavar="tcp://HOST:PORT", show_default=False,
+        help="Several traces: run the analyses on this Dask cluster (dask.distributed); its "
+             "workers must be able to read the files.")] = None,
+) -> int:
     """Infer the loops of an MPI application from its execution trace and print pseudocode.
 
     MPI calls are proxies for iterations (seed 003): each unique call (call type and call
@@ -62,12 +77,26 @@ def structure(
     loops (DBSCAN), loops are nested where their timestamps show it, ranks are merged with
     IF rank in [...] blocks, and the result is printed as the seed's pseudocode table with
     E(TIME), E(SIZE) and E(IPC) per call.
+
+    Several traces (files, folders, glob patterns) are analyzed in parallel: one row per
+    trace; --json prints {"traces": [{"file", "loops": [...], ...}], "errors": [...]}. A
+    trace that cannot be analyzed is one line on stderr; the others still are, and the exit
+    code is then 5.
     """
+    from phasekit.cli.analyze import is_many
     from phasekit.io import is_trace, read_trace
     from phasekit.structure import structure as run_structure
 
     check_output(output, "--output")
     check_output(plot, "--plot", FIGURE_SUFFIXES)
+    if is_many(trace_paths):
+        if plot is not None:
+            raise UsageError("--plot draws one trace; give one trace, or leave --plot out "
+                             "with several")
+        return structure_many(trace_paths, options={
+            "rank": rank, "eps": eps, "min_pts": min_pts, "min_explained": min_explained},
+            workers=workers, scheduler=scheduler, json_output=json_output, output=output)
+    trace_path = trace_paths[0]
     if not is_trace(trace_path):
         raise UsageError(f"{trace_path}: not a trace; expected a Paraver .prv/.prv.gz or an "
                          "OTF2 .otf2 anchor file")
@@ -85,7 +114,7 @@ def structure(
     written = write_outputs(output, plot, result.to_dict, draw)
     if json_output:
         print_json(result.to_dict(clusters=False))
-        return
+        return 0
     console = out_console()
     only = f", rank {rank}" if rank is not None else ""
     table = Table(title=f"Structure of {trace_path.name} (seed 003; {trace.n_ranks} ranks"
@@ -113,3 +142,63 @@ def structure(
     for text in [*notes, *result.diagnostics]:
         console.print(f"note: {text}", soft_wrap=True)
     print_written(console, written)
+    return 0
+
+
+def structure_file(path: str, *, options: dict[str, Any]) -> dict[str, Any]:
+    """The task run for each trace of several: read it, infer its structure, keep the result
+    as JSON data (not the trace)."""
+    from phasekit.io import is_trace, read_trace
+    from phasekit.structure import structure as run_structure
+
+    source = Path(path)
+    if not is_trace(source):
+        raise UsageError(f"{source}: not a trace; expected a Paraver .prv/.prv.gz or an OTF2 "
+                         ".otf2 anchor file")
+    try:
+        return run_structure(read_trace(source), **options).to_dict(clusters=False)
+    except PhasekitError as exc:
+        raise name_file(exc, source) from exc
+
+
+def structure_many(paths: list[Path], *, options: dict[str, Any], workers: int | None,
+                   scheduler: str | None, json_output: bool, output: Path | None) -> int:
+    """``phasekit structure`` on several traces; returns the exit code."""
+    from phasekit.cli.analyze import exit_code, run_many
+    from phasekit.io import TRACE_SUFFIXES
+
+    job = functools.partial(structure_file, options=options)
+    done, errors = run_many(job, paths, suffixes=TRACE_SUFFIXES, workers=workers,
+                            scheduler=scheduler, progress=not json_output,
+                            what="inferring the structure of")
+    if not done:
+        return exit_code(0, errors)
+    traces = [{"file": f, **d} for f, d in done]
+    data = {"kind": MANY_KIND, "version": 1, "traces": traces,
+            "errors": [e.to_dict() for e in errors]}
+    written: list[tuple[str, Path]] = []
+    if output is not None:
+        write_json(output, data)
+        written.append(("result", output))
+    if json_output:
+        print_json(data)
+        return exit_code(len(done), errors)
+    console = out_console()
+    table = Table(title=f"Structure of {len(traces)} traces (seed 003)", title_justify="left",
+                  box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("trace", overflow="fold")
+    for column in ("ranks", "MPI calls", "duration (s)", "top-level loops"):
+        table.add_column(column, justify="right", no_wrap=True)
+    table.add_column("iterations", overflow="fold")
+    for trace in traces:
+        info = trace["trace"]
+        loops = trace["loops"]
+        table.add_row(trace["file"], str(info["n_ranks"]), str(info["n_calls"]),
+                      f"{info['duration_s']:.6g}", str(len(loops)),
+                      ", ".join(f"{loop['iterations']:g}" for loop in loops))
+    console.print(table)
+    if errors:
+        console.print(f"analyzed {len(traces)} of {len(traces) + len(errors)} inputs; "
+                      f"{len(errors)} failed (listed on stderr)", soft_wrap=True)
+    print_written(console, written)
+    return exit_code(len(done), errors)

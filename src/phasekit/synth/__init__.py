@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from phasekit.synth.nodes import EXPECTED_REASONS, OUTLIER_KINDS, NodesTruth, generate_nodes
 from phasekit.synth.periodic import (
     INSTANCE_DTYPE,
     KINDS,
@@ -28,16 +29,20 @@ from phasekit.synth.phases import (
 __all__ = [
     "BENCH_KINDS",
     "BENCH_METRICS",
+    "EXPECTED_REASONS",
     "INSTANCE_DTYPE",
     "KINDS",
+    "OUTLIER_KINDS",
     "PHASE_TRUTH_VERSION",
     "SIGNATURES",
     "TRUTH_VERSION",
     "WORKLOADS",
+    "NodesTruth",
     "PhaseTruth",
     "Truth",
     "generate",
     "generate_bench",
+    "generate_nodes",
     "nominal_bench_duration",
     "read_phase_truth",
     "read_truth",

@@ -1,0 +1,257 @@
+"""Many nodes (issue 8): ``phasekit analyze FOLDER`` on the node profiles of one run, serially,
+on local worker processes and on a Dask LocalCluster, against one node's time.
+
+The run is ``phasekit.synth.generate_nodes``: 64 NEMO-like node profiles of 10 minutes at 5 ms
+(120 000 samples each, Parquet), one shape, one slow and one idle outlier planted. Every
+configuration is a fresh ``phasekit analyze`` process on the whole folder (``--json``), timed
+from the outside (interpreter start, imports, the analyses, the comparison):
+
+- one node: the task each configuration runs per file (read the profile, analyze it, keep its
+  summary), timed in a warm process (numba kernels loaded) on 3 normal nodes, median; with the
+  threads the serial path uses (all cores) and with the one thread a worker gets;
+- serial: ``--workers 1`` (the analyses one after the other in the ``phasekit`` process);
+- local: ``--workers 2`` (2 spawned worker processes, 1 numba thread each);
+- Dask: ``--scheduler`` on a LocalCluster of 2 worker processes, 1 thread each, started
+  before the timed command (its start is shown apart) and cold (its workers import phasekit
+  and load numba's kernels on their first task, as the local workers do).
+
+Targets (issue 8): local <= 64 x (one node's time, serial) / 1.8, and Dask within 10 % of local.
+The three JSON results must be equal (the same nodes, agreement and outliers), and the outliers
+are scored against the planted ones. Peak RSS: the largest process of the command (``phasekit``
+or one of its workers; getrusage of the reaped children), and VmHWM of each Dask worker.
+
+Run on a quiet machine: ``python benchmarks/many_nodes.py`` (about 3 minutes at full size);
+``--nodes``, ``--minutes``, ``--workers`` change the sizes; ``--quick``: 4 nodes of 30 s (smoke
+test; writes RESULTS.md only with ``--results``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import _common
+
+SECTION = "many_nodes"
+SPEEDUP_TARGET = 1.8
+DASK_TOLERANCE = 1.10
+TIMED_NODES = 3
+#: Runs a command and prints, last on stderr, the peak RSS (KiB) of its largest process.
+PEAK_WRAPPER = ("import resource, subprocess, sys\n"
+                "code = subprocess.call(sys.argv[1:])\n"
+                "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)\n"
+                "sys.exit(code)\n")
+
+
+def child(files: list[str]) -> None:
+    """Time the per-file task on ``files[1:]`` after a warm-up on ``files[0]``: with the
+    serial path's threads, and with one thread as in a worker; print JSON."""
+    import functools
+
+    from phasekit.cli.analyze import analyze_file
+    from phasekit.parallel import call
+
+    task = functools.partial(analyze_file, metrics=None, window_s=None, options={})
+    call(task, files[0])
+    call(task, files[0], threads=1)
+    serial, single = [], []
+    for path in files[1:]:
+        start = time.perf_counter()
+        outcome = call(task, path)
+        serial.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        call(task, path, threads=1)
+        single.append(time.perf_counter() - start)
+        if outcome.failure is not None:
+            raise SystemExit(outcome.failure.message)
+    print(json.dumps({"serial": serial, "single": single}))
+
+
+def one_node(files: list[Path]) -> dict[str, float]:
+    done = subprocess.run([sys.executable, __file__, "--child", *map(str, files)],
+                          capture_output=True, text=True, check=False)
+    if done.returncode:
+        raise SystemExit(done.stderr[-3000:])
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    return {"serial": statistics.median(got["serial"]), "single": statistics.median(got["single"])}
+
+
+def command(folder: Path, *options: str) -> dict:
+    """``phasekit analyze FOLDER --json OPTIONS`` in a fresh process: wall time, peak RSS of
+    its largest process, the JSON."""
+    argv = [sys.executable, "-c", PEAK_WRAPPER, sys.executable, "-m", "phasekit.cli",
+            "analyze", str(folder), "--json", *options]
+    start = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - start
+    if done.returncode:
+        raise SystemExit(f"{' '.join(argv[3:])} failed ({done.returncode}):\n"
+                         + done.stderr[-3000:])
+    peak_kib = int(done.stderr.strip().splitlines()[-1])
+    return {"wall": wall, "rss_mib": peak_kib / 1024, "result": json.loads(done.stdout)}
+
+
+#: A LocalCluster in a process of its own, so that its cold start is timed apart from the
+#: command: prints its address and start time, waits for a line on stdin, prints the peak RSS
+#: (VmHWM, MiB) of each worker, stops.
+CLUSTER = """
+import json, sys, time
+from pathlib import Path
+
+def vmhwm_mib():
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+if __name__ == "__main__":
+    from distributed import Client, LocalCluster
+    start = time.perf_counter()
+    with LocalCluster(n_workers=int(sys.argv[1]), threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster:
+        print(json.dumps({"address": cluster.scheduler_address,
+                          "start_s": time.perf_counter() - start}), flush=True)
+        sys.stdin.readline()
+        with Client(cluster.scheduler_address) as client:
+            print(json.dumps(list(client.run(vmhwm_mib).values())), flush=True)
+"""
+
+
+def on_dask(folder: Path, workers: int) -> tuple[dict, float, list[float]]:
+    """The command on a fresh LocalCluster of ``workers`` processes: its figures, the
+    cluster's start time and its workers' peak RSS."""
+    with tempfile.TemporaryDirectory() as elsewhere, subprocess.Popen(
+            [sys.executable, "-c", CLUSTER, str(workers)], cwd=elsewhere, text=True,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE) as cluster:
+        assert cluster.stdin is not None and cluster.stdout is not None
+        try:
+            ready = json.loads(cluster.stdout.readline())
+            got = command(folder, "--scheduler", ready["address"])
+            cluster.stdin.write("done\n")
+            cluster.stdin.flush()
+            peaks = json.loads(cluster.stdout.readline())
+        except BaseException:
+            cluster.kill()
+            raise
+    return got, float(ready["start_s"]), [float(p) for p in peaks]
+
+
+def same(a: dict, b: dict) -> bool:
+    keys = ("nodes", "agreement", "outliers", "errors")
+    return all(a[k] == b[k] for k in keys)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _common.arg_parser(__doc__, quick="4 nodes of 30 s (smoke test)")
+    parser.add_argument("--nodes", type=int, default=None, help="node profiles (default 64)")
+    parser.add_argument("--minutes", type=float, default=None,
+                        help="minutes per profile (default 10)")
+    parser.add_argument("--workers", type=int, default=2, help="local and Dask workers")
+    parser.add_argument("--kind", default="nemo", help="synthetic application (nemo)")
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="write the profiles into this folder and keep them")
+    parser.add_argument("--child", nargs="+", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        child(args.child)
+        return 0
+    from phasekit.io import write_profile
+    from phasekit.synth import OUTLIER_KINDS, generate_nodes
+
+    bench = _common.Run()
+    n_nodes = args.nodes or (4 if args.quick else 64)
+    minutes = args.minutes or (0.5 if args.quick else 10.0)
+    outliers = OUTLIER_KINDS if n_nodes >= 8 else ()
+    folder = args.keep or Path(tempfile.mkdtemp(prefix="phasekit-nodes-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        start = time.perf_counter()
+        profiles, truth = generate_nodes(args.kind, n_nodes=n_nodes, minutes=minutes, seed=0,
+                                         outliers=outliers)
+        paths = {}
+        for profile in profiles:
+            paths[profile.node] = folder / f"{profile.node}.parquet"
+            write_profile(profile, paths[profile.node])
+        n_samples = profiles[0].n_samples
+        del profiles
+        print(f"wrote {n_nodes} profiles of {n_samples:,} samples in "
+              f"{time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
+        normal = [paths[n] for n in truth.normal]
+        node = one_node(normal[-1:] + normal[:TIMED_NODES])
+        print(f"one node: {node['serial']:.3f} s", file=sys.stderr, flush=True)
+        serial = command(folder, "--workers", "1")
+        print(f"serial: {serial['wall']:.1f} s", file=sys.stderr, flush=True)
+        local = command(folder, "--workers", str(args.workers))
+        print(f"local: {local['wall']:.1f} s", file=sys.stderr, flush=True)
+        dask, started, dask_peaks = on_dask(folder, args.workers)
+        print(f"dask: {dask['wall']:.1f} s", file=sys.stderr, flush=True)
+    finally:
+        if args.keep is None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    budget = n_nodes * node["serial"] / SPEEDUP_TARGET
+    consistent = same(serial["result"], local["result"]) and same(serial["result"],
+                                                                   dask["result"])
+    flagged = {o["node"]: o["reasons"] for o in local["result"]["outliers"]}
+    found = sorted(n for n in truth.outliers if n in flagged)
+    false = sorted(set(flagged) - set(truth.outliers))
+    agreement = local["result"]["agreement"]
+    header = ["configuration", "wall", "per node", "speed-up vs serial",
+              f"{n_nodes} x one node / wall", "target", "peak RSS"]
+    ideal = n_nodes * node["serial"]
+    rows = [
+        ["one node, serial path (warm, all cores)", _common.seconds(node["serial"]), "", "",
+         "", "", ""],
+        ["one node, 1 thread (as in a worker)", _common.seconds(node["single"]), "", "", "",
+         "", ""],
+        ["serial: `--workers 1`", _common.seconds(serial["wall"]),
+         _common.seconds(serial["wall"] / n_nodes), "1.00", f"{ideal / serial['wall']:.2f}",
+         "", f"{serial['rss_mib']:,.0f} MiB"],
+        [f"local: `--workers {args.workers}`", _common.seconds(local["wall"]),
+         _common.seconds(local["wall"] / n_nodes), f"{serial['wall'] / local['wall']:.2f}",
+         f"{ideal / local['wall']:.2f}",
+         f"<= {_common.seconds(budget)}: " + ("meets" if local["wall"] <= budget else "misses"),
+         f"{local['rss_mib']:,.0f} MiB"],
+        [f"Dask LocalCluster, {args.workers} workers (start {_common.seconds(started)} apart)",
+         _common.seconds(dask["wall"]), _common.seconds(dask["wall"] / n_nodes),
+         f"{serial['wall'] / dask['wall']:.2f}", f"{ideal / dask['wall']:.2f}",
+         f"<= 1.10 x local: {dask['wall'] / local['wall']:.2f} x, "
+         + ("meets" if dask["wall"] <= DASK_TOLERANCE * local["wall"] else "misses"),
+         f"{max(dask_peaks, default=float('nan')):,.0f} MiB per worker"],
+    ]
+    print(_common.text_table(header, rows))
+    outcome = (f"same JSON result in the three configurations: {'yes' if consistent else 'NO'}; "
+               f"reference node {agreement['reference']}, all agree: {agreement['agree']} "
+               f"(largest distance {100 * (agreement['max_distance'] or 0):.2f} % of the "
+               f"pattern mean); outliers found {len(found)} of {len(truth.outliers)} planted, "
+               f"{len(false)} other node(s) flagged")
+    print(outcome)
+    md = "\n".join([
+        "## Many nodes: serial, local processes, Dask (`benchmarks/many_nodes.py`)", "",
+        *_common.machine_lines(bench),
+        f"- {_common.cores_used()}; {n_nodes} node profiles of {minutes:g} min at 5 ms "
+        f"({n_samples:,} samples, Parquet) from `phasekit.synth.generate_nodes('{args.kind}', "
+        f"seed=0)`, outliers planted: {', '.join(outliers) or 'none'}.",
+        "- Each configuration: one fresh `phasekit analyze FOLDER --json` process, timed from "
+        "outside (start, imports, analyses, comparison). One node: the per-file task (read, "
+        "analyze, summarize) in a warm process, median of "
+        f"{TIMED_NODES} normal nodes. Target: local <= {n_nodes} x one node (serial path) / "
+        f"{SPEEDUP_TARGET}; Dask within 10 % of local (its cluster started before the timed "
+        "command, its workers cold). Peak RSS: the largest process of the command; for Dask "
+        "the largest worker (VmHWM).",
+        f"- {outcome}.", "",
+        _common.markdown_table(header, rows, "lrrrrll"),
+    ])
+    _common.publish(SECTION, md, args.results, quick=args.quick)
+    return 0 if consistent else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

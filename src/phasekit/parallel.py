@@ -1,0 +1,359 @@
+"""Per-file work run serially, on local processes or on a Dask cluster (DESIGN.md, parallel.py).
+
+One call, :func:`map_files`, applies a function to every item (a file) and returns one
+:class:`Outcome` per item, in the order of the items: the function's value, or a
+:class:`Failure` (one line naming the item, an exit code). A bad file is a failure of its own
+item; the other items still run. Three ways to run:
+
+- serially in this process (``workers=1``): what one profile has always used;
+- ``workers=N`` local processes (``concurrent.futures.ProcessPoolExecutor``, started with
+  ``spawn``: a fork of a process whose numba or OpenMP threads are running can deadlock);
+- a Dask cluster (``scheduler="tcp://HOST:PORT"``, dask.distributed): the items must be
+  readable by the workers (a shared file system), and phasekit installed there.
+
+Memory is bounded per worker by construction (our choice; see DESIGN.md, Conventions): a task
+is one file, read by the worker itself (the parent never holds the data), and what comes back
+is a small summary, not the data. A local worker is replaced after
+:data:`MAX_TASKS_PER_CHILD` tasks, so that what one file leaves behind (allocator
+fragmentation, caches) cannot pile up over hundreds of files; a restart costs an interpreter
+start, about a second, so it is rare. A local worker that dies (killed by the out-of-memory
+killer, a crash in native code) breaks the pool: the items that had not finished are retried
+once, each in a process of its own, and the one whose process dies again is reported as
+failed. On Dask the
+cluster's own limits hold (``memory_limit`` of each worker: its nanny restarts a worker past
+95 % of it; the scheduler gives up on a task after ``distributed.scheduler.allowed-failures``
+restarts, reported here as that item's failure).
+
+Threads: N local workers each get ``cores // N`` numba threads, so that N workers do not
+oversubscribe the machine; a Dask task gets one thread (a Dask worker runs one
+task per thread it has, so the cluster's layout already fills the cores). The function reads
+its budget with :func:`worker_threads`. Serially, nothing is changed.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import logging
+import os
+import threading
+import traceback
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from phasekit.errors import PhasekitError, PhasekitWarning, UnsupportedError, UsageError
+
+__all__ = [
+    "MAX_TASKS_PER_CHILD",
+    "Failure",
+    "Outcome",
+    "available_cores",
+    "call",
+    "describe",
+    "expand_inputs",
+    "has_magic",
+    "map_files",
+    "worker_threads",
+]
+
+T = TypeVar("T")
+R = TypeVar("R")
+Progress = Callable[[str, float], None]
+
+#: Tasks a local worker process runs before it is replaced (memory bound; module docstring).
+MAX_TASKS_PER_CHILD = 100
+#: Seconds to wait for a Dask scheduler to answer.
+CONNECT_TIMEOUT = 10.0
+
+_log = logging.getLogger(__name__)
+_budget = threading.local()
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why one item failed: a one-line ``message`` naming it, the CLI's ``exit_code`` for it
+    (2 usage, 3 input, 4 unsupported, 1 anything else), the exception's class name and, for
+    ``--debug``, its traceback."""
+
+    message: str
+    exit_code: int
+    error: str
+    traceback: str = ""
+
+
+@dataclass(frozen=True)
+class Outcome(Generic[R]):
+    """What became of one item: its ``value``, or its ``failure``; and the
+    :class:`~phasekit.errors.PhasekitWarning` messages raised while it ran."""
+
+    item: Any
+    value: R | None = None
+    failure: Failure | None = None
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def worker_threads() -> int:
+    """The threads the current task may use: set by :func:`map_files` in a worker, all the
+    cores otherwise."""
+    return int(getattr(_budget, "threads", 0) or available_cores())
+
+
+# --- inputs ----------------------------------------------------------------------------------
+def has_magic(text: str) -> bool:
+    """Whether ``text`` is a glob pattern (``*``, ``?`` or ``[``)."""
+    return glob.has_magic(text)
+
+
+def expand_inputs(args: Sequence[str | os.PathLike[str]], suffixes: Sequence[str]
+                  ) -> tuple[list[Path], list[tuple[str, str]]]:
+    """The files named by ``args``: a folder gives its files whose names end in one of
+    ``suffixes`` (not its subfolders: a folder is one run), a glob pattern that names no
+    existing path its matches (``**`` included), anything else itself (a missing file is
+    reported by whoever reads it). Sorted within a folder or a pattern, duplicates dropped.
+
+    Returns the files and, for arguments that name none, ``(argument, reason)`` pairs.
+    """
+    ends = tuple(s.lower() for s in suffixes)
+    files: list[Path] = []
+    problems: list[tuple[str, str]] = []
+    seen: set[str] = set()
+
+    def add(path: Path) -> None:
+        key = os.path.normcase(os.path.abspath(path))
+        if key not in seen:
+            seen.add(key)
+            files.append(path)
+
+    for arg in args:
+        text = os.fspath(arg)
+        path = Path(text)
+        if path.is_dir():
+            found = sorted(p for p in path.iterdir()
+                           if p.is_file() and p.name.lower().endswith(ends))
+            if not found:
+                problems.append((text, "no profile in this folder (expected names ending in "
+                                       + ", ".join(suffixes) + ")"))
+            for p in found:
+                add(p)
+        elif has_magic(text) and not path.exists():
+            matches = sorted(Path(m) for m in glob.glob(text, recursive=True))
+            matches = [m for m in matches if m.is_file()]
+            if not matches:
+                problems.append((text, "no file matches this pattern"))
+            for p in matches:
+                add(p)
+        else:
+            add(path)
+    return files, problems
+
+
+# --- running ---------------------------------------------------------------------------------
+def map_files(func: Callable[[T], R], items: Iterable[T], *, workers: int | None = 1,
+              scheduler: str | None = None, progress: Progress | None = None,
+              max_tasks_per_child: int | None = MAX_TASKS_PER_CHILD) -> list[Outcome[R]]:
+    """``func(item)`` for every item, serially (``workers=1``), on ``workers`` local processes
+    (None: one per core) or on the Dask cluster at ``scheduler``; one :class:`Outcome` per
+    item, in order. An exception of ``func`` is that item's :class:`Failure`; the others
+    still run. ``progress(stage, fraction)`` is called as items finish.
+
+    For processes and Dask, ``func`` and the items must pickle (a module-level function, or
+    a ``functools.partial`` of one, and paths). Raises UsageError when the scheduler cannot
+    be reached, UnsupportedError when dask.distributed is not installed.
+    """
+    todo = list(items)
+    report = progress or (lambda stage, fraction: None)
+    if workers is not None and workers < 1:
+        raise UsageError(f"--workers must be at least 1, got {workers}")
+    if scheduler is not None:
+        return _on_dask(func, todo, scheduler, report)
+    count = min(workers or available_cores(), max(1, len(todo)))
+    if count == 1:
+        return _serially(func, todo, report)
+    return _on_processes(func, todo, count, report, max_tasks_per_child)
+
+
+class _Ticker:
+    """Counts finished items for the progress callback."""
+
+    def __init__(self, total: int, report: Progress) -> None:
+        self.total, self.done, self.report = total, 0, report
+        report(f"0/{total} files", 0.0)
+
+    def tick(self) -> None:
+        self.done += 1
+        self.report(f"{self.done}/{self.total} files", self.done / max(1, self.total))
+
+
+def call(func: Callable[[T], R], item: T, threads: int | None = None) -> Outcome[R]:
+    """``func(item)`` as an :class:`Outcome` (the task every mode runs); ``threads`` is the
+    budget of :func:`worker_threads` and of numba for the call (None: unchanged)."""
+    previous = getattr(_budget, "threads", None)
+    numba_threads = _set_numba_threads(threads) if threads else None
+    _budget.threads = threads
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PhasekitWarning)
+        try:
+            value = func(item)
+            failure = None
+        except Exception as exc:  # every failure of an item is its own; BaseException is not
+            value, failure = None, describe(exc, item)
+        finally:
+            _budget.threads = previous
+            if numba_threads is not None:
+                _set_numba_threads(numba_threads)
+    messages = tuple(str(w.message) for w in caught if issubclass(w.category, PhasekitWarning))
+    for w in caught:
+        if not issubclass(w.category, PhasekitWarning):
+            _log.debug("%s: %s: %s", item, w.category.__name__, w.message)
+    return Outcome(item=item, value=value, failure=failure, warnings=messages)
+
+
+def describe(exc: BaseException, item: object) -> Failure:
+    """A :class:`Failure` for ``exc`` raised on ``item``: its message with the item in front
+    unless it starts with it already; PhasekitErrors keep their exit code, anything else
+    is 1."""
+    where = os.fspath(item) if isinstance(item, str | os.PathLike) else str(item)
+    text = " ".join(str(exc).split())
+    if isinstance(exc, PhasekitError):
+        message, code = text, int(exc.exit_code)
+    elif isinstance(exc, MemoryError):
+        message, code = f"out of memory: {text}".rstrip(": "), 1
+    else:
+        message, code = f"internal error: {type(exc).__name__}: {text}", 1
+    if not message.startswith(where):
+        message = f"{where}: {message}"
+    return Failure(message=message, exit_code=code, error=type(exc).__name__,
+                   traceback="".join(traceback.format_exception(exc)))
+
+
+def _set_numba_threads(threads: int) -> int | None:
+    """Set numba's thread count for the calling thread; the previous count (None without
+    numba)."""
+    try:
+        import numba
+    except ImportError:  # pragma: no cover - numba is a dependency
+        return None
+    previous = int(numba.get_num_threads())
+    numba.set_num_threads(max(1, min(int(threads), int(numba.config.NUMBA_NUM_THREADS))))
+    return previous
+
+
+def _serially(func: Callable[[T], R], items: list[T], report: Progress) -> list[Outcome[R]]:
+    ticker = _Ticker(len(items), report)
+    outcomes = []
+    for item in items:
+        outcomes.append(call(func, item))
+        ticker.tick()
+    return outcomes
+
+
+def _init_worker(threads: int) -> None:
+    """Initializer of a local worker process: size numba's thread pool before numba is
+    imported there."""
+    os.environ["NUMBA_NUM_THREADS"] = str(threads)
+
+
+def _pool(workers: int, threads: int, max_tasks_per_child: int | None) -> ProcessPoolExecutor:
+    import multiprocessing
+
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_init_worker, initargs=(threads,),
+                               max_tasks_per_child=max_tasks_per_child)
+
+
+def _died(item: object) -> Failure:
+    return Failure(message=f"{item}: the worker process died while working on it (killed, "
+                           "perhaps for lack of memory)", exit_code=1, error="BrokenProcessPool")
+
+
+def _on_processes(func: Callable[[T], R], items: list[T], workers: int, report: Progress,
+                  max_tasks_per_child: int | None) -> list[Outcome[R]]:
+    threads = max(1, available_cores() // workers)
+    ticker = _Ticker(len(items), report)
+    outcomes: list[Outcome[R] | None] = [None] * len(items)
+    broken: list[int] = []
+    task = functools.partial(call, func, threads=threads)
+    pool = _pool(workers, threads, max_tasks_per_child)
+    try:
+        futures: dict[Future[Outcome[R]], int] = {
+            pool.submit(task, item): i for i, item in enumerate(items)}
+        for future in as_completed(futures):
+            i = futures[future]
+            try:
+                outcomes[i] = future.result()
+            except BrokenProcessPool:
+                broken.append(i)
+                continue
+            except Exception as exc:  # the task or its result did not pickle
+                outcomes[i] = Outcome(item=items[i], failure=describe(exc, items[i]))
+            ticker.tick()
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    if broken:
+        _log.info("a worker process died; retrying %d file(s), each in its own process",
+                  len(broken))
+
+        def alone(i: int) -> Outcome[R]:
+            with _pool(1, threads, None) as single:
+                try:
+                    return single.submit(task, items[i]).result()
+                except BrokenProcessPool:
+                    return Outcome(item=items[i], failure=_died(items[i]))
+
+        with ThreadPoolExecutor(max_workers=workers) as retry:
+            for i, outcome in zip(broken, retry.map(alone, broken), strict=True):
+                outcomes[i] = outcome
+                ticker.tick()
+    return [o for o in outcomes if o is not None]
+
+
+def _on_dask(func: Callable[[T], R], items: list[T], scheduler: str, report: Progress
+             ) -> list[Outcome[R]]:
+    try:
+        from distributed import Client
+        from distributed import as_completed as dask_completed
+    except ImportError:
+        raise UnsupportedError("--scheduler needs dask.distributed: pip install "
+                               "'dask[distributed]'") from None
+    try:
+        client = Client(scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False)
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
+        raise UsageError(f"--scheduler {scheduler}: cannot connect to a Dask scheduler: "
+                         f"{' '.join(str(exc).split())}") from None
+    ticker = _Ticker(len(items), report)
+    outcomes: list[Outcome[R] | None] = [None] * len(items)
+    with client:
+        task = functools.partial(call, func, threads=1)
+        futures = client.map(task, items, pure=False) if items else []
+        index = {future.key: i for i, future in enumerate(futures)}
+        try:
+            for future in dask_completed(futures, loop=client.loop):
+                i = index[future.key]
+                try:
+                    outcomes[i] = future.result()
+                except Exception as exc:  # KilledWorker, a lost connection, a cancellation
+                    outcomes[i] = Outcome(item=items[i], failure=describe(exc, items[i]))
+                ticker.tick()
+        except BaseException:
+            client.cancel(futures)
+            raise
+    return [o for o in outcomes if o is not None]

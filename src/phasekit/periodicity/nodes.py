@@ -1,0 +1,621 @@
+"""Patterns of the nodes of one run compared: agreement and outliers (seed 000, section IV-B).
+
+A job runs on many nodes and each node has its own profile, hence its own patterns. Seed 000
+(IV-B, Fig. 4) finds the patterns of the 16 node profiles of a run "almost identical":
+for each pair of related patterns, DTW / assoc_DTW <= 0.01 x mean(patterns), "the average
+distance, according to the DTW, between two related points of two representative patterns
+is lesser than 1 % of the average value of the points" of the patterns.
+
+What :func:`compare_nodes` does with that, and where it departs from the seed:
+
+- A **reference node** instead of every pair: with hundreds of nodes the pairs grow as the
+  square. The reference is the medoid of the nodes' main patterns (largest coverage) among
+  the nodes with the most common number of patterns: the node whose median distance to the
+  others is least (ours: at most :data:`REFERENCE_CANDIDATES` = 16 candidates, scored against
+  at most :data:`REFERENCE_SAMPLE` = 64 nodes, both evenly spaced among the nodes, so that
+  choosing the reference costs the same for 64 nodes or 5 000; the association below is
+  linear in the number of nodes).
+- **Association**: every node's patterns are matched one to one with the reference's
+  (Hungarian assignment on the distance below), a pair being allowed only when the periods
+  are within a factor :data:`MAX_PERIOD_RATIO` (ours) of each other. A reference pattern left
+  unmatched is *missing* on that node; a node pattern left unmatched is *extra*.
+- **Distance per associated point**: patterns are cycles cut at a phase each analysis chooses,
+  so a node's pattern is first rotated to the reference's phase (circular cross-correlation,
+  as for sub-profiles in :func:`phasekit.periodicity.relevance`). The distance is then the
+  seed's DTW / assoc_DTW: the mean Euclidean distance of the associated point pairs, along
+  the optimal path of phasekit's DTW_2 (:mod:`phasekit.distance`, band 10 % as in the
+  analysis; :func:`dtw_path` reads the path from its kernel). The seed's DTW takes the path
+  that minimizes the sum of the distances themselves; phasekit has DTW_2 kernels only, and
+  on the same path the root mean square, sqrt(DTW_2 / assoc), would be 2 to 3 times the mean
+  on patterns whose differences sit at a few sharp edges, far stricter than the seed. It is
+  divided by the mean absolute value of the points of both patterns (the seed's
+  "mean(patterns)" for a positive metric such as IPC; defined also for the z-scores of a
+  joint analysis).
+- **Agreement**: all nodes agree when every node has a pattern associated with each of the
+  reference's, every one within :data:`THRESHOLD` = 1 % (the seed's figure).
+
+Outliers are nodes that stand out from the others, by robust statistics: a value is off when
+its modified z-score |x - median| / (1.4826 MAD) exceeds :data:`OUTLIER_Z` = 3.5 (Iglewicz
+and Hoaglin's recommended cut-off; ours) *and* it is further from the median than a floor,
+so that nodes that all agree within the analysis' own variability (MAD near 0) are not
+flagged for trifles. Reasons:
+
+- ``pattern``: a pattern's distance to the reference is off, by more than the threshold
+  itself (1 % of the pattern mean: a node stands out when it is further from the reference
+  than the median node by more than the seed's tolerance);
+- ``period``: a pattern's period is off, by more than :data:`PERIOD_FLOOR` = 5 % of the
+  median (the length tolerance with which the analysis groups instances,
+  :mod:`phasekit.periodicity.tune`): a slow node;
+- ``patterns``: the node misses a pattern that most nodes have, or has a periodicity that
+  most nodes do not have; patterns covering less than :data:`MARGINAL` = 10 % of a profile
+  are left out of this rule, as is a second pattern of a periodicity the node already has
+  (same period within 5 %): with alpha = 5 % (seed III-B), a marginal cluster more or less,
+  or one periodicity split in two clusters, is the analysis' own variability;
+- ``coverage``: its periodic share is off, by more than :data:`COVERAGE_FLOOR` = 10 points
+  (2 alpha, for the same reason).
+
+Fewer than :data:`MIN_NODES` = 3 nodes give no outlier: with two, neither stands out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from phasekit.distance import band_radius
+from phasekit.distance.dtw import dtw2_path_accumulate
+from phasekit.errors import InputError, UsageError
+from phasekit.periodicity import align
+from phasekit.periodicity.analyze import BAND, PeriodicityResult
+from phasekit.results import check_version, plain
+
+__all__ = [
+    "COVERAGE_FLOOR",
+    "KIND",
+    "MARGINAL",
+    "MAX_PERIOD_RATIO",
+    "OUTLIER_Z",
+    "PERIOD_FLOOR",
+    "THRESHOLD",
+    "Agreement",
+    "MultiNodeResult",
+    "NodeError",
+    "NodePattern",
+    "NodeSummary",
+    "Outlier",
+    "PatternAgreement",
+    "compare_nodes",
+    "dtw_path",
+    "pattern_distance",
+]
+
+KIND = "multinode_analysis"
+RESULT_VERSION = 1
+THRESHOLD = 0.01
+OUTLIER_Z = 3.5
+MAD_SCALE = 1.4826  # MAD to standard deviation for normal data
+COVERAGE_FLOOR = 0.10
+PERIOD_FLOOR = 0.05
+MARGINAL = 0.10
+MAX_PERIOD_RATIO = 1.5
+REFERENCE_CANDIDATES = 16
+REFERENCE_SAMPLE = 64
+MIN_NODES = 3
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+# --- per node --------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class NodePattern:
+    """One pattern of one node, without its instances (a few hundred values: what a worker
+    sends back). After :func:`compare_nodes`, ``reference`` is the index of the reference
+    pattern it is associated with (None: extra) and ``distance`` its relative distance."""
+
+    values: np.ndarray
+    period_s: float
+    coverage: float
+    n_instances: int
+    n_regions: int
+    mean_consecutive: float
+    wgss: float
+    dba_iterations: int
+    reference: int | None = None
+    distance: float | None = None
+
+    @property
+    def length(self) -> int:
+        return int(self.values.shape[0])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"period_s": self.period_s, "length": self.length,
+                "n_instances": self.n_instances, "coverage": self.coverage, "wgss": self.wgss,
+                "n_regions": self.n_regions, "mean_consecutive": self.mean_consecutive,
+                "dba_iterations": self.dba_iterations, "values": self.values,
+                "reference_pattern": self.reference, "distance": self.distance}
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> NodePattern:
+        values = np.asarray(data["values"], dtype=float)
+        reference = data.get("reference_pattern")
+        return NodePattern(values=values.reshape(values.shape[0], -1),
+                           period_s=float(data["period_s"]), coverage=float(data["coverage"]),
+                           n_instances=int(data["n_instances"]), n_regions=int(data["n_regions"]),
+                           mean_consecutive=float(data["mean_consecutive"]),
+                           wgss=float(data["wgss"]), dba_iterations=int(data["dba_iterations"]),
+                           reference=None if reference is None else int(reference),
+                           distance=_number(data.get("distance")))
+
+
+@dataclass(frozen=True, eq=False)
+class NodeSummary:
+    """What the analysis of one node's profile leaves for the comparison (seed 000, Table II
+    per node, and the patterns)."""
+
+    node: str
+    file: str
+    duration_s: float
+    sampling_period: float
+    n_samples: int
+    n_valid: int
+    metrics: tuple[str, ...]
+    window: int
+    coverage: float
+    patterns: tuple[NodePattern, ...]
+    explanation: str = ""
+
+    @property
+    def n_instances(self) -> int:
+        return sum(p.n_instances for p in self.patterns)
+
+    @property
+    def mean_consecutive(self) -> float:
+        regions = sum(p.n_regions for p in self.patterns)
+        return self.n_instances / regions if regions else 0.0
+
+    @staticmethod
+    def from_result(result: PeriodicityResult, *, file: str, node: str | None = None
+                    ) -> NodeSummary:
+        """The summary of ``result``, analyzed from ``file``; ``node`` defaults to the
+        result's node name."""
+        patterns = tuple(NodePattern(values=p.values, period_s=p.period_s, coverage=p.coverage,
+                                     n_instances=p.n_instances, n_regions=p.n_regions,
+                                     mean_consecutive=p.mean_consecutive, wgss=p.wgss,
+                                     dba_iterations=p.dba_iterations) for p in result.patterns)
+        return NodeSummary(node=result.node if node is None else node, file=file,
+                           duration_s=result.duration_s, sampling_period=result.sampling_period,
+                           n_samples=result.n_samples, n_valid=result.n_valid,
+                           metrics=result.metrics, window=result.window,
+                           coverage=result.coverage, patterns=patterns,
+                           explanation=result.explanation)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"node": self.node, "file": self.file, "duration_s": self.duration_s,
+                "sampling_period_s": self.sampling_period, "n_samples": self.n_samples,
+                "n_valid": self.n_valid, "metrics": list(self.metrics), "window": self.window,
+                "coverage": self.coverage, "n_instances": self.n_instances,
+                "mean_consecutive": self.mean_consecutive,
+                "patterns": [p.to_dict() for p in self.patterns],
+                "explanation": self.explanation}
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> NodeSummary:
+        return NodeSummary(node=str(data["node"]), file=str(data["file"]),
+                           duration_s=float(data["duration_s"]),
+                           sampling_period=float(data["sampling_period_s"]),
+                           n_samples=int(data["n_samples"]), n_valid=int(data["n_valid"]),
+                           metrics=tuple(str(m) for m in data["metrics"]),
+                           window=int(data["window"]), coverage=float(data["coverage"]),
+                           patterns=tuple(NodePattern.from_dict(p) for p in data["patterns"]),
+                           explanation=str(data.get("explanation", "")))
+
+
+@dataclass(frozen=True)
+class NodeError:
+    """A node whose file could not be analyzed: the one-line message and its exit code."""
+
+    file: str
+    message: str
+    exit_code: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "message": self.message, "exit_code": self.exit_code}
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> NodeError:
+        return NodeError(file=str(data["file"]), message=str(data["message"]),
+                         exit_code=int(data["exit_code"]))
+
+
+# --- comparison ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PatternAgreement:
+    """How the nodes' patterns associated with one reference pattern agree with it."""
+
+    pattern: int
+    period_s: float
+    mean: float
+    n_nodes: int
+    n_agree: int
+    median_distance: float | None
+    max_distance: float | None
+    max_node: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"pattern": self.pattern, "period_s": self.period_s, "mean": self.mean,
+                "n_nodes": self.n_nodes, "n_agree": self.n_agree,
+                "median_distance": self.median_distance, "max_distance": self.max_distance,
+                "max_node": self.max_node}
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> PatternAgreement:
+        return PatternAgreement(pattern=int(data["pattern"]), period_s=float(data["period_s"]),
+                                mean=float(data["mean"]), n_nodes=int(data["n_nodes"]),
+                                n_agree=int(data["n_agree"]),
+                                median_distance=_number(data.get("median_distance")),
+                                max_distance=_number(data.get("max_distance")),
+                                max_node=data.get("max_node"))
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """The seed's check over all nodes (IV-B): ``agree`` when every node has a pattern within
+    ``threshold`` of each reference pattern; None when fewer than two nodes have patterns
+    (nothing to compare; ``explanation`` says why)."""
+
+    threshold: float
+    reference: str | None
+    agree: bool | None
+    n_nodes: int
+    n_agree: int
+    max_distance: float | None
+    patterns: tuple[PatternAgreement, ...]
+    disagreeing: tuple[str, ...] = ()
+    explanation: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"threshold": self.threshold, "reference": self.reference, "agree": self.agree,
+                "n_nodes": self.n_nodes, "n_agree": self.n_agree,
+                "max_distance": self.max_distance,
+                "patterns": [p.to_dict() for p in self.patterns],
+                "disagreeing": list(self.disagreeing), "explanation": self.explanation}
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> Agreement:
+        agree = data.get("agree")
+        return Agreement(threshold=float(data["threshold"]), reference=data.get("reference"),
+                         agree=None if agree is None else bool(agree),
+                         n_nodes=int(data["n_nodes"]), n_agree=int(data["n_agree"]),
+                         max_distance=_number(data.get("max_distance")),
+                         patterns=tuple(PatternAgreement.from_dict(p) for p in data["patterns"]),
+                         disagreeing=tuple(str(n) for n in data.get("disagreeing", [])),
+                         explanation=str(data.get("explanation", "")))
+
+
+@dataclass(frozen=True)
+class Outlier:
+    """A node that stands out: ``reasons`` among pattern, period, patterns, coverage (module
+    docstring), and one human sentence per reason in ``details``."""
+
+    node: str
+    file: str
+    reasons: tuple[str, ...]
+    details: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"node": self.node, "file": self.file, "reasons": list(self.reasons),
+                "details": list(self.details)}
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> Outlier:
+        return Outlier(node=str(data["node"]), file=str(data["file"]),
+                       reasons=tuple(str(r) for r in data["reasons"]),
+                       details=tuple(str(d) for d in data.get("details", [])))
+
+
+@dataclass(frozen=True, eq=False)
+class MultiNodeResult:
+    """The nodes of one run: each node's summary (patterns annotated with their association),
+    the agreement check, the outliers, and the files that failed."""
+
+    nodes: tuple[NodeSummary, ...]
+    agreement: Agreement
+    outliers: tuple[Outlier, ...]
+    errors: tuple[NodeError, ...] = ()
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return plain({"kind": KIND, "version": RESULT_VERSION,
+                      "nodes": [n.to_dict() for n in self.nodes],
+                      "agreement": self.agreement.to_dict(),
+                      "outliers": [o.to_dict() for o in self.outliers],
+                      "errors": [e.to_dict() for e in self.errors], "params": self.params})
+
+    @staticmethod
+    def from_dict(data: dict[str, Any], source: str | None = None) -> MultiNodeResult:
+        check_version(data, KIND, RESULT_VERSION, source)
+        try:
+            return MultiNodeResult(
+                nodes=tuple(NodeSummary.from_dict(n) for n in data["nodes"]),
+                agreement=Agreement.from_dict(data["agreement"]),
+                outliers=tuple(Outlier.from_dict(o) for o in data["outliers"]),
+                errors=tuple(NodeError.from_dict(e) for e in data.get("errors", [])),
+                params=dict(data.get("params", {})))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise InputError(f"malformed {KIND} result: {exc}", path=source) from None
+
+
+def level(values: np.ndarray) -> float:
+    """The mean absolute value of a pattern's points (the seed's mean(patterns) for IPC)."""
+    return float(np.mean(np.abs(values)))
+
+
+def pattern_distance(reference: np.ndarray, pattern: np.ndarray, *, band: float | None = BAND
+                     ) -> float:
+    """Mean distance per associated point between two patterns (length x metrics) along their
+    DTW_2 path, after rotating ``pattern`` to the phase of ``reference``, relative to the mean
+    absolute value of the points of both (module docstring); inf for a zero mean."""
+    ref = np.asarray(reference, dtype=np.float64).reshape(len(reference), -1)
+    cand = np.asarray(pattern, dtype=np.float64).reshape(len(pattern), -1)
+    if ref.shape[1] != cand.shape[1]:
+        raise UsageError(f"patterns of {ref.shape[1]} and {cand.shape[1]} metrics cannot be "
+                         "compared")
+    rotation, _ = align.best_rotation(align.resample_cycle(ref, cand.shape[0]), cand)
+    cand = np.roll(cand, -rotation, axis=0)
+    i, j = dtw_path(ref, cand, band=band)
+    distances = np.sqrt(((ref[i] - cand[j]) ** 2).sum(axis=1))
+    mean = float(np.mean(np.abs(np.concatenate([ref.ravel(), cand.ravel()]))))
+    return float(distances.mean()) / mean if mean > 0 else math.inf
+
+
+#: Weight of the index channel with which :func:`dtw_path` reads the path (module docstring).
+_INDEX_WEIGHT = 2.0 ** -40
+
+
+def dtw_path(a: np.ndarray, b: np.ndarray, *, band: float | None = BAND
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """The associated pairs ``(a[i[k]], b[j[k]])`` of the optimal DTW_2 path of two series
+    (length x metrics), in path order.
+
+    Read from phasekit.distance's DBA kernel, which adds up the points of ``b`` aligned with
+    each point of ``a``: ``b`` is given one more channel holding ``2**-40 x`` its sample
+    index (``a`` a channel of zeros), so the kernel's sums tell, for each ``i``, the sum of
+    the ``j`` aligned with it. A DTW path is monotone, so those ``j`` are the consecutive
+    indices from ``(sum - c (c - 1) / 2) / c`` on, ``c`` being their count (the sums are
+    exact: multiples of 2**-40 below 2**13). The channel adds at most 2**-80 m**2 to a
+    pointwise cost (m = len(b)): it can only break ties.
+    """
+    n, m = len(a), len(b)
+    a2 = np.ascontiguousarray(np.column_stack([a.reshape(n, -1), np.zeros(n)]))
+    b2 = np.ascontiguousarray(np.column_stack([b.reshape(m, -1), _INDEX_WEIGHT * np.arange(m)]))
+    sums = np.zeros_like(a2)
+    counts = np.zeros(n)
+    dtw2_path_accumulate(a2, b2, band_radius(n, m, band), sums, counts)
+    c = np.rint(counts).astype(np.int64)
+    first = (np.rint(sums[:, -1] / _INDEX_WEIGHT).astype(np.int64) - c * (c - 1) // 2) // c
+    i = np.repeat(np.arange(n), c)
+    j = np.repeat(first, c) + np.arange(int(c.sum())) - np.repeat(np.cumsum(c) - c, c)
+    return i, j
+
+
+def _robust_off(values: np.ndarray, z: float) -> tuple[float, float]:
+    """The median of ``values`` and the deviation from it beyond which a value is off
+    (``z`` scaled MADs)."""
+    median = float(np.median(values))
+    mad = float(np.median(np.abs(values - median))) * MAD_SCALE
+    return median, z * mad
+
+
+def _reference(nodes: Sequence[NodeSummary], band: float | None) -> int | None:
+    """Index of the reference node (module docstring), None when no node has a pattern."""
+    holders = [i for i, n in enumerate(nodes) if n.patterns]
+    if not holders:
+        return None
+    modal = Counter(len(nodes[i].patterns) for i in holders).most_common(1)[0][0]
+    candidates = _spread([i for i in holders if len(nodes[i].patterns) == modal],
+                         REFERENCE_CANDIDATES)
+    if len(candidates) == 1:
+        return candidates[0]
+    others = _spread(holders, REFERENCE_SAMPLE)
+    scores = []
+    for c in candidates:
+        main = nodes[c].patterns[0].values
+        scores.append(float(np.median([
+            0.0 if j == c else pattern_distance(main, nodes[j].patterns[0].values, band=band)
+            for j in others])))
+    return candidates[int(np.argmin(scores))]
+
+
+def _spread(items: list[int], count: int) -> list[int]:
+    """At most ``count`` of ``items``, evenly spaced (all of them when there are few)."""
+    if len(items) <= count:
+        return items
+    picks = np.unique(np.linspace(0, len(items) - 1, count).round().astype(int))
+    return [items[k] for k in picks]
+
+
+def _associate(reference: NodeSummary, node: NodeSummary, band: float | None,
+               max_period_ratio: float) -> tuple[NodePattern, ...]:
+    """``node``'s patterns with ``reference`` and ``distance`` set (one-to-one, least total
+    distance among pairs whose periods are within ``max_period_ratio``)."""
+    from scipy.optimize import linear_sum_assignment
+
+    ref, own = reference.patterns, node.patterns
+    if not ref or not own:
+        return tuple(replace(p, reference=None, distance=None) for p in own)
+    cost = np.full((len(ref), len(own)), np.inf)
+    for k, r in enumerate(ref):
+        for j, p in enumerate(own):
+            ratio = max(r.period_s, p.period_s) / max(min(r.period_s, p.period_s), 1e-300)
+            if ratio <= max_period_ratio:
+                cost[k, j] = pattern_distance(r.values, p.values, band=band)
+    allowed = np.isfinite(cost)
+    big = 1e6 * (1.0 + float(cost[allowed].max())) if allowed.any() else 1.0
+    rows, cols = linear_sum_assignment(np.where(allowed, cost, big))
+    matched = {int(j): int(k) for k, j in zip(rows, cols, strict=True) if allowed[k, j]}
+    return tuple(replace(p, reference=matched.get(j),
+                         distance=float(cost[matched[j], j]) if j in matched else None)
+                 for j, p in enumerate(own))
+
+
+def compare_nodes(nodes: Sequence[NodeSummary], *, threshold: float = THRESHOLD,
+                  band: float | None = BAND, outlier_z: float = OUTLIER_Z,
+                  coverage_floor: float = COVERAGE_FLOOR, period_floor: float = PERIOD_FLOOR,
+                  max_period_ratio: float = MAX_PERIOD_RATIO,
+                  errors: Sequence[NodeError] = ()) -> MultiNodeResult:
+    """Compare the patterns of the nodes of one run: the agreement check of seed 000 (IV-B:
+    DTW per associated point <= 1 % of the pattern mean) against a reference node, and the
+    nodes that stand out (module docstring for every default and where it comes from).
+
+    ``nodes`` need unique names; ``errors`` (files that could not be analyzed) are carried
+    into the result as they are.
+    """
+    names = [n.node for n in nodes]
+    if len(set(names)) != len(names):
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        raise UsageError("node names must be unique; repeated: " + ", ".join(repeated))
+    rules = [(threshold > 0, f"threshold must be positive, got {threshold}"),
+             (outlier_z > 0, f"outlier_z must be positive, got {outlier_z}"),
+             (coverage_floor >= 0, f"coverage_floor must be >= 0, got {coverage_floor}"),
+             (period_floor >= 0, f"period_floor must be >= 0, got {period_floor}"),
+             (max_period_ratio >= 1, f"max_period_ratio must be >= 1, got {max_period_ratio}"),
+             (band is None or 0 < band <= 1, f"band must be in (0, 1] or none, got {band}")]
+    for ok, message in rules:
+        if not ok:
+            raise UsageError(message)
+    params = {"threshold": threshold, "band": band, "outlier_z": outlier_z,
+              "coverage_floor": coverage_floor, "period_floor": period_floor,
+              "max_period_ratio": max_period_ratio, "min_nodes": MIN_NODES}
+    ref_index = _reference(nodes, band)
+    if ref_index is None:
+        annotated = tuple(nodes)
+        agreement = Agreement(threshold=threshold, reference=None, agree=None,
+                              n_nodes=len(nodes), n_agree=0, max_distance=None, patterns=(),
+                              explanation="no node was analyzed" if not nodes else
+                              "no node has a periodicity: no pattern to compare")
+    else:
+        reference = nodes[ref_index]
+        annotated = tuple(
+            replace(n, patterns=tuple(replace(p, reference=k, distance=0.0)
+                                      for k, p in enumerate(n.patterns)))
+            if i == ref_index else
+            replace(n, patterns=_associate(reference, n, band, max_period_ratio))
+            for i, n in enumerate(nodes))
+        agreement = _agreement(annotated, reference, threshold)
+    reference_node = None if ref_index is None else annotated[ref_index]
+    outliers = _outliers(annotated, reference_node, agreement, threshold=threshold, z=outlier_z,
+                         coverage_floor=coverage_floor, period_floor=period_floor)
+    return MultiNodeResult(nodes=annotated, agreement=agreement, outliers=outliers,
+                           errors=tuple(errors), params=params)
+
+
+def _by_reference(node: NodeSummary) -> dict[int, NodePattern]:
+    return {p.reference: p for p in node.patterns if p.reference is not None}
+
+
+def _agreement(nodes: Sequence[NodeSummary], reference: NodeSummary, threshold: float
+               ) -> Agreement:
+    per_pattern = []
+    held = [_by_reference(n) for n in nodes]
+    for k, r in enumerate(reference.patterns):
+        found = [(n.node, h[k].distance) for n, h in zip(nodes, held, strict=True) if k in h]
+        distances = np.array([d for _, d in found], dtype=float)
+        worst = int(np.argmax(distances))
+        per_pattern.append(PatternAgreement(
+            pattern=k, period_s=r.period_s, mean=level(r.values), n_nodes=len(found),
+            n_agree=int((distances <= threshold).sum()),
+            median_distance=float(np.median(distances)), max_distance=float(distances[worst]),
+            max_node=found[worst][0]))
+    k_all = range(len(reference.patterns))
+    agreeing = [all(k in h and h[k].distance is not None and h[k].distance <= threshold
+                    for k in k_all) for h in held]
+    distances = [p.distance for n in nodes for p in n.patterns if p.distance is not None]
+    with_patterns = sum(1 for n in nodes if n.patterns)
+    explanation = ""
+    agree: bool | None = all(agreeing)
+    if with_patterns < 2:
+        agree = None
+        explanation = ("only one node: nothing to compare" if len(nodes) < 2 else
+                       "only one node has a periodicity: nothing to compare")
+    return Agreement(threshold=threshold, reference=reference.node, agree=agree,
+                     n_nodes=len(nodes), n_agree=sum(agreeing),
+                     max_distance=max(distances) if distances else None,
+                     patterns=tuple(per_pattern),
+                     disagreeing=tuple(n.node for n, ok in zip(nodes, agreeing, strict=True)
+                                       if not ok),
+                     explanation=explanation)
+
+
+def _percent(value: float) -> str:
+    return f"{100 * value:.2f} %"
+
+
+def _outliers(nodes: Sequence[NodeSummary], reference: NodeSummary | None,
+              agreement: Agreement, *, threshold: float, z: float, coverage_floor: float,
+              period_floor: float) -> tuple[Outlier, ...]:
+    if len(nodes) < MIN_NODES:
+        return ()
+    found: dict[int, list[tuple[str, str]]] = {}
+
+    def flag(i: int, reason: str, detail: str) -> None:
+        found.setdefault(i, []).append((reason, detail))
+
+    coverage = np.array([n.coverage for n in nodes])
+    median, off = _robust_off(coverage, z)
+    for i, c in enumerate(coverage):
+        if abs(c - median) > max(coverage_floor, off):
+            flag(i, "coverage", f"periodic share {100 * c:.1f} % where the median node's is "
+                                f"{100 * median:.1f} %")
+    held = [_by_reference(n) for n in nodes]
+    for pa in agreement.patterns:
+        k = pa.pattern
+        members = [i for i, h in enumerate(held) if k in h]
+        distances = np.array([held[i][k].distance for i in members], dtype=float)
+        median, off = _robust_off(distances, z)
+        for i, d in zip(members, distances, strict=True):
+            if d - median > max(threshold, off):
+                flag(i, "pattern", f"pattern {k + 1} is {_percent(d)} of its mean from the "
+                                   f"reference's (median node {_percent(median)}, threshold "
+                                   f"{_percent(threshold)})")
+        periods = np.array([held[i][k].period_s for i in members], dtype=float)
+        median, off = _robust_off(periods, z)
+        for i, p in zip(members, periods, strict=True):
+            if abs(p - median) > max(period_floor * median, off):
+                flag(i, "period", f"pattern {k + 1} lasts {p:.4g} s where the median node's "
+                                  f"lasts {median:.4g} s ({100 * (p / median - 1):+.1f} %)")
+        if (reference is not None and 2 * len(members) > len(nodes)
+                and reference.patterns[k].coverage >= MARGINAL):
+            for i in sorted(set(range(len(nodes))) - set(members)):
+                flag(i, "patterns", f"no pattern like the reference's pattern {k + 1} "
+                                    f"(period {pa.period_s:.4g} s), which "
+                                    f"{len(members)} of {len(nodes)} nodes have")
+
+    def new_periodicity(node: NodeSummary, p: NodePattern) -> bool:
+        """An unassociated pattern that is neither marginal nor a second cluster of a
+        periodicity the node has."""
+        if p.reference is not None or p.coverage < MARGINAL:
+            return False
+        return all(abs(p.period_s / q.period_s - 1) > period_floor
+                   for q in node.patterns if q.reference is not None)
+
+    extra = [[p for p in n.patterns if new_periodicity(n, p)] for n in nodes]
+    with_extra = sum(1 for e in extra if e)
+    if 2 * with_extra < len(nodes):
+        for i, e in enumerate(extra):
+            if e:
+                periods = ", ".join(f"{p.period_s:.4g} s" for p in e)
+                flag(i, "patterns", f"{len(e)} periodicit{'y' if len(e) == 1 else 'ies'} "
+                                    f"that most nodes do not have (period {periods})")
+    outliers = []
+    for i in sorted(found):
+        reasons = list(dict.fromkeys(reason for reason, _ in found[i]))
+        outliers.append(Outlier(node=nodes[i].node, file=nodes[i].file, reasons=tuple(reasons),
+                                details=tuple(detail for _, detail in found[i])))
+    return tuple(outliers)

@@ -1,0 +1,181 @@
+"""phasekit.parallel: per-file work serially, on local processes and on a Dask LocalCluster;
+a failing item never stops the others; the multi-file CLI through Dask."""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from pathlib import Path
+
+import pytest
+
+import helpers
+from phasekit import parallel
+from phasekit.errors import InputError, PhasekitWarning, UsageError
+from phasekit.io import write_profile
+from phasekit.parallel import expand_inputs, map_files, worker_threads
+from phasekit.synth import generate_nodes
+
+# --- module-level tasks: local processes and Dask import them by name ------------------------
+
+
+def square(item: str) -> tuple[int, int, int]:
+    """The square of the number in ``item``, the thread budget the task saw and numba's
+    thread count; a bad number is an InputError, ``warn`` a PhasekitWarning, ``boom`` an
+    internal error."""
+    import numba
+
+    if item == "boom":
+        raise RuntimeError("boom")
+    if item.startswith("warn"):
+        warnings.warn("resampled onto a regular grid", PhasekitWarning, stacklevel=1)
+        item = item[4:]
+    try:
+        value = int(item)
+    except ValueError:
+        raise InputError(f"expected a number, got {item!r}", path=item) from None
+    return value * value, worker_threads(), int(numba.get_num_threads())
+
+
+def die_on_three(item: str) -> int:
+    """Kills its own process on "3" (as the out-of-memory killer would)."""
+    if item == "3":
+        os._exit(9)
+    return int(item)
+
+
+# --- serial ----------------------------------------------------------------------------------
+def test_serial_keeps_order_and_isolates_failures() -> None:
+    outcomes = map_files(square, ["3", "x", "boom", "warn4", "5"], workers=1)
+    assert [o.item for o in outcomes] == ["3", "x", "boom", "warn4", "5"]
+    assert [o.value[0] if o.ok else None for o in outcomes] == [9, None, None, 16, 25]
+    bad, internal = outcomes[1].failure, outcomes[2].failure
+    assert bad is not None and bad.exit_code == 3 and bad.error == "InputError"
+    assert bad.message.startswith("x: ") and "expected a number" in bad.message
+    assert internal is not None and internal.exit_code == 1
+    assert internal.message == "boom: internal error: RuntimeError: boom"
+    assert "Traceback" in internal.traceback and "\n" not in internal.message
+    assert outcomes[3].warnings == ("resampled onto a regular grid",)
+    assert outcomes[0].warnings == ()
+
+
+def test_serial_leaves_the_thread_budget_alone() -> None:
+    import numba
+
+    (outcome,) = map_files(square, ["2"], workers=1)
+    assert outcome.value == (4, parallel.available_cores(), numba.get_num_threads())
+
+
+def test_progress_reaches_one() -> None:
+    seen: list[tuple[str, float]] = []
+    map_files(square, ["1", "2", "x"], workers=1, progress=lambda s, f: seen.append((s, f)))
+    assert seen[0] == ("0/3 files", 0.0) and seen[-1] == ("3/3 files", 1.0)
+    assert [f for _, f in seen] == sorted(f for _, f in seen)
+
+
+def test_bad_worker_counts() -> None:
+    with pytest.raises(UsageError, match="--workers"):
+        map_files(square, ["1"], workers=0)
+    assert map_files(square, [], workers=4) == []
+
+
+# --- local processes -------------------------------------------------------------------------
+def test_processes_give_what_serial_gives() -> None:
+    items = ["3", "x", "boom", "warn4", "5", "6"]
+    serial = map_files(square, items, workers=1)
+    seen: list[float] = []
+    spread = map_files(square, items, workers=2, progress=lambda s, f: seen.append(f))
+    assert [o.item for o in spread] == items
+    assert [o.value[0] if o.ok else None for o in spread] == [
+        o.value[0] if o.ok else None for o in serial]
+    assert [o.failure.message if o.failure else None for o in spread] == [
+        o.failure.message if o.failure else None for o in serial]
+    assert spread[3].warnings == serial[3].warnings
+    # each of 2 workers gets its share of the cores (at least one thread), numba included
+    budget = max(1, parallel.available_cores() // 2)
+    assert {o.value[1:] for o in spread if o.ok} == {(budget, budget)}
+    assert seen[-1] == 1.0 and len(seen) == len(items) + 1
+
+
+def test_a_dying_worker_fails_its_item_only() -> None:
+    items = [str(i) for i in range(6)]
+    outcomes = map_files(die_on_three, items, workers=2)
+    assert [o.value for o in outcomes] == [0, 1, 2, None, 4, 5]
+    failure = outcomes[3].failure
+    assert failure is not None and failure.exit_code == 1
+    assert failure.message.startswith("3: the worker process died")
+
+
+# --- inputs ----------------------------------------------------------------------------------
+def test_expand_inputs(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    (run / "sub").mkdir(parents=True)
+    for name in ("b.csv", "a.parquet", "notes.txt", "sub/c.csv", "C.CSV.GZ"):
+        (run / name).write_text("x")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    files, problems = expand_inputs(
+        [run, str(run / "*.csv"), tmp_path / "missing.csv", empty, str(tmp_path / "zz*.csv"),
+         str(run / "**" / "*.csv")], (".csv", ".csv.gz", ".parquet"))
+    # the folder (its profiles, sorted, not its subfolder), the pattern adds nothing new, the
+    # missing file is kept (its reader says so), the recursive pattern adds the subfolder's
+    assert [str(f.relative_to(tmp_path)) for f in files] == [
+        "run/C.CSV.GZ", "run/a.parquet", "run/b.csv", "missing.csv", "run/sub/c.csv"]
+    assert [(Path(a).name, reason.split(" (")[0]) for a, reason in problems] == [
+        ("empty", "no profile in this folder"), ("zz*.csv", "no file matches this pattern")]
+
+
+# --- Dask ------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def cluster():  # type: ignore[no-untyped-def]
+    """A LocalCluster of 2 worker processes (1 thread, 1 GiB each), started once."""
+    import distributed  # a dependency (dask[distributed]): a missing one fails, never skips
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  memory_limit="1GiB", dashboard_address=None) as local:
+        yield local
+
+
+def test_dask_gives_what_serial_gives(cluster) -> None:  # type: ignore[no-untyped-def]
+    items = ["3", "x", "boom", "warn4", "5"]
+    serial = map_files(square, items, workers=1)
+    seen: list[float] = []
+    remote = map_files(square, items, scheduler=cluster.scheduler_address,
+                       progress=lambda s, f: seen.append(f))
+    assert [o.item for o in remote] == items
+    assert [o.value[0] if o.ok else None for o in remote] == [
+        o.value[0] if o.ok else None for o in serial]
+    assert [o.failure.message if o.failure else None for o in remote] == [
+        o.failure.message if o.failure else None for o in serial]
+    assert remote[3].warnings == serial[3].warnings
+    assert {o.value[1:] for o in remote if o.ok} == {(1, 1)}  # one thread per Dask task
+    assert seen[-1] == 1.0
+
+
+def test_unreachable_scheduler_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "CONNECT_TIMEOUT", 0.5)
+    with pytest.raises(UsageError, match="cannot connect to a Dask scheduler"):
+        map_files(square, ["1"], scheduler="tcp://127.0.0.1:9")
+
+
+def test_cli_on_dask_matches_local(cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``analyze FOLDER --scheduler``: the same JSON as in this process; a bad file is one
+    line on stderr naming it as given, exit code 5."""
+    profiles, _ = generate_nodes("nemo", n_nodes=3, minutes=1.0, seed=4, outliers=("shape",))
+    folder = tmp_path / "run"
+    folder.mkdir()
+    for profile in profiles:
+        write_profile(profile, folder / f"{profile.node}.parquet")
+    (folder / "bad.csv").write_text("timestamp_s,ipc\n0,1\n0.005,oops\n")
+    code, out, err = helpers.run("analyze", folder, "--json", "--scheduler",
+                                 cluster.scheduler_address)
+    assert code == 5, err
+    assert err.count("\n") == 1 and err.startswith(f"phasekit: error: {folder / 'bad.csv'}")
+    remote = json.loads(out)
+    code, out, _ = helpers.run("analyze", folder, "--json", "--workers", "1")
+    local = json.loads(out)
+    assert code == 5
+    assert remote["nodes"] == local["nodes"] and remote["agreement"] == local["agreement"]
+    assert remote["outliers"] == local["outliers"] and remote["errors"] == local["errors"]
+    assert [n["node"] for n in remote["nodes"]] == ["node00", "node01", "node02"]
