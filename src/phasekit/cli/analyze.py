@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import functools
-import os
-import sys
 import threading
-import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -17,7 +14,6 @@ from rich import box
 from rich.table import Table
 
 from phasekit.cli.common import (
-    STATE,
     check_metrics,
     check_output,
     load_profile,
@@ -26,15 +22,23 @@ from phasekit.cli.common import (
     parse_window,
     print_json,
     print_result,
-    print_written,
     progress_reporter,
-    write_json,
     write_outputs,
 )
-from phasekit.errors import PhasekitError, PhasekitWarning, UsageError
+from phasekit.cli.many import (
+    SchedulerOption,
+    WorkersOption,
+    exit_code,
+    file_stem,
+    finish_many,
+    is_many,
+    node_names,
+    run_many,
+)
+from phasekit.errors import PhasekitError, UsageError
 
 if TYPE_CHECKING:
-    from phasekit.periodicity.nodes import MultiNodeResult, NodeError, NodeSummary
+    from phasekit.periodicity.nodes import MultiNodeResult, NodeSummary
     from phasekit.profile import Profile
 
 R = TypeVar("R")
@@ -49,11 +53,6 @@ Example:
     phasekit analyze runs/job42/ --workers 8 -o job42.json
     phasekit analyze 'runs/job42/node*.parquet' --scheduler tcp://10.0.0.1:8786 --json
 """
-
-#: Exit code when some inputs (not all) failed: the others were analyzed and reported, each
-#: failure is one line on stderr (our choice: distinct from 2 usage, 3 input, 4 unsupported,
-#: which a run where every input failed exits with, the first failure's).
-PARTIAL_EXIT = 5
 
 FIGURE_SUFFIXES = ("png", "svg", "pdf", "jpg", "jpeg", "webp", "tif", "tiff", "eps", "ps")
 
@@ -91,14 +90,8 @@ def analyze(
         help="Write the figure (profile with periodic regions, and the patterns).")] = None,
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", metavar="RESULT.json", help="Write the result as JSON.")] = None,
-    workers: Annotated[int | None, typer.Option(
-        "--workers", "-j", metavar="N", show_default=False,
-        help="Several profiles: analyze N at a time in local processes (default: one per "
-             "core; 1: one after the other in this process).")] = None,
-    scheduler: Annotated[str | None, typer.Option(
-        "--scheduler", metavar="tcp://HOST:PORT", show_default=False,
-        help="Several profiles: run the analyses on this Dask cluster (dask.distributed) "
-             "instead of local processes; its workers must be able to read the files.")] = None,
+    workers: WorkersOption = None,
+    scheduler: SchedulerOption = None,
 ) -> int:
     """Find the periodicities of a profile and one representative pattern each.
 
@@ -164,82 +157,6 @@ def analyze(
 
 
 # --- several profiles: the nodes of a run ----------------------------------------------------
-def is_many(paths: Sequence[Path]) -> bool:
-    """Whether the arguments name several inputs: more than one, a folder, or a glob pattern
-    that names no existing path (one file keeps the one-input output)."""
-    from phasekit.parallel import has_magic
-
-    if len(paths) != 1:
-        return True
-    path = paths[0]
-    return path.is_dir() or (has_magic(str(path)) and not path.exists())
-
-
-def run_many(job: Callable[[str], R], paths: Sequence[Path], *, suffixes: Sequence[str],
-             workers: int | None, scheduler: str | None, progress: bool, what: str
-             ) -> tuple[list[tuple[str, R]], list[NodeError]]:
-    """``job(file)`` for every file ``paths`` name (:func:`phasekit.parallel.expand_inputs`),
-    on ``workers`` local processes or the Dask cluster at ``scheduler``; returns the
-    ``(file, value)`` of those that worked and the errors of the others, each already written
-    as one line on stderr (with its traceback under --debug). Their warnings go to stderr
-    too, naming the file. On Dask the workers get absolute paths; messages name the files
-    as given."""
-    from phasekit.parallel import expand_inputs, map_files
-    from phasekit.periodicity.nodes import NodeError
-
-    files, problems = expand_inputs(paths, suffixes)
-    errors = [NodeError(file=arg, message=f"{arg}: {reason}", exit_code=3)
-              for arg, reason in problems]
-    shown = [str(f) for f in files]
-    items = [os.path.abspath(f) if scheduler else str(f) for f in files]
-    with progress_reporter(progress and bool(files), f"{what} {len(files)} files") as report:
-        outcomes = map_files(job, items, workers=workers, scheduler=scheduler, progress=report)
-    done: list[tuple[str, R]] = []
-    for name, item, outcome in zip(shown, items, outcomes, strict=True):
-        for message in outcome.warnings:
-            text = message.replace(item, name)
-            warnings.warn(text if name in text else f"{name}: {text}", PhasekitWarning,
-                          stacklevel=1)
-        if outcome.failure is not None:
-            if STATE.debug and outcome.failure.traceback:
-                sys.stderr.write(outcome.failure.traceback)
-            errors.append(NodeError(file=name, message=outcome.failure.message.replace(item, name),
-                                    exit_code=outcome.failure.exit_code))
-        else:
-            done.append((name, outcome.value))  # type: ignore[arg-type]
-    for error in errors:
-        sys.stderr.write(f"phasekit: error: {' '.join(error.message.split())}\n")
-    return done, errors
-
-
-def exit_code(n_done: int, errors: Sequence[NodeError]) -> int:
-    """0 when every input worked, :data:`PARTIAL_EXIT` when some did, else the exit code of
-    the first failure."""
-    if not errors:
-        return 0
-    return PARTIAL_EXIT if n_done else errors[0].exit_code
-
-
-def file_stem(name: str) -> str:
-    """A file name without its input suffix (``node01.csv.gz`` -> ``node01``)."""
-    from phasekit.io import PROFILE_SUFFIXES, TRACE_SUFFIXES
-
-    base = Path(name).name
-    for suffix in sorted((*PROFILE_SUFFIXES, *TRACE_SUFFIXES), key=len, reverse=True):
-        if base.lower().endswith(suffix) and len(base) > len(suffix):
-            return base[:-len(suffix)]
-    return Path(base).stem or base
-
-
-def node_names(files: Sequence[str], own: Sequence[str]) -> list[str]:
-    """Unique node names: the profiles' ``own`` names when every profile has one and they
-    differ, else the file names without suffix when they differ, else the paths."""
-    if all(own) and len(set(own)) == len(own):
-        return list(own)
-    stems = [file_stem(f) for f in files]
-    return stems if len(set(stems)) == len(stems) else list(files)
-
-
 def check_window(data: Profile, window_s: tuple[float | None, float | None] | None,
                  path: Path) -> None:
     """UsageError naming the file when the window starts after the end of the profile."""
@@ -296,16 +213,8 @@ def analyze_many(paths: Sequence[Path], *, metrics: list[str] | None,
     summaries = [replace(s, node=n, file=f) for (f, s), n in zip(done, names, strict=True)]
     band = {"band": options["band"]} if "band" in options else {}
     result = compare_nodes(summaries, errors=errors, **band)
-    written: list[tuple[str, Path]] = []
-    if output is not None:
-        write_json(output, result.to_dict())
-        written.append(("result", output))
-    if json_output:
-        print_json(result.to_dict())
-    else:
-        print_nodes(result)
-        print_written(out_console(), written)
-    return exit_code(len(done), errors)
+    return finish_many(result.to_dict(), output=output, json_output=json_output,
+                       n_done=len(done), errors=errors, show=lambda: print_nodes(result))
 
 
 def _warm_comparison() -> None:
@@ -376,10 +285,6 @@ def print_nodes(result: MultiNodeResult) -> None:
         console.print(outliers)
     elif len(result.nodes) >= 3:
         console.print("no outlier: no node stands out", soft_wrap=True)
-    if result.errors:
-        total = len(result.nodes) + len(result.errors)
-        console.print(f"analyzed {len(result.nodes)} of {total} inputs; {len(result.errors)} "
-                      "failed (listed on stderr)", soft_wrap=True)
 
 
 def agreement_line(result: MultiNodeResult) -> str:

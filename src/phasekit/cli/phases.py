@@ -17,8 +17,16 @@ from phasekit.cli.common import (
     out_console,
     print_json,
     print_written,
-    write_json,
     write_outputs,
+)
+from phasekit.cli.many import (
+    SchedulerOption,
+    WorkersOption,
+    exit_code,
+    finish_many,
+    is_many,
+    node_names,
+    run_many,
 )
 from phasekit.errors import PhasekitError, UsageError
 
@@ -65,14 +73,8 @@ def phases(
         "threshold, identified phases: the seed's Fig. 1 and 5).")] = None,
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", metavar="RESULT.json", help="Write the result as JSON.")] = None,
-    workers: Annotated[int | None, typer.Option(
-        "--workers", "-j", metavar="N", show_default=False,
-        help="Several profiles: analyze N at a time in local processes (default: one per "
-             "core; 1: one after the other in this process).")] = None,
-    scheduler: Annotated[str | None, typer.Option(
-        "--scheduler", metavar="tcp://HOST:PORT", show_default=False,
-        help="Several profiles: run the analyses on this Dask cluster (dask.distributed); "
-             "its workers must be able to read the files.")] = None,
+    workers: WorkersOption = None,
+    scheduler: SchedulerOption = None,
 ) -> int:
     """Detect phase changes from execution vectors and identify recurring phases.
 
@@ -86,7 +88,6 @@ def phases(
     [...]}. A file that cannot be analyzed is one line on stderr; the others still are, and
     the exit code is then 5.
     """
-    from phasekit.cli.analyze import is_many
     from phasekit.phases import phases as run_phases
 
     check_output(output, "--output")
@@ -161,7 +162,6 @@ def phases_file(path: str, *, options: dict[str, Any]) -> dict[str, Any]:
 def phases_many(paths: list[Path], *, options: dict[str, Any], workers: int | None,
                 scheduler: str | None, json_output: bool, output: Path | None) -> int:
     """``phasekit phases`` on several profiles; returns the exit code."""
-    from phasekit.cli.analyze import exit_code, node_names, run_many
     from phasekit.io import PROFILE_SUFFIXES
     from phasekit.phases import METHODS
 
@@ -178,30 +178,22 @@ def phases_many(paths: list[Path], *, options: dict[str, Any], workers: int | No
     nodes = [{**d, "node": name, "file": f} for (f, d), name in zip(done, names, strict=True)]
     data = {"kind": MANY_KIND, "version": 1, "nodes": nodes,
             "errors": [e.to_dict() for e in errors]}
-    written: list[tuple[str, Path]] = []
-    if output is not None:
-        write_json(output, data)
-        written.append(("result", output))
-    if json_output:
-        print_json(data)
-        return exit_code(len(done), errors)
-    console = out_console()
-    table = Table(title=f"Phases of {len(nodes)} profiles (seed 001)", title_justify="left",
-                  box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("node", no_wrap=True)
-    for column in ("duration (s)", "phases", "ids", "method", "threshold"):
-        table.add_column(column, justify="right", no_wrap=True)
-    table.add_column("note", overflow="fold")
-    for node in nodes:
-        table.add_row(node["node"], f"{node['duration_s']:.6g}", str(node["n_phases"]),
-                      str(node["n_ids"]), str(node["method"]), f"{node['threshold']:g}",
-                      str(node.get("explanation") or ""))
-    console.print(table)
-    if errors:
-        console.print(f"analyzed {len(nodes)} of {len(nodes) + len(errors)} inputs; "
-                      f"{len(errors)} failed (listed on stderr)", soft_wrap=True)
-    print_written(console, written)
-    return exit_code(len(done), errors)
+
+    def show() -> None:
+        table = Table(title=f"Phases of {len(nodes)} profiles (seed 001)",
+                      title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+        table.add_column("node", no_wrap=True)
+        for column in ("duration (s)", "phases", "ids", "method", "threshold"):
+            table.add_column(column, justify="right", no_wrap=True)
+        table.add_column("note", overflow="fold")
+        for node in nodes:
+            table.add_row(node["node"], f"{node['duration_s']:.6g}", str(node["n_phases"]),
+                          str(node["n_ids"]), str(node["method"]), f"{node['threshold']:g}",
+                          str(node.get("explanation") or ""))
+        out_console().print(table)
+
+    return finish_many(data, output=output, json_output=json_output, n_done=len(done),
+                       errors=errors, show=show)
 
 
 def _short(name: str) -> str:

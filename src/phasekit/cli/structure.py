@@ -16,8 +16,15 @@ from phasekit.cli.common import (
     out_console,
     print_json,
     print_written,
-    write_json,
     write_outputs,
+)
+from phasekit.cli.many import (
+    SchedulerOption,
+    WorkersOption,
+    exit_code,
+    finish_many,
+    is_many,
+    run_many,
 )
 from phasekit.cli.phases import FIGURE_SUFFIXES
 from phasekit.errors import PhasekitError, UsageError
@@ -61,14 +68,8 @@ def structure(
         "time between repetitions, coloured by loop).")] = None,
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", metavar="RESULT.json", help="Write the result as JSON.")] = None,
-    workers: Annotated[int | None, typer.Option(
-        "--workers", "-j", metavar="N", show_default=False,
-        help="Several traces: analyze N at a time in local processes (default: one per "
-             "core; 1: one after the other in this process).")] = None,
-    scheduler: Annotated[str | None, typer.Option(
-        "--scheduler", metavar="tcp://HOST:PORT", show_default=False,
-        help="Several traces: run the analyses on this Dask cluster (dask.distributed); its "
-             "workers must be able to read the files.")] = None,
+    workers: WorkersOption = None,
+    scheduler: SchedulerOption = None,
 ) -> int:
     """Infer the loops of an MPI application from its execution trace and print pseudocode.
 
@@ -83,7 +84,6 @@ def structure(
     trace that cannot be analyzed is one line on stderr; the others still are, and the exit
     code is then 5.
     """
-    from phasekit.cli.analyze import is_many
     from phasekit.io import is_trace, read_trace
     from phasekit.structure import structure as run_structure
 
@@ -164,7 +164,6 @@ def structure_file(path: str, *, options: dict[str, Any]) -> dict[str, Any]:
 def structure_many(paths: list[Path], *, options: dict[str, Any], workers: int | None,
                    scheduler: str | None, json_output: bool, output: Path | None) -> int:
     """``phasekit structure`` on several traces; returns the exit code."""
-    from phasekit.cli.analyze import exit_code, run_many
     from phasekit.io import TRACE_SUFFIXES
 
     job = functools.partial(structure_file, options=options)
@@ -176,29 +175,21 @@ def structure_many(paths: list[Path], *, options: dict[str, Any], workers: int |
     traces = [{"file": f, **d} for f, d in done]
     data = {"kind": MANY_KIND, "version": 1, "traces": traces,
             "errors": [e.to_dict() for e in errors]}
-    written: list[tuple[str, Path]] = []
-    if output is not None:
-        write_json(output, data)
-        written.append(("result", output))
-    if json_output:
-        print_json(data)
-        return exit_code(len(done), errors)
-    console = out_console()
-    table = Table(title=f"Structure of {len(traces)} traces (seed 003)", title_justify="left",
-                  box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("trace", overflow="fold")
-    for column in ("ranks", "MPI calls", "duration (s)", "top-level loops"):
-        table.add_column(column, justify="right", no_wrap=True)
-    table.add_column("iterations", overflow="fold")
-    for trace in traces:
-        info = trace["trace"]
-        loops = trace["loops"]
-        table.add_row(trace["file"], str(info["n_ranks"]), str(info["n_calls"]),
-                      f"{info['duration_s']:.6g}", str(len(loops)),
-                      ", ".join(f"{loop['iterations']:g}" for loop in loops))
-    console.print(table)
-    if errors:
-        console.print(f"analyzed {len(traces)} of {len(traces) + len(errors)} inputs; "
-                      f"{len(errors)} failed (listed on stderr)", soft_wrap=True)
-    print_written(console, written)
-    return exit_code(len(done), errors)
+
+    def show() -> None:
+        table = Table(title=f"Structure of {len(traces)} traces (seed 003)",
+                      title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+        table.add_column("trace", overflow="fold")
+        for column in ("ranks", "MPI calls", "duration (s)", "top-level loops"):
+            table.add_column(column, justify="right", no_wrap=True)
+        table.add_column("iterations", overflow="fold")
+        for trace in traces:
+            info = trace["trace"]
+            loops = trace["loops"]
+            table.add_row(trace["file"], str(info["n_ranks"]), str(info["n_calls"]),
+                          f"{info['duration_s']:.6g}", str(len(loops)),
+                          ", ".join(f"{loop['iterations']:g}" for loop in loops))
+        out_console().print(table)
+
+    return finish_many(data, output=output, json_output=json_output, n_done=len(done),
+                       errors=errors, show=show)
