@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import html
 import json
 import re
 from pathlib import Path
@@ -342,24 +343,22 @@ def test_preview_is_small_keeps_spikes_and_round_trips(results: dict[str, Path])
     assert not short["envelope"] and len(short["values"][0]) == 500
 
 
-# --- the pseudocode from JSON is the CLI's ---------------------------------------------------
+# --- the pseudocode in the report is the CLI's ----------------------------------------------
 @pytest.mark.parametrize("name", ["test-2", "even-odd", "deep-paths", "nest-3",
                                   "master-worker"])
-def test_pseudocode_from_json_equals_the_structure_table(name: str, tmp_path: Path) -> None:
+def test_report_shows_the_structure_table(name: str, tmp_path: Path) -> None:
     from phasekit.io import read_trace
-    from phasekit.report.kinds import _Pseudocode, _size, _time
     from phasekit.structure import structure
 
     write_paraver(SUITE[name], tmp_path / "t.prv")
     result = structure(read_trace(tmp_path / "t.prv"))
     data = json.loads(json.dumps(result.to_dict()))
-    code = _Pseudocode()
-    code.render(code.resolve(data["body"], data["calls"],
-                             {lp["id"]: lp for lp in data["loops"]}), 0, 0)
-    ours = [{"FILE": f, "LINE": line, "PSEUDOCODE": ": " * d + t, "E(TIME)": _time(tm),
-             "E(SIZE)": _size(sz), "E(IPC)": "-" if not np.isfinite(ipc) else f"{ipc:.2f}"}
-            for f, line, d, t, tm, sz, ipc in code.out]
-    assert ours == result.table()
+    assert data["pseudocode"] == result.table()
+    page = build_report([ReportItem("t.json", data)])
+    for row in result.table():
+        assert html.escape(row["PSEUDOCODE"]) in page
+    older = {k: v for k, v in data.items() if k != "pseudocode"}
+    assert "run phasekit structure again" in build_report([ReportItem("t.json", older)])
 
 
 # --- the command line ------------------------------------------------------------------------

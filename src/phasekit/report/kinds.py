@@ -391,117 +391,11 @@ def phases(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
 
 
 # --- structure (seed 003) --------------------------------------------------------------------
-def _time(seconds: float) -> str:
-    if not math.isfinite(seconds):
-        return "-"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if seconds >= scale:
-            return f"{seconds / scale:.2f}{unit}"
-    return f"{seconds * 1e9:.0f}ns"
-
-
-def _size(size: float) -> str:
-    if not math.isfinite(size) or size == 0:
-        return "-"
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
-        if size >= scale:
-            return f"{size / scale:.1f}{unit}"
-    return f"{size:.1f}B"
-
-
-_Node = tuple[str, str]
-
-
-class _Pseudocode:
-    """The pseudocode rows of a structure result's JSON, as ``phasekit structure`` prints
-    them (:mod:`phasekit.structure.pseudocode`: frames shared by a block written once above
-    it, consecutive calls sharing frames share their rows)."""
-
-    def __init__(self) -> None:
-        self.out: list[tuple[str, str, int, str, float, float, float]] = []
-
-    @staticmethod
-    def resolve(refs: Any, calls: list[Mapping[str, Any]], loops: Mapping[Any, Mapping[str, Any]],
-                depth: int = 0) -> list[tuple[Any, ...]]:
-        items: list[tuple[Any, ...]] = []
-        if depth > 200:
-            return items
-        for ref in _dicts(refs):
-            if "call" in ref:
-                index = ref["call"]
-                if isinstance(index, int) and 0 <= index < len(calls):
-                    items.append(("call", calls[index]))
-            elif "loop" in ref and ref["loop"] in loops:
-                loop = loops[ref["loop"]]
-                inner = {d.get("id"): d for d in _dicts(loop.get("loops"))}
-                items.append(("loop", loop, _Pseudocode.resolve(
-                    loop.get("body"), _dicts(loop.get("calls")), inner, depth + 1)))
-            elif "if" in ref:
-                items.append(("if", _list(ref["if"]),
-                              _Pseudocode.resolve(ref.get("body"), calls, loops, depth + 1)))
-        return items
-
-    def functions(self, item: tuple[Any, ...]) -> tuple[_Node, ...]:
-        if item[0] == "call":
-            path = [str(f) for f in _list(item[1].get("path"))]
-            lines = [str(s) for s in _list(item[1].get("lines"))]
-            return tuple((f, lines[j - 1] if 0 < j <= len(lines) else "")
-                         for j, f in enumerate(path))
-        chains = [self.functions(child) for child in item[-1]]
-        common: list[_Node] = []
-        for level in zip(*chains, strict=False):
-            if any(node != level[0] for node in level):
-                break
-            common.append(level[0])
-        return tuple(common)
-
-    @staticmethod
-    def site(site: Any) -> tuple[str, str]:
-        file, _, line = str(site or "").rpartition(":")
-        return (file, line) if line.isdigit() else (str(site or ""), "")
-
-    def render(self, items: list[tuple[Any, ...]], done: int, depth: int) -> None:
-        chains = [self.functions(item) for item in items]
-        i = 0
-        while i < len(items):
-            if len(chains[i]) > done:
-                node = chains[i][done]
-                j = i + 1
-                while j < len(items) and len(chains[j]) > done and chains[j][done] == node:
-                    j += 1
-                self.out.append((*self.site(node[1]), depth, f"{node[0]}()", *[math.nan] * 3))
-                self.render(items[i:j], done + 1, depth + 1)
-                i = j
-                continue
-            self.item(items[i], done, depth)
-            i += 1
-
-    def item(self, item: tuple[Any, ...], done: int, depth: int) -> None:
-        from phasekit.structure.pseudocode import format_count, format_ranks
-
-        if item[0] == "call":
-            call = item[1]
-            self.out.append((*self.site(call.get("site")), depth, str(call.get("call", "?")),
-                             number(call.get("e_time_s")), number(call.get("e_size_bytes")),
-                             number(call.get("e_ipc"))))
-        elif item[0] == "loop":
-            loop = item[1]
-            count = number(loop.get("iterations_per_outer", loop.get("iterations")))
-            text = format_count(count) if math.isfinite(count) else "?"
-            self.out.append(("", "", depth, f"FOR 1 TO {text} [id={loop.get('id')}]",
-                             *[math.nan] * 3))
-            self.render(item[2], done, depth + 1)
-            self.out.append(("", "", depth, "END LOOP", *[math.nan] * 3))
-        else:
-            ranks = [int(r) for r in item[1] if isinstance(r, int)]
-            self.out.append(("", "", depth, f"IF rank in {format_ranks(ranks)}",
-                             *[math.nan] * 3))
-            self.render(item[2], done, depth + 1)
-
-
 def structure(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     """The pseudocode of the loops (the seed's console table), the loops, the diagnostics and
     the clustering scatter."""
+    from phasekit.structure import format_time
+
     trace = _map(data.get("trace"))
     params = _map(data.get("parameters"))
     rows = [("trace", ", ".join(str(s) for s in _list(trace.get("sources"))) or "-"),
@@ -515,15 +409,15 @@ def structure(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     for text in _list(data.get("diagnostics")):
         parts.append(note(f"note: {text}", "warn"))
     loops = {d.get("id"): d for d in _dicts(data.get("loops"))}
-    code = _Pseudocode()
-    code.render(code.resolve(data.get("body"), _dicts(data.get("calls")), loops), 0, 0)
-    if code.out:
-        parts.append(table(
-            ["FILE", "LINE", "PSEUDOCODE", "E(TIME)", "E(SIZE)", "E(IPC)"],
-            ([f, line, ": " * d + t, _time(tm), _size(sz), fmt(ipc, ".2f")]
-             for f, line, d, t, tm, sz, ipc in code.out),
-            numeric=[False, True, False, True, True, True],
-            caption="Pseudocode (seed 003)", limit=2000, class_="code"))
+    columns = ["FILE", "LINE", "PSEUDOCODE", "E(TIME)", "E(SIZE)", "E(IPC)"]
+    code = _dicts(data.get("pseudocode"))
+    if code:
+        parts.append(table(columns, ([str(row.get(c, "")) for c in columns] for row in code),
+                           numeric=[False, True, False, True, True, True],
+                           caption="Pseudocode (seed 003)", limit=2000, class_="code"))
+    elif loops:
+        parts.append(note("This result has no pseudocode table (written before phasekit "
+                          "structure included it): run phasekit structure again to see it."))
     flat: list[Mapping[str, Any]] = []
 
     def walk(items: list[Mapping[str, Any]], parent: Any) -> None:
@@ -536,7 +430,8 @@ def structure(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
         parts.append(table(
             ["loop", "in loop", "iterations", "total", "iteration time", "ranks", "explained"],
             ([fmt(lp.get("id")), fmt(lp.get("parent")), fmt(lp.get("iterations")),
-              fmt(lp.get("iterations_total")), _time(number(lp.get("iteration_time_s"))),
+              fmt(lp.get("iterations_total")),
+              format_time(number(lp.get("iteration_time_s"))),
               _ranks(lp.get("ranks")), percent(number(lp.get("explained")))] for lp in flat),
             numeric=[True] * 5 + [False, True], caption="Loops", limit=MAX_ROWS))
     for key, what in (("unplaced", "calls made once inside a loop, left out"),

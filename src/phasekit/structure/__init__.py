@@ -26,7 +26,8 @@ from phasekit.structure.ranks import CallItem, IfItem, Item, LoopItem, arrange
 from phasekit.structure.reduce import MIN_EXPLAINED, Reduction, reduce_trace
 from phasekit.trace import Trace
 
-__all__ = ["EPS", "MIN_EXPLAINED", "MIN_PTS", "StructureResult", "outline", "structure"]
+__all__ = ["EPS", "MIN_EXPLAINED", "MIN_PTS", "StructureResult", "format_size", "format_time",
+           "outline", "structure"]
 
 RESULT_KIND = "mpi-structure-result"
 
@@ -55,7 +56,8 @@ class StructureResult:
     def to_dict(self, *, clusters: bool = True) -> dict[str, Any]:
         """The JSON contract: ``{"loops": [...top-level, program order...], ...}``; each
         loop has ``iterations`` (per iteration of its parent), ``iteration_time_s``, nested
-        ``loops`` and its ``calls``; ``body`` gives the order with conditional blocks."""
+        ``loops`` and its ``calls``; ``body`` gives the order with conditional blocks;
+        ``pseudocode`` the rows of :meth:`table`."""
         red = self.reduction
         occurrences = _first_occurrences(self.body)
         data: dict[str, Any] = {
@@ -70,6 +72,7 @@ class StructureResult:
             "filtered": [_entry_dict(red, e) for e in np.flatnonzero(red.filtered)],
             "unplaced": [_entry_dict(red, e) for e in self.unplaced],
             "diagnostics": list(self.diagnostics), "explanation": self.explanation,
+            "pseudocode": self.table(),
         }
         if clusters:
             data["clusters"] = [{**_entry_dict(red, e), "loop": self.labels.get(int(e))}
@@ -80,11 +83,12 @@ class StructureResult:
         """The pseudocode rows as text cells (FILE, LINE, PSEUDOCODE, E(TIME), E(SIZE),
         E(IPC)), indented with ": " per level as in the seed's console output."""
         return [{"FILE": r.file, "LINE": r.line, "PSEUDOCODE": ": " * r.depth + r.text,
-                 "E(TIME)": _time(r.time_s), "E(SIZE)": _size(r.size_bytes),
+                 "E(TIME)": format_time(r.time_s), "E(SIZE)": format_size(r.size_bytes),
                  "E(IPC)": "-" if not np.isfinite(r.ipc) else f"{r.ipc:.2f}"} for r in self.rows]
 
 
-def _time(seconds: float) -> str:
+def format_time(seconds: float) -> str:
+    """Seconds in the pseudocode's units (s, ms, us, ns)."""
     if not np.isfinite(seconds):
         return "-"
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
@@ -93,7 +97,8 @@ def _time(seconds: float) -> str:
     return f"{seconds * 1e9:.0f}ns"
 
 
-def _size(size: float) -> str:
+def format_size(size: float) -> str:
+    """Bytes in the pseudocode's units (B, KB, MB, GB)."""
     if not np.isfinite(size) or size == 0:
         return "-"
     for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
