@@ -49,6 +49,27 @@ def dtw2(a: np.ndarray, b: np.ndarray, radius: int) -> float:
     return cost[-1][-1]
 
 
+def dtw2_path(a: np.ndarray, b: np.ndarray, radius: int,
+              cost: list[list[float]] | None = None) -> list[tuple[int, int]]:
+    """The optimal DTW_2 path from (0, 0) to the end, walked back through the cost matrix
+    (ties: diagonal, then up, then left)."""
+    cost = dtw2_matrix(a, b, radius) if cost is None else cost
+    i, j = len(a) - 1, len(b) - 1
+    path = [(i, j)]
+    while (i, j) != (0, 0):
+        if i == 0:
+            j -= 1
+        elif j == 0:
+            i -= 1
+        else:
+            options = [(cost[i - 1][j - 1], (i - 1, j - 1)), (cost[i - 1][j], (i - 1, j)),
+                       (cost[i][j - 1], (i, j - 1))]
+            best = min(value for value, _ in options)
+            i, j = next(step for value, step in options if value == best)
+        path.append((i, j))
+    return path[::-1]
+
+
 def dba_step(average: np.ndarray, series: list[np.ndarray], radius: int) -> tuple[np.ndarray, float]:
     """One DBA iteration: align each series with the average, move every point of the average
     to the mean of the points aligned with it. Returns the new average and the WGSS of the old."""
@@ -61,20 +82,7 @@ def dba_step(average: np.ndarray, series: list[np.ndarray], radius: int) -> tupl
         s = np.atleast_2d(s.T).T
         cost = dtw2_matrix(average, s, radius)
         wgss += cost[-1][-1]
-        i, j = n - 1, len(s) - 1
-        path = [(i, j)]
-        while (i, j) != (0, 0):
-            if i == 0:
-                j -= 1
-            elif j == 0:
-                i -= 1
-            else:
-                options = [(cost[i - 1][j - 1], (i - 1, j - 1)), (cost[i - 1][j], (i - 1, j)),
-                           (cost[i][j - 1], (i, j - 1))]
-                best = min(value for value, _ in options)
-                i, j = next(step for value, step in options if value == best)
-            path.append((i, j))
-        for i, j in path:
+        for i, j in dtw2_path(average, s, radius, cost):
             for d in range(dims):
                 sums[i][d] += float(s[j][d])
             counts[i] += 1

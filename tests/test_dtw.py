@@ -129,20 +129,8 @@ def test_squared_euclidean_matches_naive() -> None:
 
 def _alignment_counts(average: np.ndarray, series: np.ndarray, radius: int) -> tuple[None, np.ndarray]:
     """How many points of ``series`` the naive DTW path aligns with each point of ``average``."""
-    cost = naive.dtw2_matrix(average, series, radius)
-    i, j = len(average) - 1, len(series) - 1
     counts = np.zeros(len(average))
-    counts[i] += 1
-    while (i, j) != (0, 0):
-        if i == 0:
-            j -= 1
-        elif j == 0:
-            i -= 1
-        else:
-            options = [(cost[i - 1][j - 1], (i - 1, j - 1)), (cost[i - 1][j], (i - 1, j)),
-                       (cost[i][j - 1], (i, j - 1))]
-            best = min(v for v, _ in options)
-            i, j = next(step for v, step in options if v == best)
+    for i, _ in naive.dtw2_path(average, series, radius):
         counts[i] += 1
     return None, counts
 

@@ -35,25 +35,6 @@ run = helpers.run
 
 
 # --- the DTW path ----------------------------------------------------------------------------
-def naive_path(a: np.ndarray, b: np.ndarray, radius: int) -> list[tuple[int, int]]:
-    """The optimal DTW_2 path from (0, 0), walked back as naive.dba_step does."""
-    cost = naive.dtw2_matrix(a, b, radius)
-    i, j = len(a) - 1, len(b) - 1
-    path = [(i, j)]
-    while (i, j) != (0, 0):
-        if i == 0:
-            j -= 1
-        elif j == 0:
-            i -= 1
-        else:
-            options = [(cost[i - 1][j - 1], (i - 1, j - 1)), (cost[i - 1][j], (i - 1, j)),
-                       (cost[i][j - 1], (i, j - 1))]
-            best = min(value for value, _ in options)
-            i, j = next(step for value, step in options if value == best)
-        path.append((i, j))
-    return path[::-1]
-
-
 @pytest.mark.parametrize("seed", range(6))
 def test_dtw_path_matches_naive(seed: int) -> None:
     rng = np.random.default_rng(seed)
@@ -63,7 +44,7 @@ def test_dtw_path_matches_naive(seed: int) -> None:
     band = (0.1, 0.3, None)[seed % 3]
     i, j = dtw_path(a, b, band=band)
     radius = band_radius(n, m, band)
-    assert list(zip(i.tolist(), j.tolist(), strict=True)) == naive_path(a, b, radius)
+    assert list(zip(i.tolist(), j.tolist(), strict=True)) == naive.dtw2_path(a, b, radius)
     assert float(((a[i] - b[j]) ** 2).sum()) == pytest.approx(naive.dtw2(a, b, radius))
 
 
@@ -79,7 +60,7 @@ def test_pattern_distance_is_the_mean_distance_per_associated_point() -> None:
     ref = cycle(120)
     noisy = ref + rng.normal(0, 0.02, ref.size)
     radius = band_radius(120, 120, 0.1)
-    path = naive_path(ref[:, None], noisy[:, None], radius)
+    path = naive.dtw2_path(ref[:, None], noisy[:, None], radius)
     expected = np.mean([abs(ref[i] - noisy[j]) for i, j in path])
     expected /= np.mean(np.abs(np.concatenate([ref, noisy])))
     assert pattern_distance(ref, noisy) == pytest.approx(expected)
