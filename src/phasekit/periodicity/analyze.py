@@ -80,8 +80,25 @@ class Pattern:
                        dba_iterations=int(data["dba_iterations"]))
 
 
+class PatternCounts:
+    """The instance counts of Table II (seed 000) over ``self.patterns``, for any result that
+    holds patterns with ``n_instances`` and ``n_regions``."""
+
+    patterns: tuple[Any, ...]
+
+    @property
+    def n_instances(self) -> int:
+        return sum(p.n_instances for p in self.patterns)
+
+    @property
+    def mean_consecutive(self) -> float:
+        """Mean instances per periodic region over all patterns (the seed's [#pa])."""
+        regions = sum(p.n_regions for p in self.patterns)
+        return self.n_instances / regions if regions else 0.0
+
+
 @dataclass(frozen=True, eq=False)
-class PeriodicityResult:
+class PeriodicityResult(PatternCounts):
     """The Table II view of one profile (seed 000, section IV-B)."""
 
     duration_s: float
@@ -98,16 +115,6 @@ class PeriodicityResult:
     params: dict[str, Any] = field(default_factory=dict)
     explanation: str = ""
     preview: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def n_instances(self) -> int:
-        return sum(p.n_instances for p in self.patterns)
-
-    @property
-    def mean_consecutive(self) -> float:
-        """Mean instances per periodic region over all patterns (the seed's [#pa])."""
-        regions = sum(p.n_regions for p in self.patterns)
-        return self.n_instances / regions if regions else 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return plain({

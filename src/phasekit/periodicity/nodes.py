@@ -71,7 +71,7 @@ from phasekit.distance import band_radius
 from phasekit.distance.dtw import dtw2_path_accumulate
 from phasekit.errors import InputError, UsageError
 from phasekit.periodicity import align
-from phasekit.periodicity.analyze import BAND, PeriodicityResult
+from phasekit.periodicity.analyze import BAND, PatternCounts, PeriodicityResult
 from phasekit.results import check_version, plain
 
 __all__ = [
@@ -155,7 +155,7 @@ class NodePattern:
 
 
 @dataclass(frozen=True, eq=False)
-class NodeSummary:
+class NodeSummary(PatternCounts):
     """What the analysis of one node's profile leaves for the comparison (seed 000, Table II
     per node, and the patterns)."""
 
@@ -170,15 +170,6 @@ class NodeSummary:
     coverage: float
     patterns: tuple[NodePattern, ...]
     explanation: str = ""
-
-    @property
-    def n_instances(self) -> int:
-        return sum(p.n_instances for p in self.patterns)
-
-    @property
-    def mean_consecutive(self) -> float:
-        regions = sum(p.n_regions for p in self.patterns)
-        return self.n_instances / regions if regions else 0.0
 
     @staticmethod
     def from_result(result: PeriodicityResult, *, file: str, node: str | None = None
