@@ -1,7 +1,8 @@
-"""Batch scheduling (seed 004, chapter 5): the CSV reader and its errors, the simulator against
-hand-computed schedules and a plain-Python list scheduler, the MILP against brute force on
-tiny batches, the annealing's reproducibility, the thesis's Table 5.1 ordering on the small
-scenario, synthetic ground truth, and the CLI's JSON contract and exit codes."""
+"""Batch scheduling (seed 004, chapter 5): the CSV reader and its errors, the simulator and the
+annealing's evaluation kernels against hand-computed schedules and a plain-Python list
+scheduler, both MILP formulations against brute force on tiny batches, the annealing's
+reproducibility and its improvement on its start, the thesis's Table 5.1 ordering on the
+small scenario, synthetic ground truth, and the CLI's JSON contract and exit codes."""
 
 from __future__ import annotations
 
@@ -30,7 +31,16 @@ from phasekit.schedule import (
     simulated_annealing,
     write_batch,
 )
-from phasekit.schedule.simulate import list_schedule, lower_bound, plan_schedule
+from phasekit.schedule.policies import _kinds, _relabel_identical
+from phasekit.schedule.simulate import (
+    _ff_buffers,
+    _ff_makespan,
+    _ff_resume,
+    _ff_trace,
+    list_schedule,
+    lower_bound,
+    plan_schedule,
+)
 from phasekit.synth.batches import (
     APPS,
     SCENARIOS,
@@ -148,8 +158,9 @@ def test_first_fit_list_schedule_by_hand() -> None:
     assert ex.start_s.tolist() == [0, 0, 10, 5]
     assert ex.makespan_s == 13
     assert ex.cores == ((0, 1), (2, 3), (0, 1, 2, 3), (2,))
-    static = 50.0 + 16.75 + (4.21e-4 * 6000 - 6.11e-8 * 6000**2 + 1.14e-11 * 6000**3)
-    assert dc.static_w == pytest.approx(static) == pytest.approx(69.54, abs=0.01)
+    # P_idle + disks + the server's 5 fans at 6000 rpm (eq. 4.17 is one fan: 2.79 W)
+    static = 50.0 + 16.75 + 5 * (4.21e-4 * 6000 - 6.11e-8 * 6000**2 + 1.14e-11 * 6000**3)
+    assert dc.static_w == pytest.approx(static) == pytest.approx(80.70, abs=0.01)
     energy_it = static * 13 + (20 * 10 + 10 * 5 + 30 * 3 + 5 * 4)
     assert ex.energy_it_j == pytest.approx(energy_it)
     assert ex.energy_j == pytest.approx(1.5 * energy_it)
@@ -226,6 +237,61 @@ def test_list_kernel_matches_naive_reference(seed: int, rule: str) -> None:
     assert server.tolist() == ref_server
 
 
+def random_instance(seed: int) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """A small batch with integer times (ties happen) and the data center it runs on."""
+    rng = np.random.default_rng(seed)
+    n, m, c = int(rng.integers(2, 25)), int(rng.integers(1, 4)), int(rng.integers(1, 7))
+    threads = rng.integers(1, c + 1, n).astype(np.int64)
+    times = rng.integers(1, 20, n).astype(float)
+    if seed % 3 == 0:  # groups of identical tasks, as in the synthetic batches
+        times = times[rng.integers(0, 3, n)]
+        threads = threads[rng.integers(0, 2, n)]
+    return threads, times, m, c
+
+
+def naive_makespan(order: np.ndarray, threads: np.ndarray, times: np.ndarray, m: int,
+                   c: int) -> float:
+    start, _ = naive_list(order.tolist(), threads.tolist(), times.tolist(),
+                          [0.0] * times.size, m, c, "first_fit")
+    return max(s + t for s, t in zip(start, times.tolist(), strict=True))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_annealing_kernels_match_naive_reference(seed: int) -> None:
+    """The annealing's evaluation (full, traced, resumed after a swap, stopped at a limit)
+    against the plain-Python list scheduler."""
+    threads, times, m, c = random_instance(seed)
+    n = times.size
+    rng = np.random.default_rng(100 + seed)
+    work = float(threads @ times)
+    order = rng.permutation(n).astype(np.int64)
+    trace, rounds = _ff_buffers(n, trace=True)
+    span = naive_makespan(order, threads, times, m, c)
+    assert _ff_makespan(order, threads, times, m, c, np.inf, work) == span
+    assert _ff_trace(order, threads, times, m, c, work, trace, rounds) == span
+    for _ in range(15):
+        r1, r2 = sorted(rng.choice(n, 2, replace=False).tolist())
+        cand = order.copy()
+        cand[[r1, r2]] = cand[[r2, r1]]
+        expected = naive_makespan(cand, threads, times, m, c)
+        assert _ff_resume(cand, r1, r2, threads, times, m, c, np.inf, work, trace,
+                          rounds) == expected
+        # stopped at a limit: +inf exactly when the makespan reaches it, else exact
+        for limit in (expected - 1.0, expected, expected + 0.5, span):
+            got = _ff_resume(cand, r1, r2, threads, times, m, c, limit, work, trace, rounds)
+            full = _ff_makespan(cand, threads, times, m, c, limit, work)
+            want = np.inf if expected >= limit else expected
+            assert got == want and full == want
+    # the trace follows the order it was last given
+    order = order[::-1].copy()
+    assert _ff_trace(order, threads, times, m, c, work, trace, rounds) == naive_makespan(
+        order, threads, times, m, c)
+    cand = order.copy()
+    cand[[0, n - 1]] = cand[[n - 1, 0]]
+    assert _ff_resume(cand, 0, n - 1, threads, times, m, c, np.inf, work, trace,
+                      rounds) == naive_makespan(cand, threads, times, m, c)
+
+
 # --- MILP against brute force ----------------------------------------------------------------
 def naive_server_fifo(tasks: list[int], threads: np.ndarray, times: np.ndarray, c: int
                       ) -> float:
@@ -261,17 +327,21 @@ def brute_force(threads: np.ndarray, times: np.ndarray, m: int, c: int) -> float
     return best
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_milp_reaches_the_brute_force_optimum_on_tiny_batches(seed: int) -> None:
+@pytest.mark.parametrize("formulation", ["compact", "thesis"])
+@pytest.mark.parametrize("seed", range(4))
+def test_milp_reaches_the_brute_force_optimum_on_tiny_batches(seed: int,
+                                                              formulation: str) -> None:
     rng = np.random.default_rng(seed)
     n, m, c = 5, 2, 3
     threads = rng.integers(1, c + 1, n)
     times = rng.integers(2, 12, n).astype(float)
+    if seed == 3:  # identical tasks: the compact form orders them
+        threads[:3], times[:3] = 2, 5.0
     batch = Batch.from_tasks([(f"t{i}", int(threads[i]), times[i], 10.0) for i in range(n)])
     opt = brute_force(threads, times, m, c)
     dc = DataCenter(m, c)
-    plan = milp_schedule(threads, times, dc, time_limit_s=20)
-    assert plan.info["status"] == "optimal"
+    plan = milp_schedule(threads, times, dc, time_limit_s=20, formulation=formulation)
+    assert plan.info["status"] == "optimal" and plan.info["formulation"] == formulation
     span = execute(plan, batch, dc).makespan_s
     d = plan.info["d_s"]
     assert opt - 1e-9 <= span <= opt + n * d
@@ -283,6 +353,29 @@ def test_milp_reaches_the_brute_force_optimum_on_tiny_batches(seed: int) -> None
         assert execute(other, batch, dc).makespan_s >= opt - 1e-9
 
 
+def test_compact_milp_is_smaller_and_keeps_its_start() -> None:
+    batch = generate_batch(14, seed=4)
+    dc = DataCenter(4, 12)
+    kind = _kinds(batch.threads, batch.time_s)
+    assert kind.max() + 1 < len(batch)  # the batch has identical tasks
+    start, server = list_schedule(np.arange(len(batch)), batch.threads, batch.time_s, dc)
+    new_start, new_server = _relabel_identical(start, server, kind)
+    for k in np.unique(kind):  # the same schedule, identical tasks starting in index order
+        members = np.flatnonzero(kind == k)
+        assert np.all(np.diff(new_start[members]) >= 0)
+        assert sorted(zip(new_start[members], new_server[members], strict=True)) == sorted(
+            zip(start[members], server[members], strict=True))
+    plans = {f: milp_schedule(batch.threads, batch.time_s, dc, time_limit_s=1,
+                              start_schedule=(start, server), formulation=f)
+             for f in ("compact", "thesis")}
+    assert plans["compact"].info["constraints"] < plans["thesis"].info["constraints"] / 2
+    for plan in plans.values():  # started from the schedule: never worse than it
+        assert plan.info["start_s"] == pytest.approx(float((start + batch.time_s).max()))
+        assert execute(plan, batch, dc).makespan_s <= plan.info["start_s"] + 1e-6
+    with pytest.raises(UsageError, match="formulation"):
+        milp_schedule(batch.threads, batch.time_s, dc, formulation="cplex")
+
+
 def test_milp_finds_the_known_optimum_of_a_packed_batch() -> None:
     batch = generate_packed_batch(2, 4, 100.0, seed=3, cuts=1, min_share=0.2)
     dc = DataCenter(2, 4)
@@ -292,6 +385,38 @@ def test_milp_finds_the_known_optimum_of_a_packed_batch() -> None:
 
 
 # --- annealing -------------------------------------------------------------------------------
+@pytest.mark.parametrize("n, servers, seed, bound", [(66, 5, 0, 1.035), (200, 12, 3, 1.04)])
+def test_annealing_improves_its_start_where_ltf_is_not_optimal(n: int, servers: int,
+                                                               seed: int,
+                                                               bound: float) -> None:
+    """Batches where Longest Task First ends 7-13 % above the work bound: the annealing
+    must close most of that (our runs: 1.030 and 1.025; the first version reached 1.026
+    and 1.050, and on the 900-task scenario never left its start)."""
+    batch = generate_batch(n, seed=seed)
+    dc = DataCenter(servers, 12)
+    plan = simulated_annealing(batch.threads, batch.time_s, dc, seed=0)
+    info = plan.info
+    floor = lower_bound(batch.threads, batch.time_s, dc)
+    assert info["initial_makespan_s"] > 1.07 * floor
+    assert info["best_planned_makespan_s"] < bound * floor
+    assert execute(plan, batch, dc).makespan_s == pytest.approx(
+        info["best_planned_makespan_s"])
+    # the shortcuts skip simulations (identical tasks), never moves
+    assert info["evaluations"] < info["moves"] == info["levels"] * len(batch)
+
+
+def test_annealing_reaches_the_optimum_of_packed_batches() -> None:
+    """Packed batches tile the cores exactly: their optimum is the work bound."""
+    found = []
+    for seed in range(3):
+        batch = generate_packed_batch(4, 12, 1000.0, seed=seed)
+        dc = DataCenter(4, 12)
+        plan = simulated_annealing(batch.threads, batch.time_s, dc, seed=0)
+        found.append(plan.info["best_planned_makespan_s"] / 1000.0)
+        assert found[-1] <= plan.info["initial_makespan_s"] / 1000.0
+    assert max(found) < 1.03, found
+
+
 def test_annealing_is_reproducible_and_never_worse_than_its_start() -> None:
     batch = generate_batch(40, seed=5)
     dc = DataCenter(3, 12)
@@ -324,30 +449,36 @@ def test_generator_follows_table_4_5_and_the_scenarios() -> None:
     assert len(scenario_batch("large")[0]) == 900
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed", [0, 2, 3])
 def test_table_5_1_ordering_on_the_small_scenario(seed: int) -> None:
+    """Table 5.1's ordering, on batches where it is not a tie: round robin < heuristic <
+    annealing (strictly, by a margin), planned with the truth; with the estimates every
+    policy still saves."""
     batch, sc = scenario_batch("small", seed=seed)
     dc = DataCenter(sc.servers, sc.cores)
     result = schedule_batch(batch, dc, ["rr", "heuristic", "sa"], seed=0)
     saving = {p.policy: p.saving_vs_rr for p in result.policies}
     assert saving["rr"] == 0
-    assert saving["sa"] >= saving["heuristic"] > saving["rr"] + 2
-    # planned on the estimates, executed on the truth: still saves
+    assert saving["sa"] > saving["heuristic"] + 1 > saving["rr"] + 3, saving
     est = schedule_batch(batch, dc, ["heuristic", "sa"], seed=0,
                          estimated=("est_time_s", "est_power_w"))
     assert all(p.saving_vs_rr > 0 for p in est.policies)
 
 
 def test_table_5_1_ordering_with_the_milp() -> None:
-    batch, sc = scenario_batch("small", seed=1)
+    """MILP >= annealing > heuristic > round robin on the small scenario's first batch. The
+    MILP starts from the best other schedule and is executed per server, which never
+    starts a task later than planned: it must not lose what it started from."""
+    batch, sc = scenario_batch("small", seed=0)
     dc = DataCenter(sc.servers, sc.cores)
     result = schedule_batch(batch, dc, "all", seed=0, time_limit_s=1.0)
     saving = {p.policy: p.saving_vs_rr for p in result.policies}
     assert list(saving) == ["rr", "heuristic", "sa", "milp"]
     assert saving["milp"] >= saving["sa"] - 1e-9
-    assert saving["sa"] >= saving["heuristic"] > saving["rr"]
+    assert saving["sa"] > saving["heuristic"] + 1 > saving["rr"] + 3, saving
     milp = result.get("milp").info
-    assert milp["start_s"] is not None and milp["gap_percent"] is not None
+    assert milp["start_s"] == pytest.approx(result.get("sa").makespan_s)
+    assert milp["gap_percent"] is not None and milp["formulation"] == "compact"
     assert milp["dual_bound_s"] == pytest.approx(result.lower_bound_s, rel=1e-6)
     again = ScheduleResult.from_dict(json.loads(json.dumps(result.to_dict())))
     assert [p.policy for p in again.policies] == list(saving)

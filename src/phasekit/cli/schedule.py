@@ -109,7 +109,7 @@ def schedule(
 
     Seed 004, chapter 5: every policy plans the static, non-preemptive batch; a
     discrete-event simulator runs the plan (servers always on, 50 W idle + 16.75 W disks +
-    2.79 W fan per server plus each running task's power, PUE 1.5) and reports the
+    5 fans x 2.79 W per server plus each running task's power, PUE 1.5) and reports the
     makespan, the data-center energy and the saving against round robin (eq. 5.3).
     """
     from phasekit.schedule.batch import read_batch, write_batch
@@ -188,7 +188,9 @@ def schedule(
 def _detail(info: dict[str, Any], policy: str) -> str:
     if policy == "sa":
         text = (f"seed {info.get('seed')}, {info.get('levels')} levels x "
-                f"{info.get('moves_per_level')} moves, T0 {info.get('t0', 0):.4g} s")
+                f"{info.get('moves_per_level')} moves, T0 {info.get('t0', 0):.4g} s, planned "
+                f"makespan {info.get('initial_makespan_s', float('nan')):.6g} -> "
+                f"{info.get('best_planned_makespan_s', float('nan')):.6g} s")
         if info.get("stopped"):
             text += f"; stopped: {info['stopped']}"
         return text
@@ -197,9 +199,13 @@ def _detail(info: dict[str, Any], policy: str) -> str:
             return str(info["fallback"])
         gap = info.get("gap_percent")
         gap_text = "n/a" if gap is None else f"{gap:.2f} %"
-        return (f"{info.get('status')}, gap {gap_text}, bound "
+        start = info.get("start_s")
+        start_text = "" if start is None else f"started from {start:.6g} s, "
+        return (f"{info.get('status')}, {start_text}best {info.get('objective_s') or 0:.6g} s "
+                f"(with d gaps), gap {gap_text}, bound "
                 f"{info.get('dual_bound_s') or float('nan'):.6g} s, "
-                f"{info.get('solve_time_s', 0):.1f} s")
+                f"{info.get('solve_time_s', 0):.1f} s, {info.get('formulation', 'compact')} "
+                "formulation")
     return ""
 
 

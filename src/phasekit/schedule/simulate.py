@@ -11,9 +11,11 @@ Server power (our reading of the thesis's eq. 4.15 with its simulation settings,
     P_server = P_idle + P_disk + P_fan + sum of the dynamic power of its running tasks
 
 with P_idle = 50.0 W (section 4.2.1: "power consumption when no workload is running ...
-50.0 W"), P_disk = 16.75 W (section 4.2.1, constant), P_fan = 2.79 W (eq. 4.17 with Table
-4.4's beta at the simulations' fixed 6000 rpm) and a task's dynamic power the ``power_w`` of
-the batch (its mean CPU + memory dynamic power, what the signature estimates). The
+50.0 W"), P_disk = 16.75 W (section 4.2.1, constant), P_fan = 5 x 2.79 W = 13.95 W (eq. 4.17
+with Table 4.4's beta at the simulations' fixed 6000 rpm is the power of one fan; the server
+has 5 fans and "the total fan power can be obtained by multiplying the measured fan power by
+the number of fans", section 4.3.2) and a task's dynamic power the ``power_w`` of the batch
+(its mean CPU + memory dynamic power, what the signature estimates). The
 temperature-dependent leakage (eq. 4.16) is left out: it needs a thermal model the thesis
 does not give, and is a few watts (Table 4.4's alpha gives 1.5-5 W at 50-70 degC). The data
 center draws P_DC = PUE x P_IT with PUE = 1.5 (eq. 5.2); its energy over the batch is
@@ -38,6 +40,11 @@ Dispatchers (the plan of a policy, :class:`Plan`):
 - ``per_server`` (the MILP): each task has a server and the plan's start order; each server
   starts its tasks in that order as soon as enough of its cores are free. With the planning
   times this never starts a task later than planned.
+
+The annealing judges an order by the first-fit makespan alone, with kernels of their own
+(:func:`_ff_makespan`, and :func:`_ff_trace` / :func:`_ff_resume`, which re-simulate a
+swapped order only from the first pick the swap can change): the same dispatch, checked
+against a plain-Python scheduler in the tests.
 
 Oracle vs estimated (section 5.1): a policy plans with the times and powers it is given
 (the truth, or estimates with the signature's errors), and the plan is then executed on the
@@ -74,10 +81,12 @@ __all__ = [
 ]
 
 RESULT_VERSION = 1
-#: Seed 004 section 4.2.1 and Table 4.4: P_idle, disks, one fan at 6000 rpm (eq. 4.17).
+#: Seed 004 section 4.2.1 and Table 4.4: P_idle, disks, and the server's 5 fans at 6000 rpm
+#: (eq. 4.17 gives one fan's power, 2.79 W; section 4.3.2: total = one fan x number of fans).
 IDLE_W = 50.0
 DISK_W = 16.75
-FAN_W = 4.21e-4 * 6000 - 6.11e-8 * 6000**2 + 1.14e-11 * 6000**3  # 2.79 W
+FANS = 5
+FAN_W = FANS * (4.21e-4 * 6000 - 6.11e-8 * 6000**2 + 1.14e-11 * 6000**3)  # 13.95 W
 PUE = 1.5
 RULES = {"first_fit": 0, "least_energy": 1}
 
@@ -138,16 +147,17 @@ class Plan:
 # --- kernels ---------------------------------------------------------------------------------
 @njit(cache=True)
 def _heap_push(keys: np.ndarray, vals: np.ndarray, size: int, key: float, val: int) -> int:
+    """Add (key, val) to the binary min-heap of ``size`` entries; returns the new size."""
     i = size
-    keys[i] = key
-    vals[i] = val
     while i > 0:
         parent = (i - 1) // 2
-        if keys[parent] <= keys[i]:
+        if keys[parent] <= key:
             break
-        keys[parent], keys[i] = keys[i], keys[parent]
-        vals[parent], vals[i] = vals[i], vals[parent]
+        keys[i] = keys[parent]
+        vals[i] = vals[parent]
         i = parent
+    keys[i] = key
+    vals[i] = val
     return size + 1
 
 
@@ -155,21 +165,22 @@ def _heap_push(keys: np.ndarray, vals: np.ndarray, size: int, key: float, val: i
 def _heap_pop(keys: np.ndarray, vals: np.ndarray, size: int) -> int:
     """Remove the root (read keys[0], vals[0] before calling); returns the new size."""
     size -= 1
-    keys[0] = keys[size]
-    vals[0] = vals[size]
+    key = keys[size]
+    val = vals[size]
     i = 0
     while True:
-        left = 2 * i + 1
-        if left >= size:
+        child = 2 * i + 1
+        if child >= size:
             break
-        child = left
-        if left + 1 < size and keys[left + 1] < keys[left]:
-            child = left + 1
-        if keys[i] <= keys[child]:
+        if child + 1 < size and keys[child + 1] < keys[child]:
+            child += 1
+        if key <= keys[child]:
             break
-        keys[child], keys[i] = keys[i], keys[child]
-        vals[child], vals[i] = vals[i], vals[child]
+        keys[i] = keys[child]
+        vals[i] = vals[child]
         i = child
+    keys[i] = key
+    vals[i] = val
     return size
 
 
@@ -291,6 +302,227 @@ def _list_makespan(order: np.ndarray, threads: np.ndarray, times: np.ndarray,
         if start[i] + times[i] > best:
             best = start[i] + times[i]
     return best
+
+
+@njit(cache=True)
+def _ff_layout(order: np.ndarray, threads: np.ndarray, cores: int, position: np.ndarray,
+               bucket: np.ndarray, head: np.ndarray, stop: np.ndarray) -> None:
+    """The queue of ``order`` as one FIFO bucket per thread count (see _list_schedule):
+    ``position`` of each task, ``bucket`` the tasks grouped by width in order,
+    ``head[w]:stop[w]`` the slice of width ``w``."""
+    n = order.size
+    head[:] = 0
+    for k in range(n):
+        position[order[k]] = k
+        head[threads[order[k]] + 1] += 1
+    for w in range(1, cores + 2):
+        head[w] += head[w - 1]
+    stop[:cores + 1] = head[1:cores + 2]
+    for k in range(n):
+        task = order[k]
+        bucket[head[threads[task]]] = task
+        head[threads[task]] += 1
+    for w in range(cores, 0, -1):
+        head[w] = head[w - 1]
+    head[0] = 0
+
+
+@njit(cache=True)
+def _ff_run(position: np.ndarray, bucket: np.ndarray, head: np.ndarray, stop: np.ndarray,
+            threads: np.ndarray, times: np.ndarray, n_servers: int, cores: int,
+            free: np.ndarray, server: np.ndarray, heap_t: np.ndarray, heap_i: np.ndarray,
+            size: int, now: float, idle: float, span: float, limit: float, work: float,
+            record: bool, trace: tuple[np.ndarray, ...], rounds: tuple[np.ndarray, ...],
+            round0: int, pick0: int) -> tuple[float, int, int]:
+    """The first-fit list dispatcher from a given state (Algorithm 5 without its 1 s steps).
+
+    State: the queue (``_ff_layout``, ``head`` advanced past started tasks), free cores
+    per server, the server of each started task, the heap of running tasks' ends, the
+    time, the idle core time and the latest end so far. Stops with +inf as soon as the
+    makespan is sure to be >= ``limit`` (a task ending there, or (``work`` + idle) / all
+    cores there). With ``record``, writes each pick (``trace``: queue position, largest
+    free block before it, task, round, start, server) and the time and idle time at the
+    start of each round (``rounds``), which :func:`_ff_resume` restarts from. Returns the
+    makespan, picks and rounds recorded.
+    """
+    tr_pos, tr_free, tr_task, tr_round, tr_start, tr_server = trace
+    ck_now, ck_idle = rounds
+    total = n_servers * cores
+    leaves = 1
+    while leaves < n_servers:
+        leaves *= 2
+    tree = np.full(2 * leaves, -1, np.int64)
+    free_total = 0
+    for s in range(n_servers):
+        tree[leaves + s] = free[s]
+        free_total += free[s]
+    for i in range(leaves - 1, 0, -1):
+        tree[i] = max(tree[2 * i], tree[2 * i + 1])
+    n = position.size
+    r = round0
+    j = pick0
+    while True:
+        if record:
+            ck_now[r] = now
+            ck_idle[r] = idle
+        while tree[1] > 0:
+            maxfree = tree[1]
+            best_b = -1
+            best_pos = n
+            for w in range(1, maxfree + 1):
+                if head[w] < stop[w]:
+                    p = position[bucket[head[w]]]
+                    if p < best_pos:
+                        best_pos = p
+                        best_b = w
+            if best_b < 0:
+                break
+            task = bucket[head[best_b]]
+            head[best_b] += 1
+            end = now + times[task]
+            if end >= limit:
+                return np.inf, j, r
+            if end > span:
+                span = end
+            chosen = _tree_first(tree, leaves, best_b)
+            if record:
+                tr_pos[j] = best_pos
+                tr_free[j] = maxfree
+                tr_task[j] = task
+                tr_round[j] = r
+                tr_start[j] = now
+                tr_server[j] = chosen
+            j += 1
+            server[task] = chosen
+            free[chosen] -= best_b
+            free_total -= best_b
+            _tree_set(tree, leaves, chosen, free[chosen])
+            size = _heap_push(heap_t, heap_i, size, end, task)
+        if size == 0:
+            break
+        following = heap_t[0]
+        idle += free_total * (following - now)
+        if (work + idle) / total >= limit * (1.0 + 1e-9):  # margin for rounding
+            return np.inf, j, r
+        now = following
+        r += 1
+        while size > 0 and heap_t[0] == now:
+            task = heap_i[0]
+            size = _heap_pop(heap_t, heap_i, size)
+            s = server[task]
+            free[s] += threads[task]
+            free_total += threads[task]
+            _tree_set(tree, leaves, s, free[s])
+    return span, j, r + 1
+
+
+def _ff_buffers(n: int, trace: bool = False
+                ) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    """Trace and round arrays for :func:`_ff_run` (length 0 unless ``trace``)."""
+    k = n + 1 if trace else 0
+    return ((np.zeros(k, np.int64), np.zeros(k, np.int64), np.zeros(k, np.int64),
+             np.zeros(k, np.int64), np.zeros(k), np.zeros(k, np.int64)),
+            (np.zeros(k), np.zeros(k)))
+
+
+@njit(cache=True)
+def _ff_from_start(order: np.ndarray, threads: np.ndarray, times: np.ndarray,
+                   n_servers: int, cores: int, limit: float, work: float, record: bool,
+                   trace: tuple[np.ndarray, ...], rounds: tuple[np.ndarray, ...]
+                   ) -> tuple[float, int, int]:
+    n = order.size
+    position = np.empty(n, np.int64)
+    bucket = np.empty(n, np.int64)
+    head = np.zeros(cores + 2, np.int64)
+    stop = np.zeros(cores + 2, np.int64)
+    _ff_layout(order, threads, cores, position, bucket, head, stop)
+    return _ff_run(position, bucket, head, stop, threads, times, n_servers, cores,
+                   np.full(n_servers, cores, np.int64), np.empty(n, np.int64), np.empty(n),
+                   np.empty(n, np.int64), 0, 0.0, 0.0, 0.0, limit, work, record, trace,
+                   rounds, 0, 0)
+
+
+@njit(cache=True)
+def _ff_makespan(order: np.ndarray, threads: np.ndarray, times: np.ndarray, n_servers: int,
+                 cores: int, limit: float, work: float) -> float:
+    """Makespan of the first-fit list schedule, or +inf as soon as it is sure to be >= limit.
+
+    The annealing's evaluation (Algorithm 5): the dispatch of :func:`_list_schedule` with
+    ``rule`` first_fit, without the per-task outputs; ``work`` = sum of threads x times.
+    With ``limit`` = inf it is the exact makespan.
+    """
+    empty = np.zeros(0, np.int64)
+    trace = (empty, empty, empty, empty, np.zeros(0), empty)
+    rounds = (np.zeros(0), np.zeros(0))
+    return _ff_from_start(order, threads, times, n_servers, cores, limit, work, False, trace,
+                          rounds)[0]
+
+
+@njit(cache=True)
+def _ff_trace(order: np.ndarray, threads: np.ndarray, times: np.ndarray, n_servers: int,
+              cores: int, work: float, trace: tuple[np.ndarray, ...],
+              rounds: tuple[np.ndarray, ...]) -> float:
+    """The exact first-fit makespan of ``order``, recording the run for _ff_resume."""
+    return _ff_from_start(order, threads, times, n_servers, cores, np.inf, work, True, trace,
+                          rounds)[0]
+
+
+@njit(cache=True)
+def _ff_resume(cand: np.ndarray, r1: int, r2: int, threads: np.ndarray, times: np.ndarray,
+               n_servers: int, cores: int, limit: float, work: float,
+               trace: tuple[np.ndarray, ...], rounds: tuple[np.ndarray, ...]) -> float:
+    """:func:`_ff_makespan` of ``cand``, the traced order with positions r1 < r2 swapped,
+    simulated only from the first pick the swap can change.
+
+    Until then both runs pick the same tasks: at each pick the traced run took the
+    earliest waiting task that fitted, and the swap changes that only where it took a task
+    at position >= r1 while the task moved to r1 fitted too, or took the task moved away
+    from r1 (both were waiting; the other picks are unchanged, as are the rounds where
+    nothing fitted). The state there follows from the trace: time and idle time of the
+    round (recorded), free cores, running tasks, queue heads and latest end from the picks
+    before it.
+    """
+    tr_pos, tr_free, tr_task, tr_round, tr_start, tr_server = trace
+    ck_now, ck_idle = rounds
+    n = cand.size
+    moved_up = cand[r1]       # now at r1, was at r2
+    moved_down = cand[r2]     # was at r1
+    need = threads[moved_up]
+    j = 0
+    while j < n and not (tr_pos[j] >= r1 and (need <= tr_free[j]
+                                              or tr_task[j] == moved_down)):
+        j += 1
+    if j == n:  # cannot happen (every task is picked once); safe: recompute
+        return _ff_makespan(cand, threads, times, n_servers, cores, limit, work)
+    r = tr_round[j]
+    now = ck_now[r]
+    position = np.empty(n, np.int64)
+    bucket = np.empty(n, np.int64)
+    head = np.zeros(cores + 2, np.int64)
+    stop = np.zeros(cores + 2, np.int64)
+    _ff_layout(cand, threads, cores, position, bucket, head, stop)
+    free = np.full(n_servers, cores, np.int64)
+    server = np.empty(n, np.int64)
+    heap_t = np.empty(n)
+    heap_i = np.empty(n, np.int64)
+    size = 0
+    span = 0.0
+    for q in range(j):  # the picks before j: started tasks are a prefix of each bucket
+        task = tr_task[q]
+        head[threads[task]] += 1
+        end = tr_start[q] + times[task]
+        if end > span:
+            span = end
+        if end > now:
+            s = tr_server[q]
+            server[task] = s
+            free[s] -= threads[task]
+            size = _heap_push(heap_t, heap_i, size, end, task)
+    if span >= limit:
+        return np.inf
+    return _ff_run(position, bucket, head, stop, threads, times, n_servers, cores, free,
+                   server, heap_t, heap_i, size, now, ck_idle[r], span, limit, work,
+                   False, trace, rounds, r, j)[0]
 
 
 @njit(cache=True)
