@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import shutil
 import statistics
 import subprocess
@@ -144,21 +143,11 @@ def on_dask(folder: Path, workers: int) -> tuple[dict, float, list[float]]:
     return got, float(ready["start_s"]), [float(p) for p in peaks]
 
 
-def close(a: object, b: object, rel: float = 1e-9) -> bool:
-    """Equal JSON values, numbers to ``rel``: numba's parallel reductions on all cores and
-    the one-thread kernels of a worker sum in different orders (last digits differ)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(close(a[k], b[k], rel) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(close(x, y, rel) for x, y in zip(a, b, strict=True))
-    if isinstance(a, float) and isinstance(b, (int, float)):
-        return math.isclose(a, b, rel_tol=rel, abs_tol=1e-12)
-    return a == b
-
-
 def same(a: dict, b: dict) -> bool:
     keys = ("nodes", "agreement", "outliers", "errors")
-    return all(close(a[k], b[k]) for k in keys)
+    from phasekit.results import json_close
+
+    return all(json_close(a[k], b[k]) for k in keys)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -52,16 +52,3 @@ def corrupted(draw: st.DrawFn, sources: list[bytes], junk: st.SearchStrategy[byt
             data = bytearray(b"\n".join(rows))
     return bytes(data)
 
-
-def same_json(a: object, b: object, rel: float = 1e-9) -> bool:
-    """Equal JSON values, numbers to ``rel``: numba's parallel reductions on all cores and a
-    worker's one-thread kernels sum in different orders, so last digits may differ."""
-    import math
-
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same_json(a[k], b[k], rel) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same_json(x, y, rel) for x, y in zip(a, b, strict=True))
-    if isinstance(a, float) and isinstance(b, (int, float)):
-        return math.isclose(a, b, rel_tol=rel, abs_tol=1e-12)
-    return a == b

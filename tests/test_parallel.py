@@ -15,6 +15,7 @@ from phasekit import parallel
 from phasekit.errors import InputError, PhasekitWarning, UsageError
 from phasekit.io import write_profile
 from phasekit.parallel import expand_inputs, map_files, worker_threads
+from phasekit.results import json_close
 from phasekit.synth import generate_nodes
 
 # --- module-level tasks: local processes and Dask import them by name ------------------------
@@ -177,5 +178,5 @@ def test_cli_on_dask_matches_local(cluster, tmp_path: Path) -> None:  # type: ig
     local = json.loads(out)
     assert code == 5
     for key in ("nodes", "agreement", "outliers", "errors"):
-        assert helpers.same_json(remote[key], local[key]), key
+        assert json_close(remote[key], local[key]), key
     assert [n["node"] for n in remote["nodes"]] == ["node00", "node01", "node02"]

@@ -41,3 +41,18 @@ def check_version(data: dict[str, Any], kind: str, supported: int, source: str |
     if not isinstance(version, int) or version > supported:
         raise InputError(f"{kind} result version {version!r} is not supported (this phasekit reads up "
                          f"to version {supported})", path=source)
+
+
+def json_close(a: Any, b: Any, rel: float = 1e-9) -> bool:
+    """Whether two JSON values are equal, numbers to the relative tolerance ``rel``: the same
+    analysis on all cores and on one thread sums in different orders (numba's parallel
+    reductions), so last digits may differ."""
+    import math
+
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_close(a[k], b[k], rel) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_close(x, y, rel) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and isinstance(b, int | float):
+        return math.isclose(a, b, rel_tol=rel, abs_tol=1e-12)
+    return a == b

@@ -310,6 +310,84 @@ def _milp_model(threads: np.ndarray, times: np.ndarray, dc: DataCenter, upper: f
     return _milp_compact(threads, times, dc, upper, d, kind)
 
 
+class _Rows:
+    """The constraint rows of a sparse MILP, appended block by block."""
+
+    def __init__(self) -> None:
+        self.rows: list[np.ndarray] = []
+        self.cols: list[np.ndarray] = []
+        self.vals: list[np.ndarray] = []
+        self.lo: list[np.ndarray] = []
+        self.hi: list[np.ndarray] = []
+        self.count = 0
+
+    def block(self, entries: list[tuple[np.ndarray, np.ndarray, float | np.ndarray]],
+              lower: np.ndarray, upper: np.ndarray) -> None:
+        """``lower.size`` new rows; ``entries``: (row within the block, column, value)."""
+        for r, col, val in entries:
+            r = np.asarray(r, np.int64)
+            self.rows.append(self.count + r)
+            self.cols.append(np.broadcast_to(col, r.shape).astype(np.int64))
+            self.vals.append(np.broadcast_to(np.asarray(val, dtype=float), r.shape))
+        self.lo.append(lower)
+        self.hi.append(upper)
+        self.count += lower.size
+
+    def add(self, entries: list[tuple[np.ndarray, float | np.ndarray]], lower: np.ndarray,
+            upper: np.ndarray) -> None:
+        """One row per element of ``lower``; each (column, value) entry broadcast over them."""
+        r = np.arange(lower.size)
+        self.block([(r, col, val) for col, val in entries], lower, upper)
+
+    def matrix(self, nvar: int) -> Any:
+        from scipy.sparse import coo_matrix
+
+        return coo_matrix((np.concatenate(self.vals),
+                           (np.concatenate(self.rows), np.concatenate(self.cols))),
+                          shape=(self.count, nvar)).tocsr()
+
+
+def _assignment_rows(rows: _Rows, threads: np.ndarray, times: np.ndarray, dc: DataCenter,
+                     pairs_k: np.ndarray, pairs_j: np.ndarray, i_tau: int, i_c: int,
+                     i_z: int, i_x: int) -> None:
+    """The rows both forms share: (9) cores, (10) makespan, (4) one server per task, and the
+    work bound per server."""
+    n, m, cap = times.size, dc.servers, dc.cores
+    # (9) sum_j c_j x_kj <= c_server - c_k
+    rows.block([(pairs_k, i_x + np.arange(pairs_k.size), threads[pairs_j].astype(float))],
+               np.full(n, -np.inf), (cap - threads).astype(float))
+    # (10) tau_k + t_k <= C
+    rows.add([(i_tau + np.arange(n), 1.0), (np.full(n, i_c), -1.0)], np.full(n, -np.inf),
+             -times)
+    # (4) sum_i z_ki = 1
+    rows.block([(np.repeat(np.arange(n), m), i_z + np.arange(n * m), 1.0)], np.ones(n),
+               np.ones(n))
+    # work bound per server: cores C - sum_k c_k t_k z_ki >= 0
+    rows.block([(np.tile(np.arange(m), n), i_z + np.arange(n * m),
+                 -np.repeat(threads * times, m)),
+                (np.arange(m), np.full(m, i_c), float(cap))], np.zeros(m), np.full(m, np.inf))
+
+
+def _variables(threads: np.ndarray, times: np.ndarray, dc: DataCenter, upper: float,
+               nvar: int, i_tau: int, i_c: int, i_z: int, integer_end: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Cost (C), bounds and integrality (z .. ``integer_end``) of both forms; task k only on
+    servers 0..k (identical servers: symmetry breaking)."""
+    n, m = times.size, dc.servers
+    lb = np.zeros(nvar)
+    ub = np.ones(nvar)
+    ub[i_tau:i_tau + n] = np.maximum(upper - times, 0.0)
+    lb[i_c] = lower_bound(threads, times, dc)
+    ub[i_c] = upper
+    zmask = np.arange(m)[None, :] > np.arange(n)[:, None]
+    ub[i_z:i_z + n * m][zmask.ravel()] = 0.0
+    integrality = np.zeros(nvar)
+    integrality[i_z:integer_end] = 1
+    cost = np.zeros(nvar)
+    cost[i_c] = 1.0
+    return cost, lb, ub, integrality
+
+
 def _milp_compact(threads: np.ndarray, times: np.ndarray, dc: DataCenter, upper: float,
                   d: float, kind: np.ndarray) -> tuple[Any, ...]:
     """Section 5.2.1's model with the same feasible schedules, smaller and tighter.
@@ -326,9 +404,7 @@ def _milp_compact(threads: np.ndarray, times: np.ndarray, dc: DataCenter, upper:
       top of the identical servers' symmetry breaking (task k on servers 0..k) and the work
       bound per server of the thesis form (see :func:`_milp_thesis`).
     """
-    from scipy.sparse import coo_matrix
-
-    n, m, cap = times.size, dc.servers, dc.cores
+    n, m = times.size, dc.servers
     pairs_k, pairs_j = np.nonzero(~np.eye(n, dtype=bool))
     npairs = pairs_k.size
     uk, uj = np.triu_indices(n, 1)
@@ -342,26 +418,8 @@ def _milp_compact(threads: np.ndarray, times: np.ndarray, dc: DataCenter, upper:
     i_s = i_y + npairs
     nvar = i_s + uk.size
     big = upper
-    rows: list[np.ndarray] = []
-    cols: list[np.ndarray] = []
-    vals: list[np.ndarray] = []
-    lo: list[np.ndarray] = []
-    hi: list[np.ndarray] = []
-    row = 0
-
-    def add(entries: list[tuple[np.ndarray, float | np.ndarray]], lower: np.ndarray,
-            upper_: np.ndarray) -> None:
-        nonlocal row
-        count = lower.size
-        r = row + np.arange(count)
-        for col, val in entries:
-            rows.append(r)
-            cols.append(np.broadcast_to(col, (count,)).astype(np.int64))
-            vals.append(np.broadcast_to(np.asarray(val, dtype=float), (count,)))
-        lo.append(lower)
-        hi.append(upper_)
-        row += count
-
+    rows = _Rows()
+    add = rows.add
     tk, tj = times[pairs_k], times[pairs_j]
     tau_k, tau_j = i_tau + pairs_k, i_tau + pairs_j
     xv, yv = i_x + np.arange(npairs), i_y + np.arange(npairs)
@@ -385,52 +443,16 @@ def _milp_compact(threads: np.ndarray, times: np.ndarray, dc: DataCenter, upper:
     srv = np.tile(np.arange(m), uk.size)
     add([(i_s + np.repeat(np.arange(uk.size), m), 1.0), (i_z + pk_ * m + srv, -1.0),
          (i_z + pj_ * m + srv, -1.0)], np.full(pk_.size, -1.0), np.full(pk_.size, np.inf))
-    # (9) sum_j c_j x_kj <= c_server - c_k
-    rows.append(row + pairs_k)
-    cols.append(xv)
-    vals.append(threads[pairs_j].astype(float))
-    lo.append(np.full(n, -np.inf))
-    hi.append((cap - threads).astype(float))
-    row += n
-    # (10) tau_k + t_k <= C
-    add([(i_tau + np.arange(n), 1.0), (np.full(n, i_c), -1.0)], np.full(n, -np.inf), -times)
-    # (4) sum_i z_ki = 1
-    rows.append(row + np.repeat(np.arange(n), m))
-    cols.append(i_z + np.arange(n * m))
-    vals.append(np.ones(n * m))
-    lo.append(np.ones(n))
-    hi.append(np.ones(n))
-    row += n
-    # work bound per server: cores C - sum_k c_k t_k z_ki >= 0
-    rows.append(row + np.tile(np.arange(m), n))
-    cols.append(i_z + np.arange(n * m))
-    vals.append(-np.repeat(threads * times, m))
-    rows.append(row + np.arange(m))
-    cols.append(np.full(m, i_c))
-    vals.append(np.full(m, float(cap)))
-    lo.append(np.zeros(m))
-    hi.append(np.full(m, np.inf))
-    row += m
+    _assignment_rows(rows, threads, times, dc, pairs_k, pairs_j, i_tau, i_c, i_z, i_x)
     # identical tasks in index order: tau_k - tau_j <= 0 for consecutive k < j of a kind
     first, second = _identical_chain(kind)
     if first.size:
         add([(i_tau + first, 1.0), (i_tau + second, -1.0)], np.full(first.size, -np.inf),
             np.zeros(first.size))
-    a = coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                   shape=(row, nvar)).tocsr()
-    lb = np.zeros(nvar)
-    ub = np.ones(nvar)
-    ub[i_tau:i_tau + n] = np.maximum(upper - times, 0.0)
-    lb[i_c] = lower_bound(threads, times, dc)
-    ub[i_c] = upper
-    zmask = np.arange(m)[None, :] > np.arange(n)[:, None]  # task k only on servers 0..k
-    ub[i_z:i_z + n * m][zmask.ravel()] = 0.0
-    integrality = np.zeros(nvar)
-    integrality[i_z:i_s] = 1
-    cost = np.zeros(nvar)
-    cost[i_c] = 1.0
-    return cost, a, np.concatenate(lo), np.concatenate(hi), lb, ub, integrality, (
-        i_tau, i_c, i_z, i_x, i_y, i_s, nvar, row)
+    cost, lb, ub, integrality = _variables(threads, times, dc, upper, nvar, i_tau, i_c, i_z,
+                                           i_s)
+    return cost, rows.matrix(nvar), np.concatenate(rows.lo), np.concatenate(rows.hi), lb, ub, \
+        integrality, (i_tau, i_c, i_z, i_x, i_y, i_s, nvar, rows.count)
 
 
 def _identical_chain(kind: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -450,9 +472,7 @@ def _milp_thesis(threads: np.ndarray, times: np.ndarray, dc: DataCenter, upper: 
     only on servers 0..k (identical servers: symmetry breaking); and the work bound
     C >= sum_k c_k t_k z_ki / cores per server, so the reported gap means something.
     """
-    from scipy.sparse import coo_matrix
-
-    n, m, cap = times.size, dc.servers, dc.cores
+    n, m = times.size, dc.servers
     pairs_k, pairs_j = np.nonzero(~np.eye(n, dtype=bool))
     npairs = pairs_k.size
     i_tau, i_c = 0, n
@@ -461,26 +481,8 @@ def _milp_thesis(threads: np.ndarray, times: np.ndarray, dc: DataCenter, upper: 
     i_y = i_x + npairs
     nvar = i_y + npairs
     big = upper + d
-    rows: list[np.ndarray] = []
-    cols: list[np.ndarray] = []
-    vals: list[np.ndarray] = []
-    lo: list[np.ndarray] = []
-    hi: list[np.ndarray] = []
-    row = 0
-
-    def add(entries: list[tuple[np.ndarray, float | np.ndarray]], lower: np.ndarray,
-            upper_: np.ndarray) -> None:
-        nonlocal row
-        count = lower.size
-        r = row + np.arange(count)
-        for col, val in entries:
-            rows.append(r)
-            cols.append(np.broadcast_to(col, (count,)).astype(np.int64))
-            vals.append(np.broadcast_to(np.asarray(val, dtype=float), (count,)))
-        lo.append(lower)
-        hi.append(upper_)
-        row += count
-
+    rows = _Rows()
+    add = rows.add
     pk = np.repeat(pairs_k, m)
     pj = np.repeat(pairs_j, m)
     srv = np.tile(np.arange(m), npairs)
@@ -501,47 +503,11 @@ def _milp_thesis(threads: np.ndarray, times: np.ndarray, dc: DataCenter, upper: 
     # (8) tau_j + t_j + d <= tau_k + t_k + (3 - y + x - z_ji - z_ki) X
     add([(i_tau + pj, 1.0), (i_tau + pk, -1.0), (yv, big), (xv, -big), (zj, big),
          (zk, big)], inf, tk - tj - d + 3 * big)
-    # (9) sum_j c_j x_kj <= c_server - c_k
-    rows.append(row + pairs_k)
-    cols.append(i_x + np.arange(npairs))
-    vals.append(threads[pairs_j].astype(float))
-    lo.append(np.full(n, -np.inf))
-    hi.append((cap - threads).astype(float))
-    row += n
-    # (10) tau_k + t_k <= C
-    add([(i_tau + np.arange(n), 1.0), (np.full(n, i_c), -1.0)], np.full(n, -np.inf), -times)
-    # (4) sum_i z_ki = 1
-    rows.append(row + np.repeat(np.arange(n), m))
-    cols.append(i_z + np.arange(n * m))
-    vals.append(np.ones(n * m))
-    lo.append(np.ones(n))
-    hi.append(np.ones(n))
-    row += n
-    # work bound per server: cores C - sum_k c_k t_k z_ki >= 0
-    rows.append(row + np.tile(np.arange(m), n))
-    cols.append(i_z + np.arange(n * m))
-    vals.append(-np.repeat(threads * times, m))
-    rows.append(row + np.arange(m))
-    cols.append(np.full(m, i_c))
-    vals.append(np.full(m, float(cap)))
-    lo.append(np.zeros(m))
-    hi.append(np.full(m, np.inf))
-    row += m
-    a = coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                   shape=(row, nvar)).tocsr()
-    lb = np.zeros(nvar)
-    ub = np.ones(nvar)
-    ub[i_tau:i_tau + n] = np.maximum(upper - times, 0.0)
-    lb[i_c] = lower_bound(threads, times, dc)
-    ub[i_c] = upper
-    zmask = np.arange(m)[None, :] > np.arange(n)[:, None]  # task k only on servers 0..k
-    ub[i_z:i_z + n * m][zmask.ravel()] = 0.0
-    integrality = np.zeros(nvar)
-    integrality[i_z:] = 1
-    cost = np.zeros(nvar)
-    cost[i_c] = 1.0
-    return cost, a, np.concatenate(lo), np.concatenate(hi), lb, ub, integrality, (
-        i_tau, i_c, i_z, i_x, i_y, nvar, row)
+    _assignment_rows(rows, threads, times, dc, pairs_k, pairs_j, i_tau, i_c, i_z, i_x)
+    cost, lb, ub, integrality = _variables(threads, times, dc, upper, nvar, i_tau, i_c, i_z,
+                                           nvar)
+    return cost, rows.matrix(nvar), np.concatenate(rows.lo), np.concatenate(rows.hi), lb, ub, \
+        integrality, (i_tau, i_c, i_z, i_x, i_y, nvar, rows.count)
 
 
 def _mip_start(start: np.ndarray, server: np.ndarray, threads: np.ndarray, times: np.ndarray,

@@ -208,6 +208,23 @@ def _tree_first(tree: np.ndarray, leaves: int, need: int) -> int:
 
 
 @njit(cache=True)
+def _next_width(position: np.ndarray, bucket: np.ndarray, head: np.ndarray,
+                stop: np.ndarray, maxfree: int) -> tuple[int, int]:
+    """The next task to start: the earliest in the order among the heads of the buckets of
+    widths 1..``maxfree`` (see :func:`_ff_layout`); (its width, its queue position), width
+    -1 when none waits."""
+    best_w = -1
+    best_pos = position.size
+    for w in range(1, maxfree + 1):
+        if head[w] < stop[w]:
+            p = position[bucket[head[w]]]
+            if p < best_pos:
+                best_pos = p
+                best_w = w
+    return best_w, best_pos
+
+
+@njit(cache=True)
 def _list_schedule(order: np.ndarray, threads: np.ndarray, times: np.ndarray,
                    power: np.ndarray, n_servers: int, cores: int, rule: int
                    ) -> tuple[np.ndarray, np.ndarray]:
@@ -222,20 +239,10 @@ def _list_schedule(order: np.ndarray, threads: np.ndarray, times: np.ndarray,
     start = np.full(n, -1.0)
     server = np.full(n, -1, np.int64)
     position = np.empty(n, np.int64)
-    counts = np.zeros(cores + 2, np.int64)
-    for k in range(n):
-        position[order[k]] = k
-        counts[threads[order[k]] + 1] += 1
-    for b in range(1, cores + 2):
-        counts[b] += counts[b - 1]
-    head = counts[:cores + 1].copy()
-    stop = counts[1:cores + 2].copy()
     bucket = np.empty(n, np.int64)
-    fill = head.copy()
-    for k in range(n):
-        task = order[k]
-        bucket[fill[threads[task]]] = task
-        fill[threads[task]] += 1
+    head = np.zeros(cores + 2, np.int64)
+    stop = np.zeros(cores + 2, np.int64)
+    _ff_layout(order, threads, cores, position, bucket, head, stop)
     leaves = 1
     while leaves < n_servers:
         leaves *= 2
@@ -250,15 +257,7 @@ def _list_schedule(order: np.ndarray, threads: np.ndarray, times: np.ndarray,
     now = 0.0
     while True:
         while tree[1] > 0:
-            maxfree = tree[1]
-            best_b = -1
-            best_pos = n
-            for b in range(1, maxfree + 1):
-                if head[b] < stop[b]:
-                    p = position[bucket[head[b]]]
-                    if p < best_pos:
-                        best_pos = p
-                        best_b = b
+            best_b, _ = _next_width(position, bucket, head, stop, tree[1])
             if best_b < 0:
                 break
             task = bucket[head[best_b]]
@@ -358,7 +357,6 @@ def _ff_run(position: np.ndarray, bucket: np.ndarray, head: np.ndarray, stop: np
         free_total += free[s]
     for i in range(leaves - 1, 0, -1):
         tree[i] = max(tree[2 * i], tree[2 * i + 1])
-    n = position.size
     r = round0
     j = pick0
     while True:
@@ -367,14 +365,7 @@ def _ff_run(position: np.ndarray, bucket: np.ndarray, head: np.ndarray, stop: np
             ck_idle[r] = idle
         while tree[1] > 0:
             maxfree = tree[1]
-            best_b = -1
-            best_pos = n
-            for w in range(1, maxfree + 1):
-                if head[w] < stop[w]:
-                    p = position[bucket[head[w]]]
-                    if p < best_pos:
-                        best_pos = p
-                        best_b = w
+            best_b, best_pos = _next_width(position, bucket, head, stop, maxfree)
             if best_b < 0:
                 break
             task = bucket[head[best_b]]
