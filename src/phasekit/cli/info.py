@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 import typer
@@ -13,7 +13,9 @@ from rich.table import Table
 from phasekit.cli.common import load_profile, name_file, out_console, print_json
 from phasekit.errors import PhasekitError
 from phasekit.profile import Profile
-from phasekit.trace import Trace
+
+if TYPE_CHECKING:
+    from phasekit.trace import Trace
 
 EPILOG = """\
 Example:
