@@ -95,3 +95,32 @@ def test_result_round_trip_plots(periodic: tuple[Profile, PeriodicityResult],
     profile, result = periodic
     again = PeriodicityResult.from_dict(result.to_dict())
     assert_image(plot_analysis(profile, again, tmp_path / "a.png"))
+
+
+def test_names_with_dollar_signs_are_drawn_as_written(tmp_path: Path) -> None:
+    """A metric named like a broken mathtext expression is a label, not TeX: without the
+    escape its figure cannot be drawn at all (matplotlib's parser rejects it)."""
+    rng = np.random.default_rng(0)
+    name = r"cost$\frac{$"
+    profile = Profile(values=rng.normal(size=4000), period=0.005, metrics=(name,))
+    result = analyze(profile)
+    assert_image(plot_profile(profile, result, tmp_path / "dollars.png"))
+
+
+def test_literal_text_keeps_log_ticks_in_mathtext() -> None:
+    from phasekit.plot.common import figure, literal_text
+
+    fig = figure(4, 3)
+    ax = fig.add_subplot()
+    ax.plot([1, 10, 100], [1, 2, 3])
+    ax.set_xscale("log")
+    ax.set_title("cost $5 and $6")
+    ax.set_yticks([1, 2], labels=["node$1$", "plain"])
+    literal_text(fig)
+    literal_text(fig)  # twice: nothing escaped twice
+    fig.canvas.draw()
+    shown = {t.get_text(): t._preprocess_math(t.get_text()) for t in
+             [ax.title, *ax.get_yticklabels(), *ax.get_xticklabels()]}
+    assert shown["cost \\$5 and \\$6"] == ("cost $5 and $6", False)
+    assert shown["node\\$1\\$"] == ("node$1$", False)
+    assert any(math and "10^" in text for text, math in shown.values())

@@ -7,15 +7,17 @@ saved atomically; the format follows the file's extension (png, svg, pdf...).
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import FixedFormatter, Formatter, FuncFormatter
 
 from phasekit.errors import UsageError
 from phasekit.io.atomic import atomic_path
 
-__all__ = ["COLORS", "DPI", "WIDTH", "color", "figure", "save"]
+__all__ = ["COLORS", "DPI", "WIDTH", "color", "figure", "literal_text", "save"]
 
 #: Resolution of raster figures: 12 in x 120 dpi = 1440 px, readable on a laptop screen.
 DPI = 120
@@ -41,9 +43,52 @@ def save(fig: Figure, path: str | os.PathLike[str]) -> Path:
     if fmt not in supported:
         raise UsageError(f"cannot tell the figure format of {target} from its name; expected a "
                          "name ending in " + ", ".join("." + s for s in sorted(supported)))
+    literal_text(fig)
     with atomic_path(target) as tmp:
         fig.savefig(tmp, format=fmt, dpi=DPI)
     return target
+
+
+def literal_text(fig: Figure) -> None:
+    """Show every text of ``fig`` as written: ``$`` escaped, so that a name from an input
+    file (a metric ``cost$``, a node ``a$1$b``) is not read as mathtext. None of our own
+    labels uses mathtext; the tick labels a log axis draws in mathtext are formatted when the
+    figure is drawn, after this, and keep theirs. Tick labels that are names
+    (``set_xticks(..., labels=...)``, a function of the tick) are escaped by a formatter
+    around theirs."""
+    from matplotlib.text import Text
+
+    for text in fig.findobj(Text):
+        content = text.get_text()
+        if "$" in content:
+            text.set_text(_escape_dollars(content))
+    for ax in fig.get_axes():
+        for axis in (ax.xaxis, ax.yaxis):
+            major, minor = axis.get_major_formatter(), axis.get_minor_formatter()
+            if isinstance(major, FixedFormatter | FuncFormatter):
+                axis.set_major_formatter(_EscapedLabels(major))
+            if isinstance(minor, FixedFormatter | FuncFormatter):
+                axis.set_minor_formatter(_EscapedLabels(minor))
+
+
+class _EscapedLabels(Formatter):
+    """The labels of a formatter of names (fixed labels, or a function of the tick),
+    ``$`` escaped."""
+
+    def __init__(self, inner: Formatter) -> None:
+        self.inner = inner
+
+    def __call__(self, x: float, pos: int | None = None) -> str:
+        return _escape_dollars(str(self.inner(x, pos)))
+
+    def set_axis(self, axis: object) -> None:
+        super().set_axis(axis)
+        self.inner.set_axis(axis)
+
+
+def _escape_dollars(text: str) -> str:
+    """``$`` as a literal dollar sign in matplotlib (already escaped ones kept)."""
+    return re.sub(r"(?<!\\)\$", r"\\$", text)
 
 
 def color(i: int) -> str:

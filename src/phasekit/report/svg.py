@@ -72,7 +72,10 @@ class FigureMaker:
 
     def from_figure(self, fig: Figure, caption: str = "") -> Safe:
         """A figure drawn here (on its own canvas)."""
+        from phasekit.plot.common import literal_text
+
         buffer = io.StringIO()
+        literal_text(fig)
         with matplotlib.rc_context(_RC):
             fig.savefig(buffer, format="svg")
         return self._wrap(self._inline(buffer.getvalue()), caption)
