@@ -125,7 +125,9 @@ def test_missed_ticks_are_gaps_not_bursts(tmp_path: Path) -> None:
     ticks = profile.values[:, 0]
     assert np.isnan(ticks).sum() >= summary.missed_ticks  # skipped ticks are NaN rows
     finite = ticks[np.isfinite(ticks)]
-    assert np.all(np.abs(finite - 5.0) < 0.5), "a late sample must be scaled to one interval"
+    # unscaled, a late sample would hold 10 to 25 ticks; a preemption of this VM between the
+    # read and its timestamp moves a scaled one by a few tenths (once 0.5 in a full run)
+    assert np.all(np.abs(finite - 5.0) < 2.5), "a late sample must be scaled to one interval"
 
 
 def test_a_source_that_fails_mid_run_is_dropped_with_a_warning(tmp_path: Path) -> None:
