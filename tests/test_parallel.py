@@ -81,18 +81,23 @@ def test_bad_worker_counts() -> None:
     assert map_files(square, [], workers=4) == []
 
 
+def assert_same_outcomes(got: list, serial: list, items: list[str]) -> None:
+    """The same items in order, values, failure messages and warnings as the serial run."""
+    assert [o.item for o in got] == items
+    assert [o.value[0] if o.ok else None for o in got] == [
+        o.value[0] if o.ok else None for o in serial]
+    assert [o.failure.message if o.failure else None for o in got] == [
+        o.failure.message if o.failure else None for o in serial]
+    assert got[3].warnings == serial[3].warnings
+
+
 # --- local processes -------------------------------------------------------------------------
 def test_processes_give_what_serial_gives() -> None:
     items = ["3", "x", "boom", "warn4", "5", "6"]
     serial = map_files(square, items, workers=1)
     seen: list[float] = []
     spread = map_files(square, items, workers=2, progress=lambda s, f: seen.append(f))
-    assert [o.item for o in spread] == items
-    assert [o.value[0] if o.ok else None for o in spread] == [
-        o.value[0] if o.ok else None for o in serial]
-    assert [o.failure.message if o.failure else None for o in spread] == [
-        o.failure.message if o.failure else None for o in serial]
-    assert spread[3].warnings == serial[3].warnings
+    assert_same_outcomes(spread, serial, items)
     # each of 2 workers gets its share of the cores (at least one thread), numba included
     budget = max(1, parallel.available_cores() // 2)
     assert {o.value[1:] for o in spread if o.ok} == {(budget, budget)}
@@ -144,12 +149,7 @@ def test_dask_gives_what_serial_gives(cluster) -> None:  # type: ignore[no-untyp
     seen: list[float] = []
     remote = map_files(square, items, scheduler=cluster.scheduler_address,
                        progress=lambda s, f: seen.append(f))
-    assert [o.item for o in remote] == items
-    assert [o.value[0] if o.ok else None for o in remote] == [
-        o.value[0] if o.ok else None for o in serial]
-    assert [o.failure.message if o.failure else None for o in remote] == [
-        o.failure.message if o.failure else None for o in serial]
-    assert remote[3].warnings == serial[3].warnings
+    assert_same_outcomes(remote, serial, items)
     assert {o.value[1:] for o in remote if o.ok} == {(1, 1)}  # one thread per Dask task
     assert seen[-1] == 1.0
 

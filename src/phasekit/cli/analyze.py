@@ -7,11 +7,9 @@ import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich import box
-from rich.table import Table
 
 from phasekit.cli.common import (
     check_metrics,
@@ -20,9 +18,11 @@ from phasekit.cli.common import (
     name_file,
     out_console,
     parse_window,
+    percent,
     print_json,
     print_result,
     progress_reporter,
+    titled_table,
     write_outputs,
 )
 from phasekit.cli.many import (
@@ -33,6 +33,7 @@ from phasekit.cli.many import (
     finish_many,
     is_many,
     node_names,
+    refuse_plot,
     run_many,
 )
 from phasekit.errors import PhasekitError, UsageError
@@ -40,8 +41,6 @@ from phasekit.errors import PhasekitError, UsageError
 if TYPE_CHECKING:
     from phasekit.periodicity.nodes import MultiNodeResult, NodeSummary
     from phasekit.profile import Profile
-
-R = TypeVar("R")
 
 EPILOG = """\
 Example:
@@ -116,18 +115,14 @@ def analyze(
     if is_many(profiles):
         if metric and len(set(metric)) != len(metric):
             raise UsageError("--metric: each metric may be given once")
-        if plot is not None:
-            raise UsageError("--plot draws one profile; give one profile, or leave --plot out "
-                             "with several")
+        refuse_plot(plot, "profile")
         return analyze_many(profiles, metrics=list(metric) if metric else None,
                             window_s=window_s, options=options, workers=workers,
                             scheduler=scheduler, json_output=json_output, output=output)
     profile = profiles[0]
 
     data = load_profile(profile)
-    if window_s is not None and window_s[0] is not None and window_s[0] >= data.duration:
-        raise UsageError(f"{profile}: --window {window!r}: starts at {window_s[0]:g} s, after the "
-                         f"end of this {data.duration:g} s profile")
+    check_window(data, window_s, profile, window)
     metrics = list(metric) if metric else None
     if metrics:
         check_metrics(data, metrics, profile)
@@ -158,11 +153,13 @@ def analyze(
 
 # --- several profiles: the nodes of a run ----------------------------------------------------
 def check_window(data: Profile, window_s: tuple[float | None, float | None] | None,
-                 path: Path) -> None:
-    """UsageError naming the file when the window starts after the end of the profile."""
+                 path: Path, text: str | None = None) -> None:
+    """UsageError naming the file (and the option as given, ``text``) when the window starts
+    after the end of the profile."""
     if window_s is not None and window_s[0] is not None and window_s[0] >= data.duration:
-        raise UsageError(f"{path}: --window starts at {window_s[0]:g} s, after the end of "
-                         f"this {data.duration:g} s profile")
+        given = f" {text!r}:" if text is not None else ""
+        raise UsageError(f"{path}: --window{given} starts at {window_s[0]:g} s, after the end "
+                         f"of this {data.duration:g} s profile")
 
 
 def analyze_file(path: str, *, metrics: list[str] | None,
@@ -226,15 +223,6 @@ def _warm_comparison() -> None:
     pattern_distance(np.arange(8.0) + 1.0, np.arange(9.0) + 1.0)
 
 
-def _table(title: str) -> Table:
-    return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
-                 title_style="bold")
-
-
-def _percent(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.2f}%"
-
-
 def print_nodes(result: MultiNodeResult) -> None:
     """The human view of a MultiNodeResult: one row per node (seed 000, Table II), the
     agreement check, the outliers."""
@@ -243,7 +231,7 @@ def print_nodes(result: MultiNodeResult) -> None:
     flagged = {o.node: o for o in result.outliers}
     # the file column only when the node names do not say which file is which
     files = any(file_stem(n.file) != n.node for n in result.nodes)
-    table = _table("Nodes (seed 000, Table II per node)")
+    table = titled_table("Nodes (seed 000, Table II per node)")
     table.add_column("node", no_wrap=True)
     for column in ("T_exe (s)", "#rp(#i)[#pa]", "%period", "period (s)", "distance"):
         table.add_column(column, justify="right", no_wrap=True)
@@ -253,7 +241,7 @@ def print_nodes(result: MultiNodeResult) -> None:
     for node in result.nodes:
         distances = [p.distance for p in node.patterns if p.distance is not None]
         distance = ("reference" if node.node == agreement.reference else
-                    _percent(max(distances)) if distances else "-")
+                    percent(max(distances)) if distances else "-")
         main = f"{node.patterns[0].period_s:.4g}" if node.patterns else "-"
         row = [node.node, f"{node.duration_s:.3f}",
                f"{len(node.patterns)}({node.n_instances})[{node.mean_consecutive:.1f}]",
@@ -262,7 +250,7 @@ def print_nodes(result: MultiNodeResult) -> None:
         table.add_row(*row, *([node.file] if files else []))
     console.print(table)
     if agreement.patterns:
-        patterns = _table(f"Agreement with the reference node {agreement.reference} (seed 000, "
+        patterns = titled_table(f"Agreement with the reference node {agreement.reference} (seed 000, "
                           f"IV-B: mean DTW distance per associated point <= "
                           f"{100 * agreement.threshold:g}% of the pattern mean)")
         for column in ("pattern", "period (s)", "mean", "nodes", "within", "median",
@@ -272,12 +260,12 @@ def print_nodes(result: MultiNodeResult) -> None:
         for p in agreement.patterns:
             patterns.add_row(str(p.pattern + 1), f"{p.period_s:.4g}", f"{p.mean:.4g}",
                              f"{p.n_nodes}/{agreement.n_nodes}", str(p.n_agree),
-                             _percent(p.median_distance), _percent(p.max_distance),
+                             percent(p.median_distance), percent(p.max_distance),
                              p.max_node or "")
         console.print(patterns)
     console.print(agreement_line(result), soft_wrap=True)
     if result.outliers:
-        outliers = _table("Outliers (nodes that stand out: median +- 3.5 robust deviations)")
+        outliers = titled_table("Outliers (nodes that stand out: median +- 3.5 robust deviations)")
         for column in ("node", "reasons", "details"):
             outliers.add_column(column, overflow="fold")
         for o in result.outliers:
@@ -295,7 +283,7 @@ def agreement_line(result: MultiNodeResult) -> str:
     limit = f"{100 * a.threshold:g}%"
     if a.agree:
         return (f"agreement: the patterns of all {a.n_nodes} nodes agree (largest distance "
-                f"{_percent(a.max_distance)} <= {limit})")
+                f"{percent(a.max_distance)} <= {limit})")
     return (f"agreement: no, {a.n_nodes - a.n_agree} of {a.n_nodes} nodes have a pattern "
             f"further than {limit} from the reference's or miss one: "
             + ", ".join(a.disagreeing))

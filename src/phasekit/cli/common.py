@@ -37,6 +37,7 @@ __all__ = [
     "parse_duration",
     "parse_window",
     "patterns_table",
+    "percent",
     "print_json",
     "print_result",
     "print_written",
@@ -274,36 +275,38 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
     atomic_write_text(path, json.dumps(data, indent=2) + "\n")
 
 
-def _percent(fraction: float) -> str:
-    return f"{100 * fraction:.2f}%"
+def percent(fraction: float | None) -> str:
+    """A fraction as a percentage with two decimals; ``-`` for None."""
+    return "-" if fraction is None else f"{100 * fraction:.2f}%"
 
 
-def _table(title: str) -> Table:
+def titled_table(title: str) -> Table:
+    """A result table of the command line: bold title on the left, a rule under the header."""
     return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
                  title_style="bold")
 
 
 def summary_table(result: PeriodicityResult, name: str) -> Table:
     """The seed's Table II row for one analyzed profile (seed 000, section IV-B)."""
-    table = _table("Periodicities (seed 000, Table II)")
+    table = titled_table("Periodicities (seed 000, Table II)")
     table.add_column("profile", overflow="fold")
     for column in ("T_exe (s)", "#rp(#i)[#pa]", "%period"):
         table.add_column(column, justify="right", no_wrap=True)
     table.add_row(name, f"{result.duration_s:.3f}",
                   f"{len(result.patterns)}({result.n_instances})[{result.mean_consecutive:.1f}]",
-                  _percent(result.coverage))
+                  percent(result.coverage))
     return table
 
 
 def patterns_table(result: PeriodicityResult) -> Table:
     """One row per representative pattern, largest coverage first."""
-    table = _table("Patterns")
+    table = titled_table("Patterns")
     for column in ("#", "period (s)", "length", "#i", "regions", "[#pa]", "%period", "WGSS",
                    "DBA it."):
         table.add_column(column, justify="right", no_wrap=True)
     for i, p in enumerate(result.patterns, start=1):
         table.add_row(str(i), f"{p.period_s:.4g}", str(p.length), str(p.n_instances),
-                      str(p.n_regions), f"{p.mean_consecutive:.1f}", _percent(p.coverage),
+                      str(p.n_regions), f"{p.mean_consecutive:.1f}", percent(p.coverage),
                       f"{p.wgss:.4g}", str(p.dba_iterations))
     return table
 

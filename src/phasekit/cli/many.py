@@ -21,13 +21,13 @@ from phasekit.cli.common import (
     progress_reporter,
     write_json,
 )
-from phasekit.errors import PhasekitWarning
+from phasekit.errors import PhasekitWarning, UsageError
 
 if TYPE_CHECKING:
     from phasekit.periodicity.nodes import NodeError
 
 __all__ = ["PARTIAL_EXIT", "SchedulerOption", "WorkersOption", "exit_code", "file_stem",
-           "finish_many", "is_many", "node_names", "run_many"]
+           "finish_many", "is_many", "node_names", "refuse_plot", "run_many"]
 
 R = TypeVar("R")
 
@@ -55,6 +55,13 @@ def is_many(paths: Sequence[Path]) -> bool:
         return True
     path = paths[0]
     return path.is_dir() or (has_magic(str(path)) and not path.exists())
+
+
+def refuse_plot(plot: Path | None, noun: str) -> None:
+    """UsageError when --plot is given with several inputs (a figure draws one)."""
+    if plot is not None:
+        raise UsageError(f"--plot draws one {noun}; give one {noun}, or leave --plot out "
+                         "with several")
 
 
 def run_many(job: Callable[[str], R], paths: Sequence[Path], *, suffixes: Sequence[str],

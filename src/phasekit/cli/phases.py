@@ -26,6 +26,7 @@ from phasekit.cli.many import (
     finish_many,
     is_many,
     node_names,
+    refuse_plot,
     run_many,
 )
 from phasekit.errors import PhasekitError, UsageError
@@ -93,9 +94,7 @@ def phases(
     check_output(output, "--output")
     check_output(plot, "--plot", FIGURE_SUFFIXES)
     if is_many(profiles):
-        if plot is not None:
-            raise UsageError("--plot draws one profile; give one profile, or leave --plot out "
-                             "with several")
+        refuse_plot(plot, "profile")
         return phases_many(profiles, options={
             "method": method, "threshold": threshold, "smooth": smooth,
             "sensors": list(sensor) if sensor else None}, workers=workers,

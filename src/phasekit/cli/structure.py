@@ -24,6 +24,7 @@ from phasekit.cli.many import (
     exit_code,
     finish_many,
     is_many,
+    refuse_plot,
     run_many,
 )
 from phasekit.cli.phases import FIGURE_SUFFIXES
@@ -84,22 +85,18 @@ def structure(
     trace that cannot be analyzed is one line on stderr; the others still are, and the exit
     code is then 5.
     """
-    from phasekit.io import is_trace, read_trace
+    from phasekit.io import read_trace
     from phasekit.structure import structure as run_structure
 
     check_output(output, "--output")
     check_output(plot, "--plot", FIGURE_SUFFIXES)
     if is_many(trace_paths):
-        if plot is not None:
-            raise UsageError("--plot draws one trace; give one trace, or leave --plot out "
-                             "with several")
+        refuse_plot(plot, "trace")
         return structure_many(trace_paths, options={
             "rank": rank, "eps": eps, "min_pts": min_pts, "min_explained": min_explained},
             workers=workers, scheduler=scheduler, json_output=json_output, output=output)
     trace_path = trace_paths[0]
-    if not is_trace(trace_path):
-        raise UsageError(f"{trace_path}: not a trace; expected a Paraver .prv/.prv.gz or an "
-                         "OTF2 .otf2 anchor file")
+    check_trace(trace_path)
     try:
         trace = read_trace(trace_path)
         result = run_structure(trace, rank=rank, eps=eps, min_pts=min_pts,
@@ -145,16 +142,23 @@ def structure(
     return 0
 
 
+def check_trace(path: Path) -> None:
+    """UsageError unless ``path`` names a trace format we read."""
+    from phasekit.io import is_trace
+
+    if not is_trace(path):
+        raise UsageError(f"{path}: not a trace; expected a Paraver .prv/.prv.gz or an OTF2 "
+                         ".otf2 anchor file")
+
+
 def structure_file(path: str, *, options: dict[str, Any]) -> dict[str, Any]:
     """The task run for each trace of several: read it, infer its structure, keep the result
     as JSON data (not the trace)."""
-    from phasekit.io import is_trace, read_trace
+    from phasekit.io import read_trace
     from phasekit.structure import structure as run_structure
 
     source = Path(path)
-    if not is_trace(source):
-        raise UsageError(f"{source}: not a trace; expected a Paraver .prv/.prv.gz or an OTF2 "
-                         ".otf2 anchor file")
+    check_trace(source)
     try:
         return run_structure(read_trace(source), **options).to_dict(clusters=False)
     except PhasekitError as exc:

@@ -51,6 +51,14 @@ def resample_cycle(cycle: np.ndarray, length: int) -> np.ndarray:
     return extended[base] * (1 - frac) + extended[base + 1] * frac
 
 
+def rotate_to(reference: np.ndarray, cycle: np.ndarray) -> np.ndarray:
+    """``cycle`` (length x metrics) turned to the phase of ``reference`` (any length, the same
+    metrics): a periodicity has no intrinsic start (:func:`best_rotation` on the reference
+    resampled to the cycle's length)."""
+    rotation, _ = best_rotation(resample_cycle(reference, cycle.shape[0]), cycle)
+    return np.roll(cycle, -rotation, axis=0)
+
+
 def best_rotation(reference: np.ndarray, cycle: np.ndarray) -> tuple[int, float]:
     """The rotation s maximizing sum_t reference[t] . cycle[(t + s) mod n] (both n x d) and
     the correlation coefficient of the two cycles at that rotation."""

@@ -487,10 +487,7 @@ def relevance(sub_pattern: np.ndarray, reference: PeriodicityResult, profile: Pr
     X, lengths = instances_of(profile, reference, pattern)
     reference_values = reference.patterns[pattern].values
     candidate = np.asarray(sub_pattern, dtype=float).reshape(len(sub_pattern), -1)
-    # a periodicity has no intrinsic start: turn the sub-profile's pattern to the reference's phase
-    rotation, _ = align.best_rotation(align.resample_cycle(reference_values, candidate.shape[0]),
-                                      candidate)
-    sub = average.wgss(np.roll(candidate, -rotation, axis=0), X, lengths, band=band)
+    sub = average.wgss(align.rotate_to(reference_values, candidate), X, lengths, band=band)
     ref = average.wgss(reference.patterns[pattern].values, X, lengths, band=band)
     return {"sub_wgss": sub, "reference_wgss": ref, "ratio": sub / ref if ref > 0 else np.inf,
             "n_instances": float(lengths.size)}

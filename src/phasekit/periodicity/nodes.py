@@ -358,11 +358,10 @@ def pattern_distance(reference: np.ndarray, pattern: np.ndarray, *, band: float 
     if ref.shape[1] != cand.shape[1]:
         raise UsageError(f"patterns of {ref.shape[1]} and {cand.shape[1]} metrics cannot be "
                          "compared")
-    rotation, _ = align.best_rotation(align.resample_cycle(ref, cand.shape[0]), cand)
-    cand = np.roll(cand, -rotation, axis=0)
+    cand = align.rotate_to(ref, cand)
     i, j = dtw_path(ref, cand, band=band)
     distances = np.sqrt(((ref[i] - cand[j]) ** 2).sum(axis=1))
-    mean = float(np.mean(np.abs(np.concatenate([ref.ravel(), cand.ravel()]))))
+    mean = level(np.concatenate([ref.ravel(), cand.ravel()]))
     return float(distances.mean()) / mean if mean > 0 else math.inf
 
 
@@ -525,9 +524,7 @@ def _agreement(nodes: Sequence[NodeSummary], reference: NodeSummary, threshold: 
             median_distance=float(np.median(distances)), max_distance=float(distances[worst]),
             max_node=found[worst][0]))
     k_all = range(len(reference.patterns))
-    agreeing = [all(k in h and h[k].distance is not None and h[k].distance <= threshold
-                    for k in k_all) for h in held]
-    distances = [p.distance for n in nodes for p in n.patterns if p.distance is not None]
+    agreeing = [all(k in h and h[k].distance <= threshold for k in k_all) for h in held]
     with_patterns = sum(1 for n in nodes if n.patterns)
     explanation = ""
     agree: bool | None = all(agreeing)
@@ -537,7 +534,7 @@ def _agreement(nodes: Sequence[NodeSummary], reference: NodeSummary, threshold: 
                        "only one node has a periodicity: nothing to compare")
     return Agreement(threshold=threshold, reference=reference.node, agree=agree,
                      n_nodes=len(nodes), n_agree=sum(agreeing),
-                     max_distance=max(distances) if distances else None,
+                     max_distance=max((p.max_distance for p in per_pattern), default=None),
                      patterns=tuple(per_pattern),
                      disagreeing=tuple(n.node for n, ok in zip(nodes, agreeing, strict=True)
                                        if not ok),

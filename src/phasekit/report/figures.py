@@ -4,8 +4,8 @@
 where a result's JSON is enough to rebuild those objects the report uses its figures, and these
 functions draw the rest: the patterns over instances from a result's preview, the phase
 timeline, the cross-node view, the clustering scatter of a structure, the Pareto front of an
-energy choice, the accuracy of an energy fit. Every label from an input file goes through
-:func:`~phasekit.report.svg.tex_safe`. Sized for the report's 1100-pixel column.
+energy choice, the accuracy of an energy fit. The figure maker shows every label as written
+(:func:`phasekit.plot.common.literal_text`). Sized for the report's 1100-pixel column.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import ScalarFormatter
 
 from phasekit.plot.common import color, figure
-from phasekit.report.svg import tex_safe
 
 __all__ = [
     "accuracy_figure",
@@ -84,10 +83,10 @@ def instances_figure(patterns: Sequence[Mapping[str, Any]], instances: Sequence[
             if k < values.shape[1]:
                 ax.plot(np.arange(values.shape[0]) * sampling_period, values[:, k],
                         color="black", linewidth=2.4)
-            metric = tex_safe(metrics[k]) if k < len(metrics) else f"dimension {k}"
+            metric = str(metrics[k]) if k < len(metrics) else f"dimension {k}"
             unit = units.get(metrics[k]) if k < len(metrics) else None
             label = f"{metric} (z-score)" if joint else (
-                f"{metric} [{tex_safe(unit)}]" if unit else metric)
+                f"{metric} [{unit!s}]" if unit else metric)
             ax.set_ylabel(label, fontsize="small")
             ax.grid(True, linewidth=0.4, alpha=0.5)
             if k == 0:
@@ -173,7 +172,7 @@ def coverage_figure(names: Sequence[str], coverage: np.ndarray, outliers: Sequen
     values = np.nan_to_num(100 * coverage, nan=0.0)
     if horizontal:
         ax.barh(position, values, color=colours)
-        ax.set_yticks(position, labels=[tex_safe(s) for s in names], fontsize="small")
+        ax.set_yticks(position, labels=list(names), fontsize="small")
         ax.set_ylim(n - 0.5, -0.5)
         ax.set_xlabel("periodic coverage (% of the run)")
         ax.set_xlim(0, 100)
@@ -213,7 +212,7 @@ def distance_figure(names: Sequence[str], distances: Sequence[Sequence[float]],
         (ax.axvline if horizontal else ax.axhline)(100 * threshold, color="black", ls="--",
                                                    lw=1)
     if horizontal:
-        ax.set_yticks(range(n), labels=[tex_safe(s) for s in names], fontsize="small")
+        ax.set_yticks(range(n), labels=list(names), fontsize="small")
         ax.set_ylim(n - 0.5, -0.5)
         ax.set_xlabel("distance to the reference pattern (% of the pattern mean)")
         ax.set_xlim(left=0)
@@ -251,7 +250,7 @@ def node_patterns_figure(names: Sequence[str], patterns: Sequence[Sequence[Mappi
     agree line up. Right: each node's main pattern (largest coverage), first metric, scaled to
     0-1, against the fraction of its period, turned to the phase of the ``reference`` node's
     (patterns are cycles cut where each analysis chose); outliers dashed red."""
-    from phasekit.periodicity.align import best_rotation, resample_cycle
+    from phasekit.periodicity.align import rotate_to
 
     n = len(names)
     fig = figure(WIDTH, max(3.2, min(0.9 + 0.24 * n, 8.0)))
@@ -268,12 +267,11 @@ def node_patterns_figure(names: Sequence[str], patterns: Sequence[Sequence[Mappi
         if y.size < 2:
             continue
         if ref.size >= 2:
-            rotation, _ = best_rotation(resample_cycle(ref[:, None], y.size), y[:, None])
-            y = np.roll(y, -rotation)
+            y = rotate_to(ref[:, None], y[:, None])[:, 0]
         bx.plot(np.linspace(0, 1, y.size), y, lw=1.6 if outlier else 0.9,
                 ls="--" if outlier else "-", color="tab:red" if outlier else color(k),
                 alpha=0.9 if outlier else 0.6)
-    ax.set_yticks(range(n), labels=[tex_safe(s) for s in names] if n <= 40 else None,
+    ax.set_yticks(range(n), labels=list(names) if n <= 40 else None,
                   fontsize="small")
     if n > 40:
         ax.set_yticks([])
@@ -298,11 +296,11 @@ def agreement_figure(names: Sequence[str], matrix: np.ndarray, title: str) -> Fi
     ax = fig.add_subplot()
     image = ax.imshow(np.ma.masked_invalid(matrix), cmap="viridis", interpolation="nearest")
     if n <= 30:
-        labels = [tex_safe(s) for s in names]
+        labels = list(names)
         ax.set_xticks(range(n), labels=labels, rotation=90, fontsize="small")
         ax.set_yticks(range(n), labels=labels, fontsize="small")
     fig.colorbar(image, ax=ax, shrink=0.85)
-    ax.set_title(tex_safe(title), loc="left", fontsize="medium")
+    ax.set_title(str(title), loc="left", fontsize="medium")
     return fig
 
 
@@ -373,7 +371,7 @@ def pareto_figure(choices: Sequence[Mapping[str, Any]]) -> Figure:
         ax.margins(0.15)
         ax.set_xlabel("predicted time (s)")
         ax.set_ylabel("predicted energy (J)")
-        ax.set_title(f"input {tex_safe(choice.get('input_label', choice.get('input', '?')))}",
+        ax.set_title(f"input {choice.get('input_label', choice.get('input', '?'))!s}",
                      loc="left", fontsize="medium")
         ax.grid(True, alpha=0.3)
         ax.legend(loc="best", fontsize="x-small")
@@ -399,7 +397,7 @@ def accuracy_figure(models: Sequence[tuple[str, float, float]]) -> Figure:
     ax.barh(position - 0.2, np.nan_to_num(train), height=0.38, color="tab:blue", label="train")
     ax.barh(position + 0.2, np.nan_to_num(holdout), height=0.38, color="tab:orange",
             label="holdout")
-    ax.set_yticks(position, labels=[tex_safe(m[0]) for m in models])
+    ax.set_yticks(position, labels=[m[0] for m in models])
     ax.set_ylim(len(models) - 0.5, -0.5)
     ax.set_xlabel("mean percentage error of the energy (%)")
     ax.legend(loc="lower right", fontsize="small")

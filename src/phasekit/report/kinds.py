@@ -9,7 +9,6 @@ kind without a renderer, or a renderer that fails on a malformed result, falls b
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -32,7 +31,7 @@ from phasekit.report.html import (
     table,
     tag,
 )
-from phasekit.report.svg import FigureMaker, tex_safe
+from phasekit.report.svg import FigureMaker
 
 __all__ = ["RENDERERS", "generic", "title_of"]
 
@@ -143,25 +142,21 @@ def _profile_figure(result: Any, maker: FigureMaker) -> Safe:
     from phasekit.profile import Profile
 
     preview = _map(result.preview.get("profile"))
-    names = tuple(tex_safe(m) for m in result.metrics)
-    safe = dataclasses.replace(result, metrics=names, node=tex_safe(result.node),
-                               explanation=tex_safe(result.explanation))
     if preview:
-        metrics = [str(m) for m in _list(preview.get("metrics"))]
+        metrics = tuple(str(m) for m in _list(preview.get("metrics")))
         values = np.array([array(v) for v in _list(preview.get("values"))], dtype=float).T
-        units = {tex_safe(k): tex_safe(v) for k, v in _map(preview.get("units")).items()}
-        profile = Profile(values=values, period=float(preview["period_s"]),
-                          metrics=tuple(tex_safe(m) for m in metrics), units=units,
-                          node=safe.node)
+        units = {str(k): str(v) for k, v in _map(preview.get("units")).items()}
+        profile = Profile(values=values, period=float(preview["period_s"]), metrics=metrics,
+                          units=units, node=result.node)
         caption = ("The analyzed metric over the whole profile with its periodic regions shaded, "
                    "one colour per pattern" + (" (a min/max envelope of the samples)"
                                                if preview.get("envelope") else "") + ".")
     else:
         end = result.offset_s + result.duration_s
         profile = Profile(values=np.full((2, 1), np.nan), period=max(end, 1e-9) / 2,
-                          metrics=names[:1] or ("metric",), node=safe.node)
+                          metrics=tuple(result.metrics[:1]) or ("metric",), node=result.node)
         caption = "Where the periodic regions are (no profile preview in this result)."
-    return maker.from_plot(lambda path: plot_profile(profile, safe, path), caption)
+    return maker.from_plot(lambda path: plot_profile(profile, result, path), caption)
 
 
 # --- many nodes ------------------------------------------------------------------------------
@@ -350,8 +345,8 @@ def phases(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     parts = [kv_table(rows)]
     if data.get("explanation"):
         parts.append(note(data["explanation"]))
-    title = (f"{tex_safe(data.get('node') or 'profile')}: {len(items)} phases, "
-             f"{len({p.get('id') for p in items})} ids ({tex_safe(data.get('method', '?'))})")
+    title = (f"{data.get('node') or 'profile'!s}: {len(items)} phases, "
+             f"{len({p.get('id') for p in items})} ids ({data.get('method', '?')!s})")
     parts.append(maker.safely("the phase timeline", lambda: maker.from_figure(
         figures.phases_figure(items, duration if math.isfinite(duration) else 0.0,
                               array(data.get("score")), array(data.get("limit")),

@@ -15,14 +15,13 @@ import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import matplotlib
 from matplotlib.figure import Figure
 
 from phasekit.report.html import Safe, esc, note
 
-__all__ = ["FigureMaker", "tex_safe"]
+__all__ = ["FigureMaker"]
 
 _LOG = logging.getLogger(__name__)
 _RC = {"svg.fonttype": "none", "svg.hashsalt": "phasekit-report"}
@@ -31,12 +30,6 @@ _TEXT = re.compile(r"(?<=>)[^<>]+(?=<)")
 _ID = re.compile(r'(\sid=")([^"]+")')
 _HREF = re.compile(r'((?:xlink:)?href="#)([^"]+")')
 _URL = re.compile(r"(url\(#)([^)]+\))")
-
-
-def tex_safe(text: Any) -> str:
-    """``text`` for a matplotlib label: ``$`` escaped, so that a name from an input file is
-    never parsed as mathtext (which could fail on it)."""
-    return str(text).replace("$", r"\$")
 
 
 class FigureMaker:

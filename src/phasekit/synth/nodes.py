@@ -36,7 +36,6 @@ reason :func:`phasekit.periodicity.nodes.compare_nodes` should give for each kin
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,7 +44,15 @@ import numpy as np
 
 from phasekit.errors import UsageError
 from phasekit.profile import Profile
-from phasekit.synth.periodic import INSTANCE_DTYPE, Truth, generate
+from phasekit.synth.periodic import (
+    _IPC_RANGE,
+    _OFFSET_JITTER,
+    _SCALE_JITTER,
+    INSTANCE_DTYPE,
+    Truth,
+    _kind_code,
+    generate,
+)
 
 __all__ = ["EXPECTED_REASONS", "OUTLIER_KINDS", "NodesTruth", "generate_nodes"]
 
@@ -58,12 +65,9 @@ RATE_JITTER = 0.005
 RATE_KNOT_S = 2.0
 GAIN_JITTER = 0.002
 NODE_NOISE = 0.02
-SCALE_JITTER = 0.03
-OFFSET_JITTER = 0.01
 SHAPE_BUMP = 0.5
 SLOW = 0.15
 IDLE = (0.35, 0.70)
-_IPC_RANGE = (0.05, 3.0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -92,10 +96,6 @@ class NodesTruth:
                           meta=dict(data.get("meta", {})))
 
 
-def _code(text: str) -> int:
-    return zlib.crc32(text.encode())
-
-
 def generate_nodes(kind: str = "nemo", *, n_nodes: int = 16, minutes: float = 10.0,
                    seed: int = 0, period: float = 0.005, outliers: Sequence[str] = ()
                    ) -> tuple[list[Profile], NodesTruth]:
@@ -116,14 +116,14 @@ def generate_nodes(kind: str = "nemo", *, n_nodes: int = 16, minutes: float = 10
     x = run.values[:, 0]
     main = max(range(len(truth.labels)), key=truth.coverage)
     span = float(np.ptp(truth.templates[main]))
-    rng = np.random.default_rng([seed, _code("nodes"), n_nodes])
+    rng = np.random.default_rng([seed, _kind_code("nodes"), n_nodes])
     planted = rng.choice(n_nodes, size=len(outliers), replace=False)
     kinds = {int(i): k for i, k in zip(planted, outliers, strict=True)}
     width = len(str(n_nodes - 1))
     names = tuple(f"node{i:0{max(2, width)}d}" for i in range(n_nodes))
     profiles, truths = [], []
     for i, name in enumerate(names):
-        node_rng = np.random.default_rng([seed, _code("node"), i])
+        node_rng = np.random.default_rng([seed, _kind_code("node"), i])
         values, node_truth = _node(x, truth, node_rng, kinds.get(i), main, span, period)
         meta = {"synth": kind, "seed": seed, "minutes": minutes, "node": i,
                 "outlier": kinds.get(i)}
@@ -175,8 +175,8 @@ def _node(x: np.ndarray, truth: Truth, rng: np.random.Generator, outlier: str | 
         phase = offsets / lengths[which]  # in [0, 1): where in its iteration a sample falls
         cycle = np.interp(phase * template.size, np.arange(template.size), template,
                           period=template.size)
-        scale = 1.0 + rng.normal(0.0, SCALE_JITTER, chosen.size)
-        shift = rng.normal(0.0, OFFSET_JITTER, chosen.size)
+        scale = 1.0 + rng.normal(0.0, _SCALE_JITTER, chosen.size)
+        shift = rng.normal(0.0, _OFFSET_JITTER, chosen.size)
         cycle = cycle * scale[which] + shift[which]
         if outlier == "shape" and label == main:
             cycle += SHAPE_BUMP * span * np.exp(-(((phase - 0.45) / 0.1) ** 2))
