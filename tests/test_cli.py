@@ -338,3 +338,29 @@ def test_command_line_starts_without_the_heavy_libraries() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip() == ""
+
+
+def test_reading_profiles_does_not_import_pandas_for_traces() -> None:
+    """phasekit.io names the profile formats without loading the trace model (pandas): the
+    many-inputs path lists the files before it starts the workers."""
+    code = "import sys, phasekit.io; print('pandas' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "False"
+
+
+def test_the_command_freezes_the_collector_before_the_interpreter_exits(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """entry_point (the installed command) runs main, then freezes the garbage collector's
+    objects so that the interpreter's teardown does not collect them again (0.4 s)."""
+    import phasekit.cli as cli
+
+    frozen: list[bool] = []
+    monkeypatch.setattr(cli.gc, "freeze", lambda: frozen.append(True))
+    monkeypatch.setattr(sys, "argv", ["phasekit", "--version"])
+    cli.entry_point()
+    assert frozen == [True]
+    monkeypatch.setattr(sys, "argv", ["phasekit", "info", "/nonexistent/x.csv"])
+    with pytest.raises(SystemExit) as exited:
+        cli.entry_point()
+    assert exited.value.code == 3 and frozen == [True, True]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -180,3 +182,15 @@ def test_cli_on_dask_matches_local(cluster, tmp_path: Path) -> None:  # type: ig
     for key in ("nodes", "agreement", "outliers", "errors"):
         assert json_close(remote[key], local[key]), key
     assert [n["node"] for n in remote["nodes"]] == ["node00", "node01", "node02"]
+
+
+def test_a_local_worker_freezes_the_collector_when_it_exits() -> None:
+    """The worker initializer freezes the collector at exit, so that a pool's shutdown does
+    not wait for each worker's teardown to collect the analyses' objects again."""
+    code = ("import atexit, gc\n"
+            "atexit.register(lambda: print(gc.get_freeze_count() > 0))\n"
+            "from phasekit.parallel import _init_worker\n"
+            "_init_worker(1)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=120)
+    assert done.stdout.strip() == "True"

@@ -32,7 +32,9 @@ its budget with :func:`worker_threads`. Serially, nothing is changed.
 
 from __future__ import annotations
 
+import atexit
 import functools
+import gc
 import glob
 import logging
 import os
@@ -266,8 +268,11 @@ def _serially(func: Callable[[T], R], items: list[T], report: Progress) -> list[
 
 def _init_worker(threads: int) -> None:
     """Initializer of a local worker process: size numba's thread pool before numba is
-    imported there."""
+    imported there, and freeze the garbage collector's objects when the worker exits (the
+    interpreter's teardown would otherwise collect the analyses' objects several times, about
+    0.4 s during which the pool's shutdown waits; see :func:`phasekit.cli.entry_point`)."""
     os.environ["NUMBA_NUM_THREADS"] = str(threads)
+    atexit.register(gc.freeze)
 
 
 def _pool(workers: int, threads: int, max_tasks_per_child: int | None) -> ProcessPoolExecutor:

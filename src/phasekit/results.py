@@ -1,8 +1,10 @@
-"""Helpers shared by result dataclasses: versioned JSON with NumPy arrays as lists."""
+"""Helpers shared by result dataclasses: versioned JSON with NumPy arrays as lists; the
+record of an input that failed among several (:class:`NodeError`)."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -56,3 +58,20 @@ def json_close(a: Any, b: Any, rel: float = 1e-9) -> bool:
     if isinstance(a, float) and isinstance(b, int | float):
         return math.isclose(a, b, rel_tol=rel, abs_tol=1e-12)
     return a == b
+
+
+@dataclass(frozen=True)
+class NodeError:
+    """A node whose file could not be analyzed: the one-line message and its exit code."""
+
+    file: str
+    message: str
+    exit_code: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "message": self.message, "exit_code": self.exit_code}
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> NodeError:
+        return NodeError(file=str(data["file"]), message=str(data["message"]),
+                         exit_code=int(data["exit_code"]))

@@ -1,6 +1,6 @@
 """``python -m phasekit.cli``: the same as the ``phasekit`` command."""
 
-from phasekit.cli import main
+from phasekit.cli import entry_point
 
 if __name__ == "__main__":
-    main()
+    entry_point()

@@ -105,8 +105,6 @@ def analyze(
     "agreement": {...}, "outliers": [...], "errors": [...]}. A file that cannot be analyzed
     is one line on stderr; the others still are, and the exit code is then 5.
     """
-    from phasekit.periodicity import analyze as run_analysis
-
     window_s = parse_window(window)
     given = {"band": band, "cut_ratio": cut_ratio, "half_window": half_window}
     options = {name: value for name, value in given.items() if value is not None}
@@ -119,8 +117,9 @@ def analyze(
         return analyze_many(profiles, metrics=list(metric) if metric else None,
                             window_s=window_s, options=options, workers=workers,
                             scheduler=scheduler, json_output=json_output, output=output)
-    profile = profiles[0]
+    from phasekit.periodicity import analyze as run_analysis
 
+    profile = profiles[0]
     data = load_profile(profile)
     check_window(data, window_s, profile, window)
     metrics = list(metric) if metric else None
@@ -191,7 +190,6 @@ def analyze_many(paths: Sequence[Path], *, metrics: list[str] | None,
     """``phasekit analyze`` on the profiles of several nodes: analyses, comparison, output;
     returns the exit code."""
     from phasekit.io import PROFILE_SUFFIXES
-    from phasekit.periodicity.nodes import compare_nodes
 
     job = functools.partial(analyze_file, metrics=metrics, window_s=window_s, options=options)
     # while the workers analyze, this process gets the comparison ready (its imports and
@@ -205,6 +203,8 @@ def analyze_many(paths: Sequence[Path], *, metrics: list[str] | None,
         warm.join()
     if not done:
         return exit_code(0, errors)
+    from phasekit.periodicity.nodes import compare_nodes
+
     files = [f for f, _ in done]
     names = node_names(files, [s.node for _, s in done])
     summaries = [replace(s, node=n, file=f) for (f, s), n in zip(done, names, strict=True)]

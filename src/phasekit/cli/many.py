@@ -9,7 +9,7 @@ import sys
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 
@@ -22,9 +22,7 @@ from phasekit.cli.common import (
     write_json,
 )
 from phasekit.errors import PhasekitWarning, UsageError
-
-if TYPE_CHECKING:
-    from phasekit.periodicity.nodes import NodeError
+from phasekit.results import NodeError
 
 __all__ = ["PARTIAL_EXIT", "SchedulerOption", "WorkersOption", "exit_code", "file_stem",
            "finish_many", "is_many", "node_names", "refuse_plot", "run_many"]
@@ -74,15 +72,14 @@ def run_many(job: Callable[[str], R], paths: Sequence[Path], *, suffixes: Sequen
     too, naming the file. On Dask the workers get absolute paths; messages name the files
     as given."""
     from phasekit.parallel import expand_inputs, map_files
-    from phasekit.periodicity.nodes import NodeError
 
     files, problems = expand_inputs(paths, suffixes)
-    errors = [NodeError(file=arg, message=f"{arg}: {reason}", exit_code=3)
-              for arg, reason in problems]
     shown = [str(f) for f in files]
     items = [os.path.abspath(f) if scheduler else str(f) for f in files]
     with progress_reporter(progress and bool(files), f"{what} {len(files)} files") as report:
         outcomes = map_files(job, items, workers=workers, scheduler=scheduler, progress=report)
+    errors = [NodeError(file=arg, message=f"{arg}: {reason}", exit_code=3)
+              for arg, reason in problems]
     done: list[tuple[str, R]] = []
     for name, item, outcome in zip(shown, items, outcomes, strict=True):
         for message in outcome.warnings:

@@ -20,11 +20,14 @@ import zlib
 from collections.abc import Callable, Sequence
 from importlib import import_module
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from phasekit.errors import UsageError
 from phasekit.io.atomic import atomic_path, atomic_write_bytes, atomic_write_text
 from phasekit.profile import Profile
-from phasekit.trace import Trace
+
+if TYPE_CHECKING:  # pandas, which Trace needs, is not imported for profiles
+    from phasekit.trace import Trace
 
 __all__ = [
     "PROFILE_SUFFIXES",
@@ -210,6 +213,8 @@ def read_trace(path: str | os.PathLike[str], *, format: str | None = None,
                          "expected a name ending in " + ", ".join(TRACE_SUFFIXES))
     if fmt not in _TRACE_IO:
         raise UsageError(f"unknown trace format {fmt!r}; expected one of " + ", ".join(_TRACE_IO))
+    from phasekit.trace import Trace
+
     module, function = _TRACE_IO[fmt]
     reader = getattr(import_module(module), function)
     trace = reader(Path(path), **kwargs)

@@ -72,7 +72,7 @@ from phasekit.distance.dtw import dtw2_path_accumulate
 from phasekit.errors import InputError, UsageError
 from phasekit.periodicity import align
 from phasekit.periodicity.analyze import BAND, PatternCounts, PeriodicityResult
-from phasekit.results import check_version, plain
+from phasekit.results import NodeError, check_version, plain
 
 __all__ = [
     "COVERAGE_FLOOR",
@@ -206,23 +206,6 @@ class NodeSummary(PatternCounts):
                            window=int(data["window"]), coverage=float(data["coverage"]),
                            patterns=tuple(NodePattern.from_dict(p) for p in data["patterns"]),
                            explanation=str(data.get("explanation", "")))
-
-
-@dataclass(frozen=True)
-class NodeError:
-    """A node whose file could not be analyzed: the one-line message and its exit code."""
-
-    file: str
-    message: str
-    exit_code: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"file": self.file, "message": self.message, "exit_code": self.exit_code}
-
-    @staticmethod
-    def from_dict(data: dict[str, Any]) -> NodeError:
-        return NodeError(file=str(data["file"]), message=str(data["message"]),
-                         exit_code=int(data["exit_code"]))
 
 
 # --- comparison ------------------------------------------------------------------------------
