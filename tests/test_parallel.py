@@ -72,8 +72,11 @@ def test_serial_leaves_the_thread_budget_alone() -> None:
 
 def test_progress_reaches_one() -> None:
     seen: list[tuple[str, float]] = []
-    map_files(square, ["1", "2", "x"], workers=1, progress=lambda s, f: seen.append((s, f)))
+    handed: list[bool] = []
+    map_files(square, ["1", "2", "x"], workers=1, progress=lambda s, f: seen.append((s, f)),
+              started=lambda: handed.append(True))
     assert seen[0] == ("0/3 files", 0.0) and seen[-1] == ("3/3 files", 1.0)
+    assert handed == []  # serially there are no workers to hand the items to
     assert [f for _, f in seen] == sorted(f for _, f in seen)
 
 
@@ -97,13 +100,16 @@ def assert_same_outcomes(got: list, serial: list, items: list[str]) -> None:
 def test_processes_give_what_serial_gives() -> None:
     items = ["3", "x", "boom", "warn4", "5", "6"]
     serial = map_files(square, items, workers=1)
-    seen: list[float] = []
-    spread = map_files(square, items, workers=2, progress=lambda s, f: seen.append(f))
+    seen: list[float | str] = []
+    spread = map_files(square, items, workers=2, progress=lambda s, f: seen.append(f),
+                       started=lambda: seen.append("started"))
     assert_same_outcomes(spread, serial, items)
     # each of 2 workers gets its share of the cores (at least one thread), numba included
     budget = max(1, parallel.available_cores() // 2)
     assert {o.value[1:] for o in spread if o.ok} == {(budget, budget)}
-    assert seen[-1] == 1.0 and len(seen) == len(items) + 1
+    # started once, when the items are handed out, before any of them is reported done
+    assert seen[:2] == [0.0, "started"] and seen.count("started") == 1
+    assert seen[-1] == 1.0 and len(seen) == len(items) + 2
 
 
 def test_a_dying_worker_fails_its_item_only() -> None:
@@ -148,11 +154,13 @@ def cluster():  # type: ignore[no-untyped-def]
 def test_dask_gives_what_serial_gives(cluster) -> None:  # type: ignore[no-untyped-def]
     items = ["3", "x", "boom", "warn4", "5"]
     serial = map_files(square, items, workers=1)
-    seen: list[float] = []
+    seen: list[float | str] = []
     remote = map_files(square, items, scheduler=cluster.scheduler_address,
-                       progress=lambda s, f: seen.append(f))
+                       progress=lambda s, f: seen.append(f),
+                       started=lambda: seen.append("started"))
     assert_same_outcomes(remote, serial, items)
     assert {o.value[1:] for o in remote if o.ok} == {(1, 1)}  # one thread per Dask task
+    assert seen[:2] == [0.0, "started"] and seen.count("started") == 1
     assert seen[-1] == 1.0
 
 
@@ -194,3 +202,52 @@ def test_a_local_worker_freezes_the_collector_when_it_exits() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, timeout=120)
     assert done.stdout.strip() == "True"
+
+
+HEAP_PROBE = """
+import ctypes, resource, sys
+ctypes.CDLL(None).prctl(41, 1, 0, 0, 0)  # PR_SET_THP_DISABLE: 4 KiB pages, counted faults
+import numpy as np
+from phasekit.parallel import roomy_heap
+
+def rss_mib():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096 / 2**20
+
+def churn():  # an analysis' temporaries: large arrays, allocated and freed again and again
+    for _ in range(100):
+        a = np.ones(1 << 20)
+        del a
+
+def faults(task):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    task()
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+
+def kept():
+    with roomy_heap():
+        churn()
+
+churn()
+base = rss_mib()
+print(faults(churn), faults(kept), rss_mib() - base)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or parallel._glibc() is None,
+                    reason="glibc's mallopt: Linux with glibc only")
+def test_a_task_under_fixed_malloc_thresholds_reuses_its_heap() -> None:
+    """Under Dask's MALLOC_TRIM_THRESHOLD_ every large array is a fresh mmap, faulted in page
+    by page; within roomy_heap the heap is reused, and given back when the task ends."""
+    env = dict(os.environ, MALLOC_TRIM_THRESHOLD_="65536")
+    done = subprocess.run([sys.executable, "-c", HEAP_PROBE], capture_output=True, text=True,
+                          env=env, check=True, timeout=120)
+    fixed, roomy, grown_mib = (float(x) for x in done.stdout.split())
+    assert fixed > 100 * 2000  # 100 arrays of 8 MiB, 2048 pages each
+    assert roomy < fixed / 20
+    assert grown_mib < 4  # the memory went back to the system after the task
+    env.pop("MALLOC_TRIM_THRESHOLD_")  # dynamic thresholds: nothing to change
+    done = subprocess.run([sys.executable, "-c", HEAP_PROBE], capture_output=True, text=True,
+                          env=env, check=True, timeout=120)
+    plain, roomy, _ = (float(x) for x in done.stdout.split())
+    assert plain < 1000 and roomy < 1000

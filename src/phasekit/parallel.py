@@ -33,6 +33,8 @@ its budget with :func:`worker_threads`. Serially, nothing is changed.
 from __future__ import annotations
 
 import atexit
+import contextlib
+import ctypes
 import functools
 import gc
 import glob
@@ -41,7 +43,7 @@ import os
 import threading
 import traceback
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -169,11 +171,14 @@ def expand_inputs(args: Sequence[str | os.PathLike[str]], suffixes: Sequence[str
 # --- running ---------------------------------------------------------------------------------
 def map_files(func: Callable[[T], R], items: Iterable[T], *, workers: int | None = 1,
               scheduler: str | None = None, progress: Progress | None = None,
-              max_tasks_per_child: int | None = MAX_TASKS_PER_CHILD) -> list[Outcome[R]]:
+              max_tasks_per_child: int | None = MAX_TASKS_PER_CHILD,
+              started: Callable[[], None] | None = None) -> list[Outcome[R]]:
     """``func(item)`` for every item, serially (``workers=1``), on ``workers`` local processes
     (None: one per core) or on the Dask cluster at ``scheduler``; one :class:`Outcome` per
     item, in order. An exception of ``func`` is that item's :class:`Failure`; the others
-    still run. ``progress(stage, fraction)`` is called as items finish.
+    still run. ``progress(stage, fraction)`` is called as items finish; ``started()`` once
+    the items are handed to local processes or to the cluster (not serially), so that the
+    caller can prepare what comes next (in a thread) without delaying their start.
 
     For processes and Dask, ``func`` and the items must pickle (a module-level function, or
     a ``functools.partial`` of one, and paths). Raises UsageError when the scheduler cannot
@@ -183,12 +188,13 @@ def map_files(func: Callable[[T], R], items: Iterable[T], *, workers: int | None
     report = progress or (lambda stage, fraction: None)
     if workers is not None and workers < 1:
         raise UsageError(f"--workers must be at least 1, got {workers}")
+    handed = started or (lambda: None)
     if scheduler is not None:
-        return _on_dask(func, todo, scheduler, report)
+        return _on_dask(func, todo, scheduler, report, handed)
     count = min(workers or available_cores(), max(1, len(todo)))
     if count == 1:
         return _serially(func, todo, report)
-    return _on_processes(func, todo, count, report, max_tasks_per_child)
+    return _on_processes(func, todo, count, report, max_tasks_per_child, handed)
 
 
 class _Ticker:
@@ -209,7 +215,7 @@ def call(func: Callable[[T], R], item: T, threads: int | None = None) -> Outcome
     previous = getattr(_budget, "threads", None)
     numba_threads = _set_numba_threads(threads) if threads else None
     _budget.threads = threads
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, roomy_heap():
         warnings.simplefilter("always", PhasekitWarning)
         try:
             value = func(item)
@@ -225,6 +231,73 @@ def call(func: Callable[[T], R], item: T, threads: int | None = None) -> Outcome
         if not issubclass(w.category, PhasekitWarning):
             _log.debug("%s: %s: %s", item, w.category.__name__, w.message)
     return Outcome(item=item, value=value, failure=failure, warnings=messages)
+
+
+#: Environment variables by which glibc's malloc thresholds are fixed (dask.distributed's
+#: nanny sets ``MALLOC_TRIM_THRESHOLD_=65536`` for every worker it starts).
+HEAP_ENVIRONMENT = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_",
+                    "MALLOC_MMAP_MAX_")
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt parameters (malloc.h)
+#: Thresholds during a task: glibc's own dynamic ceiling for mmap (32 MiB on 64-bit), and a
+#: trim threshold of twice that, as its dynamic adjustment sets.
+TASK_MMAP_THRESHOLD = 32 << 20
+TASK_TRIM_THRESHOLD = 2 * TASK_MMAP_THRESHOLD
+_GLIBC_DEFAULT_THRESHOLD = 128 << 10
+_heap_lock = threading.Lock()
+_heap_tasks = 0
+
+
+def _glibc() -> Any:
+    """The C library when it is glibc (mallopt and malloc_trim), else None."""
+    try:
+        libc = ctypes.CDLL(None)
+        libc.gnu_get_libc_version  # noqa: B018 - present in glibc only
+        return libc
+    except (OSError, AttributeError):
+        return None
+
+
+@contextlib.contextmanager
+def roomy_heap() -> Iterator[None]:
+    """Around one task: when the environment fixes glibc's malloc thresholds (a Dask
+    worker's ``MALLOC_TRIM_THRESHOLD_=65536``), raise them while the task runs, then put
+    them back and return the free memory to the system (``malloc_trim``), as the fixed
+    thresholds intend.
+
+    Why: setting any of them turns off glibc's dynamic mmap threshold, so every array over
+    128 KiB becomes a fresh mmap, zeroed page by page by the kernel, and is unmapped when
+    freed. An analysis allocates many such temporaries: 19 000 page faults per node against
+    3 600, and 0.05 s of system time against 0.01 s, about 9 % of a 0.5 s node (10-minute
+    NEMO profile at 5 ms, ad-hoc measurement). Between tasks the worker's memory is as
+    small as before. Elsewhere (no such variable, or not glibc) nothing is changed.
+    """
+    global _heap_tasks
+    libc = _glibc() if any(name in os.environ for name in HEAP_ENVIRONMENT) else None
+    if libc is None:
+        yield
+        return
+    with _heap_lock:
+        _heap_tasks += 1
+        if _heap_tasks == 1:
+            libc.mallopt(_M_MMAP_THRESHOLD, TASK_MMAP_THRESHOLD)
+            libc.mallopt(_M_TRIM_THRESHOLD, TASK_TRIM_THRESHOLD)
+    try:
+        yield
+    finally:
+        with _heap_lock:
+            _heap_tasks -= 1
+            if _heap_tasks == 0:
+                libc.mallopt(_M_MMAP_THRESHOLD, _environment_threshold("MALLOC_MMAP_THRESHOLD_"))
+                libc.mallopt(_M_TRIM_THRESHOLD, _environment_threshold("MALLOC_TRIM_THRESHOLD_"))
+                libc.malloc_trim(0)
+
+
+def _environment_threshold(name: str) -> int:
+    """The threshold the environment sets (glibc's default when it does not)."""
+    try:
+        return int(os.environ[name])
+    except (KeyError, ValueError):
+        return _GLIBC_DEFAULT_THRESHOLD
 
 
 def describe(exc: BaseException, item: object) -> Failure:
@@ -289,7 +362,8 @@ def _died(item: object) -> Failure:
 
 
 def _on_processes(func: Callable[[T], R], items: list[T], workers: int, report: Progress,
-                  max_tasks_per_child: int | None) -> list[Outcome[R]]:
+                  max_tasks_per_child: int | None, started: Callable[[], None]
+                  ) -> list[Outcome[R]]:
     threads = max(1, available_cores() // workers)
     ticker = _Ticker(len(items), report)
     outcomes: list[Outcome[R] | None] = [None] * len(items)
@@ -299,6 +373,7 @@ def _on_processes(func: Callable[[T], R], items: list[T], workers: int, report: 
     try:
         futures: dict[Future[Outcome[R]], int] = {
             pool.submit(task, item): i for i, item in enumerate(items)}
+        started()
         for future in as_completed(futures):
             i = futures[future]
             try:
@@ -331,8 +406,8 @@ def _on_processes(func: Callable[[T], R], items: list[T], workers: int, report: 
     return [o for o in outcomes if o is not None]
 
 
-def _on_dask(func: Callable[[T], R], items: list[T], scheduler: str, report: Progress
-             ) -> list[Outcome[R]]:
+def _on_dask(func: Callable[[T], R], items: list[T], scheduler: str, report: Progress,
+             started: Callable[[], None]) -> list[Outcome[R]]:
     try:
         from distributed import Client
         from distributed import as_completed as dask_completed
@@ -350,6 +425,7 @@ def _on_dask(func: Callable[[T], R], items: list[T], scheduler: str, report: Pro
         task = functools.partial(call, func, threads=1)
         futures = client.map(task, items, pure=False) if items else []
         index = {future.key: i for i, future in enumerate(futures)}
+        started()
         try:
             for future in dask_completed(futures, loop=client.loop):
                 i = index[future.key]

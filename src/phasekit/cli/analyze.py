@@ -193,12 +193,13 @@ def analyze_many(paths: Sequence[Path], *, metrics: list[str] | None,
 
     job = functools.partial(analyze_file, metrics=metrics, window_s=window_s, options=options)
     # while the workers analyze, this process gets the comparison ready (its imports and
-    # numba kernels take about a second, which would otherwise come after the last analysis)
+    # numba kernels take about a second, which would otherwise come after the last analysis);
+    # started once the files are handed out, so as not to hold the GIL while the workers
+    # start or while dask.distributed is imported and the client connects
     warm = threading.Thread(target=_warm_comparison, daemon=True)
-    if scheduler is not None or workers != 1:
-        warm.start()
     done, errors = run_many(job, paths, suffixes=PROFILE_SUFFIXES, workers=workers,
-                            scheduler=scheduler, progress=not json_output, what="analyzing")
+                            scheduler=scheduler, progress=not json_output, what="analyzing",
+                            started=warm.start)
     if warm.is_alive():
         warm.join()
     if not done:

@@ -63,21 +63,23 @@ def refuse_plot(plot: Path | None, noun: str) -> None:
 
 
 def run_many(job: Callable[[str], R], paths: Sequence[Path], *, suffixes: Sequence[str],
-             workers: int | None, scheduler: str | None, progress: bool, what: str
+             workers: int | None, scheduler: str | None, progress: bool, what: str,
+             started: Callable[[], None] | None = None
              ) -> tuple[list[tuple[str, R]], list[NodeError]]:
     """``job(file)`` for every file ``paths`` name (:func:`phasekit.parallel.expand_inputs`),
     on ``workers`` local processes or the Dask cluster at ``scheduler``; returns the
     ``(file, value)`` of those that worked and the errors of the others, each already written
     as one line on stderr (with its traceback under --debug). Their warnings go to stderr
     too, naming the file. On Dask the workers get absolute paths; messages name the files
-    as given."""
+    as given. ``started``: :func:`phasekit.parallel.map_files`'s."""
     from phasekit.parallel import expand_inputs, map_files
 
     files, problems = expand_inputs(paths, suffixes)
     shown = [str(f) for f in files]
     items = [os.path.abspath(f) if scheduler else str(f) for f in files]
     with progress_reporter(progress and bool(files), f"{what} {len(files)} files") as report:
-        outcomes = map_files(job, items, workers=workers, scheduler=scheduler, progress=report)
+        outcomes = map_files(job, items, workers=workers, scheduler=scheduler, progress=report,
+                             started=started)
     errors = [NodeError(file=arg, message=f"{arg}: {reason}", exit_code=3)
               for arg, reason in problems]
     done: list[tuple[str, R]] = []

@@ -7,7 +7,6 @@ never prints nor reads files.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +15,7 @@ import numpy as np
 
 from phasekit.errors import InputError, UsageError
 from phasekit.metrics.periodicity import coverage, mean_consecutive, periodic_regions
+from phasekit.parallel import available_cores
 from phasekit.periodicity import align, average, cluster, detect, tune
 from phasekit.profile import Profile
 from phasekit.results import check_version, plain
@@ -232,7 +232,7 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
     short-profile mode, which sees fewer than two whole periods, reports fewer.
     """
     report = progress or (lambda stage, fraction: None)
-    workers = workers or os.cpu_count() or 1
+    workers = workers or available_cores()
     offset_s = 0.0
     whole = profile
     if window_s is not None:
