@@ -40,6 +40,7 @@ import gc
 import glob
 import logging
 import os
+import sys
 import threading
 import traceback
 import warnings
@@ -62,6 +63,7 @@ __all__ = [
     "expand_inputs",
     "has_magic",
     "map_files",
+    "roomy_heap",
     "worker_threads",
 ]
 
@@ -243,17 +245,24 @@ _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt parameters (malloc.h)
 TASK_MMAP_THRESHOLD = 32 << 20
 TASK_TRIM_THRESHOLD = 2 * TASK_MMAP_THRESHOLD
 _GLIBC_DEFAULT_THRESHOLD = 128 << 10
+_INT_MAX = 2**31 - 1
 _heap_lock = threading.Lock()
 _heap_tasks = 0
 
 
-def _glibc() -> Any:
-    """The C library when it is glibc (mallopt and malloc_trim), else None."""
+@functools.cache
+def _glibc() -> ctypes.CDLL | None:
+    """The C library when it is glibc on Linux (mallopt and malloc_trim), else None."""
+    if not sys.platform.startswith("linux"):
+        return None
     try:
         libc = ctypes.CDLL(None)
         libc.gnu_get_libc_version  # noqa: B018 - present in glibc only
+        libc.mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+        libc.mallopt.restype = ctypes.c_int
+        libc.malloc_trim.argtypes = [ctypes.c_size_t]
         return libc
-    except (OSError, AttributeError):
+    except Exception:  # musl, a static interpreter: nothing to tune
         return None
 
 
@@ -268,8 +277,9 @@ def roomy_heap() -> Iterator[None]:
     128 KiB becomes a fresh mmap, zeroed page by page by the kernel, and is unmapped when
     freed. An analysis allocates many such temporaries: 19 000 page faults per node against
     3 600, and 0.05 s of system time against 0.01 s, about 9 % of a 0.5 s node (10-minute
-    NEMO profile at 5 ms, ad-hoc measurement). Between tasks the worker's memory is as
-    small as before. Elsewhere (no such variable, or not glibc) nothing is changed.
+    NEMO profile at 5 ms, ad-hoc measurement). The thresholds are process-wide: on a worker
+    running several tasks at once they stay raised until the last one ends, then the memory
+    goes back. Elsewhere (no such variable, or not glibc on Linux) nothing is changed.
     """
     global _heap_tasks
     libc = _glibc() if any(name in os.environ for name in HEAP_ENVIRONMENT) else None
@@ -277,10 +287,10 @@ def roomy_heap() -> Iterator[None]:
         yield
         return
     with _heap_lock:
-        _heap_tasks += 1
-        if _heap_tasks == 1:
+        if _heap_tasks == 0:
             libc.mallopt(_M_MMAP_THRESHOLD, TASK_MMAP_THRESHOLD)
             libc.mallopt(_M_TRIM_THRESHOLD, TASK_TRIM_THRESHOLD)
+        _heap_tasks += 1
     try:
         yield
     finally:
@@ -293,9 +303,10 @@ def roomy_heap() -> Iterator[None]:
 
 
 def _environment_threshold(name: str) -> int:
-    """The threshold the environment sets (glibc's default when it does not)."""
+    """The threshold the environment sets, as glibc reads it (decimal, 0x hex or 0 octal),
+    within mallopt's int; glibc's default when it sets none."""
     try:
-        return int(os.environ[name])
+        return min(max(int(os.environ[name], 0), 0), _INT_MAX)
     except (KeyError, ValueError):
         return _GLIBC_DEFAULT_THRESHOLD
 
@@ -339,6 +350,15 @@ def _serially(func: Callable[[T], R], items: list[T], report: Progress) -> list[
     return outcomes
 
 
+def _announce(started: Callable[[], None]) -> None:
+    """Call the ``started`` callback of :func:`map_files`; its failure (it only prepares what
+    comes next) is logged, not raised."""
+    try:
+        started()
+    except Exception:
+        _log.debug("the started callback failed", exc_info=True)
+
+
 def _init_worker(threads: int) -> None:
     """Initializer of a local worker process: size numba's thread pool before numba is
     imported there, and freeze the garbage collector's objects when the worker exits (the
@@ -373,7 +393,7 @@ def _on_processes(func: Callable[[T], R], items: list[T], workers: int, report: 
     try:
         futures: dict[Future[Outcome[R]], int] = {
             pool.submit(task, item): i for i, item in enumerate(items)}
-        started()
+        _announce(started)
         for future in as_completed(futures):
             i = futures[future]
             try:
@@ -425,7 +445,8 @@ def _on_dask(func: Callable[[T], R], items: list[T], scheduler: str, report: Pro
         task = functools.partial(call, func, threads=1)
         futures = client.map(task, items, pure=False) if items else []
         index = {future.key: i for i, future in enumerate(futures)}
-        started()
+        if futures:
+            _announce(started)
         try:
             for future in dask_completed(futures, loop=client.loop):
                 i = index[future.key]

@@ -75,13 +75,13 @@ def run_many(job: Callable[[str], R], paths: Sequence[Path], *, suffixes: Sequen
     from phasekit.parallel import expand_inputs, map_files
 
     files, problems = expand_inputs(paths, suffixes)
+    errors = [NodeError(file=arg, message=f"{arg}: {reason}", exit_code=3)
+              for arg, reason in problems]
     shown = [str(f) for f in files]
     items = [os.path.abspath(f) if scheduler else str(f) for f in files]
     with progress_reporter(progress and bool(files), f"{what} {len(files)} files") as report:
         outcomes = map_files(job, items, workers=workers, scheduler=scheduler, progress=report,
                              started=started)
-    errors = [NodeError(file=arg, message=f"{arg}: {reason}", exit_code=3)
-              for arg, reason in problems]
     done: list[tuple[str, R]] = []
     for name, item, outcome in zip(shown, items, outcomes, strict=True):
         for message in outcome.warnings:
