@@ -19,10 +19,12 @@ fragmentation, caches) cannot pile up over hundreds of files; a restart costs an
 start, about a second, so it is rare. A local worker that dies (killed by the out-of-memory
 killer, a crash in native code) breaks the pool: the items that had not finished are retried
 once, each in a process of its own, and the one whose process dies again is reported as
-failed. On Dask the
-cluster's own limits hold (``memory_limit`` of each worker: its nanny restarts a worker past
-95 % of it; the scheduler gives up on a task after ``distributed.scheduler.allowed-failures``
-restarts, reported here as that item's failure).
+failed. On Dask the cluster's own limits hold (``memory_limit`` of each worker: its nanny
+restarts a worker past 95 % of it; the scheduler gives up on a task after
+``distributed.scheduler.allowed-failures`` restarts, reported here as that item's failure).
+Every task runs in :func:`roomy_heap`, which matters where the environment fixes glibc's
+malloc thresholds, as Dask's nanny does: the heap is kept while the task runs and given
+back after it.
 
 Threads: N local workers each get ``cores // N`` numba threads, so that N workers do not
 oversubscribe the machine; a Dask task gets one thread (a Dask worker runs one
