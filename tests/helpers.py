@@ -51,4 +51,3 @@ def corrupted(draw: st.DrawFn, sources: list[bytes], junk: st.SearchStrategy[byt
                 rows.insert(k, rows[k] if rows else b"")
             data = bytearray(b"\n".join(rows))
     return bytes(data)
-

@@ -4,6 +4,7 @@ record of an input that failed among several (:class:`NodeError`)."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,8 +50,6 @@ def json_close(a: Any, b: Any, rel: float = 1e-9) -> bool:
     """Whether two JSON values are equal, numbers to the relative tolerance ``rel``: the same
     analysis on all cores and on one thread sums in different orders (numba's parallel
     reductions), so last digits may differ."""
-    import math
-
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(json_close(a[k], b[k], rel) for k in a)
     if isinstance(a, list) and isinstance(b, list):

@@ -45,13 +45,13 @@ import numpy as np
 from phasekit.errors import UsageError
 from phasekit.profile import Profile
 from phasekit.synth.periodic import (
-    _IPC_RANGE,
-    _OFFSET_JITTER,
-    _SCALE_JITTER,
     INSTANCE_DTYPE,
+    IPC_RANGE,
+    OFFSET_JITTER,
+    SCALE_JITTER,
     Truth,
-    _kind_code,
     generate,
+    kind_code,
 )
 
 __all__ = ["EXPECTED_REASONS", "OUTLIER_KINDS", "NodesTruth", "generate_nodes"]
@@ -116,14 +116,14 @@ def generate_nodes(kind: str = "nemo", *, n_nodes: int = 16, minutes: float = 10
     x = run.values[:, 0]
     main = max(range(len(truth.labels)), key=truth.coverage)
     span = float(np.ptp(truth.templates[main]))
-    rng = np.random.default_rng([seed, _kind_code("nodes"), n_nodes])
+    rng = np.random.default_rng([seed, kind_code("nodes"), n_nodes])
     planted = rng.choice(n_nodes, size=len(outliers), replace=False)
     kinds = {int(i): k for i, k in zip(planted, outliers, strict=True)}
     width = len(str(n_nodes - 1))
     names = tuple(f"node{i:0{max(2, width)}d}" for i in range(n_nodes))
     profiles, truths = [], []
     for i, name in enumerate(names):
-        node_rng = np.random.default_rng([seed, _kind_code("node"), i])
+        node_rng = np.random.default_rng([seed, kind_code("node"), i])
         values, node_truth = _node(x, truth, node_rng, kinds.get(i), main, span, period)
         meta = {"synth": kind, "seed": seed, "minutes": minutes, "node": i,
                 "outlier": kinds.get(i)}
@@ -175,15 +175,15 @@ def _node(x: np.ndarray, truth: Truth, rng: np.random.Generator, outlier: str | 
         phase = offsets / lengths[which]  # in [0, 1): where in its iteration a sample falls
         cycle = np.interp(phase * template.size, np.arange(template.size), template,
                           period=template.size)
-        scale = 1.0 + rng.normal(0.0, _SCALE_JITTER, chosen.size)
-        shift = rng.normal(0.0, _OFFSET_JITTER, chosen.size)
+        scale = 1.0 + rng.normal(0.0, SCALE_JITTER, chosen.size)
+        shift = rng.normal(0.0, OFFSET_JITTER, chosen.size)
         cycle = cycle * scale[which] + shift[which]
         if outlier == "shape" and label == main:
             cycle += SHAPE_BUMP * span * np.exp(-(((phase - 0.45) / 0.1) ** 2))
         values[chosen["start"][which] + offsets] = cycle
     values = values * (1.0 + rng.normal(0.0, GAIN_JITTER))
     values = values + rng.normal(0.0, NODE_NOISE * span, values.size)
-    np.clip(values, *_IPC_RANGE, out=values)
+    np.clip(values, *IPC_RANGE, out=values)
     node_truth = Truth(instances=instances, labels=truth.labels, templates=truth.templates,
                        n_samples=values.size, period=period,
                        meta={**truth.meta, "outlier": outlier})

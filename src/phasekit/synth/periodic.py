@@ -41,10 +41,14 @@ T = TypeVar("T")
 
 __all__ = [
     "INSTANCE_DTYPE",
+    "IPC_RANGE",
     "KINDS",
+    "OFFSET_JITTER",
+    "SCALE_JITTER",
     "TRUTH_VERSION",
     "Truth",
     "generate",
+    "kind_code",
     "read_truth",
     "truth_path",
     "write_truth",
@@ -55,13 +59,13 @@ TRUTH_VERSION = 1
 INSTANCE_DTYPE = np.dtype([("start", np.int64), ("length", np.int64), ("label", np.int64)])
 
 _BASE_PERIOD = 0.005  # s; seed 000 §II-B: counters "sampled and aggregated every 5 ms"
-_SCALE_JITTER = 0.03  # instance amplitude: scale by 1 + N(0, 0.03)
-_OFFSET_JITTER = 0.01  # instance amplitude: offset by N(0, 0.01)
+SCALE_JITTER = 0.03  # instance amplitude: scale by 1 + N(0, 0.03)
+OFFSET_JITTER = 0.01  # instance amplitude: offset by N(0, 0.01)
 _WARP = 0.02  # insertions/deletions per instance: about +-2 % of the length
 _NOISE = 0.04  # measurement noise: sigma = 4 % of the template's range
 _MIN_LENGTH = 8  # shortest template (samples) we accept after scaling by the period
 _MIN_APERIODIC = 8  # shortest aperiodic segment (samples)
-_IPC_RANGE = (0.05, 3.0)  # physical clip: instructions per reference cycle
+IPC_RANGE = (0.05, 3.0)  # physical clip: instructions per reference cycle
 
 
 # --- ground truth ----------------------------------------------------------------------
@@ -285,7 +289,8 @@ def _layout(kind: str, rng: np.random.Generator) -> list[_Periodic | _Aperiodic]
     return parts
 
 
-def _kind_code(kind: str) -> int:
+def kind_code(kind: str) -> int:
+    """A stable seed component for a name (CRC-32 of its bytes)."""
     return zlib.crc32(kind.encode())
 
 
@@ -345,7 +350,7 @@ def _templates(kind: str, seed: int, periodic: list[_Periodic], scale: float
     for p in periodic:
         if p.label in out:
             continue
-        rng = np.random.default_rng([seed, _kind_code(kind), _kind_code(p.label)])
+        rng = np.random.default_rng([seed, kind_code(kind), kind_code(p.label)])
         lo, hi, weights = _STYLES[(kind, p.label)]
         length = round(p.length * scale)
         t = _template(rng, length, lo, hi, weights)
@@ -387,8 +392,8 @@ def _instances(rng: np.random.Generator, template: np.ndarray, count: int
     src[first[flat == 2] + 1] += 0.5  # an inserted sample interpolates between its neighbours
     values = np.interp(src, np.arange(length), template)
     which = np.repeat(np.arange(count), lengths)
-    scale = 1.0 + rng.normal(0.0, _SCALE_JITTER, count)
-    offset = rng.normal(0.0, _OFFSET_JITTER, count)
+    scale = 1.0 + rng.normal(0.0, SCALE_JITTER, count)
+    offset = rng.normal(0.0, OFFSET_JITTER, count)
     return values * scale[which] + offset[which], lengths
 
 
@@ -455,7 +460,7 @@ def generate(kind: str, *, minutes: float = 10.0, seed: int = 0,
     seed = int(seed)
     n = round(minutes * 60.0 / period)
     scale = _BASE_PERIOD / period
-    rng = np.random.default_rng([seed, _kind_code(kind), 1])
+    rng = np.random.default_rng([seed, kind_code(kind), 1])
     parts = _layout(kind, rng)
     periodic = [p for p in parts if isinstance(p, _Periodic)]
     if min(round(p.length * scale) for p in periodic) < _MIN_LENGTH:
@@ -509,7 +514,7 @@ def generate(kind: str, *, minutes: float = 10.0, seed: int = 0,
         pos += values.size
     signal = np.concatenate(pieces)
     signal += rng.normal(0.0, 1.0, n) * np.concatenate(sigmas)
-    np.clip(signal, *_IPC_RANGE, out=signal)
+    np.clip(signal, *IPC_RANGE, out=signal)
 
     instances = np.zeros(sum(x.size for x in starts), dtype=INSTANCE_DTYPE)
     instances["start"] = np.concatenate(starts)
