@@ -294,3 +294,77 @@ def paraver_calls(text: str, application: int = 1) -> list[dict]:
         if k >= 0 and (mine[k]["exit"] is None or t <= mine[k]["exit"]):
             mine[k]["bytes"] += size
     return calls
+
+
+# --- shape segmentation (phasekit.phases.shape), after claspy ---------------------------------
+def znorm_knn(x: np.ndarray, w: int, k: int) -> list[list[int]]:
+    """The k nearest subsequences (length w, z-normalized Euclidean distance, trivial matches
+    |i - j| <= w // 2 excluded) of every subsequence, nearest first."""
+    subs = []
+    for i in range(len(x) - w + 1):
+        s = [float(v) for v in x[i:i + w]]
+        mean = sum(s) / w
+        sd = (sum((v - mean) ** 2 for v in s) / w) ** 0.5
+        subs.append([(v - mean) / sd for v in s])
+    out = []
+    for i, a in enumerate(subs):
+        dists = sorted((sum((p - q) ** 2 for p, q in zip(a, b, strict=True)), j)
+                       for j, b in enumerate(subs) if abs(i - j) > w // 2)
+        out.append([j for _, j in dists[:k]])
+    return out
+
+
+def clasp_split_score(neighbours: list[list[int]], split: int, w: int) -> tuple[float, list[int]]:
+    """claspy's score of one split: subsequences labelled 0 left of ``split`` and 1 from it
+    on, each predicted by the majority label of its neighbours, the w subsequences before the
+    split predicted 1; ROC AUC with the predictions as truth and the labels as scores (claspy's
+    argument order). Returns (score or -inf, predictions)."""
+    m = len(neighbours)
+    true = [int(i >= split) for i in range(m)]
+    pred = []
+    for i in range(m):
+        ones = sum(true[j] for j in neighbours[i])
+        pred.append(int(ones > len(neighbours[i]) - ones))
+    for i in range(max(0, split - w), split):
+        pred[i] = 1
+    pos = [true[i] for i in range(m) if pred[i] == 1]
+    neg = [true[i] for i in range(m) if pred[i] == 0]
+    if not pos or not neg:
+        return -INF, pred
+    wins = sum((p > q) + 0.5 * (p == q) for p in pos for q in neg)
+    return wins / (len(pos) * len(neg)), pred
+
+
+def rank_sum_p(left: list[int], right: list[int]) -> float:
+    """Two-sided p of the Wilcoxon rank-sum test (normal approximation, average ranks for
+    ties, no tie correction of the variance), as claspy computes it."""
+    values = sorted(left + right)
+    ranks: dict[int, float] = {}
+    for v in set(values):
+        first = values.index(v) + 1
+        last = len(values) - values[::-1].index(v)
+        ranks[v] = (first + last) / 2
+    n1, n2 = len(left), len(right)
+    s = sum(ranks[v] for v in left)
+    z = (s - n1 * (n1 + n2 + 1) / 2) / ((n1 * n2 * (n1 + n2 + 1) / 12) ** 0.5)
+    import math
+
+    return math.erfc(abs(z) / 2 ** 0.5)
+
+
+def suss_score(x: np.ndarray, w: int) -> float:
+    """claspy's SuSS score of width w: mean over the windows ending at samples w..n-1 of the
+    distance between the window's (mean, std, max - min) and the whole series', / sqrt(w)."""
+    x = [float(v) for v in x]
+    n = len(x)
+    mean = sum(x) / n
+    std = (sum((v - mean) ** 2 for v in x) / n) ** 0.5
+    rng = max(x) - min(x)
+    total = 0.0
+    for t in range(w, n):
+        win = x[t - w + 1:t + 1]
+        m = sum(win) / w
+        sd = (sum((v - m) ** 2 for v in win) / w) ** 0.5
+        r = max(win) - min(win)
+        total += ((m - mean) ** 2 + (sd - std) ** 2 + (r - rng) ** 2) ** 0.5
+    return total / (n - w) / w ** 0.5

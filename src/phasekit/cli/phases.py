@@ -54,18 +54,21 @@ def phases(
              "Several files, folders or quoted glob patterns: analyzed in parallel, one row "
              "each.")],
     method: Annotated[str, typer.Option(
-        "--method", metavar="ev|ev-literal",
-        help="ev: robust to within-phase variability (default); ev-literal: the seed's "
-             "Algorithm 1 exactly.")] = "ev",
+        "--method", metavar="auto|ev|ev-literal|shape",
+        help="auto (default): shape for one series, ev otherwise; ev: online, robust to "
+             "within-phase variability; ev-literal: the seed's Algorithm 1 exactly; shape: "
+             "changes of shape in one series (ClaSP-style, offline).")] = "auto",
     threshold: Annotated[float | None, typer.Option(
         "--threshold", metavar="T", show_default=False,
         help="ev-literal: share of the running maximum distance (default 0.15, seed III-B); "
-             "ev: standardized deviation from the phase (default 4).")] = None,
+             "ev: standardized deviation from the phase (default 3).")
+    ] = None,
     smooth: Annotated[int, typer.Option(
         "--smooth", metavar="N", help="Sliding-average window in vectors (1: none).")] = 1,
     sensor: Annotated[list[str] | None, typer.Option(
         "--sensor", metavar="NAME", help="A metric of the execution vectors; repeat. Default: "
-        "the seed's sensors that the profile has.")] = None,
+        "every metric that varies (ev-literal: the seed's sensors that the profile has).")
+    ] = None,
     json_output: Annotated[bool, typer.Option(
         "--json", help="Print {\"phases\": [{\"start_s\", \"end_s\", \"id\", ...}]} as JSON.")
     ] = False,
@@ -164,8 +167,8 @@ def phases_many(paths: list[Path], *, options: dict[str, Any], workers: int | No
     from phasekit.io import PROFILE_SUFFIXES
     from phasekit.phases import METHODS
 
-    if options["method"] not in METHODS:
-        raise UsageError(f"--method {options['method']!r}: expected one of "
+    if options["method"] not in ("auto", *METHODS):
+        raise UsageError(f"--method {options['method']!r}: expected auto or one of "
                          + ", ".join(METHODS))
     job = functools.partial(phases_file, options=options)
     done, errors = run_many(job, paths, suffixes=PROFILE_SUFFIXES, workers=workers,

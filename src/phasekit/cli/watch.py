@@ -63,13 +63,13 @@ def watch(
     At the end, prints the phases found.
     """
     from phasekit.phases import make_detector
-    from phasekit.phases.vectors import StreamingVectors, default_sensors
+    from phasekit.phases.vectors import StreamingVectors, sensor_kind, streaming_sensors
 
     wait_s, poll_s = parse_duration(wait, "--wait"), parse_duration(poll, "--poll")
     rows = _rows(source, wait_s, poll_s)
     header = next(rows)
     assert isinstance(header, _Header)
-    names = list(sensor) if sensor else default_sensors(header.metrics, load=method == "ev")
+    names = list(sensor) if sensor else streaming_sensors(header.metrics, method=method)
     if not names:
         raise InputError("none of the execution-vector sensors is in this input; it has: "
                          + ", ".join(header.metrics), path=source)
@@ -83,8 +83,10 @@ def watch(
         if first_time is None:
             first_time = t
             period = header.period or 1.0
-            streaming = StreamingVectors(header.metrics, names, period, smooth)
-            detector = make_detector(method, len(names), threshold=threshold, sensors=names)
+            streaming = StreamingVectors(header.metrics, names, period, smooth,
+                                         levels=[n for n in names if sensor_kind(n) == "level"])
+            detector = make_detector(method, len(names), threshold=threshold, sensors=names,
+                                     period=period)
         assert streaming is not None and detector is not None
         change = detector.update(streaming.push(values))
         if change is None:

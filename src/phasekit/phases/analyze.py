@@ -4,19 +4,28 @@ nor reads files."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from phasekit.errors import InputError
-from phasekit.phases.detect import MIN_LENGTH, Detection, detect
-from phasekit.phases.identify import identify, scaled_features, summarize
+from phasekit.errors import InputError, UsageError
+from phasekit.phases.detect import METHODS, MIN_LENGTH, ROBUST_THRESHOLD, Detection, detect
+from phasekit.phases.identify import (
+    MERGE_SCORE,
+    PhaseSummary,
+    consecutive_scores,
+    identify,
+    scaled_features,
+    summarize,
+)
 from phasekit.phases.vectors import (
     LOAD_SENSOR,
     ExecutionVectors,
-    default_sensors,
+    SensorChoice,
+    choose_sensors,
     execution_vectors,
 )
 from phasekit.profile import Profile
@@ -83,6 +92,7 @@ class PhaseResult:
     limit: np.ndarray = field(default_factory=lambda: np.empty(0))
     params: dict[str, Any] = field(default_factory=dict)
     explanation: str = ""
+    id_means: dict[int, dict[str, float]] = field(default_factory=dict)
 
     @property
     def n_ids(self) -> int:
@@ -95,8 +105,9 @@ class PhaseResult:
             "normalization": self.normalization, "smooth": self.smooth,
             "period_s": self.period, "duration_s": self.duration_s,
             "n_phases": len(self.phases), "n_ids": self.n_ids,
-            "phases": [p.to_dict() for p in self.phases], "params": self.params,
-            "explanation": self.explanation,
+            "phases": [p.to_dict() for p in self.phases],
+            "ids": [{"id": k, "mean": v} for k, v in sorted(self.id_means.items())],
+            "params": self.params, "explanation": self.explanation,
         }
         if series:
             data["score"], data["limit"] = self.score, self.limit
@@ -115,59 +126,147 @@ class PhaseResult:
                 score=np.array([_number(v) for v in data.get("score", [])]),
                 limit=np.array([_number(v) for v in data.get("limit", [])]),
                 params=dict(data.get("params", {})),
-                explanation=str(data.get("explanation", "")))
+                explanation=str(data.get("explanation", "")),
+                id_means={int(item["id"]): {k: _number(v) for k, v in item["mean"].items()}
+                          for item in data.get("ids", [])})
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise InputError(f"malformed phases result: {exc}", path=source) from None
 
 
-def phases(profile: Profile, *, method: str = "ev", threshold: float | None = None,
+def phases(profile: Profile, *, method: str = "auto", threshold: float | None = None,
            smooth: int = 1, sensors: Sequence[str] | None = None,
            id_threshold: float | None = None, **detector: Any) -> PhaseResult:
     """Phase changes and recurring phases of ``profile`` (seed 001, sections III and IV).
 
-    ``method`` "ev" (default, robust) or "ev-literal" (Algorithm 1); ``threshold`` defaults
+    ``method`` "auto" (default: "shape" for one series that varies, :mod:`phasekit.phases.
+    shape`, "ev" otherwise), "ev" (online, robust), "ev-literal" (Algorithm 1) or "shape";
+    the result's ``params["method_choice"]`` says why. ``threshold`` defaults
     to the method's (0.15 for ev-literal, seed III-B; 3 for ev); ``smooth`` is the sliding-
-    average window in vectors (1: none); ``sensors`` the metrics of the vectors (default: the
-    seed's that the profile has, plus the load ``cycles_per_s`` for ev, see
-    :mod:`phasekit.phases.vectors`); ``id_threshold`` the ev method's identification
-    threshold (default: the detection threshold; :mod:`phasekit.phases.identify`); other
-    keywords go to :func:`detect`.
+    average window in vectors (1: none); ``sensors`` the metrics of the vectors (default for
+    ev: every metric that varies, ``cycles`` as the load ``cycles_per_s``; for ev-literal the
+    seed's sensors: :func:`phasekit.phases.vectors.choose_sensors`); ``id_threshold`` the ev
+    method's identification threshold (default: the detection threshold;
+    :mod:`phasekit.phases.identify`); other keywords go to :func:`detect` (``confirm`` and
+    ``min_length`` default from the sampling period: :func:`phasekit.phases.detect.timing`).
+
+    Consecutive phases never share an id: a phase as close to the one before it as a typical
+    member is merged into it (ours, issue 17: a change that returned to the phase it left,
+    a burst confirmed as a change, is not a new phase; :func:`_identified`);
+    ``merged_changes`` in the result counts them.
+    An InputError when the chosen sensors have no valid vector (all NaN) or nothing varies.
     """
+    method_choice = f"--method {method}"
+    if method == "auto":
+        varying = (choose_sensors(profile) if sensors is None
+                   else SensorChoice(tuple(sensors), {}, "given"))
+        method = "shape" if len(varying.sensors) == 1 else "ev"
+        method_choice = ("one series: its shape changes (ClaSP-style), not its level"
+                         if method == "shape" else
+                         "several sensors: the online execution-vector detector")
+    if method not in METHODS:
+        raise UsageError(f"--method {method!r}: expected auto or one of {', '.join(METHODS)}")
     if sensors is None:
-        # ev (ours, beyond the seed): the load sensor cycles_per_s joins the seed's per-cycle
-        # sensors when there is a cycles metric (per cycle, an idle node and a low-IPC step
-        # at full load look alike); ev-literal keeps the seed's sensors
-        sensors = default_sensors(profile.metrics, load=method == "ev")
-    vectors = execution_vectors(profile, sensors=sensors, smooth_window=smooth)
+        choice = choose_sensors(profile, method=method)
+        if not choice.sensors:
+            raise InputError("nothing to detect phases in: every metric is constant or empty ("
+                             + "; ".join(f"{m}: {why}" for m, why in choice.left_out.items())
+                             + ")")
+    else:
+        choice = SensorChoice(tuple(sensors), {}, "given")
+    vectors = execution_vectors(profile, sensors=choice.sensors, smooth_window=smooth)
+    if not vectors.valid.any():
+        raise InputError("no valid execution vector: every sample of the sensors "
+                         + ", ".join(vectors.sensors) + " has a missing value")
+    if method == "shape":
+        return _shape_result(profile, vectors, choice, method_choice, detector)
     load = ({"load_column": vectors.sensors.index(LOAD_SENSOR)}
             if method == "ev" and LOAD_SENSOR in vectors.sensors and "load_column" not in detector
             else {})
-    found = detect(vectors.values, method=method, threshold=threshold, **load, **detector)
-    return _result(profile, vectors, found, id_threshold, detector)
+    found = detect(vectors.values, method=method, threshold=threshold, period=vectors.period,
+                   **load, **detector)
+    result = _result(profile, vectors, found, id_threshold, {**detector, **found.params},
+                     choice)
+    result.params["method_choice"] = method_choice
+    return result
+
+
+def _shape_result(profile: Profile, vectors: ExecutionVectors, choice: SensorChoice,
+                  method_choice: str, options: dict[str, Any]) -> PhaseResult:
+    """Phases of one series by its shape (:mod:`phasekit.phases.shape`, offline: every phase
+    is "detected" at the end of the profile); ids as the ev method gives them, consecutive
+    phases apart (no merge: two shapes may share a level)."""
+    from phasekit.phases.shape import P_THRESHOLD, shape_change_points
+
+    if vectors.values.shape[1] != 1:
+        raise UsageError(f"--method shape segments one series; {vectors.values.shape[1]} "
+                         "sensors given (choose one with --sensor)")
+    segmentation = shape_change_points(vectors.values[:, 0], **options)
+    starts = np.concatenate([[0], segmentation.change_points]).astype(np.int64)
+    last = vectors.n - 1
+    found = Detection(starts=starts, detected_at=np.full(starts.size, last), score=np.full(
+        vectors.n, np.nan), limit=np.full(vectors.n, np.nan), method="shape",
+        threshold=float(options.get("threshold", P_THRESHOLD)))
+    result = _result(profile, vectors, found, None, {"min_length": MIN_LENGTH}, choice,
+                     merge=False)
+    result.params.update({"method_choice": method_choice, "window": segmentation.window,
+                          "window_method": segmentation.window_method,
+                          "filled": segmentation.filled})
+    if len(result.phases) == 1:
+        object.__setattr__(result, "explanation", segmentation.explanation
+                           or result.explanation)
+    return result
+
+
+def _identified(X: np.ndarray, found: Detection, starts: np.ndarray,
+                id_threshold: float | None, min_length: int, *, merge: bool = True
+                ) -> tuple[np.ndarray, list[PhaseSummary], np.ndarray]:
+    """Identification (seed IV-B) of the phases that start at ``starts``: (starts,
+    summaries, ids). Consecutive phases never share an id: with the ev method, a phase as
+    close to the one before it as a typical member (identification score <= ``MERGE_SCORE``)
+    is merged into it (the change returned to the phase it left), repeatedly; any other
+    phase takes the earliest matching id that is not its predecessor's, or a new one
+    (ev-literal: no merge, the seed's detection stands)."""
+    literal = found.method == "ev-literal"
+    space = None if literal else scaled_features(X)
+    identify_as = "ev" if found.method == "shape" else found.method
+
+    def references_of(summaries: list[PhaseSummary]) -> np.ndarray:
+        return np.array([s.reference for s in summaries]).reshape(len(summaries), X.shape[1])
+
+    summaries = summarize(X, starts, space=space)
+    while merge and not literal and len(starts) > 1:
+        close = consecutive_scores(references_of(summaries), X, starts, min_length)
+        merged = np.flatnonzero(close <= MERGE_SCORE)
+        if not merged.size:
+            break
+        starts = np.delete(starts, merged)
+        summaries = summarize(X, starts, space=space)
+    max_consecutive = float(np.nanmax(found.score)) if np.isfinite(found.score).any() else np.nan
+    ids = identify(references_of(summaries), method=identify_as, threshold=ROBUST_THRESHOLD,
+                   max_consecutive=max_consecutive, id_threshold=id_threshold, vectors=X,
+                   starts=starts, min_length=min_length, apart=True)
+    return starts, summaries, ids
 
 
 def _result(profile: Profile, vectors: ExecutionVectors, found: Detection,
-            id_threshold: float | None, detector: dict[str, Any]) -> PhaseResult:
+            id_threshold: float | None, detector: dict[str, Any],
+            choice: SensorChoice, *, merge: bool = True) -> PhaseResult:
     X = vectors.values
-    literal = found.method == "ev-literal"
-    summaries = summarize(X, found.starts, space=None if literal else scaled_features(X))
-    references = np.array([s.reference for s in summaries]).reshape(len(summaries), X.shape[1])
-    max_consecutive = float(np.nanmax(found.score)) if np.isfinite(found.score).any() else np.nan
-    if not literal and id_threshold is None:
+    if found.method == "ev" and id_threshold is None:
         id_threshold = found.threshold
-    ids = identify(references, method=found.method, threshold=found.threshold,
-                   max_consecutive=max_consecutive, id_threshold=id_threshold,
-                   vectors=X, starts=found.starts,
-                   min_length=int(detector.get("min_length", MIN_LENGTH)))
+    starts, summaries, ids = _identified(X, found, np.asarray(found.starts), id_threshold,
+                                         int(detector.get("min_length", MIN_LENGTH)),
+                                         merge=merge)
+    detected_at = dict(zip(map(int, found.starts), map(int, found.detected_at), strict=True))
     times = vectors.times
     duration = profile.duration
     result_phases = []
-    for k, (summary, detected) in enumerate(zip(summaries, found.detected_at, strict=True)):
+    for summary, phase_id in zip(summaries, ids, strict=True):
         end_s = float(times[summary.end]) if summary.end < len(times) else duration
         result_phases.append(Phase(
-            start_s=float(times[summary.start]), end_s=end_s, id=int(ids[k]),
-            detected_at_s=float(times[int(detected)]), start_index=summary.start,
-            end_index=summary.end,
+            start_s=float(times[summary.start]), end_s=end_s, id=int(phase_id),
+            detected_at_s=float(times[detected_at[summary.start]]),
+            start_index=summary.start, end_index=summary.end,
             representative=dict(zip(vectors.sensors, map(float, summary.representative),
                                     strict=True)),
             reference=dict(zip(vectors.sensors, map(float, summary.reference), strict=True))))
@@ -176,9 +275,30 @@ def _result(profile: Profile, vectors: ExecutionVectors, found: Detection,
         explanation = ("no phase change: the whole profile is one phase"
                        if np.isfinite(X).all(axis=1).sum() > 1 else
                        "fewer than two valid vectors: one phase by definition")
+    params = {"id_threshold": id_threshold, **detector,
+              "merged_changes": len(found.starts) - len(starts),
+              "sensor_choice": {"how": choice.how, "left_out": choice.left_out,
+                                "levels": list(vectors.levels)}}
     return PhaseResult(
         phases=tuple(result_phases), method=found.method, threshold=found.threshold,
         sensors=vectors.sensors, normalization=vectors.normalization, smooth=vectors.smooth,
         period=vectors.period, duration_s=duration, node=profile.node, score=found.score,
-        limit=found.limit, params={"id_threshold": id_threshold, **detector},
-        explanation=explanation)
+        limit=found.limit, params=params, explanation=explanation,
+        id_means=id_means(X, [p.start_index for p in result_phases], ids, vectors.sensors))
+
+
+def id_means(X: np.ndarray, starts: Sequence[int], ids: Sequence[int],
+             sensors: Sequence[str]) -> dict[int, dict[str, float]]:
+    """The mean vector of every id over all the valid vectors of its phases (seed IV-A's
+    representative vector, taken over the recurring phase as a whole)."""
+    bounds = [*map(int, starts), X.shape[0]]
+    label = np.zeros(X.shape[0], np.int64)
+    for (a, b), phase_id in zip(itertools.pairwise(bounds), ids, strict=True):
+        label[a:b] = phase_id
+    valid = np.isfinite(X).all(axis=1)
+    out = {}
+    for phase_id in sorted(set(map(int, ids))):
+        rows = X[valid & (label == phase_id)]
+        mean = rows.mean(axis=0) if rows.shape[0] else np.full(X.shape[1], np.nan)
+        out[phase_id] = dict(zip(sensors, map(float, mean), strict=True))
+    return out

@@ -55,11 +55,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ID_MIN_SCALE", "PhaseSummary", "identify", "scaled_features", "summarize"]
+__all__ = ["ID_MIN_SCALE", "MERGE_SCORE", "PhaseSummary", "consecutive_scores", "identify",
+           "scaled_features", "summarize"]
 
 ID_MIN_SCALE = 0.05  # = the detector's min_spread
 ID_CAP = 100.0  # = the detector's cap
 ID_SKIP = 8  # = the detector's min_length
+MERGE_SCORE = 1.0  # = the detector's TRANSIENT: as close as a typical member
 
 
 @dataclass(frozen=True, eq=False)
@@ -100,12 +102,15 @@ def summarize(X: np.ndarray, starts: np.ndarray, *,
 
 def features(X: np.ndarray, scale_from: np.ndarray | None = None,
              eps_rel: float = 0.01) -> np.ndarray:
-    """The ev method's scale-free features of vectors ``X``: log(v + 1 % of the sensor's mean
-    over ``scale_from``, all the run's vectors; default ``X``)."""
+    """The ev method's scale-free features of vectors ``X``: the detector's signed log
+    (:func:`phasekit.phases.detect.signed_log`) with eps = 1 % of the sensor's mean |v| over
+    ``scale_from``, all the run's vectors; default ``X``."""
     base = X if scale_from is None else scale_from
-    scale = np.nanmean(np.where(base > 0, base, 0.0), axis=0)
-    eps = np.where(scale > 0, eps_rel * scale, 1e-300)
-    return np.log(np.clip(X, 0.0, None) + eps)
+    with np.errstate(invalid="ignore"):
+        scale = np.nanmean(np.abs(base), axis=0) if base.size else np.zeros(X.shape[1])
+    eps = np.where(np.isfinite(scale) & (scale > 0), eps_rel * scale, 1e-300)
+    with np.errstate(invalid="ignore"):
+        return np.where(X >= 0, np.log(np.abs(X) + eps), 2 * np.log(eps) - np.log(eps + np.abs(X)))
 
 
 def _noise(Z: np.ndarray) -> np.ndarray:
@@ -127,8 +132,10 @@ def scaled_features(X: np.ndarray) -> np.ndarray:
 def identify(references: np.ndarray, *, method: str, threshold: float,
              max_consecutive: float = np.nan, id_threshold: float | None = None,
              vectors: np.ndarray | None = None, starts: np.ndarray | None = None,
-             min_length: int = ID_SKIP) -> np.ndarray:
-    """Ids (from 1) of phases whose reference vectors are the rows of ``references``.
+             min_length: int = ID_SKIP, apart: bool = False) -> np.ndarray:
+    """Ids (from 1) of phases whose reference vectors are the rows of ``references``; with
+    ``apart``, consecutive phases never share an id (a phase takes the earliest match whose
+    id is not its predecessor's, or a new id).
 
     ev-literal: same id when the Manhattan distance is <= ``threshold`` x
     ``max_consecutive`` (the largest consecutive-EV distance of the run). ev: same id when
@@ -141,11 +148,33 @@ def identify(references: np.ndarray, *, method: str, threshold: float,
     if method == "ev-literal":
         limit = threshold * max_consecutive if np.isfinite(max_consecutive) else 0.0
         return _first_match(n, np.isfinite(references).all(axis=1),
-                            lambda i, k: np.abs(references[i] - references[k]).sum() <= limit)
+                            lambda i, k: np.abs(references[i] - references[k]).sum() <= limit,
+                            apart=apart)
     if vectors is None or starts is None or len(starts) != n:
         raise ValueError("the ev method identifies phases from the run's vectors and the "
                          "phases' starts")
     limit = threshold if id_threshold is None else id_threshold
+    usable, score = _phase_scores(references, vectors, starts, min_length)
+    return _first_match(n, usable, lambda i, k: score(i, k) <= limit, apart=apart)
+
+
+def consecutive_scores(references: np.ndarray, vectors: np.ndarray, starts: np.ndarray,
+                       min_length: int = ID_SKIP) -> np.ndarray:
+    """The ev method's identification score (module docstring) between every phase and the
+    one before it (entry 0: NaN; NaN where a phase has no usable statistics)."""
+    usable, score = _phase_scores(references, vectors, starts, min_length)
+    out = np.full(references.shape[0], np.nan)
+    for i in range(1, references.shape[0]):
+        if usable[i] and usable[i - 1]:
+            out[i] = score(i, i - 1)
+    return out
+
+
+def _phase_scores(references: np.ndarray, vectors: np.ndarray, starts: np.ndarray,
+                  min_length: int) -> tuple[np.ndarray, Callable[[int, int], float]]:
+    """Which phases have statistics, and the symmetric score of two phases (the larger of
+    each reference vector's score in the other phase)."""
+    n = references.shape[0]
     Z = features(vectors, vectors)
     noise = _noise(Z)
     points = features(references, vectors)
@@ -161,21 +190,24 @@ def identify(references: np.ndarray, *, method: str, threshold: float,
             spread = np.abs(body - means[p]).mean(axis=0)
             scales[p] = np.maximum(spread, noise)
 
-    def score(i: int, k: int) -> float:
+    def one_way(i: int, k: int) -> float:
         return float(np.minimum(np.abs(points[i] - means[k]) / scales[k], ID_CAP).mean())
 
     usable = np.isfinite(points).all(axis=1) & np.isfinite(means).all(axis=1)
-    return _first_match(n, usable,
-                        lambda i, k: max(score(i, k), score(k, i)) <= limit)
+    return usable, lambda i, k: max(one_way(i, k), one_way(k, i))
 
 
-def _first_match(n: int, usable: np.ndarray, close: Callable[[int, int], bool]) -> np.ndarray:
-    """Ids: phase i takes the id of the earliest usable earlier phase k with close(i, k)."""
+def _first_match(n: int, usable: np.ndarray, close: Callable[[int, int], bool], *,
+                 apart: bool = False) -> np.ndarray:
+    """Ids: phase i takes the id of the earliest usable earlier phase k with close(i, k);
+    with ``apart``, never the id of phase i - 1."""
     ids = np.zeros(n, np.int64)
     next_id = 1
     for i in range(n):
         if usable[i]:
             for k in range(i):
+                if apart and i > 0 and ids[k] == ids[i - 1]:
+                    continue
                 if usable[k] and close(i, k):
                     ids[i] = ids[k]
                     break

@@ -11,6 +11,19 @@ when ``instructions`` is missing, the CPU-activity metrics that exist (``cpu_use
 ``cpu_system_s``, ``cpu_iowait_s``, ``task_clock``, ``page_faults``, ``context_switches``)
 stand in for the processor sensors, and the vectors say which sensors they hold.
 
+Every numeric metric takes part in the ev method's vectors (issue 17; ours, beyond the
+seed's nine sensors, which real counter sets rarely name: l2miss, stall_cycles, local_mem
+...): :func:`choose_sensors` keeps every metric of the profile except those with no value and
+those constant over the whole profile (they are listed as left out, with the reason), and
+``cycles``, which becomes the load sensor. Each sensor is normalized by its kind
+(:func:`sensor_kind`): an event count per cycle (or per second without ``cycles``), a *level*
+(a gauge: memory in use, power, temperature, frequency, a ratio) as it is, since dividing an
+instantaneous value by the interval's cycles would turn the load into a change of the level.
+A recording says which metrics are gauges (``meta["recording"]["kinds"]``); otherwise units
+(W, °C, Hz, %) and names (power, temp, freq, util, ratio, ipc, size, used, cached, free)
+tell. The detector's signed-log features and per-sensor scales make counts, rates and levels
+comparable (:mod:`phasekit.phases.detect`). ev-literal keeps the seed's sensors.
+
 Beyond the seed, for the ev method: the load sensor ``cycles_per_s`` (``LOAD_SENSOR``), the
 ``cycles`` of the interval divided by its length, not by the cycles. Per-cycle vectors say
 what the busy cores do, not how busy the node is: an idle node (1 % of its cycles, spent by
@@ -35,8 +48,8 @@ import numpy as np
 from phasekit.errors import InputError, UsageError
 from phasekit.profile import Profile
 
-__all__ = ["FALLBACK_SENSORS", "LOAD_SENSOR", "SENSORS", "ExecutionVectors", "execution_vectors",
-           "smooth"]
+__all__ = ["FALLBACK_SENSORS", "LOAD_SENSOR", "SENSORS", "ExecutionVectors", "SensorChoice",
+           "choose_sensors", "execution_vectors", "sensor_kind", "smooth"]
 
 #: The seed's sensors (III-A), in phasekit's metric names.
 SENSORS = ("instructions", "cache_references", "cache_misses", "branches", "branch_misses",
@@ -60,6 +73,7 @@ class ExecutionVectors:
     period: float
     normalization: str
     smooth: int
+    levels: tuple[str, ...] = ()
 
     @property
     def n(self) -> int:
@@ -68,6 +82,77 @@ class ExecutionVectors:
     @property
     def valid(self) -> np.ndarray:
         return np.isfinite(self.values).all(axis=1)
+
+
+LEVEL_UNITS = frozenset({"w", "mw", "kw", "c", "°c", "degc", "k", "hz", "khz", "mhz", "ghz",
+                         "%", "ratio", "v", "a"})
+LEVEL_WORDS = ("power", "temp", "freq", "util", "ratio", "ipc", "percent", "size", "used",
+               "cached", "free", "watt", "volt", "gauge")
+
+
+def sensor_kind(profile_or_metric: Profile | str, metric: str | None = None, *,
+                unit: str = "", recorded: str | None = None) -> str:
+    """"count" (normalized per cycle or per second) or "level" (kept as it is) for a metric
+    (module docstring); ``recorded`` is the recorder's own kind ("counter"/"gauge")."""
+    if isinstance(profile_or_metric, Profile):
+        profile = profile_or_metric
+        assert metric is not None
+        kinds = (profile.meta.get("recording") or {}).get("kinds") or {}
+        return sensor_kind(metric, unit=profile.units.get(metric, ""),
+                           recorded=kinds.get(metric))
+    name = profile_or_metric.lower()
+    if recorded is not None:
+        return "level" if recorded == "gauge" else "count"
+    if unit.strip().lower() in LEVEL_UNITS or any(word in name for word in LEVEL_WORDS):
+        return "level"
+    return "count"
+
+
+@dataclass(frozen=True)
+class SensorChoice:
+    """The sensors of a profile's vectors and the metrics left out, each with the reason."""
+
+    sensors: tuple[str, ...]
+    left_out: dict[str, str]
+    how: str
+
+
+def choose_sensors(profile: Profile, *, method: str = "ev") -> SensorChoice:
+    """The default sensors of ``method`` for ``profile``: for ev, every metric with values
+    that vary, ``cycles`` as the load sensor (module docstring); for ev-literal, the seed's
+    sensors that the profile has (:func:`default_sensors`)."""
+    if method == "ev-literal":
+        names = default_sensors(profile.metrics)
+        return SensorChoice(tuple(names), {m: "not one of the seed's sensors (ev-literal)"
+                                           for m in profile.metrics if m not in names},
+                            "the seed's sensors (III-A) that the profile has")
+    left_out: dict[str, str] = {}
+    names: list[str] = []
+    for j, metric in enumerate(profile.metrics):
+        column = profile.values[:, j]
+        finite = column[np.isfinite(column)]
+        if finite.size == 0:
+            left_out[metric] = "no value"
+        elif np.ptp(finite) == 0.0:
+            left_out[metric] = f"constant ({finite[0]:g}) over the whole profile"
+        elif metric != "cycles":
+            names.append(metric)
+    if "cycles" in profile.metrics and "cycles" not in left_out:
+        # the load last, as default_sensors has it; alone, cycles is its own series
+        names.append(LOAD_SENSOR if names else "cycles")
+    return SensorChoice(tuple(names), left_out,
+                        "every metric that varies; cycles as the load cycles_per_s")
+
+
+def streaming_sensors(metrics: Sequence[str], *, method: str = "ev") -> list[str]:
+    """The default sensors of a stream whose values are not known yet: for ev every metric
+    (``cycles`` as the load sensor), for ev-literal the seed's (:func:`choose_sensors`)."""
+    if method == "ev-literal":
+        return default_sensors(metrics)
+    names = [m for m in metrics if m != "cycles"]
+    if "cycles" in metrics:
+        names.append(LOAD_SENSOR if names else "cycles")
+    return names
 
 
 def default_sensors(metrics: Sequence[str], *, load: bool = False) -> list[str]:
@@ -109,19 +194,22 @@ def execution_vectors(profile: Profile, *, sensors: Sequence[str] | None = None,
     values = np.column_stack([profile.values[:, c] if c >= 0 else profile.column("cycles")
                               for c in columns]).astype(np.float64)
     load = np.array([c < 0 for c in columns])
+    counts = ~load & np.array([sensor_kind(profile, s) == "count" for s in names])
     if "cycles" in profile.metrics:
         cycles = profile.column("cycles")
         with np.errstate(invalid="ignore", divide="ignore"):
-            values[:, ~load] /= np.where(cycles > 0, cycles, np.nan)[:, None]
+            values[:, counts] /= np.where(cycles > 0, cycles, np.nan)[:, None]
         values[:, load] /= profile.period
         normalization = "cycles"
     else:
-        values = values / profile.period
+        values[:, counts] /= profile.period
         normalization = "interval"
     values[~np.isfinite(values)] = np.nan
     return ExecutionVectors(values=smooth(values, smooth_window), sensors=tuple(names),
                             times=profile.times(), period=profile.period,
-                            normalization=normalization, smooth=smooth_window)
+                            normalization=normalization, smooth=smooth_window,
+                            levels=tuple(s for s, c, lo in zip(names, counts, load, strict=True)
+                                         if not c and not lo))
 
 
 def smooth(values: np.ndarray, window: int) -> np.ndarray:
@@ -147,13 +235,14 @@ class StreamingVectors:
     the same normalization and the trailing average computed from the same running sums."""
 
     def __init__(self, metrics: Sequence[str], sensors: Sequence[str], period: float,
-                 smooth_window: int = 1) -> None:
+                 smooth_window: int = 1, *, levels: Sequence[str] = ()) -> None:
         if smooth_window < 1:
             raise UsageError(f"--smooth {smooth_window}: expected a window of at least 1 vector")
         columns = _columns(metrics, sensors)
         self.sensors = tuple(sensors)
         self.cycles = list(metrics).index("cycles") if "cycles" in metrics else None
         self._load = np.array([c < 0 for c in columns], bool)
+        self._counts = ~self._load & np.array([s not in levels for s in sensors], bool)
         self.columns = np.array([c if c >= 0 else self.cycles for c in columns], np.int64)
         self.period = period
         self.window = smooth_window
@@ -170,10 +259,10 @@ class StreamingVectors:
         if self.cycles is not None:
             cycles = float(row[self.cycles])
             with np.errstate(invalid="ignore", divide="ignore"):
-                x[~self._load] /= cycles if cycles > 0 else np.nan
+                x[self._counts] /= cycles if cycles > 0 else np.nan
             x[self._load] /= self.period
         else:
-            x = x / self.period
+            x[self._counts] /= self.period
         x[~np.isfinite(x)] = np.nan
         if self.window == 1:
             return x

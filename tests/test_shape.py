@@ -1,0 +1,213 @@
+"""Shape segmentation of one series (phasekit.phases.shape): kernels against tests/naive.py,
+synthetic series with known change points over several seeds, real TSSB series, bad inputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import signal
+
+import naive
+from phasekit.errors import InputError, UsageError
+from phasekit.metrics.segmentation import f1_score, score_segmentation
+from phasekit.phases import shape
+from phasekit.phases.shape import ShapeSegmentation, shape_change_points, suss_window
+
+TSSB = Path(__file__).parent / "data" / "tssb"
+SEEDS = range(3)
+
+
+# --- kernels against the naive references ----------------------------------------------------
+@pytest.mark.parametrize("seed, n, w", [(0, 80, 5), (1, 120, 7), (2, 97, 10)])
+def test_knn_matches_naive(seed: int, n: int, w: int) -> None:
+    x = np.random.default_rng(seed).standard_normal(n)
+    assert shape._knn(x, w).tolist() == naive.znorm_knn(x, w, 3)
+
+
+def test_knn_treats_flat_subsequences_as_one_shape() -> None:
+    x = np.r_[np.zeros(30), np.sin(np.arange(60) / 2.0), np.zeros(30)]
+    nbr = shape._knn(x, 6)
+    flat = [np.ptp(x[i:i + 6]) == 0 for i in range(len(nbr))]
+    assert sum(flat) > 40
+    for i in np.flatnonzero(flat):  # the neighbours of a flat subsequence are flat
+        assert all(flat[j] for j in nbr[i]), (i, nbr[i])
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_profile_and_test_match_naive(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    x = np.r_[np.sin(np.arange(70) / 2.0), rng.standard_normal(60)]
+    w, min_seg = 6, 12
+    nbr = shape._knn(x, w)
+    auc, a, b = shape._profile(nbr, w, min_seg)
+    m = len(nbr)
+    for split in range(1, m):
+        score, pred = naive.clasp_split_score(nbr.tolist(), split, w)
+        if min_seg <= split < m - min_seg + w and np.isfinite(score):
+            assert auc[split] == pytest.approx(score, abs=1e-12), split
+            p = shape._rank_sum_p(split, m, int(b[split]), int(a[split] + b[split]))
+            assert p == pytest.approx(naive.rank_sum_p(pred[:split], pred[split:]),
+                                      rel=1e-9, abs=1e-300)
+        else:
+            assert np.isnan(auc[split]), split
+
+
+@pytest.mark.parametrize("w", [1, 4, 17, 60])
+def test_suss_score_matches_naive(w: int) -> None:
+    x = np.random.default_rng(3).standard_normal(150).cumsum()
+    z = (x - x.min()) / (x.max() - x.min())
+    got = shape._suss_score(z, w, float(z.mean()), float(z.std()), 1.0)
+    assert got == pytest.approx(naive.suss_score(z, w), rel=1e-6)
+
+
+def test_suss_window_follows_the_pattern_length() -> None:
+    t = np.arange(4000)
+    short = suss_window(np.sin(2 * np.pi * t / 20))
+    long = suss_window(np.sin(2 * np.pi * t / 200))
+    assert 3 <= short < long
+    assert suss_window(np.ones(100)) == shape.SUSS_LOWER
+
+
+# --- synthetic series with known answers ------------------------------------------------------
+def sine_period_change(seed: int) -> tuple[np.ndarray, list[int]]:
+    rng = np.random.default_rng(seed)
+    t = np.arange(1200)
+    x = np.r_[np.sin(2 * np.pi * t / 20), np.sin(2 * np.pi * t / 33)]
+    return x + 0.1 * rng.standard_normal(x.size), [1200]
+
+
+def square_to_sawtooth(seed: int) -> tuple[np.ndarray, list[int]]:
+    rng = np.random.default_rng(seed)
+    t = np.arange(1000)
+    x = np.r_[signal.square(2 * np.pi * t / 25), signal.sawtooth(2 * np.pi * t / 25),
+              signal.square(2 * np.pi * t / 25)]
+    return x + 0.1 * rng.standard_normal(x.size), [1000, 2000]
+
+
+def noise_level_change(seed: int) -> tuple[np.ndarray, list[int]]:
+    rng = np.random.default_rng(seed)
+    t = np.arange(3000)
+    level = np.where(t < 1500, 0.05, 0.6)
+    return np.sin(2 * np.pi * t / 30) + level * rng.standard_normal(t.size), [1500]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("make, margin", [(sine_period_change, 0.01),
+                                          (square_to_sawtooth, 0.01),
+                                          (noise_level_change, 0.025)])
+def test_synthetic_changes_are_found(make, margin: float, seed: int) -> None:
+    x, truth = make(seed)
+    res = shape_change_points(x)
+    assert len(res.change_points) == len(truth), res
+    f1, _, _ = f1_score(truth, res.change_points, margin=int(margin * len(x)))
+    assert f1 == 1.0, (res.change_points, truth)
+    assert res.change_points.dtype == np.int64
+    assert np.all(np.diff(res.change_points) > 0)
+    assert np.all((res.scores > 0.5) & (res.scores <= 1.0))
+    assert np.all(res.p_values <= shape.P_THRESHOLD)
+    assert "shape change" in res.explanation
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_stationary_periodic_series_is_not_cut(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    t = np.arange(3000) + int(rng.integers(100))
+    mixed = np.sin(2 * np.pi * t / 25) + 0.5 * signal.square(2 * np.pi * t / 25)
+    pulses = ((t % 40) < 8).astype(float)
+    for x in (mixed + 0.2 * rng.standard_normal(t.size),
+              pulses + 0.05 * rng.standard_normal(t.size)):
+        res = shape_change_points(x)
+        assert res.change_points.size == 0, res
+        assert "no split is significant" in res.explanation
+        assert np.isfinite(res.profile).any()
+
+
+def test_nan_gap_is_interpolated_and_counted() -> None:
+    x, truth = sine_period_change(0)
+    x[500:540] = np.nan
+    res = shape_change_points(x)
+    assert res.filled == 40
+    assert f1_score(truth, res.change_points, margin=24)[0] == 1.0
+    assert res.n_samples == x.size
+
+
+def test_given_window_and_max_changes() -> None:
+    x, _ = square_to_sawtooth(0)
+    res = shape_change_points(x, window=25, max_changes=1)
+    assert res.window == 25 and res.window_method == "given"
+    assert len(res.change_points) == 1
+    none = shape_change_points(x, max_changes=0)
+    assert none.change_points.size == 0 and "max_changes" in none.explanation
+
+
+def test_constant_and_short_series_give_no_change() -> None:
+    flat = shape_change_points(np.full(500, 3.5))
+    assert flat.change_points.size == 0 and "constant" in flat.explanation
+    short = shape_change_points(np.sin(np.arange(30.0)))
+    assert short.change_points.size == 0 and "too short" in short.explanation
+    two_windows = shape_change_points(np.sin(np.arange(100.0)), window=20)
+    assert two_windows.change_points.size == 0 and "too short" in two_windows.explanation
+
+
+def test_result_round_trips_through_dict() -> None:
+    x, _ = square_to_sawtooth(1)
+    res = shape_change_points(x)
+    back = ShapeSegmentation.from_dict(res.to_dict())
+    assert back.change_points.tolist() == res.change_points.tolist()
+    assert back.window == res.window and back.explanation == res.explanation
+    np.testing.assert_array_equal(back.scores, res.scores)
+    np.testing.assert_array_equal(np.isnan(back.profile), np.isnan(res.profile))
+    assert res.segments()[0][0] == 0 and res.segments()[-1][1] == x.size
+    assert res.n_segments == len(res.change_points) + 1
+
+
+# --- real series: TSSB (BSD-3, tests/data/tssb/README.md) ---------------------------------------
+def tssb_series() -> list[tuple[str, np.ndarray, list[int]]]:
+    out = []
+    for line in (TSSB / "desc.txt").read_text().split():
+        name, _window_hint, *cps = line.split(",")
+        out.append((name, np.loadtxt(TSSB / f"{name}.txt"), [int(c) for c in cps]))
+    return out
+
+
+def test_tssb_series() -> None:
+    f1s, covers = [], []
+    for name, x, truth in tssb_series():
+        res = shape_change_points(x)  # the window is found, the hint in desc.txt not used
+        s = score_segmentation(truth, res.change_points, len(x), margin=int(0.01 * len(x)))
+        f1s.append(s.f1)
+        covers.append(s.covering)
+        assert s.covering >= 0.75, (name, res.change_points, truth)
+    assert np.mean(f1s) >= 0.85 and np.mean(covers) >= 0.9, (f1s, covers)
+
+
+# --- bad inputs ----------------------------------------------------------------------------
+@pytest.mark.parametrize("x", [np.ones((100, 2)), np.ones((4, 5, 6)), ["a", "b"]])
+def test_bad_series_is_an_input_error(x) -> None:
+    with pytest.raises(InputError):
+        shape_change_points(x)
+
+
+def test_non_finite_series_is_an_input_error() -> None:
+    with pytest.raises(InputError, match="all NaN"):
+        shape_change_points(np.full(100, np.nan))
+    x = np.sin(np.arange(200.0))
+    x[7] = np.inf
+    with pytest.raises(InputError, match="sample 7"):
+        shape_change_points(x)
+
+
+@pytest.mark.parametrize("kwargs", [{"window": 2}, {"window": 4.5}, {"window": True},
+                                    {"max_changes": -1}, {"max_changes": 1.5},
+                                    {"threshold": 0.0}, {"threshold": 2.0}])
+def test_bad_parameters_are_usage_errors(kwargs) -> None:
+    with pytest.raises(UsageError):
+        shape_change_points(np.sin(np.arange(500.0)), **kwargs)
+
+
+def test_one_column_input_is_accepted() -> None:
+    x, truth = sine_period_change(1)
+    res = shape_change_points(x[:, None])
+    assert f1_score(truth, res.change_points, margin=24)[0] == 1.0
