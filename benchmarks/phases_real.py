@@ -35,7 +35,7 @@ import numpy as np
 import _common
 from phasekit.metrics.segmentation import score_segmentation
 from phasekit.phases import make_detector, phases
-from phasekit.phases.vectors import StreamingVectors, choose_sensors, sensor_kind
+from phasekit.phases.vectors import StreamingVectors, choose_sensors, metric_kind
 from phasekit.synth.backtoback import back_to_back, read_headed_table
 
 SECTION = "phases_real"
@@ -63,7 +63,7 @@ def load_runs(root: Path) -> dict[str, tuple[tuple[str, ...], np.ndarray]]:
 def online(profile) -> tuple[list[int], list[int]]:
     """The streaming detector's reported changes: (located starts, reporting vectors)."""
     sensors = list(choose_sensors(profile).sensors)
-    levels = [s for s in sensors if sensor_kind(profile, s) == "level"]
+    levels = [s for s in sensors if metric_kind(profile, s) == "level"]
     stream = StreamingVectors(profile.metrics, sensors, profile.period, levels=levels)
     detector = make_detector("ev", len(sensors), sensors=sensors, period=profile.period)
     found, reported = [], []

@@ -411,3 +411,16 @@ def test_all_nan_or_constant_profile_is_an_input_error(values: np.ndarray) -> No
     profile = Profile(values=values, period=1.0, metrics=("instructions", "cycles"))
     with pytest.raises(InputError, match="constant or empty"):
         phases(profile)
+
+
+def test_ev_literal_identifies_with_its_own_threshold() -> None:
+    # three distinct steps: the seed's limit (15 % of the largest consecutive distance)
+    # tells them apart; consecutive phases never share an id in any case
+    levels = [[2.0, 0.01, 0.1], [0.5, 0.05, 0.3], [1.0, 0.2, 0.02]]
+    X = np.vstack([np.tile(level, (20, 1)) for level in levels]) * 1e9
+    profile = Profile(values=np.hstack([np.full((60, 1), 1e9), X]), period=1.0,
+                      metrics=("cycles", "instructions", "cache_misses", "branches"))
+    result = phases(profile, method="ev-literal")
+    assert len({p.id for p in result.phases if p.start_index >= 40}) == 1
+    first_of = {p.start_index // 20: p.id for p in reversed(result.phases)}
+    assert len(set(first_of.values())) == 3, [(p.start_index, p.id) for p in result.phases]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -184,10 +184,8 @@ def phases(profile: Profile, *, method: str = "auto", threshold: float | None = 
             else {})
     found = detect(vectors.values, method=method, threshold=threshold, period=vectors.period,
                    **load, **detector)
-    result = _result(profile, vectors, found, id_threshold, {**detector, **found.params},
-                     choice)
-    result.params["method_choice"] = method_choice
-    return result
+    return _result(profile, vectors, found, id_threshold,
+                   {**detector, **found.params, "method_choice": method_choice}, choice)
 
 
 def _shape_result(profile: Profile, vectors: ExecutionVectors, choice: SensorChoice,
@@ -206,14 +204,13 @@ def _shape_result(profile: Profile, vectors: ExecutionVectors, choice: SensorCho
     found = Detection(starts=starts, detected_at=np.full(starts.size, last), score=np.full(
         vectors.n, np.nan), limit=np.full(vectors.n, np.nan), method="shape",
         threshold=float(options.get("threshold", P_THRESHOLD)))
-    result = _result(profile, vectors, found, None, {"min_length": MIN_LENGTH}, choice,
-                     merge=False)
-    result.params.update({"method_choice": method_choice, "window": segmentation.window,
-                          "window_method": segmentation.window_method,
-                          "filled": segmentation.filled})
-    if len(result.phases) == 1:
-        object.__setattr__(result, "explanation", segmentation.explanation
-                           or result.explanation)
+    result = _result(profile, vectors, found, None,
+                     {"min_length": MIN_LENGTH, "method_choice": method_choice,
+                      "window": segmentation.window,
+                      "window_method": segmentation.window_method,
+                      "filled": segmentation.filled}, choice, merge=False)
+    if len(result.phases) == 1 and segmentation.explanation:
+        return replace(result, explanation=segmentation.explanation)
     return result
 
 
@@ -228,7 +225,7 @@ def _identified(X: np.ndarray, found: Detection, starts: np.ndarray,
     (ev-literal: no merge, the seed's detection stands)."""
     literal = found.method == "ev-literal"
     space = None if literal else scaled_features(X)
-    identify_as = "ev" if found.method == "shape" else found.method
+    shape = found.method == "shape"  # identified as the ev method identifies
 
     def references_of(summaries: list[PhaseSummary]) -> np.ndarray:
         return np.array([s.reference for s in summaries]).reshape(len(summaries), X.shape[1])
@@ -242,7 +239,8 @@ def _identified(X: np.ndarray, found: Detection, starts: np.ndarray,
         starts = np.delete(starts, merged)
         summaries = summarize(X, starts, space=space)
     max_consecutive = float(np.nanmax(found.score)) if np.isfinite(found.score).any() else np.nan
-    ids = identify(references_of(summaries), method=identify_as, threshold=ROBUST_THRESHOLD,
+    ids = identify(references_of(summaries), method="ev" if shape else found.method,
+                   threshold=ROBUST_THRESHOLD if shape else found.threshold,
                    max_consecutive=max_consecutive, id_threshold=id_threshold, vectors=X,
                    starts=starts, min_length=min_length, apart=True)
     return starts, summaries, ids

@@ -298,13 +298,10 @@ def _lasting_shift(counts: np.ndarray, shift: np.ndarray, mean: np.ndarray, spre
         return False
     reference = (slot + 1) % L  # the mean before the window's oldest vector was added
     statistic = 0.0
-    m = 0
     for j in range(d):
         scale = max(spread[j], noise[j], min_spread)
-        u = abs(shift[2 * L, j] / L - shift[L + reference, j]) / scale
-        statistic += min(u, cap)
-        m += 1
-    if m == 0 or statistic / m <= shift_threshold:
+        statistic += min(abs(shift[2 * L, j] / L - shift[L + reference, j]) / scale, cap)
+    if d == 0 or statistic / d <= shift_threshold:
         return False
     # locate: the split k (window order) maximizing (L - k) x the tail's mean deviation
     best, best_k = -1.0, 0

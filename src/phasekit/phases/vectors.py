@@ -49,7 +49,7 @@ from phasekit.errors import InputError, UsageError
 from phasekit.profile import Profile
 
 __all__ = ["FALLBACK_SENSORS", "LOAD_SENSOR", "SENSORS", "ExecutionVectors", "SensorChoice",
-           "choose_sensors", "execution_vectors", "sensor_kind", "smooth"]
+           "choose_sensors", "execution_vectors", "metric_kind", "sensor_kind", "smooth"]
 
 #: The seed's sensors (III-A), in phasekit's metric names.
 SENSORS = ("instructions", "cache_references", "cache_misses", "branches", "branch_misses",
@@ -90,22 +90,21 @@ LEVEL_WORDS = ("power", "temp", "freq", "util", "ratio", "ipc", "percent", "size
                "cached", "free", "watt", "volt", "gauge")
 
 
-def sensor_kind(profile_or_metric: Profile | str, metric: str | None = None, *,
-                unit: str = "", recorded: str | None = None) -> str:
+def sensor_kind(name: str, *, unit: str = "", recorded: str | None = None) -> str:
     """"count" (normalized per cycle or per second) or "level" (kept as it is) for a metric
     (module docstring); ``recorded`` is the recorder's own kind ("counter"/"gauge")."""
-    if isinstance(profile_or_metric, Profile):
-        profile = profile_or_metric
-        assert metric is not None
-        kinds = (profile.meta.get("recording") or {}).get("kinds") or {}
-        return sensor_kind(metric, unit=profile.units.get(metric, ""),
-                           recorded=kinds.get(metric))
-    name = profile_or_metric.lower()
     if recorded is not None:
         return "level" if recorded == "gauge" else "count"
-    if unit.strip().lower() in LEVEL_UNITS or any(word in name for word in LEVEL_WORDS):
+    lowered = name.lower()
+    if unit.strip().lower() in LEVEL_UNITS or any(word in lowered for word in LEVEL_WORDS):
         return "level"
     return "count"
+
+
+def metric_kind(profile: Profile, metric: str) -> str:
+    """:func:`sensor_kind` of a profile's metric, from its unit and the recorder's kinds."""
+    kinds = (profile.meta.get("recording") or {}).get("kinds") or {}
+    return sensor_kind(metric, unit=profile.units.get(metric, ""), recorded=kinds.get(metric))
 
 
 @dataclass(frozen=True)
@@ -194,7 +193,7 @@ def execution_vectors(profile: Profile, *, sensors: Sequence[str] | None = None,
     values = np.column_stack([profile.values[:, c] if c >= 0 else profile.column("cycles")
                               for c in columns]).astype(np.float64)
     load = np.array([c < 0 for c in columns])
-    counts = ~load & np.array([sensor_kind(profile, s) == "count" for s in names])
+    counts = ~load & np.array([metric_kind(profile, s) == "count" for s in names])
     if "cycles" in profile.metrics:
         cycles = profile.column("cycles")
         with np.errstate(invalid="ignore", divide="ignore"):
