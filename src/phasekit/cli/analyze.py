@@ -39,6 +39,7 @@ from phasekit.cli.many import (
 from phasekit.errors import PhasekitError, UsageError
 
 if TYPE_CHECKING:
+    from phasekit.periodicity import PeriodicityResult
     from phasekit.periodicity.nodes import MultiNodeResult, NodeSummary
     from phasekit.profile import Profile
 
@@ -67,7 +68,8 @@ def analyze(
     metric: Annotated[list[str] | None, typer.Option(
         "--metric", "-m", metavar="NAME",
         help="Metric to analyze; repeat for a joint (dependent DTW) analysis. Default: ipc when "
-             "present or computable, else the metric that varies most.")] = None,
+             "present or computable, else the most periodic metric (the detector's coverage "
+             "on each; the output says which and why).")] = None,
     window: Annotated[str | None, typer.Option(
         "--window", metavar="START:END",
         help="Analyze only this time window, in seconds from the profile start "
@@ -145,9 +147,24 @@ def analyze(
         print_json(result.to_dict())
         return 0
     print_result(result, profile.name)
+    if line := metric_choice_line(result):
+        typer.echo(line)
     for what, path in written:
         typer.echo(f"wrote {what}: {path}")
     return 0
+
+
+def metric_choice_line(result: PeriodicityResult) -> str | None:
+    """One line on how the default metric was chosen (None when the caller named it), and
+    on any quantized counter analyzed as its moving average."""
+    choice = result.params.get("metric_choice") or {}
+    parts = []
+    if choice.get("rule") not in (None, "given"):
+        parts.append(f"metric chosen: {choice.get('metric')} ({choice.get('reason')})")
+    for name, width in (result.params.get("smoothing") or {}).items():
+        parts.append(f"{name}: a quantized counter, analyzed as its moving average over "
+                     f"{width} samples ({width * result.sampling_period:.3g} s)")
+    return "; ".join(parts) or None
 
 
 # --- several profiles: the nodes of a run ----------------------------------------------------

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import numpy as np
 import typer
 
+from phasekit.cli.analyze import metric_choice_line
 from phasekit.cli.common import out_console, print_json, print_result, progress_reporter, write_json
 from phasekit.errors import UnsupportedError, UsageError
 
@@ -52,19 +53,6 @@ def compare(result: PeriodicityResult, truth: Truth) -> dict[str, float | int]:
         "patterns": len(patterns), "true_patterns": len(truth.labels),
         "ari": labels_ari(truth.sample_labels(), predicted),
     }
-
-
-def demo_metrics(profile: Profile) -> list[str]:
-    """What the demo analyzes: IPC where hardware counters were recorded; else the workload's
-    own CPU time and page faults (process-scope software counters); else node CPU time."""
-    names = set(profile.metrics)
-    if {"instructions", "cycles"} <= names:
-        return ["ipc"]
-    if {"task_clock", "page_faults"} <= names:
-        return ["task_clock", "page_faults"]
-    if {"cpu_user_s", "cpu_system_s"} <= names:
-        return ["cpu_user_s", "cpu_system_s"]
-    return [profile.metrics[0]]
 
 
 def demo(
@@ -165,15 +153,17 @@ def _recorded_demo(output_dir: Path, iterations: int, json_output: bool) -> None
     if summary.exit_code:
         raise UnsupportedError(f"the demo workload failed with exit code {summary.exit_code}")
     profile = read_profile(recording)
-    metrics = demo_metrics(profile)
-    result, files = _analyze_and_write(profile, metrics, output_dir, recording.name,
-                                       json_output)
+    # the default choice, as a user's 'phasekit analyze' makes it: IPC where hardware
+    # counters were recorded, else the most periodic metric (phasekit.periodicity.strength)
+    result, files = _analyze_and_write(profile, None, output_dir, recording.name, json_output)
+    metrics = list(result.metrics)
     files = {"recording": str(recording), **files}
     found = result.patterns[0].period_s if result.patterns else None
     comparison: dict[str, Any] = {
         "expected_period_s": DEMO_PERIOD, "found_period_s": found,
         "period_error": None if found is None else abs(found - DEMO_PERIOD) / DEMO_PERIOD,
         "coverage": result.coverage, "metrics": metrics,
+        "metric_choice": result.params.get("metric_choice", {}),
         "recording": {k: v for k, v in summary.to_dict().items() if k != "output"},
     }
     files = _write_report(output_dir, files, result, comparison,
@@ -182,6 +172,8 @@ def _recorded_demo(output_dir: Path, iterations: int, json_output: bool) -> None
         print_json({"comparison": comparison, "files": files})
         return
     print_result(result, recording.name)
+    if line := metric_choice_line(result):
+        console.print(line, soft_wrap=True)
     verdict = ("no periodicity found" if found is None else
                f"found {found:.4g} s ({100 * comparison['period_error']:.1f}% off)")
     console.print(f"vs the workload's known iteration period {DEMO_PERIOD:g} s: {verdict}; "
@@ -189,8 +181,8 @@ def _recorded_demo(output_dir: Path, iterations: int, json_output: bool) -> None
                   f"{summary.jitter_p99 * 1e3:.2f} ms, sources {', '.join(summary.sources)}",
                   soft_wrap=True)
     if "ipc" not in metrics:
-        console.print("(no hardware counters here: the analysis used the workload's software "
-                      "counters; on a machine with counters it uses IPC)", soft_wrap=True)
+        console.print("(no hardware counters here: the analysis used the most periodic of the "
+                      "recorded metrics; on a machine with counters it uses IPC)", soft_wrap=True)
     for what, path in files.items():
         console.print(f"wrote {what}: {path}", soft_wrap=True)
 

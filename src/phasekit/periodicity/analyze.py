@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 
 from phasekit.errors import InputError, UsageError
-from phasekit.metrics.periodicity import coverage, mean_consecutive, periodic_regions
+from phasekit.metrics.periodicity import mean_consecutive, periodic_regions
 from phasekit.parallel import available_cores
-from phasekit.periodicity import align, average, cluster, detect, tune
+from phasekit.periodicity import align, average, cluster, detect, strength, tune
 from phasekit.profile import Profile
 from phasekit.results import check_version, plain
 
@@ -146,23 +146,12 @@ class PeriodicityResult(PatternCounts):
             raise InputError(f"malformed periodicity result: {exc}", path=source) from None
 
 
-def default_metrics(profile: Profile) -> list[str]:
+def default_metrics(profile: Profile, *, min_period: int = detect.MIN_PERIOD) -> list[str]:
     """``ipc`` when present or computable from instructions and cycles (the seed analyzes IPC,
-    section IV-A), otherwise the metric whose coefficient of variation is largest."""
-    if "ipc" in profile.metrics or {"instructions", "cycles"} <= set(profile.metrics):
-        return ["ipc"]
-    best, best_score = profile.metrics[0], -1.0
-    for name in profile.metrics:
-        column = profile.column(name)
-        finite = column[np.isfinite(column)]
-        if finite.size < 2:
-            continue
-        spread = float(np.std(finite))
-        level = float(np.mean(np.abs(finite)))
-        score = spread / level if level > 0 else (np.inf if spread > 0 else 0.0)
-        if score > best_score:
-            best, best_score = name, score
-    return [best]
+    section IV-A), otherwise the metric with the strongest periodicity (ours: autocorrelation,
+    then a detector pass for the strongest; :mod:`phasekit.periodicity.strength` gives the
+    rule and the evidence)."""
+    return [strength.choose_metric(profile, min_period=min_period).metric]
 
 
 def valid_segments(valid: np.ndarray, min_length: int) -> list[tuple[int, int]]:
@@ -172,9 +161,16 @@ def valid_segments(valid: np.ndarray, min_length: int) -> list[tuple[int, int]]:
     return [(int(s), int(e)) for s, e in zip(starts, ends, strict=True) if e - s >= min_length]
 
 
-def analysis_matrix(profile: Profile, metrics: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Values analyzed (raw for one metric, z-scored per metric for several) and validity."""
+def analysis_matrix(profile: Profile, metrics: Sequence[str],
+                    smoothing: dict[str, int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Values analyzed (raw for one metric, z-scored per metric for several; a quantized
+    counter named in ``smoothing`` as its moving average over that many samples) and
+    validity."""
     x = np.array(profile.select(list(metrics)).values, dtype=np.float64)
+    widths = smoothing or {}
+    for j, name in enumerate(metrics):
+        if widths.get(name, 1) > 1:
+            x[:, j] = strength.moving_average(x[:, j], int(widths[name]))
     valid = np.isfinite(x).all(axis=1)
     if x.shape[1] > 1 and valid.any():
         mean = x[valid].mean(axis=0)
@@ -226,7 +222,14 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
     Gaps of up to ``max_gap`` = 3 missing samples (a lost sample or two, common in real
     monitoring) are bridged by linear interpolation for the analysis, so that they do not cut a
     periodic region in two; longer gaps split the profile into segments analyzed separately
-    (ours; coverage still counts only the valid samples in its denominator).
+    (ours; coverage counts only the valid samples, in its numerator as in its denominator).
+    Without ``metrics``: IPC, else the metric with the strongest periodicity
+    (:mod:`phasekit.periodicity.strength`; ``params["metric_choice"]`` says which and why, with
+    every candidate's score). A quantized counter sampled faster than it advances (/proc CPU
+    times at 5 ms) is analyzed as its moving average (``params["smoothing"]``, ours, same
+    module).
+    A cluster of fewer than ``min_instances`` instances joins the large cluster it links to
+    (``cluster.absorb_small``, ours).
     A pattern needs ``min_instances`` = 3 instances (ours): the seed's regions hold at least two
     occurrences, and two chance look-alikes in a random walk are not rare; only the
     short-profile mode, which sees fewer than two whole periods, reports fewer.
@@ -238,10 +241,19 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
     if window_s is not None:
         profile = profile.window(*window_s)
         offset_s = float(profile.meta["window_s"][0])
-    names = list(metrics) if metrics else default_metrics(profile)
-    x, valid = analysis_matrix(profile, names)
+    if metrics:
+        names = list(metrics)
+        choice: dict[str, Any] = {"metric": "+".join(names), "rule": "given",
+                                  "reason": "chosen by the caller"}
+    else:
+        chosen = strength.choose_metric(profile, min_period=min_period,
+                                        min_instances=min_instances)
+        names, choice = [chosen.metric], chosen.to_dict()
+    smoothing = strength.smoothing_widths(profile, names)
+    x, valid = analysis_matrix(profile, names, smoothing)
     analyzed = x  # before bridging, as instances_of gives them
     n_valid = int(valid.sum())
+    measured = valid  # the samples coverage counts: bridged gaps are not measured
     x, n_bridged = bridge_gaps(x, valid, max_gap)
     valid = np.isfinite(x).all(axis=1)
     shortest = 4 * min_period
@@ -302,7 +314,8 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
         keep = inst_group >= 0
         starts, lengths, inst_group = starts[keep], lengths[keep], inst_group[keep]
 
-    params = {"metrics": names, "half_window": best, "near_zero": near_zero, "rise": rise,
+    params = {"metrics": names, "metric_choice": choice, "smoothing": smoothing,
+              "half_window": best, "near_zero": near_zero, "rise": rise,
               "min_period": min_period, "aperiodic_step": aperiodic_step, "alpha": alpha,
               "length_tolerance": length_tolerance, "align_phases": align_phases,
               "min_instances": min_instances, "max_gap": max_gap, "bridged_samples": n_bridged,
@@ -320,7 +333,8 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
         report("clustering instances", 0.4 + 0.5 * g / max(1, n_groups))
         X = padded(x, starts[members], lengths[members])
         labels = cluster.single_linkage(X, lengths[members], band=band, cut_ratio=cut_ratio,
-                                        neighbors=neighbors, exact_below=exact_below)
+                                        neighbors=neighbors, exact_below=exact_below,
+                                        min_size=1 if short_profile else min_instances)
         for label in range(int(labels.max()) + 1):
             chosen = members[labels == label]
             covered = int(lengths[chosen].sum())
@@ -331,11 +345,12 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
             inside = labels == label
             avg = average.dba(X[inside], lengths[chosen], band=band, max_iter=max_iter,
                               n_consecutive=n_consecutive, tolerance=tolerance)
-            patterns.append(_pattern(avg, starts[chosen], lengths[chosen], n_valid, profile.period))
+            patterns.append(_pattern(avg, starts[chosen], lengths[chosen], measured,
+                                     profile.period))
     patterns.sort(key=lambda p: -p.coverage)
     all_starts = np.concatenate([p.starts for p in patterns]) if patterns else np.empty(0, np.int64)
     all_lengths = np.concatenate([p.lengths for p in patterns]) if patterns else np.empty(0, np.int64)
-    total = coverage(n_valid, all_starts, all_lengths)
+    total = valid_coverage(measured, all_starts, all_lengths)
     best_coverage = max((t.coverage for t in tuning), default=0.0)
     if not patterns:
         explanation = (
@@ -450,7 +465,22 @@ def padded(x: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray
     return X
 
 
-def _pattern(avg: average.Average, starts: np.ndarray, lengths: np.ndarray, n_valid: int,
+def valid_coverage(valid: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> float:
+    """Share of the valid samples that the union of the instances covers: the seed's
+    %period, counting neither in the numerator nor in the denominator the missing samples
+    that an instance spans where a short gap was bridged (without this a recording with
+    missed samples could come out above 100 %)."""
+    n_valid = int(valid.sum())
+    if n_valid == 0 or starts.size == 0:
+        return 0.0
+    marks = np.zeros(valid.size + 1, np.int64)
+    np.add.at(marks, np.clip(starts, 0, valid.size), 1)
+    np.add.at(marks, np.clip(starts + lengths, 0, valid.size), -1)
+    inside = np.cumsum(marks)[:-1] > 0
+    return float(np.count_nonzero(inside & valid)) / n_valid
+
+
+def _pattern(avg: average.Average, starts: np.ndarray, lengths: np.ndarray, valid: np.ndarray,
              sampling_period: float) -> Pattern:
     order = np.argsort(starts)
     starts, lengths = starts[order], lengths[order]
@@ -460,7 +490,7 @@ def _pattern(avg: average.Average, starts: np.ndarray, lengths: np.ndarray, n_va
     regions = periodic_regions(starts, lengths, labels, tolerance=tolerance)
     return Pattern(values=avg.pattern, starts=starts, lengths=lengths,
                    period_s=float(lengths.mean()) * sampling_period,
-                   coverage=coverage(n_valid, starts, lengths),
+                   coverage=valid_coverage(valid, starts, lengths),
                    wgss=avg.wgss, n_regions=len(regions),
                    mean_consecutive=mean_consecutive(starts, lengths, labels, tolerance=tolerance),
                    dba_iterations=avg.iterations)
@@ -471,7 +501,7 @@ def instances_of(profile: Profile, result: PeriodicityResult, pattern: int = 0
     """The instances of one pattern of ``result``, taken from the profile it was computed on."""
     if window := result.params.get("window_s"):
         profile = profile.window(*window)
-    x, _ = analysis_matrix(profile, result.metrics)
+    x, _ = analysis_matrix(profile, result.metrics, result.params.get("smoothing"))
     chosen = result.patterns[pattern]
     return padded(x, chosen.starts, chosen.lengths), chosen.lengths
 
