@@ -415,7 +415,7 @@ def test_all_nan_or_constant_profile_is_an_input_error(values: np.ndarray) -> No
 
 def test_ev_literal_identifies_with_its_own_threshold() -> None:
     # three distinct steps: the seed's limit (15 % of the largest consecutive distance)
-    # tells them apart; consecutive phases never share an id in any case
+    # tells them apart
     levels = [[2.0, 0.01, 0.1], [0.5, 0.05, 0.3], [1.0, 0.2, 0.02]]
     X = np.vstack([np.tile(level, (20, 1)) for level in levels]) * 1e9
     profile = Profile(values=np.hstack([np.full((60, 1), 1e9), X]), period=1.0,

@@ -149,7 +149,8 @@ def phases(profile: Profile, *, method: str = "auto", threshold: float | None = 
     :mod:`phasekit.phases.identify`); other keywords go to :func:`detect` (``confirm`` and
     ``min_length`` default from the sampling period: :func:`phasekit.phases.detect.timing`).
 
-    Consecutive phases never share an id: a phase as close to the one before it as a typical
+    Consecutive phases never share an id (ev, shape; ev-literal keeps the seed's
+    identification): a phase as close to the one before it as a typical
     member is merged into it (ours, issue 17: a change that returned to the phase it left,
     a burst confirmed as a change, is not a new phase; :func:`_identified`);
     ``merged_changes`` in the result counts them.
@@ -218,11 +219,13 @@ def _identified(X: np.ndarray, found: Detection, starts: np.ndarray,
                 id_threshold: float | None, min_length: int, *, merge: bool = True
                 ) -> tuple[np.ndarray, list[PhaseSummary], np.ndarray]:
     """Identification (seed IV-B) of the phases that start at ``starts``: (starts,
-    summaries, ids). Consecutive phases never share an id: with the ev method, a phase as
+    summaries, ids). Consecutive phases (ev, shape) never share an id: with ev, a phase as
     close to the one before it as a typical member (identification score <= ``MERGE_SCORE``)
     is merged into it (the change returned to the phase it left), repeatedly; any other
-    phase takes the earliest matching id that is not its predecessor's, or a new one
-    (ev-literal: no merge, the seed's detection stands)."""
+    phase takes the earliest matching id that is not its predecessor's, or a new one.
+    ev-literal keeps the seed's detection and identification as published (IV-B): no merge,
+    and consecutive phases may share an id there (its false changes inside a workload would
+    otherwise alternate ids and hide the workload's recurrence)."""
     literal = found.method == "ev-literal"
     space = None if literal else scaled_features(X)
     shape = found.method == "shape"  # identified as the ev method identifies
@@ -242,7 +245,7 @@ def _identified(X: np.ndarray, found: Detection, starts: np.ndarray,
     ids = identify(references_of(summaries), method="ev" if shape else found.method,
                    threshold=ROBUST_THRESHOLD if shape else found.threshold,
                    max_consecutive=max_consecutive, id_threshold=id_threshold, vectors=X,
-                   starts=starts, min_length=min_length, apart=True)
+                   starts=starts, min_length=min_length, apart=not literal)
     return starts, summaries, ids
 
 
