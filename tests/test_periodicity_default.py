@@ -191,3 +191,22 @@ def test_small_clusters_join_their_nearest_large_one() -> None:
     assert merged[0] != merged[4]
     assert merged[9] != merged[10] and not {merged[9], merged[10]} & set(merged[:9])
     assert np.array_equal(absorb_small(labels, i, j, w, min_size=1), labels)
+
+
+def test_tied_metrics_are_both_analyzed_and_the_larger_coverage_wins() -> None:
+    """Two metrics the detector pass cannot tell apart (the same cycle, different noise): each
+    is analyzed, and the result is the analysis that covers most, its choice naming both."""
+    rng = np.random.default_rng(3)
+    base = exact_profile("steps", 0.0).values[:, 0]
+    profile = Profile(values=np.column_stack([base + 0.01 * rng.standard_normal(base.size),
+                                              base + 0.2 * rng.standard_normal(base.size)]),
+                      period=STEP_S, metrics=("quiet", "noisy"))
+    choice = choose_metric(profile)
+    assert choice.tied == ("quiet", "noisy")
+    result = analyze(profile)
+    assert result.params["metric_choice"]["rule"] == "periodic strength, tie broken by the analysis"
+    single = {m: analyze(profile, metrics=[m]).coverage for m in profile.metrics}
+    assert result.params["metric_choice"]["tie_break"] == pytest.approx(single, abs=1e-4)
+    assert result.metrics == (max(single, key=lambda m: (single[m], m == "quiet")),)
+    assert result.coverage == pytest.approx(max(single.values()))
+    assert choose_metric(profile.select(["quiet"])).tied == ("quiet",)

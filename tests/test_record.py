@@ -425,3 +425,17 @@ def test_a_write_failure_is_one_line_naming_what_was_kept(tmp_path: Path) -> Non
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "recording failed" in lines[0] and "partial.arrows" in lines[0]
     assert not output.exists()
+
+
+def test_workload_checkpoints_between_iterations_only() -> None:
+    """A checkpoint after every 10th iteration, none after the run's last one."""
+    from phasekit.record.workload import Workload
+
+    def after(iterations: int, every: int = 10) -> list[int]:
+        workload = Workload(checkpoint_every=every)
+        return [i + 1 for i in range(iterations) if workload._checkpoint_after(i, iterations)]
+
+    assert after(40) == [10, 20, 30]
+    assert after(41) == [10, 20, 30, 40]
+    assert after(9) == []
+    assert after(40, every=0) == []

@@ -8,7 +8,7 @@ never prints nor reads files.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -234,6 +234,7 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
     occurrences, and two chance look-alikes in a random walk are not rare; only the
     short-profile mode, which sees fewer than two whole periods, reports fewer.
     """
+    options = {k: v for k, v in locals().items() if k not in ("profile", "metrics")}
     report = progress or (lambda stage, fraction: None)
     workers = workers or available_cores()
     offset_s = 0.0
@@ -248,6 +249,8 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
     else:
         chosen = strength.choose_metric(profile, min_period=min_period,
                                         min_instances=min_instances)
+        if len(chosen.tied) > 1:
+            return _best_of_tied(whole, chosen, options)
         names, choice = [chosen.metric], chosen.to_dict()
     smoothing = strength.smoothing_widths(profile, names)
     x, valid = analysis_matrix(profile, names, smoothing)
@@ -372,6 +375,23 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
         patterns=tuple(patterns), offset_s=offset_s, node=profile.node,
         tuning=tuple((t.window, t.coverage) for t in tuning), params=params,
         explanation=explanation, preview=plain(preview))
+
+
+def _best_of_tied(profile: Profile, chosen: strength.MetricChoice,
+                  options: dict[str, Any]) -> PeriodicityResult:
+    """The analysis of each metric tied in the choice; the one that covers most (the first,
+    the stronger autocorrelation, on equal coverage), its choice saying so."""
+    results = {m: analyze(profile, metrics=[m], **options) for m in chosen.tied}
+    best = max(results, key=lambda m: (results[m].coverage, -chosen.tied.index(m)))
+    others = "; ".join(f"{m} {results[m].coverage:.0%}" for m in results if m != best)
+    choice = chosen.to_dict() | {
+        "metric": best, "rule": "periodic strength, tie broken by the analysis",
+        "reason": (f"no IPC: {', '.join(chosen.tied)} tied as the most periodic metrics "
+                   f"({chosen.scores[best]['coverage']:.0%} in one detector pass); the "
+                   f"analysis covers {results[best].coverage:.0%} on {best} ({others})"),
+        "tie_break": {m: round(r.coverage, 4) for m, r in results.items()}}
+    result = results[best]
+    return replace(result, params={**result.params, "metric_choice": choice})
 
 
 def profile_preview(profile: Profile, metrics: Sequence[str], *,

@@ -23,11 +23,14 @@ about 60 ms for 17 metrics of 10 minutes at 5 ms, where the analysis takes about
    at half-windows 1.25 and 2 x that lag: the share of the profile covered by the instances
    the length grouping keeps (the tuning's objective).
 
-The metric with the largest coverage wins; coverages within 1 point are ties, won by the
-stronger autocorrelation. The autocorrelation alone is not enough: it is dominated by the
-largest bursts (on the demo's recording, page faults score 0.78 against 0.70 for the
-workload's CPU time, but the detector covers 82 % of the run on page faults, whose first
-iterations differ, and 89 % on CPU time).
+The metric with the largest coverage wins. Coverages within 1 point are ties: the analysis
+(:func:`phasekit.periodicity.analyze`) runs on the two strongest of them by autocorrelation
+and keeps the result that covers most (``tied``; the cost of a second analysis, only then).
+The autocorrelation alone is not enough: it is dominated by the largest bursts (on the
+demo's recording, page faults score 0.78 against 0.70 for the workload's CPU time, but the
+detector covers 82 % of the run on page faults, whose first iterations differ, and 89 % on
+CPU time); nor is one detector pass: on a demo recorded beside a busy loop, page faults and
+CPU time both covered 91 % in it, and the analyses 86 % and 91 %.
 
 Evidence (issue 17; benchmarks/periodicity_real.py, 5 recordings of each case on this 2-core
 VM, RESULTS.md): the previous rule, the largest coefficient of variation, chose a disk or
@@ -81,8 +84,10 @@ MAX_WIDTH = 64
 MAX_POINTS = 32768
 #: Detector half-windows tried per candidate, as multiples of its autocorrelation lag.
 WINDOW_FACTORS = (1.25, 2.0)
-#: Coverages within this of the best count as ties, won by the stronger autocorrelation.
+#: Coverages within this of the best count as ties; the analysis runs on the ``TIED`` strongest
+#: of them (by autocorrelation) and keeps the one whose result covers most.
 TIE = 0.01
+TIED = 2
 #: Metrics that get a detector pass: at most this many, the strongest by autocorrelation,
 #: with at least this share of the best strength.
 CANDIDATES = 5
@@ -189,6 +194,7 @@ class MetricChoice:
     rule: str
     reason: str
     scores: dict[str, dict[str, float]]
+    tied: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {"metric": self.metric, "rule": self.rule, "reason": self.reason,
@@ -243,7 +249,8 @@ def choose_metric(profile: Profile, *, min_period: int = detect.MIN_PERIOD,
                 *series[name], min_period=min_period, min_instances=min_instances), 4)
     top_coverage = max(v["coverage"] for v in scores.values())
     tied = [m for m in scores if scores[m]["coverage"] >= top_coverage - TIE]
-    best = min(tied, key=lambda m: (-scores[m]["strength"], profile.metrics.index(m)))
+    tied.sort(key=lambda m: (-scores[m]["strength"], profile.metrics.index(m)))
+    best = tied[0]
     others = sorted((m for m in scores if m != best),
                     key=lambda m: (-scores[m]["coverage"], -scores[m]["strength"]))
     ranked = [best, *others]
@@ -255,7 +262,8 @@ def choose_metric(profile: Profile, *, min_period: int = detect.MIN_PERIOD,
                   f"(autocorrelation {top['strength']:.2f} at {top['lag_s']:.4g} s){runner}")
     else:
         reason = "no IPC and no metric with a periodic autocorrelation: the first metric"
-    return MetricChoice(best, "periodic strength", reason, scores)
+    return MetricChoice(best, "periodic strength", reason, scores,
+                        tuple(tied[:TIED]) if top["strength"] > 0 else ())
 
 
 def smoothing_widths(profile: Profile, metrics: Sequence[str]) -> dict[str, int]:

@@ -10,7 +10,8 @@ not depend on the machine's speed and a test can check the analysis finds it):
 4. idle: sleep until the iteration's end;
 
 and every ``checkpoint_every`` iterations a checkpoint writes a larger file (an aperiodic
-excursion, as the OpenFOAM-like profile of seed 000 has). Prints one line per iteration
+excursion between iterations, as the OpenFOAM-like profile of seed 000 has; none after the
+last iteration, where it would only lengthen the recording's aperiodic tail). Prints one line per iteration
 with ``--verbose``.
 """
 
@@ -58,13 +59,21 @@ class Workload:
                 _write(scratch_file, block, begin + (self.compute + self.memory + self.io)
                        * self.period, limit_blocks=self.io_blocks)
                 _sleep_until(begin + self.period)
-                if self.checkpoint_every and (i + 1) % self.checkpoint_every == 0:
+                if self._checkpoint_after(i, iterations):
                     _write(checkpoint_file, checkpoint_block, time.monotonic() + self.checkpoint_s,
                            limit_blocks=self.checkpoint_mb)
                     _sleep_until(begin + self.period + self.checkpoint_s)
                 if verbose:
                     print(f"iteration {i + 1}/{iterations} at {time.monotonic() - start:.3f} s",
                           flush=True)
+
+
+    def _checkpoint_after(self, index: int, iterations: int) -> bool:
+        """Whether iteration ``index`` (from 0) ends with a checkpoint: every
+        ``checkpoint_every``-th one, except the last of the run."""
+        done = index + 1
+        return bool(self.checkpoint_every) and done % self.checkpoint_every == 0 \
+            and done < iterations
 
 
 def _compute(data: np.ndarray, until: float) -> None:
