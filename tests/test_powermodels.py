@@ -37,10 +37,14 @@ from phasekit.signature.powermodels import (
     fit_pls,
     fit_power_model,
     fit_server,
+    is_power_column,
     map_genome,
     parse_bnf,
     power_model_from_dict,
+    screen_features,
     select_features,
+    split_rows,
+    time_order,
 )
 from phasekit.signature.speedup import THESIS_SPEEDUP, SpeedupModel, fit_speedup, scale_energy
 from phasekit.synth.counters import (
@@ -542,3 +546,123 @@ def test_cli_server_breakdown_from_the_experiments(tmp_path: Path) -> None:
     code, _, err = run("powermodel", "fit", table.with_name("fan.csv"), "--server",
                        "--leakage", alpha, "--fan", beta)
     assert code == 3 and str(fan) in err  # the table lacks the server's columns
+
+
+# --- issue 18: feature hygiene, time-ordered split, robust GE, folded constants --------------
+KEPLER = Path(__file__).parent / "data" / "kepler_rapl_kubelet_slice.csv"  # Apache-2.0
+
+
+@pytest.mark.parametrize("name, power", [
+    ("package_power", True), ("dram_power", True), ("power_w", True), ("mem_dyn_w", True),
+    ("energy_uj", True), ("power/energy-pkg/", True), ("power_package0", True),
+    ("rapl_pkg", True), ("kWh", True), ("cpu_cycles", False), ("cache_miss", False),
+    ("kubelet_cpu_usage", False), ("C10", False), ("temp_c", False), ("fan_rpm", False),
+    ("instructions", False), ("LLC-load-misses", False),
+])
+def test_power_columns_are_recognized_by_name(name: str, power: bool) -> None:
+    assert is_power_column(name) is power
+
+
+def test_default_features_of_the_kepler_table_are_its_counters() -> None:
+    table = pd.read_csv(KEPLER)
+    found, excluded = screen_features(table, "package_power")
+    assert found == ("kubelet_cpu_usage", "kubelet_memory_bytes")
+    assert excluded == {"timestamp": "time", "core_power": "power or energy reading",
+                        "uncore_power": "power or energy reading",
+                        "dram_power": "power or energy reading", "node_type": "constant",
+                        "packge_ratio_package": "constant"}
+    zeros = pd.DataFrame({"a": [0.0, 0.0, 0.0], "b": [1.0, 2.0, 4.0], "y": [1.0, 2.0, 3.0]})
+    assert screen_features(zeros, "y") == (("b",), {"a": "all zero"})
+    with pytest.raises(InputError, match=r"dram_power .power or energy reading.*constant"):
+        fit_power_model(table[["package_power", "dram_power", "node_type"]],
+                        target="package_power")
+
+
+def test_time_split_tests_on_the_last_rows_in_time() -> None:
+    table = pd.read_csv(KEPLER)  # its timestamps jump back once, as in the full table
+    assert not table["timestamp"].is_monotonic_increasing
+    order, column = time_order(table)
+    assert column == "timestamp"
+    train, test = split_rows(len(table), 0.3, 0, split="time", order=order)
+    stamps = table["timestamp"].to_numpy()
+    newest = np.sort(stamps)[-60:]  # naive reference: the 60 latest timestamps
+    assert len(test) == 60 and np.array_equal(np.sort(stamps[test]), newest)
+    assert np.all(np.diff(stamps[train]) > 0)  # training rows in time order
+    result = fit_power_model(table, target="package_power", split="time")
+    assert result.split == "time" and result.time_column == "timestamp"
+    assert result.mean_baseline["mean_w"] == pytest.approx(
+        table["package_power"].to_numpy()[train].mean())
+    assert "dram_power" not in result.model.features and result.excluded["dram_power"]
+    # no time column: the row order
+    plain_rows = split_rows(10, 0.3, 0, split="time")
+    assert plain_rows[1].tolist() == [7, 8, 9]
+    with pytest.raises(UsageError):
+        split_rows(10, 0.3, 0, split="sideways")
+
+
+def test_ge_predictions_stay_within_the_training_range() -> None:
+    rng = np.random.default_rng(3)
+    x = rng.uniform(1.0, 2.0, 400)
+    frame = pd.DataFrame({"x": x, "z": rng.uniform(1.0, 2.0, 400),
+                          "power_w": 50 + 40 / (2.2 - x) + rng.normal(0, 0.5, 400)})
+    model = fit_ge(frame, "power_w", features=["x", "z"], generations=60, restarts=2, seed=1)
+    low, high = model.bounds
+    span = frame["power_w"].max() - frame["power_w"].min()
+    assert low == pytest.approx(frame["power_w"].min() - 0.1 * span)
+    assert high == pytest.approx(frame["power_w"].max() + 0.1 * span)
+    far = pd.DataFrame({"x": [2.2, 2.19999, 50.0, 0.0], "z": [1.5] * 4})
+    predicted = model.predict(far)
+    assert np.all(np.isfinite(predicted)) and np.all((predicted >= low) & (predicted <= high))
+    assert len(model.meta["runs"]) == 2 and model.meta["validation_rows"] == 80
+    again = power_model_from_dict(json.loads(json.dumps(model.to_dict())))
+    np.testing.assert_allclose(again.predict(far), predicted)
+    old = model.to_dict() | {"version": 1, "bounds": None, "fallback_w": None}
+    assert power_model_from_dict(old).bounds is None  # version 1: unbounded
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_ge_is_not_worse_than_the_training_mean_when_power_ignores_the_counters(seed: int
+                                                                                ) -> None:
+    data = nonlinear_power_data(600, seed=seed)
+    frame = data.frame.copy()
+    frame["power_w"] = 100 + np.random.default_rng(seed).normal(0, 5, len(frame))
+    result = fit_power_model(frame[[*ALL[:4], "power_w"]], model="ge", generations=60,
+                             seed=seed, split="time")
+    assert result.test["rmse"] <= 1.02 * result.mean_baseline["rmse"], result.text
+
+
+def test_printed_expressions_fold_their_constants() -> None:
+    model = GEPowerModel(features=("a", "b"), scales=(2.0, 4.0),
+                         expression="( 0.5 - 1.5 ) * 3.0 * x0 / 2.0 * x1 + ( 1.0 + 2.0 ) "
+                                    "+ 4.0 / ( x0 + 1.0 * x0 )",
+                         constants=(0.5, 1.5, 3.0, 2.0, 1.0, 2.0, 4.0, 1.0), intercept=1.0,
+                         slope=2.0, target="p")
+    # 1 + 2*((-1)*3*(a/2)/2*(b/4) + 3 + 4/(2*a/2)) = 7 - 0.375*a*b + 8/a
+    assert model.text == "p = 7 - 0.375*a*b + 8/a"
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.uniform(1, 3, 20), "b": rng.uniform(1, 3, 20)})
+    np.testing.assert_allclose(7 - 0.375 * frame.a * frame.b + 8 / frame.a,
+                               model.predict(frame), rtol=1e-12)
+    nested = GEPowerModel(features=("a", "b"), scales=(1.0, 1.0),
+                          expression="2.0 / ( 3.0 * x0 * x1 + 6.0 ) * 5.0", constants=(
+                              2.0, 3.0, 6.0, 5.0), intercept=0.0, slope=1.0, target="p")
+    assert nested.text == "p = 1.667/(1 + 0.5*a*b)"
+
+
+def test_cli_reports_left_out_columns_and_the_split(tmp_path: Path) -> None:
+    code, out, err = run("powermodel", "fit", KEPLER, "--target", "dram_power")
+    assert code == 0, err
+    left = [line for line in out.splitlines() if line.startswith("left out of the features")]
+    assert len(left) == 1 and "package_power" in left[0] and "node_type" in left[0]
+    assert "time-ordered split (by timestamp)" in " ".join(out.split())
+    code, out, err = run("powermodel", "fit", KEPLER, "--target", "dram_power", "--split",
+                         "random", "--json")
+    assert code == 0, err
+    fitted = json.loads(out)
+    assert fitted["split"] == "random" and fitted["excluded"]["package_power"]
+    assert not any(is_power_column(f) for f in fitted["features"])
+    assert run("powermodel", "fit", KEPLER, "--split", "sideways")[0] == 2
+    powers = tmp_path / "powers.csv"
+    pd.read_csv(KEPLER)[["timestamp", "package_power", "dram_power"]].to_csv(powers, index=False)
+    code, _, err = run("powermodel", "fit", powers, "--target", "package_power")
+    assert code == 3 and str(powers) in err and "dram_power" in err and err.count("\n") == 1

@@ -43,6 +43,7 @@ Example:
 
 \b
     phasekit powermodel fit counters.csv --target power_w
+    phasekit powermodel fit rapl.csv --target package_power --split random
     phasekit powermodel fit counters.csv --target power_w --model ge --seed 1 -o ge.json
     phasekit powermodel fit counters.csv --model pls --features C1,C2,C10,C11 --json
     phasekit powermodel fit server.csv --server --leakage leak.csv --fan fan.csv
@@ -99,12 +100,21 @@ def fit(
              "(eq. 4.20, Appendix A).")] = "linear",
     features: Annotated[str | None, typer.Option(
         "--features", metavar="C1,C2,...", show_default=False,
-        help="Counter columns to use (default: every numeric column but the target and "
-             "time-like columns).")] = None,
+        help="Counter columns to use (default: every numeric column but the target, "
+             "time-like columns, other power or energy readings and constant columns; the "
+             "output says what was left out).")] = None,
     seed: Annotated[int, typer.Option(
         "--seed", metavar="N", help="Random seed (train/test split, evolution).")] = 0,
     test_fraction: Annotated[float, typer.Option(
         "--test-fraction", metavar="F", help="Share of rows held out for testing.")] = 0.3,
+    split: Annotated[str, typer.Option(
+        "--split", metavar="time|random",
+        help="time: test on the last rows in time (by a time/timestamp column, else the row "
+             "order); random: a seeded random share.")] = "time",
+    restarts: Annotated[int, typer.Option(
+        "--restarts", metavar="N",
+        help="Independent runs of grammatical evolution (ge); the model is the expression "
+             "with the lowest validation RMSE.")] = 3,
     generations: Annotated[int, typer.Option(
         "--generations", metavar="N", help="Generations of grammatical evolution (ge).")
     ] = 1000,
@@ -113,8 +123,9 @@ def fit(
         help="ge grammar: the thesis's Grammar 1, or extended with a linear term.")
     ] = "thesis",
     json_output: Annotated[bool, typer.Option(
-        "--json", help="Print {\"method\", \"target\", \"features\", \"expression\", \"train\": "
-        "{\"rmse\", \"mae\", \"mpe\"}, \"test\": {...}, \"model\": {...}} as JSON.")] = False,
+        "--json", help="Print {\"method\", \"target\", \"features\", \"excluded\", "
+        "\"expression\", \"split\", \"train\": {\"rmse\", \"mae\", \"mpe\"}, \"test\": {...}, "
+        "\"mean_baseline\": {...}, \"model\": {...}} as JSON.")] = False,
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", metavar="MODEL.json",
         help="Write the fitted model (for `powermodel eval` and the signature pipeline).")
@@ -143,14 +154,19 @@ def fit(
 ) -> None:
     """Fit a power model of TARGET on counters and score it on held-out rows.
 
-    The rows are split at random (seeded) into training and test sets; RMSE and MAE in
-    watts and MPE in percent are reported on both. Grammatical evolution prints the evolved
-    expression in raw counter units and shows a progress bar.
+    The last rows in time (or, with --split random, a seeded random share) are the test set;
+    RMSE and MAE in watts and MPE in percent are reported on the training and test rows,
+    and the training mean's scores on the test rows for reference. Grammatical evolution
+    prints the evolved expression in raw counter units and shows a progress bar.
     """
-    from phasekit.signature.powermodels import MODELS, fit_power_model
+    from phasekit.signature.powermodels import MODELS, SPLITS, describe_excluded, fit_power_model
 
     if model not in MODELS:
         raise UsageError(f"--model {model!r}: expected one of {', '.join(MODELS)}")
+    if split not in SPLITS:
+        raise UsageError(f"--split {split!r}: expected one of {', '.join(SPLITS)}")
+    if restarts < 1:
+        raise UsageError(f"--restarts {restarts}: expected a positive number")
     if not 0 <= test_fraction < 1:
         raise UsageError(f"--test-fraction {test_fraction}: expected 0 <= F < 1")
     if generations < 1:
@@ -166,13 +182,13 @@ def fit(
     check_output(output, "--output")
     breakdown = _server_options(server, leakage, fan, memory_column, idle_w, disk_w)
     frame = load_counters(table)
-    options: dict[str, Any] = {"generations": generations, "grammar": grammar} \
-        if model == "ge" else {}
+    options: dict[str, Any] = {"generations": generations, "grammar": grammar,
+                               "restarts": restarts} if model == "ge" else {}
     try:
         with progress_reporter(model == "ge" and not json_output,
                                f"evolving a power model of {table.name}") as progress:
             result = fit_power_model(frame, target=target, model=model, features=names,
-                                     seed=seed, test_fraction=test_fraction,
+                                     seed=seed, test_fraction=test_fraction, split=split,
                                      source=str(table), progress=progress, server=breakdown,
                                      **options)
     except PhasekitError as exc:
@@ -183,11 +199,26 @@ def fit(
         print_json(result.to_dict())
         return
     console = out_console()
-    console.print(_scores_table(
-        f"Power model ({model}) of {target} in {table.name}",
-        [("train", result.n_train, dict(result.train)),
-         ("test", result.n_test, dict(result.test))]))
+    split_text = ("time-ordered split" + (f" (by {result.time_column})" if result.time_column
+                                          else " (row order)")) if split == "time" \
+        else f"random split (seed {seed})"
+    baseline = dict(result.mean_baseline)
+    rows = [("train", result.n_train, dict(result.train)),
+            ("test", result.n_test, dict(result.test))]
+    if result.n_test:
+        rows.append(("test, training mean", result.n_test, baseline))
+    console.print(_scores_table(f"Power model ({model}) of {target} in {table.name}, "
+                                f"{split_text}", rows))
     console.print(f"model: {result.text}", soft_wrap=True)
+    bounds = getattr(result.model, "bounds", None)
+    if bounds is not None:
+        margin = 100 * float(result.model.meta.get("margin", 0.1))
+        console.print(f"predictions limited to [{bounds[0]:.4g}, {bounds[1]:.4g}] W (the "
+                      f"training range ± {margin:g} %); "
+                      f"{result.model.meta.get('selected', '')}", soft_wrap=True)
+    if result.excluded:
+        console.print(f"left out of the features: {describe_excluded(result.excluded)}",
+                      soft_wrap=True)
     if result.breakdown:
         parts = Table(title="Server power breakdown (eq. 4.15), mean over the test rows",
                       title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)

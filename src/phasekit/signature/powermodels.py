@@ -43,6 +43,7 @@ __all__ = [
     "FIT_VERSION",
     "GRAMMARS",
     "MODEL_VERSION",
+    "SPLITS",
     "GEPowerModel",
     "Grammar",
     "LinearPowerModel",
@@ -52,6 +53,8 @@ __all__ = [
     "ServerPowerModel",
     "build_grammar",
     "compile_expression",
+    "default_features",
+    "describe_excluded",
     "errors",
     "evaluate_power_model",
     "fit_fan",
@@ -62,15 +65,20 @@ __all__ = [
     "fit_polynomial",
     "fit_power_model",
     "fit_server",
+    "is_power_column",
     "map_genome",
     "parse_bnf",
     "power_model_from_dict",
+    "screen_features",
     "select_features",
+    "split_rows",
+    "time_order",
 ]
 
-MODEL_VERSION = 1
+MODEL_VERSION = 2  # 2: GE models carry output bounds (a version 1 model reads as unbounded)
 FIT_VERSION = 1
 MODELS = ("linear", "pls", "ge")
+SPLITS = ("time", "random")
 
 
 # --- the protocol ----------------------------------------------------------------------------
@@ -149,32 +157,85 @@ def _target(X: Any, target: str | Any, source: str | None = None) -> np.ndarray:
 
 
 _NON_FEATURES = {"time", "time_s", "timestamp", "t", "sample", "index", "t_s"}
+#: Name parts that mark a power or energy reading (``package_power``, ``power_w``,
+#: ``energy_uj``, ``power/energy-pkg/``, the recorder's ``power_package0``): our rule.
+_POWER_WORDS = {"w", "mw", "kw", "watt", "watts", "j", "uj", "mj", "kj", "joule", "joules",
+                "wh", "kwh", "rapl"}
+_POWER_PART = re.compile(r"(power|energy|watts?|joules?)\d*")
+
+
+def is_power_column(name: str) -> bool:
+    """Whether a column name reads as a power or energy measurement (our rule: a part of the
+    name, split at non-alphanumerics, is power/energy/watt(s)/joule(s) with an optional
+    number, a unit w, mw, kw, j, uj, mj, kj, wh, kwh, or rapl)."""
+    parts = [p for p in re.split(r"[^a-z0-9]+", str(name).lower()) if p]
+    return any(p in _POWER_WORDS or _POWER_PART.fullmatch(p) for p in parts)
+
+
+def screen_features(X: pd.DataFrame, target: str | None = None,
+                    exclude: Sequence[str] = ()) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The default candidate counters of ``X`` and the columns left out, each with its reason.
+
+    Left out (our choice, issue 18): the target and ``exclude`` (not reported), time-like
+    columns (time, time_s, timestamp, t, sample, index), other power or energy readings
+    (:func:`is_power_column`: another meter is not a counter, and a model that reads one
+    does not predict power from activity), columns that are all zero or constant (they carry
+    nothing), boolean and label columns (mostly text). A column whose values are mostly
+    numbers counts as numeric (its other values are then reported as bad input, not silently
+    dropped)."""
+    out: list[str] = []
+    excluded: dict[str, str] = {}
+    for name in X.columns:
+        if name == target or name in exclude:
+            continue
+        column = X[name]
+        if str(name).lower() in _NON_FEATURES:
+            excluded[str(name)] = "time"
+            continue
+        if pd.api.types.is_bool_dtype(column):
+            excluded[str(name)] = "not a number"
+            continue
+        numbers = pd.to_numeric(column, errors="coerce")
+        if not (pd.api.types.is_numeric_dtype(column)
+                or (len(column) and numbers.notna().mean() >= 0.5)):
+            excluded[str(name)] = "not a number"
+            continue
+        if is_power_column(str(name)):
+            excluded[str(name)] = "power or energy reading"
+            continue
+        values = numbers.to_numpy(dtype=float, na_value=np.nan)
+        if len(values) and np.isfinite(values).all() and np.ptp(values) == 0:
+            excluded[str(name)] = "all zero" if values[0] == 0 else "constant"
+            continue
+        out.append(str(name))
+    return tuple(out), excluded
 
 
 def default_features(X: pd.DataFrame, target: str | None = None,
                      exclude: Sequence[str] = ()) -> tuple[str, ...]:
-    """The numeric columns of ``X`` except the target, time-like columns (time, time_s,
-    timestamp, t, sample, index) and ``exclude`` (our choice). A column whose values are
-    mostly numbers counts as numeric (its other values are then reported as bad input, not
-    silently dropped); label columns (mostly text) are skipped."""
-    out = []
-    for name in X.columns:
-        if name == target or name in exclude or str(name).lower() in _NON_FEATURES:
-            continue
-        column = X[name]
-        if pd.api.types.is_bool_dtype(column):
-            continue
-        if pd.api.types.is_numeric_dtype(column) or (len(column) and pd.to_numeric(column, errors="coerce").notna().mean() >= 0.5):
-            out.append(str(name))
-    return tuple(out)
+    """The default candidate counters of ``X`` (:func:`screen_features`)."""
+    return screen_features(X, target, exclude)[0]
+
+
+def describe_excluded(excluded: Mapping[str, str]) -> str:
+    """``a, b (power or energy reading); c (constant)``: the left-out columns by reason."""
+    by_reason: dict[str, list[str]] = {}
+    for name, reason in excluded.items():
+        by_reason.setdefault(reason, []).append(name)
+    plural = {"power or energy reading": "power or energy readings", "time": "time",
+              "constant": "constant", "all zero": "all zero", "not a number": "not numbers"}
+    return "; ".join(f"{', '.join(names)} ({plural.get(reason, reason) if len(names) > 1 else reason})"
+                     for reason, names in by_reason.items())
 
 
 def _features(X: pd.DataFrame, features: Sequence[str] | None, target: str | None
               ) -> tuple[str, ...]:
     if features is None:
-        found = default_features(X, target)
+        found, excluded = screen_features(X, target)
         if not found:
-            raise InputError("no numeric counter columns to model power from")
+            left = f" (left out: {describe_excluded(excluded)})" if excluded else ""
+            raise InputError(f"no counter columns to model power from{left}; name them "
+                             "with features / --features")
         return found
     features = tuple(str(f) for f in features)
     if not features:
@@ -1176,155 +1237,146 @@ def _map_population(genomes: np.ndarray, wraps: int, rule_start: np.ndarray,
     return ops, args, consts, n_ops, n_consts, used, status
 
 
-# --- the grammatical-evolution model ---------------------------------------------------------
-def _fmt(value: float) -> str:
-    text = f"{value:.4g}"
+# --- printing: the evolved expression in raw counter units, constants folded -----------------
+# A sum is a constant plus coefficient x product terms; a product is a sorted tuple of
+# (factor text, exponent). Factors are counters, functions and sums that cannot be expanded
+# (written in parentheses, divided by their own first constant so that they read "(k*C4 + 1)").
+_Product = tuple[tuple[str, int], ...]
+
+
+@dataclass
+class _Sum:
+    const: float = 0.0
+    terms: dict[_Product, float] = field(default_factory=dict)
+
+    def scaled(self, k: float) -> _Sum:
+        return _Sum(self.const * k, {p: c * k for p, c in self.terms.items()})
+
+    def single(self) -> tuple[_Product, float] | None:
+        """The one term of a monomial (no constant, one term), else None."""
+        return next(iter(self.terms.items())) if self.const == 0 and len(self.terms) == 1 \
+            else None
+
+
+def _fmt(value: float, digits: int = 4) -> str:
+    return f"{value:.{digits}g}"
+
+
+def _times(a: _Product, b: _Product) -> _Product:
+    power: dict[str, int] = {}
+    for text, e in (*a, *b):
+        power[text] = power.get(text, 0) + e
+    return tuple(sorted((t, e) for t, e in power.items() if e))
+
+
+def _plus(a: _Sum, b: _Sum, sign: float = 1.0) -> _Sum:
+    terms = dict(a.terms)
+    for p, c in b.terms.items():
+        terms[p] = terms.get(p, 0.0) + sign * c
+    return _Sum(a.const + sign * b.const, {p: c for p, c in terms.items() if c != 0})
+
+
+def _monomial(product: _Product, coef: float) -> _Sum:
+    return _Sum(coef, {}) if not product else _Sum(0.0, {product: coef})
+
+
+def _expand(a: _Sum, product: _Product, coef: float) -> _Sum:
+    """``a`` times one term."""
+    out = _monomial(product, coef * a.const) if a.const else _Sum()
+    for p, c in a.terms.items():
+        out = _plus(out, _monomial(_times(p, product), c * coef))
+    return out
+
+
+def _factor(s: _Sum, digits: int, names: Sequence[str]) -> tuple[float, str]:
+    """A sum that stays a factor: its content (the constant, else the first coefficient) and
+    the parenthesized rest."""
+    content = s.const if s.const else next(iter(s.terms.values()))
+    return content, f"({_sum_text(s.scaled(1.0 / content), digits, names)})"
+
+
+def _symbolic(tree: Node, consts: Sequence[float], scales: Sequence[float], digits: int,
+              names: Sequence[str]) -> _Sum:
+    """``tree`` (over x_j = counter_j / scale_j) as a sum in raw counter units."""
+    kind = tree[0]
+    if kind == "const":
+        return _Sum(float(consts[tree[1]]))
+    if kind == "var":
+        return _Sum(0.0, {((names[tree[1]], 1),): 1.0 / scales[tree[1]]})
+    if kind == "un":
+        inner = _symbolic(tree[2], consts, scales, digits, names)
+        if tree[1] == OP_NEG:
+            return inner.scaled(-1.0)
+        function = _FUNCTION[tree[1]]
+        if not inner.terms:
+            return _Sum(float(getattr(np, function)(inner.const)))
+        return _Sum(0.0, {((f"{function}({_sum_text(inner, digits, names)})", 1),): 1.0})
+    a = _symbolic(tree[2], consts, scales, digits, names)
+    b = _symbolic(tree[3], consts, scales, digits, names)
+    op = tree[1]
+    if op in (OP_ADD, OP_SUB):
+        return _plus(a, b, 1.0 if op == OP_ADD else -1.0)
+    if op == OP_DIV:
+        if not b.terms:
+            return a.scaled(1.0 / b.const if b.const else math.inf)
+        one = b.single()
+        if one is not None:
+            inverse = (tuple((t, -e) for t, e in one[0]), 1.0 / one[1])
+        else:
+            content, text = _factor(b, digits, names)
+            inverse = (((text, -1),), 1.0 / content)
+        if a.terms and a.single() is None:  # (a + b*C1)/(...) stays one fraction
+            content, text = _factor(a, digits, names)
+            return _monomial(_times(((text, 1),), inverse[0]), content * inverse[1])
+        return _expand(a, *inverse)
+    if not a.terms:
+        return b.scaled(a.const)
+    if not b.terms:
+        return a.scaled(b.const)
+    for x, y in ((a, b), (b, a)):
+        one = y.single()
+        if one is not None:
+            return _expand(x, *one)
+    (ka, ta), (kb, tb) = _factor(a, digits, names), _factor(b, digits, names)
+    return _monomial(_times(((ta, 1),), ((tb, 1),)), ka * kb)
+
+
+def _sum_text(s: _Sum, digits: int, names: Sequence[str]) -> str:
+    parts: list[tuple[bool, str]] = []
+    if s.const or not s.terms:
+        parts.append((s.const < 0, _fmt(abs(s.const), digits)))
+    for product, coef in s.terms.items():
+        up = [t for t, e in product if e > 0 for _ in range(e)]
+        down = [t for t, e in product if e < 0 for _ in range(-e)]
+        magnitude = _fmt(abs(coef), digits)
+        head = up if magnitude == "1" and up else [magnitude, *up]
+        parts.append((coef < 0, "*".join(head) + "".join(f"/{t}" for t in down)))
+    text = ""
+    for k, (negative, part) in enumerate(parts):
+        if k == 0:
+            text = f"-{part}" if negative else part
+        else:
+            text += f" {'-' if negative else '+'} {part}"
     return text
 
 
-def _fold(tree: Node, values: list[float], scales: Sequence[float]) -> Node:
-    """The tree in raw counter units (variables are ``X / scale`` inside the model): each
-    chain of ``*`` and ``/`` over constants and variables becomes one constant (appended to
-    ``values``) times the raw variables, e.g. ``2.5*x1/x2/0.5`` -> ``k*C2/C3``."""
-    kind = tree[0]
-    if kind == "var" or (kind == "bin" and tree[1] in (OP_MUL, OP_DIV)):
-        factors: list[tuple[int, Node]] = []
-        node = tree
-        while node[0] == "bin" and node[1] in (OP_MUL, OP_DIV):
-            factors.append((node[1], node[3]))
-            node = node[2]
-        factors.append((OP_MUL, node))
-        factors.reverse()
-        if all(leaf[0] in ("const", "var") for _, leaf in factors):
-            k = 1.0
-            for op, leaf in factors:
-                v = values[leaf[1]] if leaf[0] == "const" else 1.0 / scales[leaf[1]]
-                k = k * v if op == OP_MUL else (k / v if v != 0 else math.inf)
-            values.append(k)
-            rebuilt: Node = ("const", len(values) - 1)
-            power: dict[int, int] = {}  # net exponent per variable: x/x cancels
-            for op, leaf in factors:
-                if leaf[0] == "var":
-                    power[leaf[1]] = power.get(leaf[1], 0) + (1 if op == OP_MUL else -1)
-            if not any(power.values()):
-                return rebuilt
-            for j in sorted(power, key=lambda j: power[j] < 0):
-                for _ in range(abs(power[j])):
-                    rebuilt = ("bin", OP_MUL if power[j] > 0 else OP_DIV, rebuilt, ("var", j))
-            return ("raw", rebuilt)
-    if kind == "bin":
-        return ("bin", tree[1], _fold(tree[2], values, scales), _fold(tree[3], values, scales))
-    if kind == "un":
-        return ("un", tree[1], _fold(tree[2], values, scales))
-    return tree
+def _equation(tree: Node, consts: Sequence[float], scales: Sequence[float], intercept: float,
+              slope: float, digits: int, names: Sequence[str]) -> str:
+    body = _symbolic(tree, consts, scales, digits, names).scaled(slope)
+    return _sum_text(_plus(_Sum(intercept), body), digits, names)
 
 
-def _distribute(tree: Node, values: list[float], factor: float) -> bool:
-    """Multiply the expression by ``factor`` by changing its constants, when its shape allows
-    (sums of terms each with a leading constant); False (nothing changed) otherwise."""
-    kind = tree[0]
-    if kind == "raw":
-        return _distribute(tree[1], values, factor)
-    if kind == "const":
-        values[tree[1]] *= factor
-        return True
-    if kind == "bin" and tree[1] in (OP_ADD, OP_SUB):
-        if _can_distribute(tree[2]) and _can_distribute(tree[3]):
-            _distribute(tree[2], values, factor)
-            _distribute(tree[3], values, factor)
-            return True
-        return False
-    if kind == "bin" and tree[1] in (OP_MUL, OP_DIV):
-        if _can_distribute(tree[2]):
-            return _distribute(tree[2], values, factor)
-        if tree[1] == OP_MUL and _can_distribute(tree[3]):
-            return _distribute(tree[3], values, factor)
-        return False
-    if kind == "un" and tree[1] == OP_NEG:
-        return _distribute(tree[2], values, factor)
-    return False
+_FUNCTIONS_NS = {"sin": np.sin, "cos": np.cos, "log": np.log, "exp": np.exp, "sqrt": np.sqrt}
 
 
-def _can_distribute(tree: Node) -> bool:
-    kind = tree[0]
-    if kind == "raw":
-        return _can_distribute(tree[1])
-    if kind == "const":
-        return True
-    if kind == "bin" and tree[1] in (OP_ADD, OP_SUB):
-        return _can_distribute(tree[2]) and _can_distribute(tree[3])
-    if kind == "bin" and tree[1] == OP_MUL:
-        return _can_distribute(tree[2]) or _can_distribute(tree[3])
-    if kind == "bin" and tree[1] == OP_DIV:
-        return _can_distribute(tree[2])
-    if kind == "un" and tree[1] == OP_NEG:
-        return _can_distribute(tree[2])
-    return False
-
-
-_PRECEDENCE = {OP_ADD: 1, OP_SUB: 1, OP_MUL: 2, OP_DIV: 2}
-
-
-def _additive_terms(tree: Node, sign: float) -> list[tuple[float, Node]]:
-    """The signed terms of a top-level sum (``a - (b + c)`` gives +a, -b, -c)."""
-    if tree[0] == "raw":
-        return [(sign, tree)]
-    if tree[0] == "bin" and tree[1] in (OP_ADD, OP_SUB):
-        right = sign if tree[1] == OP_ADD else -sign
-        return _additive_terms(tree[2], sign) + _additive_terms(tree[3], right)
-    if tree[0] == "un" and tree[1] == OP_NEG:
-        return _additive_terms(tree[2], -sign)
-    return [(sign, tree)]
-
-
-def _text(tree: Node, values: Sequence[float], names: Sequence[str], scales: Sequence[float],
-          raw_units: bool) -> str:
-    kind = tree[0]
-    if kind == "raw":
-        return _text(tree[1], values, names, scales, False)
-    if kind == "const":
-        return _fmt(values[tree[1]])
-    if kind == "var":
-        return names[tree[1]]
-    if kind == "scaled":
-        s = scales[tree[1]]
-        return names[tree[1]] if s == 1.0 else f"({names[tree[1]]}/{_fmt(s)})"
-    if kind == "un":
-        inner = _text(tree[2], values, names, scales, raw_units)
-        if tree[1] == OP_NEG:
-            return f"-({inner})" if tree[2][0] == "bin" else f"-{inner}"
-        return f"{_FUNCTION[tree[1]]}({inner})"
-    op = tree[1]
-    left = _text(tree[2], values, names, scales, raw_units)
-    right = _text(tree[3], values, names, scales, raw_units)
-    p = _PRECEDENCE[op]
-    if _prec(tree[2]) < p:
-        left = f"({left})"
-    rp = _prec(tree[3])
-    if rp < p or (rp == p and op in (OP_SUB, OP_DIV)):
-        right = f"({right})"
-    if op in (OP_ADD, OP_SUB):
-        symbol = _SYMBOL[op]
-        if right.startswith("-") and _prec(tree[3]) >= 2:
-            symbol, right = ("-" if op == OP_ADD else "+"), right[1:]
-        return f"{left} {symbol} {right}"
-    return f"{left}*{right}" if op == OP_MUL else f"{left}/{right}"
-
-
-def _prec(tree: Node) -> int:
-    if tree[0] == "raw":
-        return _prec(tree[1])
-    if tree[0] == "bin":
-        return _PRECEDENCE[tree[1]]
-    return 3
-
-
+# --- the grammatical-evolution model ---------------------------------------------------------
 @dataclass(frozen=True)
 class GEPowerModel:
     """An expression found by grammatical evolution: ``P = intercept + slope * f(X / scales)``
     with ``f`` the evolved ``expression`` over variables ``x0..`` (= ``features[i] /
     scales[i]``) and its fitted ``constants``; :attr:`text` is the readable form in raw
-    counter units."""
+    counter units. Predictions are limited to ``bounds`` (W; None: unlimited) and a
+    prediction that is not a number (0/0 on an unseen input) is ``fallback_w``."""
 
     features: tuple[str, ...]
     scales: tuple[float, ...]
@@ -1340,45 +1392,54 @@ class GEPowerModel:
     seed: int = 0
     history: tuple[float, ...] = ()
     meta: Mapping[str, Any] = field(default_factory=dict)
+    bounds: tuple[float, float] | None = None
+    fallback_w: float | None = None
 
     @property
     def program(self) -> Program:
         return compile_expression(self.expression, [f"x{i}" for i in range(len(self.features))])
 
-    def predict(self, X: pd.DataFrame) -> np.ndarray:
+    def unbounded(self, X: pd.DataFrame) -> np.ndarray:
+        """The expression's value, without the output bounds."""
         A = _matrix(X, self.features) / np.asarray(self.scales, float)
         program = self.program
         f = _evaluate(program.ops, program.args, np.asarray(self.constants, float),
                       np.ascontiguousarray(A))
         return self.intercept + self.slope * f
 
+    def predict(self, X: pd.DataFrame) -> np.ndarray:
+        return _bounded(self.unbounded(X), self.bounds, self.fallback_w)
+
     @property
     def text(self) -> str:
-        """The model as an equation in raw counter units, e.g.
-        ``power_w = 12.1 + 3.1e-10*C2/C1 + ...``."""
-        program = self.program
-        values = list(self.constants)
-        tree = _fold(program.tree, values, self.scales)
-        intercept = self.intercept
-        if self.slope != 1.0 and not _distribute(tree, values, self.slope):
-            terms = [(1.0, f"{_fmt(self.slope)}*({_text(tree, values, self.features, self.scales, True)})")]
-        else:
-            terms = []
-            for sign, node in _additive_terms(tree, 1.0):
-                if node[0] == "const":
-                    intercept += sign * values[node[1]]
-                    continue
-                text = _text(node, values, self.features, self.scales, True)
-                if text.startswith("-") and _prec(node) >= 2:
-                    sign, text = -sign, text[1:]
-                terms.append((sign, text))
-        equation = _fmt(intercept) if intercept != 0 or not terms else ""
-        for sign, text in terms:
-            if not equation:
-                equation = text if sign > 0 else f"-{text}"
-            else:
-                equation += f" {'+' if sign > 0 else '-'} {text}"
-        return f"{self.target} = {equation}"
+        """The model as an equation in raw counter units with its constants folded, e.g.
+        ``power_w = 12.1 + 3.1e-10*C2/C1 + ...`` (without the output bounds). Four significant
+        digits, more when four would change a prediction by over 1e-3 (relative) at typical
+        counter values."""
+        tree = self.program.tree
+        placeholders = [f"v{i}" for i in range(len(self.features))]
+        probe = np.random.default_rng(0).uniform(0.5, 1.5, (16, len(self.features))) \
+            * np.asarray(self.scales, float)
+        frame = pd.DataFrame(probe, columns=list(self.features))
+        with np.errstate(all="ignore"):
+            exact = self.unbounded(frame)
+        digits = 4
+        for digits in (4, 6, 9, 17):
+            text = _equation(tree, self.constants, self.scales, self.intercept, self.slope,
+                             digits, placeholders)
+            namespace = {**_FUNCTIONS_NS, **{p: probe[:, i] for i, p in enumerate(placeholders)}}
+            try:
+                with np.errstate(all="ignore"):
+                    value = eval(text, {"__builtins__": {}}, namespace)  # our own text
+            except (SyntaxError, NameError, ZeroDivisionError, TypeError):
+                break
+            finite = np.isfinite(exact)
+            if np.all(np.abs(np.broadcast_to(value, exact.shape)[finite] - exact[finite])
+                      <= 1e-3 * np.maximum(np.abs(exact[finite]), 1e-12)):
+                break
+        names = [str(f) for f in self.features]
+        return f"{self.target} = " + _equation(tree, self.constants, self.scales,
+                                                self.intercept, self.slope, digits, names)
 
     def to_dict(self) -> dict[str, Any]:
         return plain({"kind": "power_model", "version": MODEL_VERSION, "model": "ge",
@@ -1388,7 +1449,9 @@ class GEPowerModel:
                       "slope": self.slope, "text": self.text, "grammar": self.grammar,
                       "genome": list(self.genome), "rmse_train": self.rmse_train,
                       "generations": self.generations, "seed": self.seed,
-                      "history": list(self.history), "meta": dict(self.meta)})
+                      "history": list(self.history), "meta": dict(self.meta),
+                      "bounds": None if self.bounds is None else list(self.bounds),
+                      "fallback_w": self.fallback_w})
 
     @staticmethod
     def from_dict(data: dict[str, Any], source: str | None = None) -> GEPowerModel:
@@ -1408,7 +1471,11 @@ class GEPowerModel:
                 generations=int(data.get("generations", 0)), seed=int(data.get("seed", 0)),
                 history=tuple(math.nan if h is None else float(h)
                               for h in data.get("history", ())),
-                meta=dict(data.get("meta") or {}))
+                meta=dict(data.get("meta") or {}),
+                bounds=None if data.get("bounds") is None
+                else (float(data["bounds"][0]), float(data["bounds"][1])),
+                fallback_w=None if data.get("fallback_w") is None
+                else float(data["fallback_w"]))
             if len(model.scales) != len(model.features):
                 raise ValueError("features and scales differ in length")
             program = model.program
@@ -1422,7 +1489,7 @@ class GEPowerModel:
 @dataclass
 class _Evaluator:
     """Fitness of a population: mapping and compiling (numba), fitting the constants (numba),
-    RMSE on every training row; fits are cached by expression structure."""
+    RMSE on every row of ``X``; fits are cached by expression structure."""
 
     tables: tuple[np.ndarray, ...]
     X: np.ndarray
@@ -1432,22 +1499,22 @@ class _Evaluator:
     wraps: int
     max_nodes: int
     iterations: int
-    cache: dict[bytes, tuple[float, np.ndarray]] = field(default_factory=dict)
+    cache: dict[bytes, tuple[float, Any, np.ndarray, np.ndarray]] = field(default_factory=dict)
     fits: int = 0
 
     def __call__(self, genomes: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[Any]]:
-        """Fitness (RMSE; inf when invalid), codons read, and fitted [a, b, constants] (None
-        when invalid) of each genome."""
+        """Fitness (RMSE; inf when invalid), codons read, and (fitted [a, b, constants], ops,
+        args, structure key) of each genome (None when invalid)."""
         ops, args, consts, n_ops, n_consts, used, status = _map_population(
             genomes, self.wraps, *self.tables, self.max_nodes)
         fitness = np.full(len(genomes), math.inf)
-        params: list[Any] = [None] * len(genomes)
+        found: list[Any] = [None] * len(genomes)
         for g in np.flatnonzero(status == 1):
             n = n_ops[g]
             o, a = ops[g, :n], args[g, :n]
             key = o.tobytes() + a.tobytes()
-            found = self.cache.get(key)
-            if found is None:
+            entry = self.cache.get(key)
+            if entry is None:
                 self.fits += 1
                 fitted, cost = _fit_constants(o, a, consts[g, :n_consts[g]], self.X_fit,
                                               self.y_fit, self.iterations)
@@ -1455,77 +1522,54 @@ class _Evaluator:
                 if math.isfinite(cost):
                     f = _evaluate(o, a, fitted[2:], self.X)
                     rmse = float(np.sqrt(np.mean((fitted[0] + fitted[1] * f - self.y) ** 2)))
-                found = (rmse if math.isfinite(rmse) else math.inf, fitted)
-                self.cache[key] = found
-            fitness[g], params[g] = found
-        return fitness, used, params
+                entry = (rmse if math.isfinite(rmse) else math.inf, fitted, o.copy(), a.copy())
+                self.cache[key] = entry
+            fitness[g] = entry[0]
+            found[g] = (entry[1], entry[2], entry[3], key)
+        return fitness, used, found
 
 
-def fit_ge(X: pd.DataFrame, y: Any = "power_w", *, features: Sequence[str] | None = None,
-           grammar: str = "thesis", population: int = 200, codons: int = 100,
-           generations: int = 1000, crossover: float = 0.9, mutation: float | None = None,
-           wraps: int = 3, tournament: int = 2, elite: int = 2, fit_samples: int = 300,
-           iterations: int = 10, max_nodes: int = 60, seed: int = 0,
-           progress: Callable[[str, float], None] | None = None) -> GEPowerModel:
-    """Grammatical evolution of a power model (section 4.2.1.1.2, Appendix A).
+def _bounded(predicted: np.ndarray, bounds: tuple[float, float] | None,
+             fallback: float | None) -> np.ndarray:
+    """Predictions limited to ``bounds``; NaN (0/0) replaced by ``fallback``."""
+    out = np.asarray(predicted, float)
+    if fallback is not None:
+        out = np.where(np.isnan(out), fallback, out)
+    if bounds is not None:
+        out = np.clip(out, bounds[0], bounds[1])
+    return out
 
-    The thesis's settings: ``population`` 200, ``codons`` 100 of 8 bits, ``crossover`` 0.9,
-    ``mutation`` per codon 1 / number of grammar rules (default; 0.2 for Grammar 1, as the
-    authors' JECO library computes it), ``wraps`` 3, RMSE fitness, ``grammar`` "thesis"
-    (Grammar 1; "extended" adds a linear term, or give a BNF text with ``{vars}``).
 
-    Our choices where the thesis is silent: binary ``tournament`` selection, integer-flip
-    mutation and generational replacement as in JECO, plus the ``elite`` best individuals
-    kept; one-point crossover at the same point of both parents, drawn inside the codons
-    both parents use (as PonyGE2 does: a cut beyond them changes nothing); ``generations``
-    1000 (about 15 s on 5000 samples). Each expression's constants, with an intercept and a
-    scale (``P = a + b f(X; c)``), are fitted by Levenberg-Marquardt (``iterations`` steps) on
-    a fixed random subset of ``fit_samples`` training rows; the fitness is the RMSE on every
-    training row; the best expression is refitted on every row at the end. Expressions
-    longer than ``max_nodes`` or without a variable are invalid (infinite fitness), as are
-    those whose codons run out. Counters enter divided by their mean absolute value
-    (numerical range; the printed model is in raw units). Mapping, compiling, evaluation and
-    fitting run in numba kernels; fits are cached by expression structure. Seeded: the same
-    data and ``seed`` give the same model.
-    """
-    X = _frame(X)
-    target_name = y if isinstance(y, str) else "power_w"
-    names = _features(X, features, y if isinstance(y, str) else None)
-    values = _target(X, y)
-    A = _matrix(X, names)
-    if len(values) < 3:
-        raise InputError(f"{len(values)} rows: too few to fit a model")
-    for name, value in (("population", population), ("codons", codons),
-                        ("generations", generations), ("tournament", tournament),
-                        ("fit_samples", fit_samples), ("max_nodes", max_nodes)):
-        if value < 1:
-            raise UsageError(f"{name} = {value}: expected a positive number")
-    if not 0 <= crossover <= 1:
-        raise UsageError(f"crossover = {crossover}: expected a probability")
-    if wraps < 0 or elite < 0 or elite >= population:
-        raise UsageError("wraps >= 0 and 0 <= elite < population expected")
-    gram = build_grammar(grammar, len(names))
-    p_mut = 1.0 / gram.n_rules if mutation is None else float(mutation)
-    if not 0 <= p_mut <= 1:
-        raise UsageError(f"mutation = {mutation}: expected a probability")
-    scales = np.mean(np.abs(A), axis=0)
-    scales = np.where(scales > 0, scales, 1.0)
-    Xs = np.ascontiguousarray(A / scales)
-    rng = np.random.default_rng(seed)
-    if len(values) > fit_samples:
-        rows = np.sort(rng.choice(len(values), fit_samples, replace=False))
-    else:
-        rows = np.arange(len(values))
-    evaluator = _Evaluator(tables=_grammar_tables(gram, tuple(f"x{i}" for i in range(len(names)))),
-                           X=Xs, y=values, X_fit=np.ascontiguousarray(Xs[rows]),
-                           y_fit=values[rows], wraps=wraps, max_nodes=max_nodes,
-                           iterations=iterations)
+def _output_bounds(y: np.ndarray, margin: float) -> tuple[float, float]:
+    low, high = float(np.min(y)), float(np.max(y))
+    extra = margin * (high - low)
+    return low - extra, high + extra
 
-    def evaluate(genomes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        fitness, used, _ = evaluator(genomes)
-        return fitness, np.minimum(used, codons)
 
-    started = time.perf_counter()
+def _validation_rows(n: int, validation: float, split: str, rng: np.random.Generator
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Evolution and validation rows: the last ``validation`` share (``split="time"``) or a
+    random one; no validation rows when either part would have fewer than 10 rows."""
+    if split not in SPLITS:
+        raise UsageError(f"validation split {split!r}: expected one of {', '.join(SPLITS)}")
+    if not 0 <= validation < 1:
+        raise UsageError(f"validation = {validation}: expected 0 <= share < 1")
+    n_val = round(validation * n)
+    if n_val < 10 or n - n_val < 10:
+        return np.arange(n), np.arange(0)
+    if split == "time":
+        return np.arange(n - n_val), np.arange(n - n_val, n)
+    order = rng.permutation(n)
+    return np.sort(order[n_val:]), np.sort(order[:n_val])
+
+
+def _evolve(evaluate: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+            rng: np.random.Generator, *, population: int, codons: int, generations: int,
+            crossover: float, p_mut: float, tournament: int, elite: int, patience: int,
+            report: Callable[[int, float], None]) -> tuple[np.ndarray, np.ndarray, list[float]]:
+    """One run of the evolution: the final population, its fitness and the best fitness of
+    every generation. Stops early after ``patience`` generations without a 1e-4 (relative)
+    improvement of the best fitness (0: never)."""
     pop = rng.integers(0, 256, size=(population, codons), dtype=np.uint8)
     fitness, used = evaluate(pop)
     for _ in range(10):  # redraw individuals that do not map at all
@@ -1537,6 +1581,7 @@ def fit_ge(X: pd.DataFrame, y: Any = "power_w", *, features: Sequence[str] | Non
     history = [float(np.min(fitness))]
     n_children = population - elite
     n_pairs = (n_children + 1) // 2
+    last_gain = 0
     for generation in range(generations):
         order = np.argsort(fitness, kind="stable")
         contenders = rng.integers(0, population, size=(n_pairs, 2, tournament))
@@ -1556,34 +1601,181 @@ def fit_ge(X: pd.DataFrame, y: Any = "power_w", *, features: Sequence[str] | Non
         pop = np.concatenate([pop[keep], offspring])
         fitness = np.concatenate([fitness[keep], child_fitness])
         used = np.concatenate([used[keep], child_used])
-        history.append(float(np.min(fitness)))
-        if progress is not None:
-            progress(f"generation {generation + 1}/{generations}, best RMSE "
-                     f"{history[-1]:.4g}", (generation + 1) / generations)
-    best = int(np.argmin(fitness))
-    found, _, fitted = evaluator(pop[best: best + 1])
-    rmse, params = float(found[0]), fitted[0]
-    if params is None or not math.isfinite(rmse):
+        best = float(np.min(fitness))
+        if best < history[last_gain] * (1 - 1e-4):
+            last_gain = len(history)
+        history.append(best)
+        report(generation + 1, best)
+        if patience and len(history) - 1 - last_gain >= patience:
+            break
+    return pop, fitness, history
+
+
+def fit_ge(X: pd.DataFrame, y: Any = "power_w", *, features: Sequence[str] | None = None,
+           grammar: str = "thesis", population: int = 200, codons: int = 100,
+           generations: int = 1000, crossover: float = 0.9, mutation: float | None = None,
+           wraps: int = 3, tournament: int = 2, elite: int = 2, fit_samples: int = 300,
+           iterations: int = 10, max_nodes: int = 60, restarts: int = 3,
+           patience: int = 250, validation: float = 0.2, validation_split: str = "time",
+           candidates: int = 5, margin: float = 0.1, seed: int = 0,
+           progress: Callable[[str, float], None] | None = None) -> GEPowerModel:
+    """Grammatical evolution of a power model (section 4.2.1.1.2, Appendix A).
+
+    The thesis's settings: ``population`` 200, ``codons`` 100 of 8 bits, ``crossover`` 0.9,
+    ``mutation`` per codon 1 / number of grammar rules (default; 0.2 for Grammar 1, as the
+    authors' JECO library computes it), ``wraps`` 3, RMSE fitness, ``grammar`` "thesis"
+    (Grammar 1; "extended" adds a linear term, or give a BNF text with ``{vars}``).
+
+    Our choices where the thesis is silent: binary ``tournament`` selection, integer-flip
+    mutation and generational replacement as in JECO, plus the ``elite`` best individuals
+    kept; one-point crossover at the same point of both parents, drawn inside the codons
+    both parents use (as PonyGE2 does: a cut beyond them changes nothing); up to
+    ``generations`` 1000 per run. Each expression's constants, with an intercept and a scale
+    (``P = a + b f(X; c)``), are fitted by Levenberg-Marquardt (``iterations`` steps) on a
+    fixed random subset of ``fit_samples`` evolution rows; the fitness is the RMSE on every
+    evolution row. Expressions longer than ``max_nodes`` or without a variable are invalid
+    (infinite fitness), as are those whose codons run out. Counters enter divided by their
+    mean absolute value (numerical range; the printed model is in raw units).
+
+    Robustness on real data (issue 18, our choices): ``restarts`` independent runs (seeds
+    ``[seed, r]``), each stopped after ``patience`` generations without improvement;
+    ``validation`` (20 %) of the training rows — the last ones as ``X`` orders them
+    (``validation_split="time"``) or a random share ("random") — take no part in the
+    evolution, and the model is the one of the ``candidates`` best distinct expressions of
+    every run with the lowest validation RMSE, or the evolution rows' mean power when no
+    expression beats it there (``meta["selected"]`` says which); its constants are then
+    refitted on every training row. Predictions are limited to the training range of the
+    target widened by ``margin`` (10 %) of that range on both sides, and a prediction that
+    is not a number (0/0) is the training mean. Mapping, compiling, evaluation and fitting
+    run in numba kernels; fits are cached by expression structure. Seeded: the same data and
+    ``seed`` give the same model.
+    """
+    X = _frame(X)
+    target_name = y if isinstance(y, str) else "power_w"
+    names = _features(X, features, y if isinstance(y, str) else None)
+    values = _target(X, y)
+    A = _matrix(X, names)
+    if len(values) < 3:
+        raise InputError(f"{len(values)} rows: too few to fit a model")
+    for name, value in (("population", population), ("codons", codons),
+                        ("generations", generations), ("tournament", tournament),
+                        ("fit_samples", fit_samples), ("max_nodes", max_nodes),
+                        ("restarts", restarts), ("candidates", candidates)):
+        if value < 1:
+            raise UsageError(f"{name} = {value}: expected a positive number")
+    if not 0 <= crossover <= 1:
+        raise UsageError(f"crossover = {crossover}: expected a probability")
+    if wraps < 0 or elite < 0 or elite >= population or patience < 0 or margin < 0:
+        raise UsageError("wraps >= 0, patience >= 0, margin >= 0 and 0 <= elite < population "
+                         "expected")
+    gram = build_grammar(grammar, len(names))
+    p_mut = 1.0 / gram.n_rules if mutation is None else float(mutation)
+    if not 0 <= p_mut <= 1:
+        raise UsageError(f"mutation = {mutation}: expected a probability")
+    scales = np.mean(np.abs(A), axis=0)
+    scales = np.where(scales > 0, scales, 1.0)
+    Xs = np.ascontiguousarray(A / scales)
+    rng = np.random.default_rng([seed, 17])
+    evolve_rows, check_rows = _validation_rows(len(values), validation, validation_split, rng)
+    X_evo, y_evo = np.ascontiguousarray(Xs[evolve_rows]), values[evolve_rows]
+    if len(y_evo) > fit_samples:
+        rows = np.sort(rng.choice(len(y_evo), fit_samples, replace=False))
+    else:
+        rows = np.arange(len(y_evo))
+    evaluator = _Evaluator(tables=_grammar_tables(gram, tuple(f"x{i}" for i in range(len(names)))),
+                           X=X_evo, y=y_evo, X_fit=np.ascontiguousarray(X_evo[rows]),
+                           y_fit=y_evo[rows], wraps=wraps, max_nodes=max_nodes,
+                           iterations=iterations)
+
+    def evaluate(genomes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        fitness, used, _ = evaluator(genomes)
+        return fitness, np.minimum(used, codons)
+
+    started = time.perf_counter()
+    evo_bounds = _output_bounds(y_evo, margin)
+    X_check, y_check = np.ascontiguousarray(Xs[check_rows]), values[check_rows]
+    pool: dict[bytes, tuple[float, int, np.ndarray, Any]] = {}  # key -> (score, run, genome, fit)
+    runs: list[dict[str, Any]] = []
+    histories: list[list[float]] = []
+    for run in range(restarts):
+        def report(generation: int, best: float, run: int = run) -> None:
+            if progress is not None:
+                progress(f"run {run + 1}/{restarts}, generation {generation}/{generations}, "
+                         f"best RMSE {best:.4g}", (run + generation / generations) / restarts)
+
+        pop, fitness, history = _evolve(
+            evaluate, np.random.default_rng([seed, run]), population=population, codons=codons,
+            generations=generations, crossover=crossover, p_mut=p_mut, tournament=tournament,
+            elite=elite, patience=patience, report=report)
+        histories.append(history)
+        order = np.argsort(fitness, kind="stable")
+        _, _, found = evaluator(pop[order[: 4 * candidates]])
+        taken = 0
+        best_check = math.inf
+        for genome, entry in zip(pop[order[: 4 * candidates]], found, strict=True):
+            if entry is None or taken >= candidates:
+                continue
+            params, o, a, key = entry
+            if key in pool:
+                taken += 1
+                continue
+            taken += 1
+            score = float(evaluator.cache[key][0])
+            if len(y_check):
+                with np.errstate(all="ignore"):
+                    guess = params[0] + params[1] * _evaluate(o, a, params[2:], X_check)
+                guess = _bounded(guess, evo_bounds, float(np.mean(y_evo)))
+                score = float(np.sqrt(np.mean((guess - y_check) ** 2)))
+                score = score if math.isfinite(score) else math.inf
+            best_check = min(best_check, score)
+            pool[key] = (score, run, genome.copy(), entry)
+        runs.append({"generations": len(history) - 1, "train_rmse": history[-1],
+                     "validation_rmse": best_check if len(y_check) else None})
+    if not pool or not math.isfinite(min(p[0] for p in pool.values())):
         raise InputError("grammatical evolution found no valid expression (are the counters "
                          "all zero or the target constant?)")
-    tokens, _ = map_genome(pop[best], gram, wraps=wraps)
+    score, run, genome, (params, _, _, _) = min(pool.values(), key=lambda p: (p[0], p[1]))
+    mean_check = float(np.sqrt(np.mean((y_check - np.mean(y_evo)) ** 2))) if len(y_check) \
+        else math.inf
+    bounds = _output_bounds(values, margin)
+    fallback = float(np.mean(values))
+    meta = {"population": population, "codons": codons, "crossover": crossover,
+            "mutation": p_mut, "wraps": wraps, "tournament": tournament, "elite": elite,
+            "fit_samples": len(rows), "restarts": restarts, "patience": patience,
+            "validation_rows": len(check_rows), "validation_split": validation_split,
+            "margin": margin, "runs": runs, "validation_rmse": score,
+            "validation_rmse_mean": mean_check if len(y_check) else None,
+            "expressions_fitted": evaluator.fits}
+    if len(y_check) and score >= mean_check:
+        meta |= {"selected": "the training mean: no expression beat it on the validation rows",
+                 "fit_time_s": time.perf_counter() - started}
+        return GEPowerModel(
+            features=names, scales=tuple(float(s) for s in scales), expression="0.0",
+            constants=(0.0,), intercept=fallback, slope=0.0, target=target_name,
+            grammar=gram.name, rmse_train=float(np.sqrt(np.mean((values - fallback) ** 2))),
+            generations=generations, seed=seed, history=tuple(histories[0]), meta=meta,
+            bounds=bounds, fallback_w=fallback)
+    tokens, _ = map_genome(genome, gram, wraps=wraps)
     program = compile_expression(tokens or [], [f"x{i}" for i in range(len(names))])
-    # refit the winner's constants on every training row
+    # refit the chosen expression's constants on every training row
     params_all, cost = _fit_constants(program.ops, program.args, params[2:].copy(), Xs,
                                       values, 100)
-    if math.isfinite(cost) and math.sqrt(cost / len(values)) <= rmse:
+    with np.errstate(all="ignore"):
+        before = params[0] + params[1] * _evaluate(program.ops, program.args, params[2:], Xs)
+    rmse = float(np.sqrt(np.mean((before - values) ** 2)))
+    if math.isfinite(cost) and not math.sqrt(cost / len(values)) > rmse:
         params, rmse = params_all, math.sqrt(cost / len(values))
     expression = " ".join(_merge_numbers(tokens or []))
+    meta |= {"selected": f"run {run + 1}: the lowest validation RMSE" if len(y_check)
+             else f"run {run + 1}: the lowest training RMSE (too few rows to validate)",
+             "fit_time_s": time.perf_counter() - started}
     return GEPowerModel(
         features=names, scales=tuple(float(s) for s in scales), expression=expression,
         constants=tuple(float(c) for c in params[2:]), intercept=float(params[0]),
         slope=float(params[1]), target=target_name, grammar=gram.name,
-        genome=tuple(int(c) for c in pop[best]), rmse_train=float(rmse),
-        generations=generations, seed=seed, history=tuple(history),
-        meta={"population": population, "codons": codons, "crossover": crossover,
-              "mutation": p_mut, "wraps": wraps, "tournament": tournament, "elite": elite,
-              "fit_samples": len(rows), "expressions_fitted": evaluator.fits,
-              "fit_time_s": time.perf_counter() - started})
+        genome=tuple(int(c) for c in genome), rmse_train=float(rmse),
+        generations=generations, seed=seed, history=tuple(histories[run]), meta=meta,
+        bounds=bounds, fallback_w=fallback)
 
 
 # --- server power breakdown (4.15-4.17) ------------------------------------------------------
@@ -1763,8 +1955,11 @@ def power_model_from_dict(data: Mapping[str, Any], source: str | None = None) ->
 # --- fit and evaluate on a table (what the CLI runs) ----------------------------------------
 @dataclass(frozen=True)
 class PowerModelFit:
-    """A model fitted on a random ``1 - test_fraction`` of the rows and scored on the rest:
-    RMSE, MAE (W) and MPE (%) on the training and test rows."""
+    """A model fitted on ``1 - test_fraction`` of the rows and scored on the rest: RMSE, MAE
+    (W) and MPE (%) on the training and test rows. ``split`` "time": the test rows are the
+    last ones in time (by ``time_column``, else in row order); "random": drawn at random.
+    ``excluded``: the columns left out of the default features, with the reason;
+    ``mean_baseline``: the scores of the training mean on the test rows."""
 
     model: Any
     target: str
@@ -1778,6 +1973,10 @@ class PowerModelFit:
     source: str | None = None
     #: Server models (eq. 4.15): the mean of each component over the test rows (W).
     breakdown: Mapping[str, float] = field(default_factory=dict)
+    split: str = "random"
+    time_column: str | None = None
+    excluded: Mapping[str, str] = field(default_factory=dict)
+    mean_baseline: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def text(self) -> str:
@@ -1789,8 +1988,11 @@ class PowerModelFit:
         return plain({"kind": "power_model_fit", "version": FIT_VERSION,
                       "model": self.model.to_dict(), "method": self.model.to_dict()["model"],
                       "target": self.target, "features": list(self.model.features),
-                      "expression": self.text, "n_train": self.n_train, "n_test": self.n_test,
-                      "train": dict(self.train), "test": dict(self.test), "seed": self.seed,
+                      "excluded": dict(self.excluded), "expression": self.text,
+                      "n_train": self.n_train, "n_test": self.n_test,
+                      "train": dict(self.train), "test": dict(self.test),
+                      "mean_baseline": dict(self.mean_baseline), "seed": self.seed,
+                      "split": self.split, "time_column": self.time_column,
                       "test_fraction": self.test_fraction, "fit_time_s": self.fit_time_s,
                       "source": self.source, "breakdown": dict(self.breakdown)})
 
@@ -1808,29 +2010,70 @@ class PowerModelFit:
                 train=scores(data["train"]), test=scores(data["test"]), seed=int(data["seed"]),
                 test_fraction=float(data["test_fraction"]),
                 fit_time_s=float(data.get("fit_time_s") or math.nan),
-                source=data.get("source"), breakdown=scores(data.get("breakdown") or {}))
+                source=data.get("source"), breakdown=scores(data.get("breakdown") or {}),
+                split=str(data.get("split", "random")), time_column=data.get("time_column"),
+                excluded={str(k): str(v) for k, v in (data.get("excluded") or {}).items()},
+                mean_baseline=scores(data.get("mean_baseline") or {}))
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"malformed power_model_fit result: {exc}", path=source) from None
 
 
-def split_rows(n: int, test_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Random train / test row indices (sorted); at least one training row."""
+def time_order(table: pd.DataFrame) -> tuple[np.ndarray, str | None]:
+    """Row indices in time order and the column that gave it: the first time-like column
+    (time, time_s, timestamp, t, t_s, sample, index) that is all numbers or all dates, else
+    the row order (None). Ties keep the row order."""
+    for name in table.columns:
+        if str(name).lower() not in _NON_FEATURES:
+            continue
+        column = table[name]
+        values = pd.to_numeric(column, errors="coerce")
+        if values.isna().any():
+            try:
+                values = pd.to_datetime(column, errors="coerce", utc=True)
+            except (TypeError, ValueError):
+                continue
+            if values.isna().any():
+                continue
+        return np.argsort(values.to_numpy(), kind="stable"), str(name)
+    return np.arange(len(table)), None
+
+
+def split_rows(n: int, test_fraction: float, seed: int, *, split: str = "random",
+               order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Train and test row indices; at least one training row. ``split="random"``: a seeded
+    random share, both sorted; ``"time"``: the test rows are the last ``test_fraction`` of
+    ``order`` (the time order, default the row order) and the training rows are given in
+    that order (the order :func:`fit_ge` validates in)."""
     if not 0 <= test_fraction < 1:
         raise UsageError(f"test fraction {test_fraction}: expected 0 <= fraction < 1")
-    order = np.random.default_rng([seed, 3]).permutation(n)
+    if split not in SPLITS:
+        raise UsageError(f"split {split!r}: expected one of {', '.join(SPLITS)}")
     n_test = min(round(test_fraction * n), n - 1)
+    if split == "time":
+        order = np.arange(n) if order is None else np.asarray(order)
+        return order[: n - n_test], np.sort(order[n - n_test:])
+    order = np.random.default_rng([seed, 3]).permutation(n)
     return np.sort(order[n_test:]), np.sort(order[:n_test])
 
 
 def fit_power_model(table: pd.DataFrame, *, target: str = "power_w", model: str = "linear",
                     features: Sequence[str] | None = None, seed: int = 0,
-                    test_fraction: float = 0.3, source: str | None = None,
+                    test_fraction: float = 0.3, split: str = "time",
+                    source: str | None = None,
                     progress: Callable[[str, float], None] | None = None,
                     server: Mapping[str, Any] | None = None,
                     **options: Any) -> PowerModelFit:
     """Fit ``model`` ("linear", "pls" or "ge") of ``target`` on counters and score it on a
-    held-out ``test_fraction`` of the rows (random, seeded). Input errors name ``source``
-    (the file) and the column.
+    held-out ``test_fraction`` of the rows. Input errors name ``source`` (the file) and the
+    column.
+
+    ``split`` "time" (the default, our choice): the test rows are the last in time (by a
+    time-like column, else the row order) — samples of a run are autocorrelated, and a random
+    split puts the neighbours of every test sample in training, which overstates accuracy on
+    new runs; "random": a seeded random share (for tables of independent experiments).
+    ``features`` default: :func:`screen_features` (no power or energy readings, no constant
+    columns); what it left out is in the result's ``excluded``. Grammatical evolution
+    validates in the same way it is tested (the last training rows, or random ones).
 
     ``server``: keyword arguments of :func:`fit_server` (``leakage`` and ``fan``
     coefficients at least): the whole-server model of eq. 4.15 instead, its two dynamic parts
@@ -1838,22 +2081,33 @@ def fit_power_model(table: pd.DataFrame, *, target: str = "power_w", model: str 
     table = _frame(table, "table")
     if model not in MODELS:
         raise UsageError(f"model {model!r}: expected one of {', '.join(MODELS)}")
+    if split not in SPLITS:
+        raise UsageError(f"split {split!r}: expected one of {', '.join(SPLITS)}")
     if len(table) == 0:
         raise InputError("the table has no rows", path=source)
     values = _column(table, target, source)
+    excluded: dict[str, str] = {}
     if server is not None:
         mem, temperature = server.get("mem", "mem_dyn_w"), server.get("temperature", "temp_c")
         rpm = server.get("rpm", "fan_rpm")
         for column in (mem, temperature, rpm):
             _column(table, column, source)
         skip = {target, mem, temperature, rpm}
-        names = list(features) if features is not None else [
-            f for f in default_features(table, target) if f not in skip
-            and not str(f).endswith("_w")]
+        if features is not None:
+            names = list(features)
+        else:
+            found, excluded = screen_features(table, target, exclude=tuple(skip))
+            names = list(found)
+    elif features is None:
+        found, excluded = screen_features(table, target)
+        if not found:
+            _features(table, None, target)  # the error, with what was left out
+        names = list(found)
     else:
-        names = _features(table, features, target)
+        names = list(_features(table, features, target))
     _matrix(table, names, source)  # every error names the file, column and line
-    train, test = split_rows(len(table), test_fraction, seed)
+    order, time_column = time_order(table) if split == "time" else (None, None)
+    train, test = split_rows(len(table), test_fraction, seed, split=split, order=order)
     minimum = len(names) + 2 if model != "ge" else 3
     if len(train) < minimum:
         raise InputError(f"{len(train)} training rows for {len(names)} counters: too few to "
@@ -1861,7 +2115,7 @@ def fit_power_model(table: pd.DataFrame, *, target: str = "power_w", model: str 
     started = time.perf_counter()
     fitted_table = table.iloc[train]
     if model == "ge":
-        options = {**options, "progress": progress}
+        options = {"validation_split": split, **options, "progress": progress}
     breakdown: dict[str, float] = {}
     if server is not None:
         fitted = fit_server(fitted_table, total=target, model=model, features=names,
@@ -1872,11 +2126,15 @@ def fit_power_model(table: pd.DataFrame, *, target: str = "power_w", model: str 
         fitted = _fit_one(model, fitted_table, target, names, seed, options)
     elapsed = time.perf_counter() - started
     predicted = fitted.predict(table)
+    mean = float(np.mean(values[train]))
     return PowerModelFit(model=fitted, target=target, n_train=len(train), n_test=len(test),
                          train=errors(predicted[train], values[train]),
                          test=errors(predicted[test], values[test]), seed=seed,
                          test_fraction=test_fraction, fit_time_s=elapsed, source=source,
-                         breakdown=breakdown)
+                         breakdown=breakdown, split=split, time_column=time_column,
+                         excluded=excluded,
+                         mean_baseline={"mean_w": mean, **errors(np.full(len(test), mean),
+                                                                 values[test])})
 
 
 @dataclass(frozen=True)
