@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -33,10 +36,12 @@ from phasekit.schedule import (
 )
 from phasekit.schedule.policies import _kinds, _relabel_identical
 from phasekit.schedule.simulate import (
+    PROGRESS_CAP,
     _ff_buffers,
     _ff_makespan,
     _ff_resume,
     _ff_trace,
+    dual_feasible,
     list_schedule,
     lower_bound,
     plan_schedule,
@@ -340,7 +345,9 @@ def test_milp_reaches_the_brute_force_optimum_on_tiny_batches(seed: int,
     batch = Batch.from_tasks([(f"t{i}", int(threads[i]), times[i], 10.0) for i in range(n)])
     opt = brute_force(threads, times, m, c)
     dc = DataCenter(m, c)
-    plan = milp_schedule(threads, times, dc, time_limit_s=20, formulation=formulation)
+    plan = milp_schedule(threads, times, dc, time_limit_s=20, formulation=formulation,
+                         stop_at_bound=False)
+    assert plan.info["solver"].startswith("HiGHS")
     assert plan.info["status"] == "optimal" and plan.info["formulation"] == formulation
     span = execute(plan, batch, dc).makespan_s
     d = plan.info["d_s"]
@@ -382,6 +389,60 @@ def test_milp_finds_the_known_optimum_of_a_packed_batch() -> None:
     assert lower_bound(batch.threads, batch.time_s, dc) == pytest.approx(100.0)
     plan = milp_schedule(batch.threads, batch.time_s, dc, time_limit_s=20)
     assert execute(plan, batch, dc).makespan_s == pytest.approx(100.0, abs=1e-6)
+
+
+# --- lower bound -----------------------------------------------------------------------------
+def test_dual_feasible_functions_sum_to_at_most_one_on_every_fitting_set() -> None:
+    """Every multiset of widths that fits on a server, for servers of 1-10 cores."""
+    def fitting(left: int, smallest: int) -> list[list[int]]:
+        sets = [[]]
+        for w in range(smallest, left + 1):
+            sets += [[w, *rest] for rest in fitting(left - w, w)]
+        return sets
+
+    for cores in range(1, 11):
+        sets = fitting(cores, 1)
+        for k in range(1, cores + 1):
+            f = dual_feasible(np.arange(cores + 1), cores, k)
+            assert max(sum(f[w] for w in ws) for ws in sets) <= 1 + 1e-12
+            assert np.all(f >= 0)
+    # u^(1): the tasks wider than half a server count whole, those under half not at all
+    assert dual_feasible(np.array([5, 6, 7, 12]), 12, 1).tolist() == [0, 0.5, 1, 1]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_lower_bound_never_exceeds_the_brute_force_optimum(seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    n, m, c = 5, int(rng.integers(1, 3)), int(rng.integers(2, 5))
+    threads = rng.integers(1, c + 1, n)
+    times = rng.integers(1, 12, n).astype(float)
+    dc = DataCenter(m, c)
+    work = max(times.max(), float(threads @ times) / (m * c))
+    assert work - 1e-9 <= lower_bound(threads, times, dc) <= brute_force(threads, times, m,
+                                                                          c) + 1e-9
+
+
+def test_lower_bound_sees_tasks_that_cannot_share_a_server() -> None:
+    """Three 7-core tasks on one 12-core server run one after the other: 30 s, where the
+    work bound says 17.5 s; on two servers two of them share one: 20 s; with packed batches
+    the bound is their known optimum."""
+    threads, times = np.array([7, 7, 7]), np.array([10.0, 10.0, 10.0])
+    assert lower_bound(threads, times, DataCenter(1, 12)) == pytest.approx(30.0)
+    assert lower_bound(threads, times, DataCenter(2, 12)) == pytest.approx(20.0)
+    for seed in range(3):
+        packed = generate_packed_batch(3, 12, 500.0, seed=seed)
+        assert lower_bound(packed.threads, packed.time_s, DataCenter(3, 12)) == pytest.approx(
+            500.0)
+
+
+def test_milp_does_not_search_when_its_start_ends_at_the_bound() -> None:
+    threads, times = np.array([7, 7, 7, 2]), np.array([10.0, 10.0, 10.0, 5.0])
+    batch = Batch.from_tasks([(f"t{i}", int(threads[i]), times[i], 10.0) for i in range(4)])
+    dc = DataCenter(1, 12)
+    plan = milp_schedule(threads, times, dc, time_limit_s=20)
+    assert plan.info["status"] == "optimal" and plan.info["solver"].startswith("none")
+    assert plan.info["gap_percent"] == 0 and plan.info["dual_bound_s"] == pytest.approx(30.0)
+    assert execute(plan, batch, dc).makespan_s == pytest.approx(30.0)
 
 
 # --- annealing -------------------------------------------------------------------------------
@@ -516,6 +577,45 @@ def test_cli_json_contract_outputs_and_plot(tmp_path: Path) -> None:
     assert (tmp_path / "g.png").stat().st_size > 0
     code, out, err = run("schedule", path, "--servers", "1", "--cores", "4", "--policy", "rr")
     assert code == 0 and "round robin" in out and "13" in out
+
+
+@pytest.mark.parametrize("policy", ["rr", "heuristic", "sa", "milp", "all"])
+def test_real_cli_prints_only_json_for_every_policy(policy: str) -> None:
+    """``phasekit schedule ... --json`` in a real process: stdout parses as JSON. HiGHS
+    writes its banner from C++ straight to file descriptor 1, which an in-process run does
+    not see; the 66-task batch keeps the MILP from ending at the lower bound, so HiGHS
+    runs."""
+    done = subprocess.run([sys.executable, "-m", "phasekit.cli", "schedule", "synth:small:0",
+                           "--policy", policy, "--time-limit", "1s", "--json"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    data = json.loads(done.stdout)
+    rows = data if policy == "all" else [data]
+    assert [r["policy"] for r in rows] == (["rr", "heuristic", "sa", "milp"] if policy == "all"
+                                           else [policy])
+    if policy in ("milp", "all"):
+        assert rows[-1]["info"]["solver"].startswith("HiGHS")
+    assert "Traceback" not in done.stderr
+
+
+def test_progress_counts_truthfully() -> None:
+    """One bar over the annealing and the MILP: it never goes back, never reads as finished
+    before the end (rich stops its elapsed time then), and the MILP's clock starts with
+    the solver, so it never counts past its limit."""
+    batch, sc = scenario_batch("small", seed=0)
+    calls: list[tuple[str, float]] = []
+    schedule_batch(batch, DataCenter(sc.servers, sc.cores), "all", time_limit_s=1.5,
+                   progress=lambda stage, fraction: calls.append((stage, fraction)))
+    fractions = [f for _, f in calls]
+    assert fractions == sorted(fractions) and max(fractions) <= PROGRESS_CAP < 1
+    stages = [s for s, _ in calls]
+    assert stages[0].startswith("annealing") and any(s.startswith("MILP (HiGHS)")
+                                                     for s in stages)
+    first_milp = next(i for i, s in enumerate(stages) if s.startswith("MILP"))
+    assert fractions[first_milp] == pytest.approx(0.5) and "building" in stages[first_milp]
+    for stage in stages:
+        counted = re.search(r"(\d+) of ([\d.]+) s", stage)
+        assert counted is None or int(counted.group(1)) < float(counted.group(2)), stage
 
 
 @pytest.mark.parametrize("args, code, words", [

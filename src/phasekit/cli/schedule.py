@@ -174,8 +174,8 @@ def schedule(
     lines += [f"planned with {result.planned_with}; executed on the true times and powers"
              if result.planned_with != "oracle" else
              "planned and executed with the true times and powers (oracle)",
-             f"lower bound on the makespan {result.lower_bound_s:.6g} s (longest task, or the "
-             "total work over all cores)",
+             f"lower bound on the makespan {result.lower_bound_s:.6g} s (longest task, work "
+             "over the cores, wide tasks that cannot share a server)",
              f"energy: {result.datacenter.servers} servers always on at "
              f"{result.datacenter.static_w:.2f} W + the running tasks' power, PUE "
              f"{result.datacenter.pue:g}"]
@@ -197,6 +197,9 @@ def _detail(info: dict[str, Any], policy: str) -> str:
     if policy == "milp":
         if info.get("fallback"):
             return str(info["fallback"])
+        if str(info.get("solver", "")).startswith("none"):
+            return (f"the start schedule ({info.get('start_s') or 0:.6g} s) ends at the lower "
+                    "bound: optimal, HiGHS not run")
         gap = info.get("gap_percent")
         gap_text = "n/a" if gap is None else f"{gap:.2f} %"
         start = info.get("start_s")

@@ -24,11 +24,16 @@ Each policy returns a :class:`~phasekit.schedule.simulate.Plan`, which the simul
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import logging
 import math
+import os
+import sys
+import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -65,6 +70,46 @@ __all__ = [
 ]
 
 Progress = Callable[[str, float], None] | None
+_log = logging.getLogger(__name__)
+
+
+def _flush_c_stdio() -> None:
+    """Flush the C library's stdio buffers (what a solver printf-ed but has not written)."""
+    with contextlib.suppress(OSError, AttributeError, TypeError):
+        ctypes.CDLL(None).fflush(None)
+
+
+@contextlib.contextmanager
+def solver_output_to_log() -> Iterator[None]:
+    """Send whatever is written to file descriptor 1 meanwhile to the debug log.
+
+    HiGHS prints its banner when a ``Highs`` object is made, from C++ straight to fd 1,
+    before any option can silence it (``output_flag`` only governs what follows), which
+    broke ``--json`` output. Python's ``sys.stdout`` is flushed first and fd 1 points to a
+    temporary file until the block ends; its text is then logged at DEBUG (``phasekit -v``
+    shows it). The redirection is process-wide: output of other threads during the solve
+    lands in the log too. Without a usable fd 1 (closed, or no ``fileno``) nothing is
+    redirected.
+    """
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:
+        yield
+        return
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 1)
+        try:
+            yield
+        finally:
+            _flush_c_stdio()
+            os.dup2(saved, 1)
+            os.close(saved)
+            sink.seek(0)
+            text = sink.read().decode("utf-8", errors="replace").strip()
+            if text:
+                _log.debug("solver output:\n%s", text)
 
 
 # --- round robin and the heuristic -----------------------------------------------------------
@@ -237,7 +282,7 @@ def simulated_annealing(threads: np.ndarray, times: np.ndarray, dc: DataCenter, 
     stopped = None
     for k in range(iterations):
         if n <= 1 or best <= floor * (1 + 1e-12):
-            stopped = "reached the lower bound (longest task or total work / cores)"
+            stopped = "reached the lower bound (optimal)"
             break
         if restart_every and k and k % restart_every == 0 and current > best:
             order[:] = best_order
@@ -618,7 +663,7 @@ def _highs_solve(cost: np.ndarray, a: Any, lo: np.ndarray, hi: np.ndarray, lb: n
                 return _highs_started(h, cost, a, lo, hi, lb, ub, integrality, time_limit_s,
                                       start, heuristic_effort)
             except (AttributeError, TypeError) as exc:  # another binding layout
-                logging.getLogger(__name__).info("no MIP start (%s); plain milp", exc)
+                _log.info("no MIP start (%s); plain milp", exc)
     from scipy.optimize import Bounds, LinearConstraint, milp
 
     res = milp(cost, integrality=integrality, bounds=Bounds(lb, ub),
@@ -683,7 +728,8 @@ def milp_schedule(threads: np.ndarray, times: np.ndarray, dc: DataCenter, *,
                   time_limit_s: float = 60.0, upper_bound_s: float | None = None,
                   start_schedule: tuple[np.ndarray, np.ndarray] | None = None,
                   d: float | None = None, formulation: str = "compact",
-                  heuristic_effort: float = 0.05, progress: Progress = None) -> Plan:
+                  heuristic_effort: float = 0.05, stop_at_bound: bool = True,
+                  progress: Progress = None) -> Plan:
     """Section 5.2.1: minimize the makespan C with HiGHS.
 
     ``formulation``: ``"compact"`` (default, :func:`_milp_compact`: the same schedules,
@@ -700,7 +746,9 @@ def milp_schedule(threads: np.ndarray, times: np.ndarray, dc: DataCenter, *,
     makespan, plus n d for the gaps) bounds C and sets X. The solver starts from
     ``start_schedule`` (start times and servers of a schedule on ``times``; default the
     Longest-Task-First first-fit list schedule), so it returns that schedule or a better
-    one (see :func:`_highs_solve`).
+    one (see :func:`_highs_solve`). When the start already ends at the lower bound
+    (:func:`~phasekit.schedule.simulate.lower_bound`) it is optimal and HiGHS is not run
+    (``stop_at_bound=False`` runs it anyway, to check the model); ``info["solver"]`` says so.
 
     ``info``: solver status, the makespan of the start (``start_s``), the one it proved
     (``objective_s``), its lower bound (``dual_bound_s``) and the relative MIP gap in
@@ -747,16 +795,11 @@ def milp_schedule(threads: np.ndarray, times: np.ndarray, dc: DataCenter, *,
     kind = _kinds(threads, times)
     if formulation == "compact":
         s0, srv0 = _relabel_identical(s0, srv0, kind)
+    if progress is not None:
+        progress(f"MILP, building the model ({formulation} form)", 0.0)
     cost, a, lo, hi, lb, ub, integrality, idx = _milp_model(threads, times, dc, upper_model, d,
                                                             kind, formulation)
     i_tau, i_c, i_z, _, _, _, nvar, nrows = idx
-    x0 = _mip_start(s0, srv0, threads, times, dc, d, upper_model, idx, kind)
-    if x0 is not None:
-        viol = max(float(np.max(lo - a @ x0, initial=0.0)), float(np.max(a @ x0 - hi,
-                                                                          initial=0.0)))
-        viol = max(viol, float(np.max(lb - x0)), float(np.max(x0 - ub)))
-        if viol > 1e-6 * upper_model:
-            x0 = None
     box: dict[str, Any] = {}
 
     def solve() -> None:
@@ -766,16 +809,24 @@ def milp_schedule(threads: np.ndarray, times: np.ndarray, dc: DataCenter, *,
         except Exception as exc:  # re-raised below, in the caller's thread
             box["error"] = exc
 
-    if progress is None:
-        solve()
-    else:
-        worker = threading.Thread(target=solve, daemon=True)
-        worker.start()
-        while worker.is_alive():
-            worker.join(0.25)
-            spent = time.perf_counter() - started
-            progress(f"MILP (HiGHS), {spent:.0f} of {time_limit_s:g} s",
-                     min(spent / time_limit_s, 1.0))
+    floor = float(lb[i_c])
+    with solver_output_to_log():  # HiGHS (the start's LP, the MILP) prints to fd 1
+        x0 = _mip_start(s0, srv0, threads, times, dc, d, upper_model, idx, kind)
+        if x0 is not None:
+            viol = max(float(np.max(lo - a @ x0, initial=0.0)),
+                       float(np.max(a @ x0 - hi, initial=0.0)))
+            viol = max(viol, float(np.max(lb - x0)), float(np.max(x0 - ub)))
+            if viol > 1e-6 * upper_model:
+                x0 = None
+        if stop_at_bound and x0 is not None and start_span <= floor * (1 + 1e-12):
+            # the start ends at the lower bound: it is optimal, HiGHS has nothing to find
+            box["res"] = {"x": None, "status": "optimal", "dual_bound": floor, "gap": 0.0,
+                          "started": True,
+                          "api": "none: the start schedule ends at the lower bound"}
+        elif progress is None:
+            solve()
+        else:
+            _solve_with_progress(solve, time_limit_s, progress)
     if "error" in box:
         raise box["error"]
     res = box["res"]
@@ -789,6 +840,11 @@ def milp_schedule(threads: np.ndarray, times: np.ndarray, dc: DataCenter, *,
         "objective_s": None, "dual_bound_s": res["dual_bound"], "gap_percent": None,
         "fallback": None}
     x = res["x"]
+    if x is None and res["api"].startswith("none"):
+        info.update(objective_s=start_span, dual_bound_s=floor, gap_percent=0.0)
+        return Plan(policy="milp", kind="per_server",
+                    order=np.lexsort((np.arange(n), s0)).astype(np.int64), server=srv0,
+                    planned_start=s0, info=info)
     if x is None:
         info["fallback"] = (f"MILP found no feasible schedule within {time_limit_s:g} s "
                             f"({info['status']}); its plan is the start schedule's")
@@ -809,6 +865,30 @@ def milp_schedule(threads: np.ndarray, times: np.ndarray, dc: DataCenter, *,
     order = np.lexsort((np.arange(n), tau)).astype(np.int64)
     return Plan(policy="milp", kind="per_server", order=order, server=server,
                 planned_start=tau, info=info)
+
+
+def _solve_with_progress(solve: Callable[[], None], time_limit_s: float,
+                         progress: Callable[[str, float], None]) -> None:
+    """Run ``solve`` in a thread and report the solver's time against its limit.
+
+    The clock starts when the solver does (the model is built by then), so the label
+    never counts past the limit: HiGHS checks its clock between steps and may run a little
+    over, which the label then says instead of counting on ("61 of 60 s").
+    """
+    worker = threading.Thread(target=solve, daemon=True)
+    begun = time.perf_counter()
+    worker.start()
+    while True:
+        worker.join(0.25)
+        if not worker.is_alive():
+            return
+        spent = time.perf_counter() - begun
+        if spent < time_limit_s:
+            progress(f"MILP (HiGHS), {int(spent)} of {time_limit_s:g} s",
+                     spent / time_limit_s)
+        else:
+            progress(f"MILP (HiGHS), {time_limit_s:g} s limit reached, the solver is "
+                     "stopping", 1.0)
 
 
 _STATUS = {0: "optimal", 1: "time limit reached", 2: "infeasible", 3: "unbounded",
