@@ -12,7 +12,9 @@ import pytest
 import helpers
 from phasekit.campaign import write_campaign
 from phasekit.energy.fit import (
+    BASELINES,
     EnergyFitResult,
+    candidate_label,
     choose_training,
     configurations,
     fit_energy,
@@ -127,7 +129,8 @@ def test_noiseless_fit_recovers_the_parameters() -> None:
 def test_seed_campaign_ten_configs_within_3_percent_and_beat_baselines(
         seed_configs: list[pd.DataFrame]) -> None:
     for s, configs in enumerate(seed_configs):
-        result = fit_energy(configs, model="seed", n_train=10, seed=s, compare=False)
+        result = fit_energy(configs, model="seed", n_train=10, design="random", seed=s,
+                            compare=False, baselines=BASELINES)
         assert result.n_train == 10 and result.n_holdout == len(configs) - 10
         assert result.mpe_holdout <= 3.0, (s, result.mpe_holdout)
         assert set(result.baselines) == {"svr", "mlp", "knn", "tree"}
@@ -138,7 +141,7 @@ def test_seed_campaign_ten_configs_within_3_percent_and_beat_baselines(
 
 
 def test_energy_only_fit_within_3_percent(seed_configs: list[pd.DataFrame]) -> None:
-    result = fit_energy(seed_configs[0], model="seed", n_train=10, seed=1, baselines=(),
+    result = fit_energy(seed_configs[0], model="seed", n_train=10, design="random", seed=1,
                         use_time=False)
     assert not result.with_time and result.mpe_holdout <= 3.0
 
@@ -148,7 +151,7 @@ def test_extended_beats_seed_on_the_realistic_generator() -> None:
     for program in PROGRAMS:
         configs = configurations(realistic_campaign(program, seed=1).campaign)
         for s in (0, 1):
-            result = fit_energy(configs, model="extended", n_train=10, seed=s, baselines=())
+            result = fit_energy(configs, model="extended", n_train=10, design="random", seed=s)
             mean_ext.append(result.mpe_holdout)
             mean_seed.append(result.other_models["seed"]["mpe_holdout"])
     assert np.mean(mean_ext) < np.mean(mean_seed) - 2.0
@@ -229,7 +232,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def test_cli_fit_json_contract(files: dict[str, Path]) -> None:
     code, out, err = run("energy", "fit", files["json"], "--train", "10", "--seed", "1",
-                         "--model", "seed", "--json")
+                         "--model", "seed", "--baselines", "all", "--json")
     assert code == 0, err
     data = json.loads(out)
     assert data["model"] == "seed" and data["n_train"] == 10
@@ -280,3 +283,75 @@ def test_cli_fit_errors_are_one_line(files: dict[str, Path], args: tuple[str, ..
 def test_unknown_model_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="unknown model"):
         get_model("cubic")
+
+
+# --- real-data robustness (issue 18) -----------------------------------------------------------
+def _energy_only(configs: pd.DataFrame) -> pd.DataFrame:
+    return configs.assign(time_s=np.nan)
+
+
+def test_failed_runs_are_reported_and_do_not_pull_the_fit(
+        seed_configs: list[pd.DataFrame]) -> None:
+    """Two training readings replaced by one meter sample (0.46 J, as PaScal's fluidanimate
+    reads at core counts it cannot run on): the robust fit stays within 3 % on the holdout and
+    names them; least squares on relative errors does not."""
+    configs = _energy_only(seed_configs[0])
+    train = choose_training(configs, 10, design="doptimal", with_time=False)
+    broken = configs.copy()
+    failed = train[[2, 7]]
+    broken.loc[failed, "energy_j"] = 0.46
+    result = fit_energy(broken, model="seed", n_train=10, compare=False)
+    assert sorted(result.suspect) == sorted(
+        (float(broken.frequency_ghz[i]), float(broken.cores[i]), float(broken.input[i]))
+        for i in failed)
+    truth = configs.drop(index=train)["energy_j"].to_numpy()
+    f, p, n = (configs.drop(index=train)[c].to_numpy(float)
+               for c in ("frequency_ghz", "cores", "input"))
+    assert mpe(result.fitted.predict_energy(f, p, n), truth) <= 3.0
+    squares = fit_model(*(broken.loc[train, c] for c in ("frequency_ghz", "cores", "input",
+                                                          "energy_j")), model="seed",
+                        loss="squares")
+    assert mpe(squares.predict_energy(f, p, n), truth) > 10.0
+    assert "probable failed runs" in result.explanation
+
+
+def test_doptimal_design_varies_frequency_within_every_input() -> None:
+    """The per-input deviations are in the design's information: an input measured at one
+    frequency only would confound its deviation with the frequency effect."""
+    configs = configurations(realistic_campaign("mixed", seed=0).campaign)
+    chosen = configs.iloc[choose_training(configs, 10, design="doptimal", with_time=False)]
+    for _, rows in chosen.groupby("input"):
+        assert rows["frequency_ghz"].nunique() == 2 or rows["cores"].nunique() == 2
+    assert chosen.groupby("input")["frequency_ghz"].nunique().sum() >= 8
+
+
+def test_energy_that_falls_with_the_input_label_is_fitted() -> None:
+    """Inputs labelled from the largest down (PaScal's x264): d2 < 0 is allowed."""
+    params = {**SEED_PARAMS, "d2": -0.7}
+    configs = configurations(seed_campaign(params=params, seed=2).campaign)
+    result = fit_energy(configs, model="seed", n_train=10, compare=False)
+    assert result.params["d2"] == pytest.approx(-0.7, abs=0.05)
+    assert result.mpe_holdout <= 3.0
+
+
+def test_input_fixed_mode(seed_configs: list[pd.DataFrame]) -> None:
+    configs = seed_configs[0]
+    result = fit_energy(configs, model="seed", n_train=8, input="3", compare=False)
+    assert result.n_configs == (configs["input"] == 3).sum()
+    assert {n for _, _, n in result.train} == {3.0}
+    assert "d2" in result.fixed and result.params["d2"] == 0.0
+    assert result.mpe_holdout <= 3.0
+    with pytest.raises(UsageError, match="not an input of the campaign"):
+        fit_energy(configs, n_train=8, input="huge")
+
+
+def test_auto_selects_the_candidate_of_lowest_cross_validated_loss() -> None:
+    configs = configurations(realistic_campaign("memory", seed=0).campaign)
+    result = fit_energy(configs, model="auto", n_train=12)
+    assert set(result.selection) == {"extended", "extended (deviation penalty 0.5)", "seed"}
+    chosen = min(result.selection, key=result.selection.__getitem__)
+    assert candidate_label(result.model, result.deviation_penalty) == chosen
+    assert set(result.other_models) == set(result.selection) - {chosen}
+    back = EnergyFitResult.from_dict(json.loads(json.dumps(result.to_dict())))
+    assert back.selection == pytest.approx(result.selection)
+    assert back.fitted.deviation_penalty == result.deviation_penalty

@@ -26,6 +26,9 @@ four changes, each reducing to the seed's at its neutral value (m = d3 = k = 0, 
   power law. Not a parameter of :class:`ModelSpec`: :class:`~phasekit.energy.fit.FittedModel`
   holds it.
 
+Bounds are ours (the thesis gives none): d2 in [-4, 4], since an input's label need not grow
+with its work (PaScal's x264 campaigns spend the most energy on input 1; issue 18).
+
 Identifiability (notes, section 2): from energy alone only the products of d1 with the power
 parameters are determined; the fitters hold d1 = 1 then (:data:`ENERGY_ONLY_FIXED`), so that
 c1..c3 are energies per unit of work, and fit time and energy together when time is measured.
@@ -138,6 +141,12 @@ class ModelSpec:
         v = self.values(theta)
         return self._time(f, p, n, **{k: v[k] for k in self.params[3:]})
 
+    def time_of(self, theta: Mapping[str, Any], f: ArrayLike, p: ArrayLike,
+                n: ArrayLike) -> np.ndarray:
+        """The time law with parameters as given (arrays broadcast: a batch of parameter
+        vectors as columns of shape (k, 1) gives one row per vector)."""
+        return self._time(f, p, n, **{k: theta[k] for k in self.params[3:]})
+
     def energy(self, theta: Mapping[str, float] | Sequence[float], f: ArrayLike, p: ArrayLike,
                n: ArrayLike) -> np.ndarray:
         return self.power(theta, f, p) * self.time(theta, f, p, n)
@@ -148,7 +157,7 @@ MODELS: dict[str, ModelSpec] = {
     "seed": ModelSpec(
         name="seed",
         params=("c1", "c2", "c3", "d1", "d2", "w"),
-        lower=(0.0, 0.0, 0.0, 1e-12, 0.0, 0.0),
+        lower=(0.0, 0.0, 0.0, 1e-12, -4.0, 0.0),
         upper=(_INF, _INF, _INF, _INF, 4.0, 1.0),
         scale=("c1", "c2", "c3", "d1"),
         nominal=(0.3, 0.5, 90.0, 400.0, 1.2, 0.95),
@@ -158,7 +167,7 @@ MODELS: dict[str, ModelSpec] = {
     "extended": ModelSpec(
         name="extended",
         params=("c1", "c2", "c3", "d1", "d2", "w", "d3", "k", "m"),
-        lower=(0.0, 0.0, 0.0, 1e-12, 0.0, 0.0, 0.0, 0.0, 0.0),
+        lower=(0.0, 0.0, 0.0, 1e-12, -4.0, 0.0, 0.0, 0.0, 0.0),
         upper=(_INF, _INF, _INF, _INF, 4.0, 1.0, 2.0, 0.1, 1.0),
         scale=("c1", "c2", "c3", "d1"),
         nominal=(0.3, 0.5, 90.0, 400.0, 1.2, 0.95, 0.3, 0.001, 0.3),
