@@ -95,7 +95,7 @@ def evaluate(configs: pd.DataFrame, valid: np.ndarray, design: str, seed: int,
             _, predicted = baseline_predictions(X[train], e[train], X[test], names=("svr",),
                                                 seed=seed)["svr"]
             by_index = dict(zip(test.tolist(), predicted, strict=True))
-            row = score(lambda i: np.array([by_index[j] for j in i]))
+            row = score(lambda i, known=by_index: np.array([known[j] for j in i]))
         else:
             model_name, loss = method.split(" ")
             model = fit_model(f[train], p[train], n[train], e[train], None, model=model_name,
