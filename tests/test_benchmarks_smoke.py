@@ -40,11 +40,16 @@ def run(script: str, *args: str) -> str:
     ("many_nodes.py", "many_nodes"),
     ("phases_real.py", "phases_real"),
     ("segmentation_tssb.py", "segmentation_tssb"),
+    ("energy_choose.py", "energy_choose"),
+    ("energy_real.py", "energy_real"),
 ])
 def test_quick_run_writes_its_section(tmp_path: Path, script: str, section: str) -> None:
-    if script == "phases_real.py" and not (BENCHMARKS.parent.parent / "shared" / "data" / "phases"
-                                           / "dcslab").is_dir():
-        pytest.skip("the dcslab series are read from ../shared/data (no license to copy them)")
+    shared = BENCHMARKS.parent.parent / "shared" / "data"
+    needs = {"phases_real.py": shared / "phases" / "dcslab",
+             "energy_choose.py": shared / "energy" / "pascal_dev",
+             "energy_real.py": shared / "energy" / "pascal_dev"}
+    if script in needs and not needs[script].is_dir():
+        pytest.skip(f"{script} reads {needs[script]} (no license to copy it into the repository)")
     results = tmp_path / "RESULTS.md"
     results.write_text(f"# kept\n\n<!-- {section}:start -->\nOLD-CONTENT-XYZ\n<!-- {section}:end -->\n\n"
                        "<!-- other:start -->\nuntouched\n<!-- other:end -->\n")

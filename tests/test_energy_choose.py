@@ -1,7 +1,8 @@
 """Choosing configurations (seed 002, section 4.12): the optimizer against the closed form
 f* = (c3 / (2 c1 p))^(1/3) and brute force, limits, the Pareto frontier against a naive
 dominance check, the ondemand baseline's savings (eq. 4.24), campaigns without frequency
-control, and the CLI."""
+control, the regret against measured energies and the ensemble's uncertainty (issue 18), and
+the CLI."""
 
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ import pytest
 from tests.helpers import run
 
 from phasekit.campaign import Campaign, Run, write_campaign
-from phasekit.energy.choose import choose, pareto_front
-from phasekit.energy.fit import FittedModel, configurations, fit_energy
+from phasekit.energy.choose import ChoiceResult, Ensemble, choose, fit_ensemble, pareto_front
+from phasekit.energy.fit import FittedModel, choose_training, configurations, fit_energy
 from phasekit.energy.models import optimal_frequency, seed_energy, seed_time
-from phasekit.errors import UsageError
+from phasekit.errors import InputError, UsageError
 from phasekit.synth.campaigns import seed_campaign
 
 SEED_PARAMS = {"c1": 0.3, "c2": 0.5, "c3": 90.0, "d1": 400.0, "d2": 1.2, "w": 0.97}
@@ -183,3 +184,264 @@ def test_cli_choose_bad_input(campaign_file: Path, tmp_path: Path) -> None:
     write_campaign(Campaign(runs=(Run(threads=1, input="1", time_s=1.0),)), no_energy)
     code, _, err = run("energy", "choose", str(no_energy))
     assert code not in (0, 2) and "measured no energy" in err and "--power-estimate" in err
+
+
+# --- regret (issue 18) -----------------------------------------------------------------------
+def _measured_table(scale: dict[tuple[float, int], float], inputs: tuple[int, ...] = (1, 2)
+                    ) -> pd.DataFrame:
+    """Energies of the seed model times a factor per (f, p) (1 where not given)."""
+    return pd.DataFrame([{"frequency_ghz": f, "cores": p, "input": float(n),
+                          "energy_j": scale.get((f, p), 1.0)
+                          * float(seed_energy(f, p, n, **SEED_PARAMS)), "time_s": 1.0}
+                         for n in inputs for f in (1.2, 1.6, 2.2) for p in (1, 4, 16)])
+
+
+def test_regret_matches_a_naive_computation() -> None:
+    freqs, cores = (1.2, 1.6, 2.2), (1, 4, 16)
+    chosen = choose(MODEL, [1, 2], frequencies_ghz=freqs, cores=cores).choices[0].best
+    # the measurement makes another configuration half as costly as the model says
+    other = min(((f, p) for f in freqs for p in cores
+                 if (f, p) != (round(chosen.frequency_ghz, 6), chosen.cores)),
+                key=lambda fp: float(seed_energy(*fp, 1, **SEED_PARAMS)))
+    measured = _measured_table({other: 0.5})
+    for limit in (4, None):
+        result = choose(MODEL, [1, 2], frequencies_ghz=freqs, cores=cores, measured=measured,
+                        max_cores=limit)
+        for choice in result.choices:
+            rows = measured[(measured["input"] == choice.input)
+                            & (measured["cores"] <= (limit or 99))]
+            at = rows[np.isclose(rows["frequency_ghz"], choice.best.frequency_ghz)
+                      & (rows["cores"] == choice.best.cores)]["energy_j"].iloc[0]
+            naive = 100 * (at / rows["energy_j"].min() - 1)
+            assert choice.regret == pytest.approx(naive)
+            assert choice.best_measured.measured_energy_j == pytest.approx(
+                rows["energy_j"].min())
+        assert result.mean_regret == pytest.approx(np.mean([c.regret for c in result.choices]))
+        assert result.worst_regret == max(c.regret for c in result.choices)
+    assert result.choices[0].regret > 0  # unconstrained: the cheaper one is feasible
+    exact = choose(MODEL, [1], frequencies_ghz=freqs, cores=cores, measured=_measured_table({}))
+    assert exact.choices[0].regret == pytest.approx(0.0, abs=1e-9)
+    partial = choose(MODEL, [1], frequencies_ghz=freqs, cores=cores,
+                     measured=_measured_table({}).iloc[1:])
+    assert np.isnan(partial.choices[0].regret) and partial.choices[0].best_measured is None
+    assert np.isnan(partial.mean_regret)
+
+
+def test_choice_result_round_trips_through_json() -> None:
+    configs = configurations(seed_campaign(seed=1, cores=(1, 4, 16, 32),
+                                           inputs=(1, 2)).campaign)
+    fitted = fit_energy(configs, model="seed", n_train=10, seed=1, design="random", baselines=(),
+                        compare=False)
+    train = configs.iloc[choose_training(configs, 10, seed=1)]
+    ensemble = fit_ensemble(train["frequency_ghz"], train["cores"], train["input"],
+                            train["energy_j"], train["time_s"], model="seed",
+                            fitted=fitted.fitted)
+    result = choose(fitted.fitted, [1, 2], frequencies_ghz=FREQS, cores=(1, 4, 16, 32),
+                    measured=configs, ensemble=ensemble)
+    data = json.loads(json.dumps(result.to_dict()))
+    again = ChoiceResult.from_dict(data)
+    assert again.to_dict() == data
+    assert again.choices[0].uncertainty == result.choices[0].uncertainty
+    assert np.isfinite(again.choices[0].regret) and again.choices[0].uncertainty.members == 10
+    with pytest.raises(InputError, match="malformed energy_choice"):
+        ChoiceResult.from_dict({**data, "choices": [{"input": 1}]})
+
+
+# --- uncertainty (issue 18) ------------------------------------------------------------------
+def _ensemble_widths(noise: float, size: int, seed: int) -> tuple[float, float, float]:
+    """Over the grid: the mean jackknife standard error of log energy (the model's
+    uncertainty), the mean log width of the 90 % prediction interval (the model's and the
+    measurement noise's), and the mean |log error| of the full fit against the truth."""
+    from phasekit.synth.campaigns import SEED_PARAMS as TRUTH
+
+    configs = configurations(seed_campaign(noise=noise, seed=seed, cores=(1, 2, 4, 8, 16, 32),
+                                           inputs=(1, 3)).campaign)
+    train = configs.iloc[choose_training(configs, size, seed=seed)]
+    ensemble = fit_ensemble(train["frequency_ghz"], train["cores"], train["input"],
+                            train["energy_j"], train["time_s"], model="seed", seed=seed)
+    f, p, n = (configs[c].to_numpy(float) for c in ("frequency_ghz", "cores", "input"))
+    low, high = ensemble.interval(f, p, n)
+    error = np.abs(np.log(ensemble.model.predict_energy(f, p, n) / seed_energy(f, p, n,
+                                                                               **TRUTH)))
+    return (float(np.mean(ensemble.spread(f, p, n))), float(np.mean(np.log(high / low))),
+            float(np.mean(error)))
+
+
+def test_uncertainty_shrinks_with_more_and_cleaner_data() -> None:
+    seeds = range(3)
+    few, many, clean = (np.mean([_ensemble_widths(noise, size, s) for s in seeds], axis=0)
+                        for noise, size in ((0.04, 10), (0.04, 40), (0.005, 40)))
+    assert many[0] < 0.7 * few[0] and clean[0] < 0.3 * many[0]    # the model's uncertainty
+    assert clean[1] < 0.3 * many[1]            # the interval: noise dominates, cleaner data
+    for spread, _, error in (few, many, clean):  # the standard error is the error's size
+        assert 0.3 * spread < error < 3 * spread
+
+
+def test_interval_covers_held_out_measurements_and_the_ensemble_shape() -> None:
+    configs = configurations(seed_campaign(noise=0.02, seed=4, cores=(1, 2, 4, 8, 16, 32),
+                                           inputs=(1, 3)).campaign)
+    index = choose_training(configs, 20, seed=4)
+    train = configs.iloc[index]
+    ensemble = fit_ensemble(train["frequency_ghz"], train["cores"], train["input"],
+                            train["energy_j"], train["time_s"], model="seed", seed=4)
+    assert ensemble.method == "cv+" and ensemble.size == 10
+    assert np.bincount(ensemble.group).tolist() == [2] * 10
+    rest = configs.drop(configs.index[index])
+    low, high = ensemble.interval(rest["frequency_ghz"], rest["cores"], rest["input"])
+    inside = np.mean((rest["energy_j"] >= low) & (rest["energy_j"] <= high))
+    assert 0.75 <= inside <= 1.0
+    narrow_low, narrow_high = ensemble.interval(rest["frequency_ghz"], rest["cores"],
+                                                rest["input"], level=0.5)
+    assert np.all(narrow_high - narrow_low <= high - low + 1e-12)
+    few = fit_ensemble(train["frequency_ghz"][:6], train["cores"][:6], train["input"][:6],
+                       train["energy_j"][:6], train["time_s"][:6], model="seed")
+    assert few.method == "jackknife+" and few.size == 6
+    with pytest.raises(UsageError, match="too few training configurations"):
+        fit_ensemble(train["frequency_ghz"][:3], train["cores"][:3], train["input"][:3],
+                     train["energy_j"][:3], None, model="seed", fitted=MODEL)
+
+
+def test_sureness_follows_the_ensemble() -> None:
+    """A choice that every refit makes is sure (expected regret 0, agreement 1); with members
+    that disagree, the figures are those of a naive computation."""
+    flat = FittedModel(model="seed", params={**SEED_PARAMS, "c1": 0.31})
+    members = (MODEL, MODEL, flat, MODEL)
+    ensemble = Ensemble(model=MODEL, members=members, group=np.arange(4),
+                        residuals=np.full(4, 0.01), train=np.zeros((4, 3)))
+    result = choose(MODEL, [2], frequencies_ghz=FREQS, cores=CORES, ensemble=ensemble,
+                    tolerance=0.5)
+    u = result.choices[0].uncertainty
+    F, P = (a.ravel() for a in np.meshgrid(FREQS, CORES, indexing="ij"))
+    j = int(np.flatnonzero(np.isclose(F, result.choices[0].best.frequency_ghz)
+                           & np.equal(P, result.choices[0].best.cores))[0])
+    naive = []
+    agree = 0
+    for m in members:
+        e = m.predict_energy(F, P, 2.0)
+        naive.append(100 * (e[j] / e.min() - 1))
+        agree += int(np.argmin(e) == j)
+    assert u.expected_regret == pytest.approx(np.mean(naive))
+    assert u.worst_regret == pytest.approx(max(naive))
+    assert u.agreement == pytest.approx(agree / 4)
+    assert u.sure == (np.mean(naive) <= 0.5)
+    same = Ensemble(model=MODEL, members=(MODEL,) * 3, group=np.arange(3),
+                    residuals=np.full(3, 0.01), train=np.zeros((3, 3)))
+    sure = choose(MODEL, [2], frequencies_ghz=FREQS, cores=CORES, ensemble=same)
+    assert sure.choices[0].uncertainty.sure and sure.choices[0].uncertainty.agreement == 1.0
+    assert sure.choices[0].uncertainty.energy_low_j == pytest.approx(
+        sure.choices[0].best.energy_j * np.exp(-0.01))
+
+
+def test_regret_of_a_real_pascal_campaign_against_a_naive_computation() -> None:
+    path = (Path(__file__).resolve().parents[2] / "shared" / "data" / "energy" / "pascal_dev"
+            / "completo_canneal_3.csv")
+    if not path.is_file():
+        pytest.skip("the pascal_dev campaigns are read from ../shared/data (no license)")
+    configs = configurations(pd.read_csv(path))
+    fitted = fit_energy(configs, baselines=(), compare=False)
+    result = choose(fitted.fitted, sorted(configs["input"].unique()),
+                    frequencies_ghz=np.unique(configs["frequency_ghz"]),
+                    cores=np.unique(configs["cores"]).astype(int), measured=configs)
+    for choice in result.choices:
+        rows = configs[configs["input"] == choice.input]
+        at = rows[np.isclose(rows["frequency_ghz"], choice.best.frequency_ghz)
+                  & (rows["cores"] == choice.best.cores)]["energy_j"].iloc[0]
+        assert choice.regret == pytest.approx(100 * (at / rows["energy_j"].min() - 1))
+
+
+# --- CLI (issue 18) --------------------------------------------------------------------------
+def test_cli_choose_reports_regret_and_uncertainty(campaign_file: Path) -> None:
+    code, out, err = run("energy", "choose", str(campaign_file), "--model", "seed", "--train",
+                         "10", "--seed", "2", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert set(data["regret"]) == {"mean", "worst"}
+    for choice in data["choices"]:
+        u = choice["uncertainty"]
+        assert u["method"] == "jackknife+" and u["members"] == 10
+        assert u["energy_low_j"] <= choice["best"]["energy_j"] <= u["energy_high_j"]
+        assert 0 <= u["agreement"] <= 1 and u["expected_regret"] >= 0
+        assert choice["regret"] >= 0
+    assert data["regret"]["mean"] == pytest.approx(np.mean([c["regret"]
+                                                            for c in data["choices"]]))
+    code, text, err = run("energy", "choose", str(campaign_file), "--model", "seed", "--train",
+                          "10", "--design", "random", "--seed", "2", "--tolerance", "0")
+    assert code == 0, err
+    assert "How sure" in text and "regret %" in text and "mean" in text
+    assert "not sure" in text and "measure next" in text
+    code, out, err = run("energy", "choose", str(campaign_file), "--model", "seed", "--train",
+                         "10", "--no-uncertainty", "--json")
+    assert code == 0, err
+    assert all(c["uncertainty"] is None for c in json.loads(out)["choices"])
+    code, _, err = run("energy", "choose", str(campaign_file), "--tolerance", "-1")
+    assert code == 2 and "--tolerance -1" in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_fit_baselines_on_request(campaign_file: Path) -> None:
+    code, out, err = run("energy", "fit", str(campaign_file), "--model", "seed", "--train",
+                         "10", "--json")
+    assert code == 0, err
+    assert json.loads(out)["baselines"] == {}
+    code, out, err = run("energy", "fit", str(campaign_file), "--model", "seed", "--train",
+                         "10", "--baselines", "knn,tree", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert set(data["baselines"]) == {"knn", "tree"}
+    alone = fit_energy(configurations(seed_campaign(seed=0).campaign), model="seed",
+                       n_train=10, design="doptimal", baselines=("knn",), compare=False)
+    assert data["baselines"]["knn"]["mpe_holdout"] == pytest.approx(
+        alone.baselines["knn"]["mpe_holdout"])
+    for args, message in ((("--train", "10", "--baselines", "svr,forest"),
+                           "unknown baseline(s) forest"),
+                          (("--baselines", "knn"), "needs --train N"),
+                          (("--train", "10", "--baselines", "knn", "--no-baselines"),
+                           "give one of them")):
+        code, out, err = run("energy", "fit", str(campaign_file), *args)
+        assert code == 2 and message in err and out == ""
+        assert len(err.strip().splitlines()) == 1
+
+
+def test_measured_energies_of_trusted_configurations_stand_in_for_the_model() -> None:
+    """A configuration the user measured at half the model's energy is chosen (basis
+    "measured", regret 0); one measured above the model's minimum is not."""
+    freqs, cores = (1.2, 1.6, 2.2), (1, 4, 16)
+    chosen = choose(MODEL, [1], frequencies_ghz=freqs, cores=cores).choices[0].best
+    other = min(((f, p) for f in freqs for p in cores
+                 if (f, p) != (round(chosen.frequency_ghz, 6), chosen.cores)),
+                key=lambda fp: float(seed_energy(*fp, 1, **SEED_PARAMS)))
+    measured = _measured_table({other: 0.5})
+    ran = measured[(measured["input"] == 1) & np.isclose(measured["frequency_ghz"], other[0])
+                   & (measured["cores"] == other[1])]
+    result = choose(MODEL, [1], frequencies_ghz=freqs, cores=cores, measured=measured,
+                    trusted=ran)
+    pick = result.choices[0]
+    assert (round(pick.best.frequency_ghz, 6), pick.best.cores) == other
+    assert pick.basis == "measured" and pick.regret == pytest.approx(0.0)
+    dear = _measured_table({other: 3.0})
+    ran_dear = dear[(dear["input"] == 1) & np.isclose(dear["frequency_ghz"], other[0])
+                    & (dear["cores"] == other[1])]
+    kept = choose(MODEL, [1], frequencies_ghz=freqs, cores=cores, measured=dear,
+                  trusted=ran_dear).choices[0]
+    assert (kept.best.frequency_ghz, kept.best.cores, kept.basis) == (
+        chosen.frequency_ghz, chosen.cores, "model")
+    assert ChoiceResult.from_dict(json.loads(json.dumps(result.to_dict()))).choices[0].basis \
+        == "measured"
+
+
+def test_cli_choose_keeps_measurements_but_not_failed_runs(tmp_path: Path) -> None:
+    """Fitted on every configuration, the choice is the measured minimum of each input,
+    except a reading the fit flags as a failed run (one meter sample)."""
+    table = configurations(seed_campaign(seed=1).campaign)[
+        ["frequency_ghz", "cores", "input", "energy_j"]]
+    failed = table.index[(table["input"] == 2) & (table["cores"] == 8)
+                         & np.isclose(table["frequency_ghz"], 1.6)][0]
+    table.loc[failed, "energy_j"] = 0.46
+    path = tmp_path / "campaign.csv"
+    table.to_csv(path, index=False)
+    code, out, err = run("energy", "choose", str(path), "--model", "seed", "--no-uncertainty",
+                         "--json")
+    assert code == 0, err
+    for choice in json.loads(out)["choices"]:
+        rows = table[(table["input"] == choice["input"]) & (table.index != failed)]
+        assert choice["basis"] == "measured"
+        assert choice["best"]["measured_energy_j"] == pytest.approx(rows["energy_j"].min())

@@ -355,3 +355,22 @@ def test_auto_selects_the_candidate_of_lowest_cross_validated_loss() -> None:
     back = EnergyFitResult.from_dict(json.loads(json.dumps(result.to_dict())))
     assert back.selection == pytest.approx(result.selection)
     assert back.fitted.deviation_penalty == result.deviation_penalty
+
+
+def test_cli_fit_auto_and_one_input(files: dict[str, Path]) -> None:
+    code, out, err = run("energy", "fit", files["json"], "--train", "12", "--model", "auto",
+                         "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["design"] == "doptimal" and len(data["selection"]) == 3
+    assert data["model"] in ("extended", "seed")
+    code, out, err = run("energy", "fit", files["json"], "--train", "12", "--model", "auto")
+    assert code == 0 and "chosen by leave-one-out loss" in out, err
+    code, out, err = run("energy", "fit", files["json"], "--train", "8", "--input", "2",
+                         "--model", "seed", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert {row["input"] for row in data["train"]} == {2.0} and "d2" in data["fixed"]
+    code, out, err = run("energy", "fit", files["json"], "--input", "nine")
+    assert code != 0 and "--input nine: not an input of the campaign" in err
+    assert len(err.strip().splitlines()) == 1

@@ -1,7 +1,7 @@
 """``phasekit energy``: energy models over frequency, cores and input (seed 002, chapter 4).
 
-A small typer sub-app (:data:`energy_app`); ``fit`` lives here, other subcommands are added to
-the same app by their own modules. :func:`load_table` (a campaign JSON, JSON-lines log,
+A small typer sub-app (:data:`energy_app`); ``fit``, ``choose`` and ``suggest`` live here,
+other subcommands are added to the same app by their own modules. :func:`load_table` (a campaign JSON, JSON-lines log,
 PaScal Analyzer JSON or CSV into one row per configuration) is shared with them.
 """
 
@@ -22,6 +22,7 @@ from phasekit.cli.common import (
     out_console,
     print_json,
     print_written,
+    progress_reporter,
     read_csv_table,
     sub_app,
     write_json,
@@ -30,12 +31,17 @@ from phasekit.cli.common import (
 from phasekit.errors import InputError, PhasekitError, UsageError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     import pandas as pd
+    from rich.console import Console
 
     from phasekit.campaign import Campaign
+    from phasekit.energy.choose import ChoiceResult
+    from phasekit.energy.fit import EnergyFitResult
 
-__all__ = ["CHOOSE_EPILOG", "FIT_EPILOG", "choose", "energy_app", "fit", "load_runs",
-           "load_table"]
+__all__ = ["CHOOSE_EPILOG", "FIT_EPILOG", "SUGGEST_EPILOG", "choose", "energy_app", "fit",
+           "load_runs", "load_table", "suggest"]
 
 energy_app = sub_app(
     "energy",
@@ -48,6 +54,7 @@ Example:
 \b
     phasekit energy fit campaign.json
     phasekit energy fit campaign.json --train 10 --seed 1
+    phasekit energy fit campaign.json --train 10 --baselines svr,knn
     phasekit energy fit pascal-output.json --train 10 --design doptimal --model seed
     phasekit energy fit runs.csv --train 10 --json > fit.json
 """
@@ -82,6 +89,24 @@ def load_table(path: Path) -> pd.DataFrame:
         raise name_file(exc, path) from exc
 
 
+def _baseline_names(text: str | None, none: bool) -> tuple[str, ...]:
+    """``--baselines`` as a tuple of names (``all`` for every one); UsageError otherwise."""
+    from phasekit.energy.fit import BASELINES
+
+    if none and text:
+        raise UsageError("--baselines and --no-baselines: give one of them")
+    if not text:
+        return ()
+    names = [t.strip().lower() for t in text.split(",") if t.strip()]
+    if names == ["all"]:
+        return tuple(BASELINES)
+    unknown = [n for n in names if n not in BASELINES]
+    if unknown or not names:
+        raise UsageError(f"--baselines {text!r}: unknown baseline(s) {', '.join(unknown)}; "
+                         f"expected some of {', '.join(BASELINES)} separated by commas, or all")
+    return tuple(dict.fromkeys(names))
+
+
 def _pct(value: float) -> str:
     return "n/a" if value is None or not math.isfinite(value) else f"{value:.2f}%"
 
@@ -94,25 +119,33 @@ def fit(
              "columns frequency_ghz, cores, input, energy_j and optionally time_s (no "
              "frequency_ghz: the runs are at one uncontrolled frequency).")],
     model: Annotated[str, typer.Option(
-        "--model", metavar="seed|extended",
+        "--model", metavar="extended|seed|auto",
         help="seed: the thesis's E = P T (eqs. 4.14-4.22); extended: adds a "
              "frequency-insensitive share, contention, an input-dependent serial share and "
-             "per-input deviations.")] = "extended",
+             "per-input deviations; auto: the one of lowest leave-one-out loss on the "
+             "training configurations.")] = "extended",
     train: Annotated[int | None, typer.Option(
         "--train", metavar="N", show_default=False,
         help="Fit on N configurations and evaluate on all the others (the thesis: 10). "
              "Default: fit on every configuration.")] = None,
+    input_label: Annotated[str | None, typer.Option(
+        "--input", metavar="LABEL", show_default=False,
+        help="Fit this input alone (its label or number; the input-fixed mode).")] = None,
     seed: Annotated[int, typer.Option(
         "--seed", metavar="S", help="Random seed (random design, multi-start, baselines).")] = 0,
     design: Annotated[str, typer.Option(
         "--design", metavar="random|maximin|doptimal",
-        help="How the N training configurations are chosen: random (the thesis), maximin "
-             "(space filling) or doptimal (D-optimal for the model; both balanced over "
-             "inputs).")] = "random",
-    baselines: Annotated[bool, typer.Option(
-        "--baselines/--no-baselines",
-        help="Also train SVR, MLP, KNN and a decision tree on the same points (with "
-             "--train).")] = True,
+        help="How the N training configurations are chosen: doptimal (D-optimal for the "
+             "model and its per-input deviations; the most accurate on real campaigns), "
+             "random (the thesis) or maximin (space filling); the designs are balanced over "
+             "inputs.")] = "doptimal",
+    baselines: Annotated[str | None, typer.Option(
+        "--baselines", metavar="svr,mlp,knn,tree|all", show_default=False,
+        help="Also train these machine-learning baselines on the same points and score them "
+             "on the same holdout (with --train; the thesis's SVR, MLP, KNN and decision "
+             "tree). None by default: SVR's and MLP's grid searches take 10-25 s.")] = None,
+    no_baselines: Annotated[bool, typer.Option(
+        "--no-baselines", hidden=True, help="No baselines (the default).")] = False,
     json_output: Annotated[bool, typer.Option(
         "--json", help="Print {\"model\", \"params\", \"n_train\", \"mpe_train\", "
         "\"mpe_holdout\", \"baselines\", ...} as JSON (MPE in percent).")] = False,
@@ -121,24 +154,44 @@ def fit(
 ) -> None:
     """Fit an energy model E(f, p, N) to measured configurations and report its error.
 
-    Bounded nonlinear least squares on relative error, multi-start; time and energy together
-    when times are measured. With --train N the model learns from N configurations and is
+    Bounded nonlinear least squares on log error, robust to failed runs (readings far below
+    the fit are named), multi-start; time and energy together when times are measured. With --train N the model learns from N configurations and is
     scored on every other one: mean percentage error (seed 002, eq. 4.23) of the model, of
-    the other model and of the machine-learning baselines trained on the same points.
+    the other model and, with --baselines, of machine-learning baselines trained on the same
+    points.
     """
-    from phasekit.energy.fit import BASELINES, DESIGNS, fit_energy
+    import dataclasses
+
+    from phasekit.energy.fit import AUTO, DESIGNS, fit_energy
     from phasekit.energy.models import get_model
 
-    get_model(model)
+    if model != AUTO:
+        get_model(model)
     if design not in DESIGNS:
         raise UsageError(f"--design {design!r}: expected one of {', '.join(DESIGNS)}")
+    names = _baseline_names(baselines, no_baselines)
+    if names and train is None:
+        raise UsageError("--baselines: needs --train N (the baselines are scored on the "
+                         "configurations held out)")
     check_output(output, "--output")
     configs = load_table(table)
-    try:
-        result = fit_energy(configs, model=model, n_train=train, design=design, seed=seed,
-                            baselines=BASELINES if baselines else ())
-    except PhasekitError as exc:
-        raise name_file(exc, table) from exc
+    steps = 1 + len(names)
+    with progress_reporter(not json_output, f"fitting {table.name}") as progress:
+        try:
+            if progress is not None:
+                progress(f"{model} model", 0.0)
+            result = fit_energy(configs, model=model, n_train=train, design=design, seed=seed,
+                                input=input_label)
+            scores = {}
+            for k, name in enumerate(names, start=1):  # one at a time, for the progress bar
+                if progress is not None:
+                    progress(f"baseline {name}", k / steps)
+                scores.update(fit_energy(configs, model=model, n_train=train, design=design,
+                                         seed=seed, baselines=(name,), compare=False,
+                                         input=input_label).baselines)
+        except PhasekitError as exc:
+            raise name_file(exc, table) from exc
+    result = dataclasses.replace(result, baselines=scores)
     data = result.to_dict()
     if output is not None:
         write_json(output, data)
@@ -163,6 +216,10 @@ def fit(
     console.print(scores)
     params = ", ".join(f"{k} = {v:.4g}" for k, v in result.params.items())
     console.print(f"parameters ({result.model}): {params}", soft_wrap=True)
+    if result.selection:
+        losses = ", ".join(f"{k} {v:.4g}" for k, v in result.selection.items())
+        console.print(f"chosen by leave-one-out loss on the training configurations: {losses}",
+                      soft_wrap=True)
     if result.with_time:
         console.print(f"time MPE: train {_pct(result.mpe_time_train)}, holdout "
                       f"{_pct(result.mpe_time_holdout)}; fit in {result.fit_time_s:.2f} s",
@@ -181,6 +238,7 @@ Example:
     phasekit energy choose campaign.json --input large --max-time 30s --max-cores 16
     phasekit energy choose campaign.json --fit fit.json --user-cores 32 --json
     phasekit energy choose campaign.json --freqs 1.2,1.6,2.0,2.4 --cores 1,2,4,8,16,32
+    phasekit energy choose campaign.json --train 10 --design doptimal   # regret, how sure
 """
 
 
@@ -217,6 +275,59 @@ def _savings_text(predicted: dict[str, float], measured: dict[str, float], key: 
     return text
 
 
+def _read_fit(path: Path) -> EnergyFitResult:
+    import json
+
+    from phasekit.energy.fit import EnergyFitResult
+
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise InputError("no such file", path=str(path)) from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"not a JSON fit result: {exc}", path=str(path)) from None
+    return EnergyFitResult.from_dict(data, source=str(path))
+
+
+def _point_key(f: float, p: float, n: float) -> tuple[float, int, float]:
+    return round(float(f) if math.isfinite(f) else 1.0, 9), int(p), round(float(n), 9)
+
+
+def _rows_at(configs: pd.DataFrame, points: Iterable[tuple[float, float, float]]
+             ) -> pd.DataFrame:
+    """The rows of ``configs`` at the (frequency, cores, input) ``points``."""
+    import numpy as np
+
+    wanted = {_point_key(*point) for point in points}
+    keys = [_point_key(*row) for row in zip(configs["frequency_ghz"].to_numpy(float),
+                                            configs["cores"], configs["input"], strict=True)]
+    return configs[np.array([k in wanted for k in keys], bool)]
+
+
+def _training_rows(configs: pd.DataFrame, fitted: EnergyFitResult) -> pd.DataFrame | None:
+    """The rows of ``configs`` the fit was trained on (None when some are not in it)."""
+    from phasekit.energy.suggest import measured_keys
+
+    rows = _rows_at(configs, fitted.train)
+    return rows if len(measured_keys(rows)) == len({_point_key(*t) for t in fitted.train}) \
+        else None
+
+
+def _trusted_rows(training: pd.DataFrame | None, fitted: EnergyFitResult
+                  ) -> pd.DataFrame | None:
+    """The training rows whose measured energy the choice keeps: all but the readings the fit
+    flagged as probable failed runs."""
+    if training is None:
+        return None
+    return training.drop(index=_rows_at(training, fitted.suspect).index)
+
+
+def _check_percent(value: float, option: str) -> float:
+    if not (math.isfinite(value) and value >= 0):
+        raise UsageError(f"{option} {value:g}: expected a non-negative percentage")
+    return value
+
+
 @energy_app.command("choose", epilog=CHOOSE_EPILOG)
 def choose(
     table: Annotated[Path, typer.Argument(
@@ -233,7 +344,7 @@ def choose(
     seed: Annotated[int, typer.Option("--seed", metavar="S", help="Random seed.")] = 0,
     design: Annotated[str, typer.Option(
         "--design", metavar="random|maximin|doptimal",
-        help="How the N training configurations are chosen.")] = "random",
+        help="How the N training configurations are chosen.")] = "doptimal",
     inputs: Annotated[str | None, typer.Option(
         "--input", metavar="LABEL,...", show_default=False,
         help="Inputs to choose for: the campaign's labels, or input numbers (a number it did "
@@ -259,9 +370,18 @@ def choose(
         "--user-cores", metavar="P", show_default=False,
         help="The core count you would run with: the baseline is ondemand (maximum "
              "frequency) at P cores. Default: the worst, random and best core count.")] = None,
+    uncertainty: Annotated[bool, typer.Option(
+        "--uncertainty/--no-uncertainty",
+        help="Refit the model without one group of its training configurations at a time "
+             "(leave-one-out up to 10, else 10 groups) for a 90 % prediction interval "
+             "(jackknife+) and how sure each choice is.")] = True,
+    tolerance: Annotated[float, typer.Option(
+        "--tolerance", metavar="PCT",
+        help="A choice is unsure when its expected regret under the refits exceeds PCT %; "
+             "then the next configurations to measure are suggested.")] = 2.0,
     json_output: Annotated[bool, typer.Option(
-        "--json", help="Print the choices (best configuration, Pareto frontier, savings) as "
-        "JSON.")] = False,
+        "--json", help="Print the choices (best configuration, Pareto frontier, savings, "
+        "regret, uncertainty) as JSON.")] = False,
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", metavar="RESULT.json", help="Write the result as JSON.")] = None,
     plot: Annotated[Path | None, typer.Option(
@@ -274,39 +394,28 @@ def choose(
     frequencies x core counts; the minimum under the limits is chosen (seed 002, section
     4.12), with the Pareto frontier of (time, energy) and the savings (eq. 4.24) against
     Linux's ondemand governor at the maximum frequency: predicted, and measured in
-    parentheses where the campaign ran every configuration involved.
+    parentheses where the campaign ran every configuration involved. Where TABLE measured
+    every configuration compared, the regret: measured energy of the choice over the lowest
+    measured - 1. With --uncertainty (the default), how sure each choice is, and where it is
+    not, the configurations to measure next (as `phasekit energy suggest`).
     """
-    import json
-
     import numpy as np
 
     from phasekit.cli.common import parse_duration, parse_list
     from phasekit.energy.choose import choose as choose_configurations
-    from phasekit.energy.fit import DESIGNS, EnergyFitResult, fit_energy
+    from phasekit.energy.choose import fit_ensemble
+    from phasekit.energy.fit import DESIGNS, fit_energy
     from phasekit.energy.models import get_model
+    from phasekit.energy.suggest import measured_keys, next_configurations
 
     get_model(model)
     if design not in DESIGNS:
         raise UsageError(f"--design {design!r}: expected one of {', '.join(DESIGNS)}")
+    _check_percent(tolerance, "--tolerance")
     check_output(output, "--output")
     check_output(plot, "--plot")
     configs = load_table(table)
-    if fit_file is not None:
-        try:
-            data = json.loads(fit_file.read_text())
-        except FileNotFoundError:
-            raise InputError("no such file", path=str(fit_file)) from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise InputError(f"not a JSON fit result: {exc}", path=str(fit_file)) from None
-        fitted_result = EnergyFitResult.from_dict(data, source=str(fit_file))
-    else:
-        try:
-            fitted_result = fit_energy(configs, model=model, n_train=train, design=design,
-                                       seed=seed, baselines=(), compare=False)
-        except PhasekitError as exc:
-            raise name_file(exc, table) from exc
-    controlled = fitted_result.frequency_controlled
-    if freqs and not controlled:
+    if freqs and not configs["frequency_ghz"].notna().any():
         raise UsageError("--freqs: the campaign did not control the frequency, so the model "
                          "cannot predict other frequencies")
     numbers, labels = _inputs(configs, inputs)
@@ -314,13 +423,56 @@ def choose(
                    else tuple(np.unique(configs["frequency_ghz"].dropna())))
     core_counts = (parse_list(cores, "--cores", int) if cores
                    else tuple(int(c) for c in np.unique(configs["cores"])))
+    limit_s = parse_duration(max_time, "--max-time") if max_time else None
+    notes = []
+    with progress_reporter(not json_output, f"choosing for {table.name}") as progress:
+        if fit_file is not None:
+            fitted_result = _read_fit(fit_file)
+        else:
+            if progress is not None:
+                progress(f"fitting the {model} model", 0.0)
+            try:
+                fitted_result = fit_energy(configs, model=model, n_train=train, design=design,
+                                           seed=seed, baselines=(), compare=False)
+            except PhasekitError as exc:
+                raise name_file(exc, table) from exc
+        ensemble = None
+        training = _training_rows(configs, fitted_result)
+        if uncertainty:
+            if training is None:
+                notes.append("no uncertainty: the fit's training configurations are not all "
+                             f"in {table.name}")
+            else:
+                f = training["frequency_ghz"].to_numpy(float)
+                try:
+                    ensemble = fit_ensemble(
+                        f, training["cores"], training["input"], training["energy_j"],
+                        training["time_s"] if fitted_result.with_time else None,
+                        model=fitted_result.model, seed=seed, fitted=fitted_result.fitted,
+                        progress=None if progress is None else
+                        (lambda stage, x: progress(stage, 0.3 + 0.7 * x)))
+                except UsageError as exc:
+                    notes.append(f"no uncertainty: {exc}")
+    controlled = fitted_result.frequency_controlled
+    if freqs and not controlled:
+        raise UsageError("--freqs: the fit did not control the frequency, so the model "
+                         "cannot predict other frequencies")
     result = choose_configurations(
         fitted_result.fitted, numbers, frequencies_ghz=frequencies, cores=core_counts,
-        max_time_s=parse_duration(max_time, "--max-time") if max_time else None,
+        max_time_s=limit_s,
         max_cores=max_cores, min_frequency_ghz=min_freq, max_frequency_ghz=max_freq,
         user_cores=user_cores, measured=configs, labels=labels, frequency_controlled=controlled,
-        known_inputs=tuple(np.unique(configs["input"])))
+        known_inputs=tuple(np.unique(configs["input"])), ensemble=ensemble,
+        tolerance=tolerance, trusted=_trusted_rows(training, fitted_result))
     data = result.to_dict()
+    unsure = [c for c in result.choices if c.uncertainty is not None and not c.uncertainty.sure]
+    suggestions: tuple = ()
+    if ensemble is not None and training is not None and unsure:
+        suggestions, _ = next_configurations(ensemble, result, measured_keys(training), k=3,
+                                             tolerance=tolerance)
+        data["suggestions"] = [s.to_dict() for s in suggestions]
+    if notes:
+        data["notes"] = notes
 
     def draw(path: Path) -> object:
         from phasekit.plot.energy import plot_choice
@@ -332,18 +484,51 @@ def choose(
         print_json(data)
         return
     console = out_console()
+    _print_choices(console, result, table.name, user_cores)
+    for text in notes:
+        console.print(f"note: {text}", soft_wrap=True)
+    if unsure:
+        names = ", ".join(c.input_label for c in unsure)
+        console.print(f"not sure (expected regret under the refits > {tolerance:g} %) for "
+                      f"input(s) {names}", soft_wrap=True)
+        if suggestions:
+            console.print("measure next (`phasekit energy suggest`): "
+                          + "; ".join(_config_text(s.frequency_ghz, s.cores, s.input_label,
+                                                   controlled) for s in suggestions),
+                          soft_wrap=True)
+    print_written(console, written)
+
+
+def _config_text(f: float, p: int, label: str, controlled: bool) -> str:
+    return f"input {label} " + (f"{f:g} GHz " if controlled else "") + f"{p} cores"
+
+
+def _print_choices(console: Console, result: ChoiceResult, name: str,
+                   user_cores: int | None) -> None:
+    """The human view of a ChoiceResult: choices, savings, regret, uncertainty."""
+    controlled = result.frequency_controlled
     policies = ("user",) if user_cores else ("worst", "random", "best")
     grid = (f"{len(result.frequencies_ghz)} frequencies x " if controlled else "") + \
         f"{len(result.cores)} core counts"
-    out = Table(title=f"Minimum-energy configurations for {table.name} ({result.model} model, "
+    out = Table(title=f"Minimum-energy configurations for {name} ({result.model} model, "
                       f"{grid})", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    with_regret = any(math.isfinite(c.regret) for c in result.choices)
+    sureness = [c.uncertainty for c in result.choices if c.uncertainty is not None]
+    level = f"{100 * sureness[0].level:.0f} % interval J" if sureness else ""
     columns = ["input", *(["GHz"] if controlled else []), "cores", "time s", "energy J",
-               "measured J", *(["f* GHz"] if controlled else [])]
+               "measured J", *(["regret %"] if with_regret else []),
+               *(["f* GHz"] if controlled else [])]
     at = f"{user_cores} cores" if user_cores else "the worst, a random, the best core count"
     saving = Table(title=(f"Savings vs ondemand (maximum frequency) at {at}" if controlled
                           else f"Savings vs {at}") + ", %: predicted (measured)",
                    title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for table_, names in ((out, columns), (saving, ["input", *policies])):
+    sure = Table(title=(f"How sure: prediction interval of the choice's energy; regret of "
+                        f"the choice under {sureness[0].members} refits "
+                        f"({sureness[0].method}), %") if sureness else "",
+                 title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for table_, names in ((out, columns), (saving, ["input", *policies]),
+                          (sure, ["input", level, "refits agreeing", "expected",
+                                  "worst", "sure"])):
         for column in names:
             table_.add_column(column, justify="left" if column == "input" else "right",
                               no_wrap=True)
@@ -355,15 +540,28 @@ def choose(
             continue
         measured = (f"{best.measured_energy_j:.4g}" if math.isfinite(best.measured_energy_j)
                     else "-")
+        u = choice.uncertainty
         out.add_row(label, *([f"{best.frequency_ghz:g}"] if controlled else []),
-                    str(best.cores), f"{best.time_s:.4g}", f"{best.energy_j:.4g}", measured,
+                    str(best.cores), f"{best.time_s:.4g}", f"{best.energy_j:.4g}", measured, *([f"{choice.regret:.1f}" if math.isfinite(choice.regret)
+                                 else "-"] if with_regret else []),
                     *([f"{choice.continuous_frequency_ghz:.3g}"] if controlled else []))
         saving.add_row(label, *(_savings_text(dict(choice.savings_predicted),
                                               dict(choice.savings_measured), p)
                                 for p in policies))
+        if u is not None:
+            sure.add_row(label, f"{u.energy_low_j:.4g}-{u.energy_high_j:.4g}",
+                         f"{100 * u.agreement:.0f} %", f"{u.expected_regret:.1f}",
+                         f"{u.worst_regret:.1f}", "yes" if u.sure else "no")
     console.print(out)
     if saving.row_count:
         console.print(saving)
+    if sure.row_count:
+        console.print(sure)
+    if with_regret:
+        console.print(f"regret (measured energy of the choice / the lowest measured - 1, where "
+                      f"every feasible configuration was measured): mean "
+                      f"{result.mean_regret:.1f} %, worst {result.worst_regret:.1f} %",
+                      soft_wrap=True)
     for choice in result.choices:
         if choice.best is None:
             console.print(f"input {choice.input_label}: {choice.reason}", soft_wrap=True)
@@ -376,4 +574,144 @@ def choose(
     if not controlled:
         console.print("note: the campaign did not control the frequency; the choice is over "
                       "cores at the frequency it ran at", soft_wrap=True)
+
+
+SUGGEST_EPILOG = """\
+Example:
+
+\b
+    phasekit energy suggest measured.csv --freqs 1.2,1.4,1.6,1.8,2.0,2.2 --cores 1,2,4,8,16,32
+    phasekit energy suggest campaign.json --train 10 --design doptimal -k 5
+    phasekit energy suggest campaign.json --fit fit.json --json
+"""
+
+
+@energy_app.command("suggest", epilog=SUGGEST_EPILOG)
+def suggest(
+    table: Annotated[Path, typer.Argument(
+        metavar="TABLE", show_default=False,
+        help="The configurations measured so far (a campaign or CSV as for `energy fit`; "
+             "configurations not measured yet are simply absent).")],
+    k: Annotated[int, typer.Option(
+        "-k", "--count", metavar="K", help="How many configurations to suggest.")] = 5,
+    train: Annotated[int | None, typer.Option(
+        "--train", metavar="N", show_default=False,
+        help="Take only N configurations of TABLE as measured (chosen by --design): to try "
+             "the loop on a campaign that measured everything, whose regret is then shown.")
+                     ] = None,
+    design: Annotated[str, typer.Option(
+        "--design", metavar="random|maximin|doptimal",
+        help="How the N configurations of --train are chosen.")] = "doptimal",
+    fit_file: Annotated[Path | None, typer.Option(
+        "--fit", metavar="FIT.json", help="Take the training configurations of a saved "
+        "`energy fit -o` result as the measured ones (their energies are read from TABLE).")
+                        ] = None,
+    model: Annotated[str, typer.Option(
+        "--model", metavar="seed|extended", help="Model to fit.")] = "extended",
+    seed: Annotated[int, typer.Option("--seed", metavar="S", help="Random seed.")] = 0,
+    inputs: Annotated[str | None, typer.Option(
+        "--input", metavar="LABEL,...", show_default=False,
+        help="Inputs to suggest for (default: every input of TABLE).")] = None,
+    freqs: Annotated[str | None, typer.Option(
+        "--freqs", metavar="GHZ,...", show_default=False,
+        help="The machine's frequencies (default: those in TABLE).")] = None,
+    cores: Annotated[str | None, typer.Option(
+        "--cores", metavar="1,2,...", show_default=False,
+        help="The core counts to consider (default: those in TABLE).")] = None,
+    max_cores: Annotated[int | None, typer.Option(
+        "--max-cores", metavar="P", show_default=False, help="Use at most P cores.")] = None,
+    min_freq: Annotated[float | None, typer.Option(
+        "--min-freq", metavar="GHZ", show_default=False, help="Lowest frequency allowed.")
+                        ] = None,
+    max_freq: Annotated[float | None, typer.Option(
+        "--max-freq", metavar="GHZ", show_default=False, help="Highest frequency allowed.")
+                        ] = None,
+    tolerance: Annotated[float, typer.Option(
+        "--tolerance", metavar="PCT",
+        help="Promising: within PCT % of the minimum under the fit or a refit.")] = 2.0,
+    json_output: Annotated[bool, typer.Option(
+        "--json", help="Print {\"suggestions\": [...], \"choice\": {...}, ...} as JSON.")
+                           ] = False,
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-o", metavar="RESULT.json", help="Write the result as JSON.")] = None,
+) -> None:
+    """Suggest the next configurations to measure, where the model is least sure of the best.
+
+    Fits the model on the measured configurations and refits it without one group of them
+    at a time; among the configurations not measured yet that are within --tolerance of the
+    minimum energy under the fit or a refit, suggests those whose predicted energy the refits
+    disagree on most, spread over the inputs. Measure them, add them to TABLE, run again.
+    """
+    import numpy as np
+
+    from phasekit.cli.common import parse_list
+    from phasekit.energy.fit import DESIGNS, choose_training
+    from phasekit.energy.models import get_model
+    from phasekit.energy.suggest import suggest as suggest_next
+
+    get_model(model)
+    if design not in DESIGNS:
+        raise UsageError(f"--design {design!r}: expected one of {', '.join(DESIGNS)}")
+    if train is not None and fit_file is not None:
+        raise UsageError("--train and --fit: give one of them")
+    if k < 1:
+        raise UsageError(f"-k {k}: expected at least 1")
+    _check_percent(tolerance, "--tolerance")
+    check_output(output, "--output")
+    configs = load_table(table)
+    if fit_file is not None:
+        fitted_result = _read_fit(fit_file)
+        measured = _training_rows(configs, fitted_result)
+        if measured is None:
+            raise UsageError(f"--fit {fit_file}: its training configurations are not all in "
+                             f"{table}")
+        model = fitted_result.model
+    elif train is not None:
+        if not 1 <= train < len(configs):
+            raise UsageError(f"--train {train}: expected 1 to {len(configs) - 1} (the table "
+                             f"has {len(configs)} configurations)")
+        measured = configs.iloc[choose_training(configs, train, design=design, seed=seed,
+                                                model=model)]
+    else:
+        measured = configs
+    numbers, labels = _inputs(configs, inputs)
+    frequencies = (parse_list(freqs, "--freqs", float) if freqs
+                   else tuple(np.unique(configs["frequency_ghz"].dropna())))
+    core_counts = (parse_list(cores, "--cores", int) if cores
+                   else tuple(int(c) for c in np.unique(configs["cores"])))
+    with progress_reporter(not json_output, f"suggesting for {table.name}") as progress:
+        try:
+            result = suggest_next(
+                measured, k=k, frequencies_ghz=frequencies, cores=core_counts, inputs=numbers,
+                labels=labels, model=model, max_cores=max_cores, min_frequency_ghz=min_freq,
+                max_frequency_ghz=max_freq, tolerance=tolerance, seed=seed,
+                reference=configs, progress=progress)
+        except PhasekitError as exc:
+            raise name_file(exc, table) from exc
+    data = result.to_dict()
+    written = write_outputs(output, None, lambda: data, lambda path: None)
+    if json_output:
+        print_json(data)
+        return
+    console = out_console()
+    controlled = result.choice.frequency_controlled
+    out = Table(title=f"Next {len(result.suggestions)} configurations to measure for "
+                      f"{table.name} ({result.n_measured} measured, {result.n_candidates} "
+                      f"not yet; {result.members} refits, {result.method})",
+                title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for column in ("#", "input", *(["GHz"] if controlled else []), "cores", "energy J",
+                   "interval J", "+/- %", "near best"):
+        out.add_column(column, justify="left" if column == "input" else "right", no_wrap=True)
+    for rank, s in enumerate(result.suggestions, start=1):
+        out.add_row(str(rank), s.input_label, *([f"{s.frequency_ghz:g}"] if controlled else []),
+                    str(s.cores), f"{s.energy_j:.4g}",
+                    f"{s.energy_low_j:.4g}-{s.energy_high_j:.4g}",
+                    f"{100 * math.expm1(s.spread):.1f}",
+                    f"{s.near_optimal_members}/{result.members} refits" if s.promising
+                    else "-")
+    console.print(out)
+    _print_choices(console, result.choice, table.name, None)
+    if not result.suggestions:
+        console.print("nothing to suggest: every configuration of the grid within the limits "
+                      "is measured", soft_wrap=True)
     print_written(console, written)

@@ -2,11 +2,16 @@
 
 :mod:`~phasekit.energy.models` holds the seed's model E(f, p, N) = P(f, p) T(f, p, N) and our
 extension; :mod:`~phasekit.energy.fit` fits them from a few measured configurations and
-compares them with machine-learning baselines.
+compares them with machine-learning baselines; :mod:`~phasekit.energy.choose` chooses the
+minimum-energy configurations (with their regret and uncertainty) and
+:mod:`~phasekit.energy.suggest` the configurations to measure next (their functions
+``choose.choose`` and ``suggest.suggest`` are not re-exported here: the names are the
+modules').
 """
 
 from __future__ import annotations
 
+from phasekit.energy.choose import ChoiceResult, Ensemble, Uncertainty, fit_ensemble, regret
 from phasekit.energy.fit import (
     BASELINES,
     DESIGNS,
@@ -21,20 +26,28 @@ from phasekit.energy.fit import (
     mse,
 )
 from phasekit.energy.models import MODELS, get_model, optimal_frequency
+from phasekit.energy.suggest import Suggestion, SuggestResult
 
 __all__ = [
     "BASELINES",
     "DESIGNS",
     "MODELS",
+    "ChoiceResult",
     "EnergyFitResult",
+    "Ensemble",
     "FittedModel",
+    "SuggestResult",
+    "Suggestion",
+    "Uncertainty",
     "choose_training",
     "configurations",
     "fit_energy",
+    "fit_ensemble",
     "fit_model",
     "get_model",
     "learning_curve",
     "mpe",
     "mse",
     "optimal_frequency",
+    "regret",
 ]

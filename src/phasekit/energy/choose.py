@@ -20,25 +20,61 @@ optimal_frequency`).
   savings: 69.88 % worst, 12.04 % random, -14.06 % best).
 - A campaign whose frequency was not controlled has one frequency, "as run"
   (:data:`phasekit.energy.fit.NOMINAL_FREQUENCY` in the model): the choice is over cores.
+- Regret (issue 18; not in the seed): where the campaign measured every feasible
+  configuration of an input, measured energy of the choice / the lowest measured energy over
+  the feasible grid - 1, in percent (NaN otherwise): what the choice costs against the best
+  configuration the campaign found. Feasibility is the model's (the time limit is checked on
+  predicted times).
+- Uncertainty (issue 18; our choice, not in the seed): an :class:`Ensemble` of refits of the
+  model (:func:`phasekit.energy.fit.fit_model`, as a black box) on the training
+  configurations with one group left out each: leave-one-out (the jackknife) up to
+  :data:`ENSEMBLE_GROUPS` training configurations, that many random groups (delete-a-group
+  jackknife, K-fold) beyond. Each group's left-out configurations give out-of-sample
+  residuals. The prediction interval of a configuration's energy is the jackknife+ interval
+  (leave-one-out) or CV+ (groups) of Barber, Candes, Ramdas and Tibshirani (Ann. Statist.
+  2021), on log energy: the quantiles of log E_-g(i)(x) -/+ |residual_i| over the training
+  configurations i, level :data:`LEVEL` (distribution-free coverage >= 1 - 2 alpha, about
+  1 - alpha in practice; with fewer than 1 / alpha - 1 configurations it is their range).
+  How sure the choice is: under each member, the choice's energy over that member's
+  minimum - 1 is its regret under that member; ``expected_regret`` is their mean,
+  ``agreement`` the share of members whose own minimum is the choice. The choice is "sure"
+  when the expected regret is at most ``tolerance`` (:data:`TOLERANCE`). The members are
+  taken as they are, not widened to the jackknife standard error (sqrt(K - 1) times their
+  spread): widened, the measure blew up on extrapolated configurations and ranked choices
+  no better on the pascal_dev campaigns (issue 18). It measures the variance of the model,
+  not its bias: a model that all members get wrong in the same way is "sure" (on the
+  pascal_dev campaigns from 10 configurations, with the model of the time, the sure choices
+  lost less than the unsure ones, but far from nothing).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from phasekit.energy.fit import NOMINAL_FREQUENCY, FittedModel
-from phasekit.errors import UsageError
-from phasekit.results import plain
+from phasekit.energy.fit import NOMINAL_FREQUENCY, FittedModel, fit_model
+from phasekit.errors import InputError, UsageError
+from phasekit.results import check_version, plain
 
-__all__ = ["Candidate", "Choice", "ChoiceResult", "choose", "pareto_front"]
+__all__ = ["Candidate", "Choice", "ChoiceResult", "Ensemble", "Uncertainty", "choose",
+           "fit_ensemble", "pareto_front", "regret"]
 
 RESULT_VERSION = 1
 BASELINE_POLICIES = ("worst", "random", "best")
+#: Refits of the ensemble: leave-one-out up to this many training configurations, this many
+#: groups beyond (our choice).
+ENSEMBLE_GROUPS = 10
+#: Starts of each ensemble refit (fewer than a fit's 8: the first, data-driven start;
+#: our choice, for speed: 10 refits of 9 configurations in about 0.2 s).
+ENSEMBLE_STARTS = 1
+#: Level of the prediction intervals (our choice).
+LEVEL = 0.9
+#: Expected regret (percent) above which a choice is said to be unsure (our choice).
+TOLERANCE = 2.0
 
 
 @dataclass(frozen=True)
@@ -61,6 +97,56 @@ class Candidate:
                       "measured_time_s": self.measured_time_s,
                       "measured_energy_j": self.measured_energy_j})
 
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> Candidate:
+        return Candidate(_num(data.get("frequency_ghz")), int(data["cores"]),
+                         _num(data.get("time_s")), _num(data.get("power_w")),
+                         _num(data.get("energy_j")), _num(data.get("measured_time_s")),
+                         _num(data.get("measured_energy_j")))
+
+
+def _num(value: Any) -> float:
+    return float("nan") if value is None else float(value)
+
+
+@dataclass(frozen=True)
+class Uncertainty:
+    """How sure a choice is (module docstring). Energies in J, regrets in percent.
+
+    ``energy_low_j``/``energy_high_j``: the prediction interval (``level``) of the chosen
+    configuration's measured energy; ``expected_regret``/``worst_regret``: the choice's regret
+    under the ensemble members, mean and largest; ``agreement``: the share of members
+    whose own minimum is the choice; ``sure``: expected regret <= ``tolerance``.
+    """
+
+    method: str
+    members: int
+    level: float
+    energy_low_j: float
+    energy_high_j: float
+    expected_regret: float
+    worst_regret: float
+    agreement: float
+    tolerance: float
+
+    @property
+    def sure(self) -> bool:
+        return bool(self.expected_regret <= self.tolerance)
+
+    def to_dict(self) -> dict[str, Any]:
+        return plain({"method": self.method, "members": self.members, "level": self.level,
+                      "energy_low_j": self.energy_low_j, "energy_high_j": self.energy_high_j,
+                      "expected_regret": self.expected_regret,
+                      "worst_regret": self.worst_regret, "agreement": self.agreement,
+                      "tolerance": self.tolerance, "sure": self.sure})
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> Uncertainty:
+        return Uncertainty(str(data["method"]), int(data["members"]), _num(data["level"]),
+                           _num(data.get("energy_low_j")), _num(data.get("energy_high_j")),
+                           _num(data.get("expected_regret")), _num(data.get("worst_regret")),
+                           _num(data.get("agreement")), _num(data["tolerance"]))
+
 
 @dataclass(frozen=True)
 class Choice:
@@ -79,6 +165,16 @@ class Choice:
     savings_measured: Mapping[str, float] = field(default_factory=dict)
     feasible: int = 0
     extrapolated: bool = False
+    #: Measured energy of the choice / the lowest measured over the feasible grid - 1, in
+    #: percent; NaN unless the campaign measured every feasible configuration (module
+    #: docstring).
+    regret: float = float("nan")
+    #: The feasible configuration with the lowest measured energy, where all were measured.
+    best_measured: Candidate | None = None
+    uncertainty: Uncertainty | None = None
+    #: What the choice rests on: "model" (its prediction is the lowest) or "measured" (a
+    #: configuration the model was fitted on measured lower than any prediction).
+    basis: str = "model"
     #: Every configuration within the limits, predicted (for the figure; not in to_dict).
     evaluated: tuple[Candidate, ...] = field(default=(), repr=False, compare=False)
 
@@ -91,7 +187,34 @@ class Choice:
             "baseline_energy_j": dict(self.baseline),
             "savings_predicted": dict(self.savings_predicted),
             "savings_measured": dict(self.savings_measured),
-            "pareto": [c.to_dict() for c in self.pareto]})
+            "regret": self.regret,
+            "best_measured": (None if self.best_measured is None
+                              else self.best_measured.to_dict()),
+            "uncertainty": None if self.uncertainty is None else self.uncertainty.to_dict(),
+            "basis": self.basis, "pareto": [c.to_dict() for c in self.pareto]})
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> Choice:
+        def numbers(value: Mapping[str, Any] | None) -> dict[str, float]:
+            return {str(k): _num(v) for k, v in (value or {}).items()}
+
+        best, measured, unsure = (data.get(k) for k in ("best", "best_measured",
+                                                        "uncertainty"))
+        return Choice(
+            input=float(data["input"]), input_label=str(data["input_label"]),
+            best=None if best is None else Candidate.from_dict(best),
+            reason=str(data.get("reason", "")),
+            continuous_frequency_ghz=_num(data.get("continuous_frequency_ghz")),
+            pareto=tuple(Candidate.from_dict(c) for c in data.get("pareto", ())),
+            baseline=numbers(data.get("baseline_energy_j")),
+            savings_predicted=numbers(data.get("savings_predicted")),
+            savings_measured=numbers(data.get("savings_measured")),
+            feasible=int(data.get("feasible", 0)),
+            extrapolated=bool(data.get("extrapolated", False)),
+            regret=_num(data.get("regret")),
+            best_measured=None if measured is None else Candidate.from_dict(measured),
+            uncertainty=None if unsure is None else Uncertainty.from_dict(unsure),
+            basis=str(data.get("basis", "model")))
 
 
 @dataclass(frozen=True)
@@ -107,6 +230,17 @@ class ChoiceResult:
     user_cores: int | None
     frequency_controlled: bool = True
 
+    @property
+    def mean_regret(self) -> float:
+        """Mean regret (percent) over the inputs where it was measured; NaN if none."""
+        values = [c.regret for c in self.choices if np.isfinite(c.regret)]
+        return float(np.mean(values)) if values else float("nan")
+
+    @property
+    def worst_regret(self) -> float:
+        values = [c.regret for c in self.choices if np.isfinite(c.regret)]
+        return float(np.max(values)) if values else float("nan")
+
     def to_dict(self) -> dict[str, Any]:
         return plain({
             "kind": "energy_choice", "version": RESULT_VERSION, "model": self.model,
@@ -116,7 +250,28 @@ class ChoiceResult:
             "limits": dict(self.limits), "user_cores": self.user_cores,
             "baseline": "ondemand: maximum frequency at the user's core count"
                         + ("" if self.user_cores else " (worst, random, best over core counts)"),
+            "regret": {"mean": self.mean_regret, "worst": self.worst_regret},
             "choices": [c.to_dict() for c in self.choices]})
+
+    @staticmethod
+    def from_dict(data: dict[str, Any], source: str | None = None) -> ChoiceResult:
+        check_version(data, "energy_choice", RESULT_VERSION, source)
+        try:
+            grid = data["grid"]
+            controlled = bool(data.get("frequency_controlled", True))
+            return ChoiceResult(
+                model=str(data["model"]), params={k: float(v) for k, v in
+                                                  data["params"].items()},
+                choices=tuple(Choice.from_dict(c) for c in data["choices"]),
+                frequencies_ghz=tuple(float(f) for f in grid["frequencies_ghz"]) if controlled
+                else (NOMINAL_FREQUENCY,),
+                cores=tuple(int(p) for p in grid["cores"]),
+                limits={k: None if v is None else float(v)
+                        for k, v in data.get("limits", {}).items()},
+                user_cores=None if data.get("user_cores") is None else int(data["user_cores"]),
+                frequency_controlled=controlled)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise InputError(f"malformed energy_choice result: {exc}", path=source) from None
 
 
 def pareto_front(time_s: np.ndarray, energy_j: np.ndarray) -> np.ndarray:
@@ -132,6 +287,132 @@ def pareto_front(time_s: np.ndarray, energy_j: np.ndarray) -> np.ndarray:
             front.append(i)
             lowest = e[i]
     return np.asarray(front, dtype=int)
+
+
+def regret(chosen_energy_j: float, energies_j: Any) -> float:
+    """Regret in percent: ``chosen_energy_j`` / the lowest of ``energies_j`` - 1 (module
+    docstring); NaN when any energy is missing (not measured)."""
+    values = np.asarray(energies_j, float)
+    if values.size == 0 or not (np.all(np.isfinite(values)) and np.isfinite(chosen_energy_j)):
+        return float("nan")
+    return float(100.0 * (chosen_energy_j / values.min() - 1.0))
+
+
+ProgressCallback = Callable[[str, float], None]
+
+
+@dataclass(frozen=True)
+class Ensemble:
+    """Refits of a model with one group of its training configurations left out each
+    (module docstring): ``model`` is the fit on all of them, ``members`` the K refits,
+    ``group`` the group of each training configuration (the refit that left it out) and
+    ``residuals`` its out-of-sample |log E_measured - log E_predicted| under that refit."""
+
+    model: FittedModel
+    members: tuple[FittedModel, ...]
+    group: np.ndarray = field(repr=False)
+    residuals: np.ndarray = field(repr=False)
+    train: np.ndarray = field(repr=False)
+    method: str = "jackknife+"
+
+    @property
+    def size(self) -> int:
+        return len(self.members)
+
+    def log_energy(self, f: Any, p: Any, n: Any) -> np.ndarray:
+        """Each member's predicted log energy at the points (f, p, n): (members, points)."""
+        f, p = np.atleast_1d(np.asarray(f, float)), np.atleast_1d(np.asarray(p, float))
+        n = np.broadcast_to(np.asarray(n, float), f.shape)
+        return np.log(np.maximum(np.stack([m.predict_energy(f, p, n) for m in self.members]),
+                                 1e-300))
+
+    def spread(self, f: Any, p: Any, n: Any) -> np.ndarray:
+        """The jackknife standard error of log energy at each point (about the relative
+        error of the predicted energy): sqrt((K - 1) / K sum_k (L_k - mean L)^2)."""
+        members = self.log_energy(f, p, n)
+        k = members.shape[0]
+        return np.sqrt((k - 1) / k * np.sum((members - members.mean(axis=0)) ** 2, axis=0))
+
+    def interval(self, f: Any, p: Any, n: Any, level: float = LEVEL
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        """The jackknife+ / CV+ prediction interval (J) of the measured energy at each point
+        (module docstring)."""
+        if not 0 < level < 1:
+            raise UsageError(f"level {level}: expected a fraction between 0 and 1")
+        per_train = self.log_energy(f, p, n)[self.group]       # (training configs, points)
+        r = self.residuals[:, None]
+        size = self.group.size
+        alpha = 1.0 - level
+        upper = min(int(np.ceil((1.0 - alpha) * (size + 1))), size)
+        lower = max(int(np.floor(alpha * (size + 1))), 1)
+        low = np.sort(per_train - r, axis=0)[lower - 1]
+        high = np.sort(per_train + r, axis=0)[upper - 1]
+        return np.exp(low), np.exp(high)
+
+
+def fit_ensemble(f: Any, p: Any, n: Any, energy: Any, time: Any | None = None, *,
+                 model: str = "extended", groups: int = ENSEMBLE_GROUPS,
+                 starts: int = ENSEMBLE_STARTS, seed: int = 0,
+                 fitted: FittedModel | None = None, fit_starts: int = 8,
+                 progress: ProgressCallback | None = None) -> Ensemble:
+    """Fit the :class:`Ensemble` of ``model`` on training configurations (f, p, n) with their
+    measured energies (and times): leave-one-out up to ``groups`` configurations, ``groups``
+    random groups (``seed``) beyond; each refit with ``starts`` starts. ``fitted`` is the fit
+    on all of them when already made (else fitted here with ``fit_starts``). Frequencies NaN
+    (not controlled) are taken at :data:`~phasekit.energy.fit.NOMINAL_FREQUENCY`.
+    UsageError when a refit has too few configurations for the model."""
+    f, p, n, energy = (np.asarray(v, float).ravel() for v in (f, p, n, energy))
+    f = np.where(np.isfinite(f), f, NOMINAL_FREQUENCY)
+    t = None if time is None else np.asarray(time, float).ravel()
+    size = f.size
+    if groups < 2:
+        raise UsageError(f"an ensemble needs at least 2 groups; got {groups}")
+    if size < 3:
+        raise UsageError(f"an ensemble needs at least 3 training configurations; got {size}")
+    if size <= groups:
+        group, method = np.arange(size), "jackknife+"
+    else:
+        group, method = np.empty(size, int), "cv+"
+        group[np.random.default_rng(seed).permutation(size)] = np.arange(size) % groups
+    count = int(group.max()) + 1
+    steps = count + (fitted is None)
+    if fitted is None:
+        fitted = fit_model(f, p, n, energy, t, model=model, starts=fit_starts, seed=seed)
+        if progress is not None:
+            progress("fit", 1 / steps)
+    members = []
+    residuals = np.empty(size)
+    for g in range(count):
+        keep = group != g
+        try:
+            member = fit_model(f[keep], p[keep], n[keep], energy[keep],
+                               None if t is None else t[keep], model=model, starts=starts,
+                               seed=seed + 1 + g)
+        except UsageError as exc:
+            raise UsageError(f"too few training configurations ({size}) for an ensemble of "
+                             f"refits without one group each: {exc}") from None
+        members.append(member)
+        out = ~keep
+        residuals[out] = np.abs(np.log(energy[out]) - np.log(np.maximum(
+            member.predict_energy(f[out], p[out], n[out]), 1e-300)))
+        if progress is not None:
+            progress(f"ensemble refit {g + 1}/{count}", (steps - count + g + 1) / steps)
+    return Ensemble(model=fitted, members=tuple(members), group=group, residuals=residuals,
+                    train=np.column_stack([f, p, n]), method=method)
+
+
+def _uncertainty(ensemble: Ensemble, F: np.ndarray, P: np.ndarray, n: float, chosen: int,
+                 level: float, tolerance: float) -> Uncertainty:
+    """How sure the choice ``chosen`` (an index into F, P: the feasible grid) is."""
+    members = ensemble.log_energy(F, P, n)                    # (members, feasible)
+    member_regret = 100.0 * (np.exp(members[:, chosen] - members.min(axis=1)) - 1.0)
+    low, high = ensemble.interval(F[[chosen]], P[[chosen]], n, level)
+    return Uncertainty(method=ensemble.method, members=ensemble.size, level=level,
+                       energy_low_j=float(low[0]), energy_high_j=float(high[0]),
+                       expected_regret=float(np.mean(member_regret)),
+                       worst_regret=float(np.max(member_regret)),
+                       agreement=float(np.mean(np.argmin(members, axis=1) == chosen)),
+                       tolerance=tolerance)
 
 
 def _savings(baseline: float, chosen: float) -> float:
@@ -167,13 +448,22 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
            min_frequency_ghz: float | None = None, max_frequency_ghz: float | None = None,
            user_cores: int | None = None, measured: pd.DataFrame | None = None,
            labels: Mapping[float, str] | None = None, frequency_controlled: bool = True,
-           known_inputs: Sequence[float] = ()) -> ChoiceResult:
+           known_inputs: Sequence[float] = (), ensemble: Ensemble | None = None,
+           level: float = LEVEL, tolerance: float = TOLERANCE,
+           trusted: pd.DataFrame | None = None) -> ChoiceResult:
     """The minimum-energy configuration for each input (module docstring).
 
     ``frequencies_ghz`` x ``cores`` is the grid (the machine's settings); ``measured`` is a
     table of :func:`phasekit.energy.fit.configurations` whose energies and times are attached
-    to the candidates it contains. ``known_inputs`` are those the model was fitted on (others
-    are marked extrapolated).
+    to the candidates it contains (and give the regret where they cover the feasible grid).
+    ``known_inputs`` are those the model was fitted on (others are marked extrapolated).
+    With an ``ensemble`` (:func:`fit_ensemble` of ``model``) each choice carries its
+    :class:`Uncertainty` at ``level``, unsure above ``tolerance`` percent expected regret.
+    ``trusted``: configurations the user measured (the model's training set, without the
+    readings it flagged as failed runs); their measured energy stands in for the prediction,
+    so the choice is the lowest of what was measured and what is predicted elsewhere (ours,
+    issue 18: after three rounds of ``energy suggest`` on the real PaScal campaigns this
+    halves the regret of the model's own choice, benchmarks/energy_choose.py).
     """
     freqs = np.unique(np.asarray(frequencies_ghz if frequency_controlled
                                  else [NOMINAL_FREQUENCY], float))
@@ -197,6 +487,13 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
         for row in measured.itertuples(index=False):
             f = row.frequency_ghz if np.isfinite(row.frequency_ghz) else NOMINAL_FREQUENCY
             lookup[_key(row.input, f, row.cores)] = (float(row.time_s), float(row.energy_j))
+    known: dict[tuple[float, float, int], float] = {}
+    if trusted is not None:
+        for row in trusted.itertuples(index=False):
+            f = row.frequency_ghz if np.isfinite(row.frequency_ghz) else NOMINAL_FREQUENCY
+            known[_key(row.input, f, row.cores)] = float(row.energy_j)
+            lookup.setdefault(_key(row.input, f, row.cores),
+                              (float(row.time_s), float(row.energy_j)))
     fmax = float(freqs.max())
     choices = []
     for n in map(float, inputs):
@@ -204,6 +501,8 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
         t = model.predict_time(F, P, n)
         w = model.predict_power(F, P)
         e = w * t
+        ran = np.array([known.get(_key(n, F[i], P[i]), np.nan) for i in range(F.size)])
+        estimate = np.where(np.isfinite(ran), ran, e)
 
         def candidate(i: int, grid: tuple[np.ndarray, ...] = (F, P, t, w, e),
                       n: float = n) -> Candidate:
@@ -234,7 +533,7 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
                 + f"{P[fastest]} cores)", baseline=baseline, extrapolated=extrapolated))
             continue
         feasible = np.flatnonzero(ok)
-        best_i = int(feasible[np.argmin(e[feasible])])
+        best_i = int(feasible[np.argmin(estimate[feasible])])
         best = candidate(best_i)
         front = feasible[pareto_front(t[feasible], e[feasible])]
         continuous = float("nan")
@@ -245,12 +544,23 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
         measured_savings = {k: _savings(v, best.measured_energy_j)
                             for k, v in baseline_meas.items()
                             if np.isfinite(v) and np.isfinite(best.measured_energy_j)}
+        evaluated = tuple(candidate(int(i)) for i in feasible)
+        measured_e = np.array([c.measured_energy_j for c in evaluated])
+        lost = regret(best.measured_energy_j, measured_e)
+        best_measured = (evaluated[int(np.argmin(measured_e))] if np.isfinite(lost)
+                         else None)
+        sureness = None
+        if ensemble is not None:
+            sureness = _uncertainty(ensemble, F[feasible], P[feasible], n,
+                                    int(np.flatnonzero(feasible == best_i)[0]), level,
+                                    tolerance)
         choices.append(Choice(
             n, label, best, continuous_frequency_ghz=continuous,
             pareto=tuple(candidate(int(i)) for i in front), baseline=baseline,
             savings_predicted=predicted, savings_measured=measured_savings,
-            feasible=int(feasible.size), extrapolated=extrapolated,
-            evaluated=tuple(candidate(int(i)) for i in feasible)))
+            feasible=int(feasible.size), extrapolated=extrapolated, regret=lost,
+            best_measured=best_measured, uncertainty=sureness, evaluated=evaluated,
+            basis="measured" if np.isfinite(ran[best_i]) else "model"))
     limits = {"max_time_s": max_time_s, "max_cores": max_cores,
               "min_frequency_ghz": min_frequency_ghz, "max_frequency_ghz": max_frequency_ghz}
     return ChoiceResult(model=model.model, params=dict(model.params), choices=tuple(choices),

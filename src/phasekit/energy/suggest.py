@@ -1,0 +1,256 @@
+"""Which configurations to measure next (issue 18; not in the seed: a small active-learning
+loop on top of seed 002, sections 4.8-4.12).
+
+Given the configurations measured so far, :func:`suggest` fits the model and its
+:class:`~phasekit.energy.choose.Ensemble` (refits with one group of them left out each),
+chooses per input (:func:`~phasekit.energy.choose.choose`) and ranks the configurations of
+the grid not measured yet by :func:`next_configurations`'s rule, "the largest disagreement
+among the promising" (our choice):
+
+- promising: a feasible configuration within ``tolerance`` percent of the minimum energy
+  under the full fit or under at least one ensemble member (one of the configurations the
+  model, or a plausible variant of it, would choose);
+- score: the ensemble's jackknife standard error of its log energy (about the relative
+  uncertainty of its predicted energy): where measuring tells the most about which
+  configuration is the best;
+- a batch of K: greedily the highest score, each pick halving the scores of the remaining
+  candidates of its input (so that a batch spreads over the inputs, whose optima differ)
+  and of the same input and core count (neighbouring frequencies tell nearly the same);
+- when fewer than K unmeasured configurations are promising, the rest of the batch is
+  drawn the same way from every unmeasured feasible configuration.
+
+Tried and not kept: expected improvement over the best measured energy of the input under
+the ensemble members did no better on the pascal_dev campaigns (mean regret after 1, 2, 3
+rounds 19, 16, 13 % against 18, 15, 13 % for this rule and 17, 20, 18 % for random picks;
+7 campaigns, 3 seeds, the model of the time). On the synthetic ``realistic`` campaigns the
+rule brought the regret from about 14 % to about 3 % in one round, random picks to 12 %
+(``tests/test_energy_suggest.py``); ``benchmarks/energy_choose.py`` measures it on the real
+campaigns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from phasekit.energy.choose import (
+    ENSEMBLE_GROUPS,
+    ENSEMBLE_STARTS,
+    LEVEL,
+    TOLERANCE,
+    ChoiceResult,
+    Ensemble,
+    ProgressCallback,
+    choose,
+    fit_ensemble,
+)
+from phasekit.energy.fit import NOMINAL_FREQUENCY, FittedModel
+from phasekit.errors import InputError, UsageError
+from phasekit.results import check_version, plain
+
+__all__ = ["SuggestResult", "Suggestion", "next_configurations", "suggest"]
+
+RESULT_VERSION = 1
+#: How many configurations a round suggests (our choice: half the thesis's 10 training
+#: configurations, seed 002 section 4.8).
+K = 5
+RULE = ("largest jackknife standard error of log energy among the configurations within "
+        "tolerance of the minimum under the fit or an ensemble member; a pick halves the "
+        "scores of its input and again of its input and core count")
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A configuration to measure next: its predicted energy (J) with the prediction interval,
+    the jackknife standard error of its log energy (``spread``), whether it is promising
+    (near the minimum under the fit or a member) and how many members put it there."""
+
+    frequency_ghz: float
+    cores: int
+    input: float
+    input_label: str
+    energy_j: float
+    energy_low_j: float
+    energy_high_j: float
+    spread: float
+    promising: bool
+    near_optimal_members: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return plain({"frequency_ghz": self.frequency_ghz, "cores": self.cores,
+                      "input": self.input, "input_label": self.input_label,
+                      "energy_j": self.energy_j, "energy_low_j": self.energy_low_j,
+                      "energy_high_j": self.energy_high_j, "spread": self.spread,
+                      "promising": self.promising,
+                      "near_optimal_members": self.near_optimal_members})
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> Suggestion:
+        def num(value: Any) -> float:
+            return float("nan") if value is None else float(value)
+
+        return Suggestion(num(data.get("frequency_ghz")), int(data["cores"]),
+                          float(data["input"]), str(data["input_label"]),
+                          num(data.get("energy_j")), num(data.get("energy_low_j")),
+                          num(data.get("energy_high_j")), num(data.get("spread")),
+                          bool(data["promising"]), int(data["near_optimal_members"]))
+
+
+@dataclass(frozen=True)
+class SuggestResult:
+    """The next configurations to measure, best first, and the choice they would check."""
+
+    suggestions: tuple[Suggestion, ...]
+    choice: ChoiceResult
+    n_measured: int
+    n_candidates: int
+    members: int
+    method: str
+    tolerance: float
+    rule: str = RULE
+    #: The model fitted on every measured configuration (not in to_dict: ``choice`` has its
+    #: parameters).
+    fitted: FittedModel | None = field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return plain({"kind": "energy_suggest", "version": RESULT_VERSION,
+                      "n_measured": self.n_measured, "n_candidates": self.n_candidates,
+                      "members": self.members, "method": self.method,
+                      "tolerance": self.tolerance, "rule": self.rule,
+                      "suggestions": [s.to_dict() for s in self.suggestions],
+                      "choice": self.choice.to_dict()})
+
+    @staticmethod
+    def from_dict(data: dict[str, Any], source: str | None = None) -> SuggestResult:
+        check_version(data, "energy_suggest", RESULT_VERSION, source)
+        try:
+            return SuggestResult(
+                suggestions=tuple(Suggestion.from_dict(s) for s in data["suggestions"]),
+                choice=ChoiceResult.from_dict(data["choice"], source),
+                n_measured=int(data["n_measured"]), n_candidates=int(data["n_candidates"]),
+                members=int(data["members"]), method=str(data["method"]),
+                tolerance=float(data["tolerance"]), rule=str(data.get("rule", RULE)))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"malformed energy_suggest result: {exc}", path=source) from None
+
+
+def _key(f: float, p: float, n: float) -> tuple[float, int, float]:
+    return (round(float(f), 9), int(p), round(float(n), 9))
+
+
+def measured_keys(measured: pd.DataFrame) -> set[tuple[float, int, float]]:
+    """The (f, p, N) of the measured configurations (f at the nominal frequency where it was
+    not controlled), as :func:`next_configurations` compares them."""
+    f = measured["frequency_ghz"].to_numpy(float)
+    f = np.where(np.isfinite(f), f, NOMINAL_FREQUENCY)
+    return {_key(a, b, c) for a, b, c in zip(f, measured["cores"], measured["input"],
+                                             strict=True)}
+
+
+def next_configurations(ensemble: Ensemble, choice: ChoiceResult,
+                        measured: set[tuple[float, int, float]], *, k: int = K,
+                        tolerance: float = TOLERANCE, level: float = LEVEL
+                        ) -> tuple[tuple[Suggestion, ...], int]:
+    """The ``k`` configurations to measure next (module docstring) among the feasible ones of
+    ``choice`` (a :func:`~phasekit.energy.choose.choose` result of ``ensemble.model``) not in
+    ``measured`` (keys of :func:`measured_keys`); and how many candidates there were."""
+    if k < 1:
+        raise UsageError(f"-k {k}: expected at least 1 configuration to suggest")
+    rows = []
+    margin = np.log1p(tolerance / 100.0)
+    for c in choice.choices:
+        if not c.evaluated:
+            continue
+        F = np.array([e.frequency_ghz for e in c.evaluated], float)
+        F = np.where(np.isfinite(F), F, NOMINAL_FREQUENCY)
+        P = np.array([e.cores for e in c.evaluated], float)
+        full = np.log(np.maximum(np.array([e.energy_j for e in c.evaluated]), 1e-300))
+        members = ensemble.log_energy(F, P, c.input)
+        near = members - members.min(axis=1, keepdims=True) <= margin
+        votes = near.sum(axis=0)
+        promising = (full - full.min() <= margin) | (votes > 0)
+        spread = ensemble.spread(F, P, c.input)
+        low, high = ensemble.interval(F, P, c.input, level)
+        for i, cand in enumerate(c.evaluated):
+            if _key(F[i], P[i], c.input) in measured:
+                continue
+            rows.append((spread[i], bool(promising[i]), Suggestion(
+                cand.frequency_ghz, cand.cores, c.input, c.input_label, cand.energy_j,
+                float(low[i]), float(high[i]), float(spread[i]), bool(promising[i]),
+                int(votes[i]))))
+    picked: list[Suggestion] = []
+    for pool in ([r for r in rows if r[1]], [r for r in rows if not r[1]]):
+        score = np.array([r[0] for r in pool], float)
+        score = np.where(np.isfinite(score), score, 0.0)
+        taken = np.zeros(len(pool), bool)
+        for _ in range(min(k - len(picked), len(pool))):
+            best = int(np.argmax(np.where(taken, -np.inf, score)))
+            taken[best] = True
+            chosen = pool[best][2]
+            picked.append(chosen)
+            for j, r in enumerate(pool):
+                if r[2].input == chosen.input:
+                    score[j] *= 0.5
+                    if r[2].cores == chosen.cores:
+                        score[j] *= 0.5
+        if len(picked) >= k:
+            break
+    return tuple(picked), len(rows)
+
+
+def suggest(measured: pd.DataFrame, *, k: int = K, frequencies_ghz: Sequence[float] = (),
+            cores: Sequence[int] = (), inputs: Sequence[float] = (),
+            labels: Mapping[float, str] | None = None, model: str = "extended",
+            max_time_s: float | None = None, max_cores: int | None = None,
+            min_frequency_ghz: float | None = None, max_frequency_ghz: float | None = None,
+            tolerance: float = TOLERANCE, level: float = LEVEL, seed: int = 0,
+            groups: int = ENSEMBLE_GROUPS, starts: int = ENSEMBLE_STARTS,
+            fit_starts: int = 8, use_time: bool = True, reference: pd.DataFrame | None = None,
+            progress: ProgressCallback | None = None) -> SuggestResult:
+    """The next ``k`` configurations to measure, from those measured so far (module
+    docstring).
+
+    ``measured`` is a :func:`phasekit.energy.fit.configurations` table of the measured
+    configurations. The grid is ``frequencies_ghz`` x ``cores`` x ``inputs`` (default: the
+    values in ``measured``); limits as :func:`~phasekit.energy.choose.choose`. Time is fitted
+    with energy when every measured configuration has one (and ``use_time``). ``reference``
+    (default ``measured``) is the table whose energies are attached to the choice: a campaign
+    that measured every configuration gives the choice's regret (to evaluate the loop).
+    """
+    if measured.empty:
+        raise UsageError("nothing measured yet: measure a first design (`energy fit --design "
+                         "doptimal`) before asking for suggestions")
+    controlled = bool(measured["frequency_ghz"].notna().any())
+    f = measured["frequency_ghz"].to_numpy(float)
+    f = np.where(np.isfinite(f), f, NOMINAL_FREQUENCY)
+    p = measured["cores"].to_numpy(float)
+    n = measured["input"].to_numpy(float)
+    energy = measured["energy_j"].to_numpy(float)
+    times = measured["time_s"].to_numpy(float) if "time_s" in measured else np.full(f.size,
+                                                                                     np.nan)
+    with_time = bool(use_time and np.isfinite(times).all() and np.all(times > 0))
+    ensemble = fit_ensemble(f, p, n, energy, times if with_time else None, model=model,
+                            groups=groups, starts=starts, seed=seed, fit_starts=fit_starts,
+                            progress=progress)
+    freqs = tuple(frequencies_ghz) or tuple(np.unique(f))
+    core_counts = tuple(cores) or tuple(int(c) for c in np.unique(p))
+    asked = tuple(inputs) or tuple(float(v) for v in np.unique(n))
+    if labels is None and "input_label" in measured:
+        labels = dict(zip(measured["input"].astype(float), measured["input_label"].astype(str),
+                          strict=True))
+    result = choose(ensemble.model, asked, frequencies_ghz=freqs, cores=core_counts,
+                    max_time_s=max_time_s, max_cores=max_cores,
+                    min_frequency_ghz=min_frequency_ghz, max_frequency_ghz=max_frequency_ghz,
+                    measured=measured if reference is None else reference, labels=labels,
+                    frequency_controlled=controlled,
+                    known_inputs=tuple(np.unique(n)), ensemble=ensemble, level=level,
+                    tolerance=tolerance)
+    picked, candidates = next_configurations(ensemble, result, measured_keys(measured), k=k,
+                                             tolerance=tolerance, level=level)
+    return SuggestResult(suggestions=picked, choice=result, n_measured=int(f.size),
+                         n_candidates=candidates, members=ensemble.size,
+                         method=ensemble.method, tolerance=tolerance, fitted=ensemble.model)
