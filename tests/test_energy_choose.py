@@ -438,8 +438,7 @@ def test_cli_choose_keeps_measurements_but_not_failed_runs(tmp_path: Path) -> No
     table.loc[failed, "energy_j"] = 0.46
     path = tmp_path / "campaign.csv"
     table.to_csv(path, index=False)
-    code, out, err = run("energy", "choose", str(path), "--model", "seed", "--no-uncertainty",
-                         "--json")
+    code, out, err = run("energy", "choose", str(path), "--no-uncertainty", "--json")
     assert code == 0, err
     for choice in json.loads(out)["choices"]:
         rows = table[(table["input"] == choice["input"]) & (table.index != failed)]

@@ -300,7 +300,7 @@ def test_failed_runs_are_reported_and_do_not_pull_the_fit(
     broken = configs.copy()
     failed = train[[2, 7]]
     broken.loc[failed, "energy_j"] = 0.46
-    result = fit_energy(broken, model="seed", n_train=10, compare=False)
+    result = fit_energy(broken, model="seed", n_train=10, compare=False, loss="robust")
     assert sorted(result.suspect) == sorted(
         (float(broken.frequency_ghz[i]), float(broken.cores[i]), float(broken.input[i]))
         for i in failed)
