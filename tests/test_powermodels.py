@@ -22,11 +22,6 @@ from phasekit.signature.powermodels import (
     GEPowerModel,
     LinearPowerModel,
     ServerPowerModel,
-    _evaluate,
-    _evaluate_jacobian,
-    _fit_constants,
-    _grammar_tables,
-    _map_population,
     build_grammar,
     compile_expression,
     errors,
@@ -46,6 +41,12 @@ from phasekit.signature.powermodels import (
     split_rows,
     time_order,
 )
+from phasekit.signature.powermodels.kernels import (
+    _evaluate_jacobian,
+    evaluate_program,
+    fit_constants,
+)
+from phasekit.signature.powermodels.population import grammar_tables, map_population
 from phasekit.signature.speedup import THESIS_SPEEDUP, SpeedupModel, fit_speedup, scale_energy
 from phasekit.synth.counters import (
     COUNTERS,
@@ -105,9 +106,9 @@ def test_mapping_gives_up_after_three_wraps() -> None:
 def test_numba_mapper_matches_the_python_mapping_and_parser(name: str) -> None:
     gram = parse_bnf(GRAMMAR_3) if name == "appendix" else build_grammar(name, 5)
     variables = ("x", "y", "z") if name == "appendix" else tuple(f"x{i}" for i in range(5))
-    tables = _grammar_tables(gram, variables)
+    tables = grammar_tables(gram, variables)
     genomes = np.random.default_rng(7).integers(0, 256, (400, 30), dtype=np.uint8)
-    ops, args, consts, n_ops, n_consts, used, status = _map_population(genomes, 3, *tables, 60)
+    ops, args, consts, n_ops, n_consts, used, status = map_population(genomes, 3, *tables, 60)
     valid = 0
     for g, genome in enumerate(genomes):
         tokens, read = map_genome(genome, gram, wraps=3)
@@ -164,7 +165,7 @@ def test_evaluation_kernel_matches_plain_python() -> None:
     texts = [*random_expressions(40, 4, seed=1), "-x0 + sqrt(x1)*log(x2) - exp(x3)/cos(x0)", "sin(x0)*(x1 - 2.5)/(x2 + 1)"]
     for text in texts:
         program = compile_expression(text, ["x0", "x1", "x2", "x3"])
-        got = _evaluate(program.ops, program.args, program.constants, X)
+        got = evaluate_program(program.ops, program.args, program.constants, X)
         want = [naive_value(text, row) for row in X]
         np.testing.assert_allclose(got, want, rtol=1e-10, equal_nan=True, err_msg=text)
 
@@ -179,14 +180,14 @@ def test_jacobian_kernel_matches_finite_differences() -> None:
         f = np.empty(len(X))
         J = np.empty((len(X), len(c)))
         _evaluate_jacobian(program.ops, program.args, c, X, f, J)
-        np.testing.assert_allclose(f, _evaluate(program.ops, program.args, c, X))
+        np.testing.assert_allclose(f, evaluate_program(program.ops, program.args, c, X))
         for j in range(len(c)):
             h = 1e-6 * max(1.0, abs(c[j]))
             up, down = c.copy(), c.copy()
             up[j] += h
             down[j] -= h
-            numeric = (_evaluate(program.ops, program.args, up, X)
-                       - _evaluate(program.ops, program.args, down, X)) / (2 * h)
+            numeric = (evaluate_program(program.ops, program.args, up, X)
+                       - evaluate_program(program.ops, program.args, down, X)) / (2 * h)
             np.testing.assert_allclose(J[:, j], numeric, rtol=1e-5, atol=1e-8, err_msg=text)
 
 
@@ -195,7 +196,7 @@ def test_constant_fit_finds_the_true_constants() -> None:
     X = rng.uniform(0.5, 2.0, (300, 3))
     y = 4.0 + 2.0 * (1.7 * X[:, 0] / X[:, 1] + 0.3 * X[:, 2] * X[:, 2] / (1.0 + 0.5 * X[:, 0]))
     program = compile_expression("1.0*x0/x1 + 1.0*x2*x2/(1.0 + 1.0*x0)", ["x0", "x1", "x2"])
-    params, cost = _fit_constants(program.ops, program.args, program.constants, X, y, 200)
+    params, cost = fit_constants(program.ops, program.args, program.constants, X, y, 200)
     assert math.sqrt(cost / len(y)) < 1e-6
     a, b, c = params[0], params[1], params[2:]
     # a + b f(c) identifies a, b c0, (c1 / c2) / c0 and c3 / c2

@@ -34,18 +34,17 @@ from phasekit.schedule import (
     simulated_annealing,
     write_batch,
 )
-from phasekit.schedule.policies import _kinds, _relabel_identical
-from phasekit.schedule.simulate import (
-    PROGRESS_CAP,
-    _ff_buffers,
-    _ff_makespan,
-    _ff_resume,
-    _ff_trace,
-    dual_feasible,
+from phasekit.schedule.datacenter import dual_feasible, lower_bound
+from phasekit.schedule.dispatch import (
+    ff_buffers,
+    ff_makespan,
+    ff_resume,
+    ff_trace,
     list_schedule,
-    lower_bound,
     plan_schedule,
 )
+from phasekit.schedule.policies import _kinds, _relabel_identical
+from phasekit.schedule.simulate import PROGRESS_CAP
 from phasekit.synth.batches import (
     APPS,
     SCENARIOS,
@@ -270,31 +269,31 @@ def test_annealing_kernels_match_naive_reference(seed: int) -> None:
     rng = np.random.default_rng(100 + seed)
     work = float(threads @ times)
     order = rng.permutation(n).astype(np.int64)
-    trace, rounds = _ff_buffers(n, trace=True)
+    trace, rounds = ff_buffers(n, trace=True)
     span = naive_makespan(order, threads, times, m, c)
-    assert _ff_makespan(order, threads, times, m, c, np.inf, work) == span
-    assert _ff_trace(order, threads, times, m, c, work, trace, rounds) == span
+    assert ff_makespan(order, threads, times, m, c, np.inf, work) == span
+    assert ff_trace(order, threads, times, m, c, work, trace, rounds) == span
     for _ in range(15):
         r1, r2 = sorted(rng.choice(n, 2, replace=False).tolist())
         cand = order.copy()
         cand[[r1, r2]] = cand[[r2, r1]]
         expected = naive_makespan(cand, threads, times, m, c)
-        assert _ff_resume(cand, r1, r2, threads, times, m, c, np.inf, work, trace,
-                          rounds) == expected
+        assert ff_resume(cand, r1, r2, threads, times, m, c, np.inf, work, trace,
+                         rounds) == expected
         # stopped at a limit: +inf exactly when the makespan reaches it, else exact
         for limit in (expected - 1.0, expected, expected + 0.5, span):
-            got = _ff_resume(cand, r1, r2, threads, times, m, c, limit, work, trace, rounds)
-            full = _ff_makespan(cand, threads, times, m, c, limit, work)
+            got = ff_resume(cand, r1, r2, threads, times, m, c, limit, work, trace, rounds)
+            full = ff_makespan(cand, threads, times, m, c, limit, work)
             want = np.inf if expected >= limit else expected
             assert got == want and full == want
     # the trace follows the order it was last given
     order = order[::-1].copy()
-    assert _ff_trace(order, threads, times, m, c, work, trace, rounds) == naive_makespan(
+    assert ff_trace(order, threads, times, m, c, work, trace, rounds) == naive_makespan(
         order, threads, times, m, c)
     cand = order.copy()
     cand[[0, n - 1]] = cand[[n - 1, 0]]
-    assert _ff_resume(cand, 0, n - 1, threads, times, m, c, np.inf, work, trace,
-                      rounds) == naive_makespan(cand, threads, times, m, c)
+    assert ff_resume(cand, 0, n - 1, threads, times, m, c, np.inf, work, trace,
+                     rounds) == naive_makespan(cand, threads, times, m, c)
 
 
 # --- MILP against brute force ----------------------------------------------------------------

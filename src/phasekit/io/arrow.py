@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from phasekit.errors import InputError, PhasekitWarning, UsageError
 from phasekit.io.atomic import atomic_path
-from phasekit.io.parquet import _ARROW_ERRORS, _brief, arrow_table, profile_from_arrow
+from phasekit.io.parquet import ARROW_ERRORS, arrow_table, brief_error, profile_from_arrow
 from phasekit.profile import Profile
 
 __all__ = ["END_OF_STREAM", "StreamAppender", "read_arrow_profile", "write_arrow_profile"]
@@ -82,12 +82,13 @@ def _read_batches(path: Path, where: str) -> tuple[list[pa.RecordBatch], pa.Sche
         with pa.ipc.open_file(path) as file_reader:  # the random-access IPC file format
             return ([file_reader.get_batch(i) for i in range(file_reader.num_record_batches)],
                     file_reader.schema, None)
-    except _ARROW_ERRORS:
+    except ARROW_ERRORS:
         pass
     try:
         reader = pa.ipc.open_stream(pa.OSFile(str(path), "rb"))
-    except _ARROW_ERRORS as exc:
-        raise InputError(f"not a readable Arrow IPC stream ({_brief(exc)})", path=where) from None
+    except ARROW_ERRORS as exc:
+        raise InputError(f"not a readable Arrow IPC stream ({brief_error(exc)})",
+                         path=where) from None
     batches: list[pa.RecordBatch] = []
     cut_reason: str | None = None
     while True:
@@ -95,8 +96,8 @@ def _read_batches(path: Path, where: str) -> tuple[list[pa.RecordBatch], pa.Sche
             batches.append(reader.read_next_batch())
         except StopIteration:
             break
-        except _ARROW_ERRORS as exc:
-            cut_reason = f"chunk {len(batches) + 1} is incomplete: {_brief(exc, 120)}"
+        except ARROW_ERRORS as exc:
+            cut_reason = f"chunk {len(batches) + 1} is incomplete: {brief_error(exc, 120)}"
             break
     return batches, reader.schema, cut_reason
 
@@ -147,8 +148,8 @@ class StreamAppender:
                              ensure_ascii=True, separators=(",", ":")).encode()})
         try:
             self._sink = pa.OSFile(str(self.path), "wb")
-        except _ARROW_ERRORS as exc:
-            raise UsageError(f"cannot write {self.path}: {_brief(exc)}") from None
+        except ARROW_ERRORS as exc:
+            raise UsageError(f"cannot write {self.path}: {brief_error(exc)}") from None
         self._writer = pa.ipc.new_stream(self._sink, self.schema)
         self.n_rows = 0
         self.n_chunks = 0
@@ -185,5 +186,5 @@ class StreamAppender:
         if self.closed:
             return
         self.closed = True
-        with contextlib.suppress(*_ARROW_ERRORS):
+        with contextlib.suppress(*ARROW_ERRORS):
             self._sink.close()

@@ -521,7 +521,7 @@ def select_metrics(available: Sequence[str], wanted: Sequence[str] | str | None,
 
 
 # --- reading --------------------------------------------------------------------------------
-def _read_bytes(path: Path) -> bytes:
+def read_input_bytes(path: Path) -> bytes:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -618,7 +618,7 @@ def read_csv_profile(path: str | Path, *, metrics: Sequence[str] | str | None = 
     """
     path = Path(path)
     where = str(path)
-    raw = _normalize(_read_bytes(path), where)
+    raw = _normalize(read_input_bytes(path), where)
     if not raw.strip():
         raise InputError("empty file; expected a header line and samples", path=where)
 

@@ -45,8 +45,8 @@ __all__ = ["arrow_table", "profile_from_arrow", "read_parquet_profile", "write_p
 _KEY = METADATA_KEY.encode()
 _PANDAS_INDEX_RE = re.compile(r"__index_level_\d+__")
 # What pyarrow raises on a damaged or foreign file varies with the damage; all of it is bad input.
-_ARROW_ERRORS = (pa.ArrowException, OSError, ValueError, TypeError, KeyError, IndexError,
-                 NotImplementedError, EOFError, OverflowError)
+ARROW_ERRORS = (pa.ArrowException, OSError, ValueError, TypeError, KeyError, IndexError,
+                NotImplementedError, EOFError, OverflowError)
 
 
 def read_parquet_profile(path: str | Path, *, metrics: Sequence[str] | str | None = None
@@ -67,8 +67,8 @@ def read_parquet_profile(path: str | Path, *, metrics: Sequence[str] | str | Non
     try:
         parquet = pq.ParquetFile(path)
         schema = parquet.schema_arrow
-    except _ARROW_ERRORS as exc:
-        raise InputError(f"not a readable Parquet file ({_brief(exc)})", path=where) from None
+    except ARROW_ERRORS as exc:
+        raise InputError(f"not a readable Parquet file ({brief_error(exc)})", path=where) from None
 
     return profile_from_arrow(schema, lambda names: parquet.read(columns=names), where,
                               metrics=metrics)
@@ -124,8 +124,8 @@ def profile_from_arrow(schema: pa.Schema, read_columns: Callable[[list[str]], pa
     read = [columns[time_index], *(columns[metric_pos[j]] for j in chosen)]
     try:
         table = read_columns(read)
-    except _ARROW_ERRORS as exc:
-        raise InputError(f"cannot read the data ({_brief(exc)})", path=where) from None
+    except ARROW_ERRORS as exc:
+        raise InputError(f"cannot read the data ({brief_error(exc)})", path=where) from None
 
     time_name = names[time_index]
     loc = RowLocator(where, None, time_column=read[0])
@@ -138,7 +138,7 @@ def profile_from_arrow(schema: pa.Schema, read_columns: Callable[[list[str]], pa
                          time_name=read[0], metadata=metadata, stacklevel=2)
 
 
-def _brief(exc: BaseException, limit: int = 200) -> str:
+def brief_error(exc: BaseException, limit: int = 200) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -157,8 +157,8 @@ def _time_values(column: pa.ChunkedArray, name: str, unit: str | None, loc: RowL
         else:
             raise loc.error(f"the time column holds {kind}; expected seconds (numbers), "
                             "timestamps or ISO-8601 strings", column=name)
-    except _ARROW_ERRORS as exc:
-        raise loc.error(f"cannot read the times ({_brief(exc)})", column=name) from None
+    except ARROW_ERRORS as exc:
+        raise loc.error(f"cannot read the times ({brief_error(exc)})", column=name) from None
     return read_times(series.reset_index(drop=True), name, unit, loc)
 
 
@@ -171,8 +171,8 @@ def _metric_values(column: pa.ChunkedArray, name: str, loc: RowLocator) -> np.nd
         raise loc.error(f"holds {kind}; expected numbers", column=name)
     try:
         array = column.cast(pa.float64()).to_numpy()
-    except _ARROW_ERRORS as exc:
-        raise loc.error(f"cannot read the values ({_brief(exc)})", column=name) from None
+    except ARROW_ERRORS as exc:
+        raise loc.error(f"cannot read the values ({brief_error(exc)})", column=name) from None
     return numeric_values(pd.Series(array), name, loc)
 
 

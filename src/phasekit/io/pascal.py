@@ -61,9 +61,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from phasekit.campaign import Campaign, Run
 from phasekit.errors import InputError, PhasekitWarning, UsageError
 from phasekit.results import plain
+from phasekit.runs import Campaign, Run
 
 __all__ = [
     "DEFAULT_KEYS",

@@ -90,8 +90,8 @@ from phasekit.io.csv import (
     REGULARITY_TOLERANCE,
     RowLocator,
     TimeColumn,
-    _read_bytes,
     build_profile,
+    read_input_bytes,
     select_metrics,
 )
 from phasekit.profile import Profile
@@ -183,7 +183,7 @@ def read_text(path: Path, what: str) -> str:
     Bytes that are not UTF-8 are replaced (the lines they are in will not parse as ``what``); a
     NUL byte means a binary file and is an InputError.
     """
-    raw = _read_bytes(path)
+    raw = read_input_bytes(path)
     nul = raw.find(b"\x00")
     if nul >= 0:
         raise InputError(f"binary data (a NUL byte); expected {what} text", path=str(path),

@@ -302,7 +302,7 @@ class Recorder:
         stop = _StopFlag()
         previous_handlers = _install_handlers(stop)
         try:
-            child = _PausedChild(command, command_stdout) if command else None
+            child = PausedChild(command, command_stdout) if command else None
             try:
                 opened = self._open_sources(child.pid if child else None)
                 try:
@@ -347,7 +347,7 @@ class Recorder:
                 "node": socket.gethostname(), "metrics": [m.name for m in metrics],
                 "units": {k: v for k, v in units.items() if v}, "meta": {"recording": recording}}
 
-    def _record(self, output: Path, opened: list[_Opened], child: _PausedChild | None,
+    def _record(self, output: Path, opened: list[_Opened], child: PausedChild | None,
                 command: list[str] | None, duration: float | None,
                 status: Callable[[float, int], None] | None, stop: _StopFlag
                 ) -> RecordingSummary:
@@ -467,7 +467,7 @@ def _restore_handlers(previous: dict[int, Any]) -> None:
         signal.signal(signum, handler)
 
 
-class _PausedChild:
+class PausedChild:
     """The command, started but held before ``exec`` until :meth:`release`."""
 
     def __init__(self, command: list[str], stdout: int | None = None) -> None:
@@ -684,7 +684,7 @@ class _SamplingLoop:
                 raise UnsupportedError(f"source {entry.source.name}: the first reading "
                                        f"failed: {exc}") from None
 
-    def run(self, stop: _StopFlag, child: _PausedChild | None, duration: float | None,
+    def run(self, stop: _StopFlag, child: PausedChild | None, duration: float | None,
             grace: float) -> None:
         interval = self.interval
         readers = [entry.source.read for entry in self.opened]
@@ -827,7 +827,7 @@ class _NativeLoop(_SamplingLoop):
     flush interval, decodes it with the sources' ``decode`` (or ``read_at`` for sources with
     a thread of their own) and hands it to the writer. No Python code runs per sample."""
 
-    def run(self, stop: _StopFlag, child: _PausedChild | None, duration: float | None,
+    def run(self, stop: _StopFlag, child: PausedChild | None, duration: float | None,
             grace: float) -> None:
         from phasekit.record._sampler import Sampler
 
@@ -919,7 +919,7 @@ class _NativeLoop(_SamplingLoop):
 class _Escalation:
     """How a stop request reaches the command (see the module docstring)."""
 
-    def __init__(self, child: _PausedChild | None, grace: float) -> None:
+    def __init__(self, child: PausedChild | None, grace: float) -> None:
         self.child = child
         self.grace = grace
         self.signalled_at: float | None = None

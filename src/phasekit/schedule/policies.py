@@ -1,7 +1,7 @@
 """Scheduling policies of seed 004, chapter 5: round robin, LTF energy-aware heuristic,
 simulated annealing and a MILP minimizing the makespan.
 
-Each policy returns a :class:`~phasekit.schedule.simulate.Plan`, which the simulator executes
+Each policy returns a :class:`~phasekit.schedule.datacenter.Plan`, which the simulator executes
 (on the planning times, or on the true ones when the policy planned with estimates):
 
 - :func:`round_robin` (section 5.1, Fig. 5.1a): arrival order, first fit, wait queue.
@@ -15,7 +15,7 @@ Each policy returns a :class:`~phasekit.schedule.simulate.Plan`, which the simul
   (Algorithm 3). The thesis leaves T0, the number of levels and the swap scale open; our
   choices are in the function's docstring. Each trial is simulated by an exact numba
   kernel that starts at the first pick the swap can change and stops once the trial is
-  sure to be rejected (:func:`~phasekit.schedule.simulate._ff_resume`).
+  sure to be rejected (:func:`~phasekit.schedule.dispatch.ff_resume`).
 - :func:`milp_schedule` (section 5.2.1, after Goldman & Ngoko): start times tau, server
   assignment z, "j is running when k ends" x and its side y, capacity at every task's end,
   makespan C; the thesis's constraints as printed or (default) an equivalent compact form;
@@ -40,16 +40,14 @@ import numpy as np
 from numba import njit
 
 from phasekit.errors import UsageError
-from phasekit.schedule.simulate import (
-    RULES,
-    DataCenter,
-    Plan,
-    _ff_buffers,
-    _ff_makespan,
-    _ff_resume,
-    _ff_trace,
-    _list_makespan,
-    lower_bound,
+from phasekit.schedule.datacenter import RULES, DataCenter, Plan, lower_bound
+from phasekit.schedule.dispatch import (
+    execute_arrays,
+    ff_buffers,
+    ff_makespan,
+    ff_resume,
+    ff_trace,
+    list_makespan,
 )
 
 __all__ = [
@@ -181,14 +179,14 @@ def _anneal_level(order: np.ndarray, current: float, best_order: np.ndarray, bes
             c = current
         elif swaps == 1:
             evaluations += 1
-            c = _ff_resume(cand, lo, hi, threads, times, n_servers, cores, current + slack,
-                           work, trace, rounds)
+            c = ff_resume(cand, lo, hi, threads, times, n_servers, cores, current + slack,
+                          work, trace, rounds)
         else:
             evaluations += 1
-            c = _ff_makespan(cand, threads, times, n_servers, cores, current + slack, work)
+            c = ff_makespan(cand, threads, times, n_servers, cores, current + slack, work)
         if c < current + slack or (same and slack > 0.0):
             order[:] = cand
-            current = _ff_trace(order, threads, times, n_servers, cores, work, trace, rounds)
+            current = ff_trace(order, threads, times, n_servers, cores, work, trace, rounds)
             accepted += 1
             if current < best:
                 best = current
@@ -267,8 +265,8 @@ def simulated_annealing(threads: np.ndarray, times: np.ndarray, dc: DataCenter, 
     work = float(np.dot(threads, times))
     order = (np.argsort(-times, kind="stable") if init == "ltf"
              else np.arange(n)).astype(np.int64)
-    trace, rounds = _ff_buffers(n, trace=True)
-    current = float(_ff_trace(order, threads, times, dc.servers, dc.cores, work, trace, rounds))
+    trace, rounds = ff_buffers(n, trace=True)
+    current = float(ff_trace(order, threads, times, dc.servers, dc.cores, work, trace, rounds))
     initial = current
     floor = lower_bound(threads, times, dc)
     if t0 is None:
@@ -286,8 +284,8 @@ def simulated_annealing(threads: np.ndarray, times: np.ndarray, dc: DataCenter, 
             break
         if restart_every and k and k % restart_every == 0 and current > best:
             order[:] = best_order
-            current = float(_ff_trace(order, threads, times, dc.servers, dc.cores, work, trace,
-                                      rounds))
+            current = float(ff_trace(order, threads, times, dc.servers, dc.cores, work, trace,
+                                     rounds))
         temp = t0 * cooling ** k
         swaps = max(1, math.floor(swaps0 * temp / t0 + 0.5))
         current, best, acc, ev = _anneal_level(order, current, best_order, best, temp, swaps,
@@ -747,7 +745,7 @@ def milp_schedule(threads: np.ndarray, times: np.ndarray, dc: DataCenter, *,
     ``start_schedule`` (start times and servers of a schedule on ``times``; default the
     Longest-Task-First first-fit list schedule), so it returns that schedule or a better
     one (see :func:`_highs_solve`). When the start already ends at the lower bound
-    (:func:`~phasekit.schedule.simulate.lower_bound`) it is optimal and HiGHS is not run
+    (:func:`~phasekit.schedule.datacenter.lower_bound`) it is optimal and HiGHS is not run
     (``stop_at_bound=False`` runs it anyway, to check the model); ``info["solver"]`` says so.
 
     ``info``: solver status, the makespan of the start (``start_s``), the one it proved
@@ -756,8 +754,6 @@ def milp_schedule(threads: np.ndarray, times: np.ndarray, dc: DataCenter, *,
     feasible schedule is known at the end (no start could be built and the solver found
     none) it is the start schedule's, said in ``info["fallback"]``.
     """
-    from phasekit.schedule.simulate import execute_arrays
-
     threads = np.ascontiguousarray(threads, dtype=np.int64)
     times = np.ascontiguousarray(times, dtype=np.float64)
     n = times.size
@@ -775,8 +771,8 @@ def milp_schedule(threads: np.ndarray, times: np.ndarray, dc: DataCenter, *,
                          "seconds")
     ltf = Plan(policy="ltf", kind="list", order=np.argsort(-times, kind="stable")
                .astype(np.int64), rule="first_fit")
-    ltf_span = float(_list_makespan(ltf.order, threads, times, np.zeros(n), dc.servers,
-                                    dc.cores, RULES["first_fit"]))
+    ltf_span = float(list_makespan(ltf.order, threads, times, np.zeros(n), dc.servers,
+                                   dc.cores, RULES["first_fit"]))
     upper = ltf_span if upper_bound_s is None else min(float(upper_bound_s), ltf_span)
     if d is None:
         d = min(1e-4 * upper, float(times.min()) / 4)

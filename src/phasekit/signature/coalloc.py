@@ -23,14 +23,8 @@ import pandas as pd
 
 from phasekit.errors import InputError, UsageError
 from phasekit.results import check_version, plain
-from phasekit.signature.powermodels import (
-    _column,
-    _frame,
-    errors,
-    fit_ge,
-    fit_linear,
-    power_model_from_dict,
-)
+from phasekit.signature.powermodels import errors, fit_ge, fit_linear, power_model_from_dict
+from phasekit.signature.powermodels.features import as_frame, numeric_column
 
 __all__ = ["CoallocModel", "fit_coalloc", "pair_frame"]
 
@@ -41,14 +35,14 @@ SUFFIXES = ("_t1", "_t2")
 def pair_frame(task1: pd.DataFrame, task2: pd.DataFrame, inputs: Sequence[str]) -> pd.DataFrame:
     """The solo counters of both tasks side by side: ``C_t1`` and ``C_t2`` for each input
     counter C, one row per experiment (the two tables are matched by position)."""
-    task1, task2 = _frame(task1, "task1"), _frame(task2, "task2")
+    task1, task2 = as_frame(task1, "task1"), as_frame(task2, "task2")
     if len(task1) != len(task2):
         raise InputError(f"task1 has {len(task1)} rows and task2 {len(task2)}: expected one "
                          "row per experiment in both")
     columns: dict[str, np.ndarray] = {}
     for suffix, frame in zip(SUFFIXES, (task1, task2), strict=True):
         for name in inputs:
-            columns[f"{name}{suffix}"] = _column(frame, name, None)
+            columns[f"{name}{suffix}"] = numeric_column(frame, name, None)
     return pd.DataFrame(columns)
 
 
@@ -68,7 +62,7 @@ class CoallocModel:
         """The predicted counters of the pair, one row per experiment."""
         pairs = pair_frame(task1, task2, self.inputs)
         return pd.DataFrame({c: self.models[c].predict(pairs) for c in self.counters},
-                            index=_frame(task1).index)
+                            index=as_frame(task1).index)
 
     def predict_power(self, task1: pd.DataFrame, task2: pd.DataFrame, power_model: Any, *,
                       extra: pd.DataFrame | Mapping[str, Any] | None = None) -> np.ndarray:
@@ -92,7 +86,7 @@ class CoallocModel:
                ) -> dict[str, dict[str, float]]:
         """RMSE, MAE and MPE per predicted counter against the measured ``together``."""
         predicted = self.predict_counters(task1, task2)
-        return {c: errors(predicted[c].to_numpy(), _column(together, c, None))
+        return {c: errors(predicted[c].to_numpy(), numeric_column(together, c, None))
                 for c in self.counters}
 
     def to_dict(self) -> dict[str, Any]:
@@ -133,7 +127,7 @@ def fit_coalloc(task1: pd.DataFrame, task2: pd.DataFrame, together: pd.DataFrame
         raise UsageError("counters and inputs: expected at least one counter each")
     if method not in ("linear", "ge"):
         raise UsageError(f"method {method!r}: expected linear or ge")
-    together = _frame(together, "together")
+    together = as_frame(together, "together")
     pairs = pair_frame(task1, task2, inputs)
     if len(pairs) != len(together):
         raise InputError(f"{len(pairs)} solo experiments and {len(together)} co-allocated "
@@ -141,7 +135,7 @@ def fit_coalloc(task1: pd.DataFrame, task2: pd.DataFrame, together: pd.DataFrame
     features = list(pairs.columns)
     models: dict[str, Any] = {}
     for k, counter in enumerate(counters):
-        target = _column(together, counter, None)
+        target = numeric_column(together, counter, None)
         if method == "linear":
             model: Any = fit_linear(pairs, target, features=features, select="none")
             model = replace(model, target=counter)

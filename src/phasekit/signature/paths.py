@@ -546,7 +546,7 @@ def count_perf(argv: Sequence[str], *, cwd: str | None = None,
                timeout: float = PROBE_TIMEOUT) -> float:
     """Instructions retired by one run of ``argv`` (perf_event hardware counter, counting
     from the program's exec, user and kernel space when allowed)."""
-    from phasekit.record.recorder import _PausedChild
+    from phasekit.record.recorder import PausedChild
     from phasekit.record.sources.perf_event import PerfHardwareSource
 
     source = PerfHardwareSource(events=["instructions"], enable_on_exec=True)
@@ -554,7 +554,7 @@ def count_perf(argv: Sequence[str], *, cwd: str | None = None,
     if cwd:
         os.chdir(cwd)
     try:
-        child = _PausedChild(list(argv), subprocess.DEVNULL)
+        child = PausedChild(list(argv), subprocess.DEVNULL)
     finally:
         os.chdir(previous)
     try:

@@ -20,7 +20,8 @@ import pandas as pd
 
 from phasekit.errors import InputError, UsageError
 from phasekit.results import check_version, plain
-from phasekit.signature.powermodels import _column, _frame, errors, fit_pls
+from phasekit.signature.powermodels import errors, fit_pls
+from phasekit.signature.powermodels.features import as_frame, numeric_column
 
 __all__ = ["THESIS_SPEEDUP", "SpeedupModel", "fit_speedup", "scale_energy"]
 
@@ -60,8 +61,8 @@ class SpeedupModel:
     def predict(self, X: pd.DataFrame, *, source: str | None = None) -> np.ndarray:
         """Estimated speed-up per row (eq. 2.4); a thread count outside 1..hw_threads is an
         InputError naming the column."""
-        X = _frame(X)
-        s = _column(X, self.threads, source)
+        X = as_frame(X)
+        s = numeric_column(X, self.threads, source)
         if ((s < 1) | (s > self.hw_threads)).any():
             bad = s[(s < 1) | (s > self.hw_threads)][0]
             raise InputError(f"{bad:g} threads: the model covers 1..{self.hw_threads} "
@@ -69,7 +70,7 @@ class SpeedupModel:
         out = s.astype(float).copy()
         above = s > self.cores
         if above.any():
-            counters = np.column_stack([_column(X, c, source) for c in self.counters])
+            counters = np.column_stack([numeric_column(X, c, source) for c in self.counters])
             model = (self.intercept + counters @ np.asarray(self.coefficients, float)
                      + self.threads_coefficient * s)
             out[above] = model[above]
@@ -120,9 +121,9 @@ def fit_speedup(table: pd.DataFrame, *, cores: int, hw_threads: int | None = Non
     2.2: runs of benchmarks with c+1 .. h threads); rows with fewer threads are the linear
     part and not fitted. ``hw_threads`` default: the largest thread count in ``table``.
     ``n_components`` default: chosen by cross-validation (:func:`fit_pls`)."""
-    table = _frame(table, "table")
-    s = _column(table, threads, None)
-    measured = _column(table, speedup, None)
+    table = as_frame(table, "table")
+    s = numeric_column(table, threads, None)
+    measured = numeric_column(table, speedup, None)
     h = int(hw_threads if hw_threads is not None else s.max())
     if not 1 <= cores < h:
         raise UsageError(f"cores = {cores}, hw_threads = {h}: expected 1 <= cores < "

@@ -1,0 +1,219 @@
+"""Fit and evaluate a power model on a table: what ``phasekit powermodel`` runs
+(:func:`fit_power_model` on held-out rows, :func:`evaluate_power_model` of a stored model)."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from phasekit.errors import InputError, UsageError
+from phasekit.results import check_version, plain
+from phasekit.signature.powermodels.features import (
+    as_frame,
+    candidate_features,
+    counter_matrix,
+    numeric_column,
+    screen_features,
+)
+from phasekit.signature.powermodels.ge import GEPowerModel
+from phasekit.signature.powermodels.protocol import errors
+from phasekit.signature.powermodels.server import (
+    MODELS,
+    fit_model,
+    fit_server,
+    power_model_from_dict,
+)
+from phasekit.signature.powermodels.split import SPLITS, split_rows, time_order
+
+__all__ = ["FIT_VERSION", "PowerModelEval", "PowerModelFit", "evaluate_power_model",
+           "fit_power_model"]
+
+FIT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class PowerModelFit:
+    """A model fitted on ``1 - test_fraction`` of the rows and scored on the rest: RMSE, MAE
+    (W) and MPE (%) on the training and test rows. ``split`` "time": the test rows are the
+    last ones in time (by ``time_column``, else in row order); "random": drawn at random.
+    ``excluded``: the columns left out of the default features, with the reason;
+    ``mean_baseline``: the scores of the training mean on the test rows."""
+
+    model: Any
+    target: str
+    n_train: int
+    n_test: int
+    train: Mapping[str, float]
+    test: Mapping[str, float]
+    seed: int
+    test_fraction: float
+    fit_time_s: float
+    source: str | None = None
+    #: Server models (eq. 4.15): the mean of each component over the test rows (W).
+    breakdown: Mapping[str, float] = field(default_factory=dict)
+    split: str = "random"
+    time_column: str | None = None
+    excluded: Mapping[str, str] = field(default_factory=dict)
+    mean_baseline: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        model = self.model
+        return model.text if isinstance(model, GEPowerModel) else \
+            f"{self.target} = {model.expression}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return plain({"kind": "power_model_fit", "version": FIT_VERSION,
+                      "model": self.model.to_dict(), "method": self.model.to_dict()["model"],
+                      "target": self.target, "features": list(self.model.features),
+                      "excluded": dict(self.excluded), "expression": self.text,
+                      "n_train": self.n_train, "n_test": self.n_test,
+                      "train": dict(self.train), "test": dict(self.test),
+                      "mean_baseline": dict(self.mean_baseline), "seed": self.seed,
+                      "split": self.split, "time_column": self.time_column,
+                      "test_fraction": self.test_fraction, "fit_time_s": self.fit_time_s,
+                      "source": self.source, "breakdown": dict(self.breakdown)})
+
+    @staticmethod
+    def from_dict(data: dict[str, Any], source: str | None = None) -> PowerModelFit:
+        check_version(data, "power_model_fit", FIT_VERSION, source)
+
+        def scores(d: Mapping[str, Any]) -> dict[str, float]:
+            return {k: math.nan if v is None else float(v) for k, v in d.items()}
+
+        try:
+            return PowerModelFit(
+                model=power_model_from_dict(data["model"], source), target=str(data["target"]),
+                n_train=int(data["n_train"]), n_test=int(data["n_test"]),
+                train=scores(data["train"]), test=scores(data["test"]), seed=int(data["seed"]),
+                test_fraction=float(data["test_fraction"]),
+                fit_time_s=float(data.get("fit_time_s") or math.nan),
+                source=data.get("source"), breakdown=scores(data.get("breakdown") or {}),
+                split=str(data.get("split", "random")), time_column=data.get("time_column"),
+                excluded={str(k): str(v) for k, v in (data.get("excluded") or {}).items()},
+                mean_baseline=scores(data.get("mean_baseline") or {}))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"malformed power_model_fit result: {exc}", path=source) from None
+
+
+def fit_power_model(table: pd.DataFrame, *, target: str = "power_w", model: str = "linear",
+                    features: Sequence[str] | None = None, seed: int = 0,
+                    test_fraction: float = 0.3, split: str = "time",
+                    source: str | None = None,
+                    progress: Callable[[str, float], None] | None = None,
+                    server: Mapping[str, Any] | None = None,
+                    **options: Any) -> PowerModelFit:
+    """Fit ``model`` ("linear", "pls" or "ge") of ``target`` on counters and score it on a
+    held-out ``test_fraction`` of the rows. Input errors name ``source`` (the file) and the
+    column.
+
+    ``split`` "time" (the default, our choice): the test rows are the last in time (by a
+    time-like column, else the row order) — samples of a run are autocorrelated, and a random
+    split puts the neighbours of every test sample in training, which overstates accuracy on
+    new runs; "random": a seeded random share (for tables of independent experiments).
+    ``features`` default: :func:`screen_features` (no power or energy readings, no constant
+    columns); what it left out is in the result's ``excluded``. Grammatical evolution
+    validates in the same way it is tested (the last training rows, or random ones).
+
+    ``server``: keyword arguments of :func:`fit_server` (``leakage`` and ``fan``
+    coefficients at least): the whole-server model of eq. 4.15 instead, its two dynamic parts
+    fitted with ``model``; the result holds the mean of each component on the test rows."""
+    table = as_frame(table, "table")
+    if model not in MODELS:
+        raise UsageError(f"model {model!r}: expected one of {', '.join(MODELS)}")
+    if split not in SPLITS:
+        raise UsageError(f"split {split!r}: expected one of {', '.join(SPLITS)}")
+    if len(table) == 0:
+        raise InputError("the table has no rows", path=source)
+    values = numeric_column(table, target, source)
+    excluded: dict[str, str] = {}
+    if server is not None:
+        mem, temperature = server.get("mem", "mem_dyn_w"), server.get("temperature", "temp_c")
+        rpm = server.get("rpm", "fan_rpm")
+        for column in (mem, temperature, rpm):
+            numeric_column(table, column, source)
+        skip = {target, mem, temperature, rpm}
+        if features is not None:
+            names = list(features)
+        else:
+            found, excluded = screen_features(table, target, exclude=tuple(skip))
+            names = list(found)
+    elif features is None:
+        found, excluded = screen_features(table, target)
+        if not found:
+            candidate_features(table, None, target)  # the error, with what was left out
+        names = list(found)
+    else:
+        names = list(candidate_features(table, features, target))
+    counter_matrix(table, names, source)  # every error names the file, column and line
+    order, time_column = time_order(table) if split == "time" else (None, None)
+    train, test = split_rows(len(table), test_fraction, seed, split=split, order=order)
+    minimum = len(names) + 2 if model != "ge" else 3
+    if len(train) < minimum:
+        raise InputError(f"{len(train)} training rows for {len(names)} counters: too few to "
+                         "fit (give more rows or a smaller --test-fraction)", path=source)
+    started = time.perf_counter()
+    fitted_table = table.iloc[train]
+    if model == "ge":
+        options = {"validation_split": split, **options, "progress": progress}
+    breakdown: dict[str, float] = {}
+    if server is not None:
+        fitted = fit_server(fitted_table, total=target, model=model, features=names,
+                            seed=seed, **server, **options)
+        parts = fitted.components(table.iloc[test if len(test) else train])
+        breakdown = {str(k): float(v) for k, v in parts.mean().items()}
+    else:
+        fitted = fit_model(model, fitted_table, target, names, seed, options)
+    elapsed = time.perf_counter() - started
+    predicted = fitted.predict(table)
+    mean = float(np.mean(values[train]))
+    return PowerModelFit(model=fitted, target=target, n_train=len(train), n_test=len(test),
+                         train=errors(predicted[train], values[train]),
+                         test=errors(predicted[test], values[test]), seed=seed,
+                         test_fraction=test_fraction, fit_time_s=elapsed, source=source,
+                         breakdown=breakdown, split=split, time_column=time_column,
+                         excluded=excluded,
+                         mean_baseline={"mean_w": mean, **errors(np.full(len(test), mean),
+                                                                 values[test])})
+
+
+@dataclass(frozen=True)
+class PowerModelEval:
+    """A stored model scored on a table: RMSE, MAE (W), MPE (%)."""
+
+    method: str
+    target: str
+    n: int
+    scores: Mapping[str, float]
+    predicted_mean_w: float
+    measured_mean_w: float
+    source: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return plain({"kind": "power_model_eval", "version": FIT_VERSION,
+                      "method": self.method, "target": self.target, "n": self.n,
+                      **dict(self.scores), "predicted_mean_w": self.predicted_mean_w,
+                      "measured_mean_w": self.measured_mean_w, "source": self.source})
+
+
+def evaluate_power_model(model: Any, table: pd.DataFrame, *, target: str | None = None,
+                         source: str | None = None) -> PowerModelEval:
+    """Score ``model`` on ``table`` (the measured power in ``target``, default the model's)."""
+    table = as_frame(table, "table")
+    target = target or getattr(model, "target", "power_w")
+    if len(table) == 0:
+        raise InputError("the table has no rows", path=source)
+    measured = numeric_column(table, target, source)
+    for name in model.features:
+        numeric_column(table, name, source)
+    predicted = model.predict(table)
+    return PowerModelEval(method=model.to_dict()["model"], target=target, n=len(table),
+                          scores=errors(predicted, measured),
+                          predicted_mean_w=float(np.mean(predicted)),
+                          measured_mean_w=float(np.mean(measured)), source=source)

@@ -1,0 +1,69 @@
+"""Training, test and validation rows: a time-ordered split (the last rows in time) or a
+seeded random one (:data:`SPLITS`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from phasekit.errors import UsageError
+from phasekit.signature.powermodels.features import TIME_COLUMNS
+
+__all__ = ["SPLITS", "split_rows", "time_order", "validation_rows"]
+
+SPLITS = ("time", "random")
+
+
+def time_order(table: pd.DataFrame) -> tuple[np.ndarray, str | None]:
+    """Row indices in time order and the column that gave it: the first time-like column
+    (time, time_s, timestamp, t, t_s, sample, index) that is all numbers or all dates, else
+    the row order (None). Ties keep the row order."""
+    for name in table.columns:
+        if str(name).lower() not in TIME_COLUMNS:
+            continue
+        column = table[name]
+        values = pd.to_numeric(column, errors="coerce")
+        if values.isna().any():
+            try:
+                values = pd.to_datetime(column, errors="coerce", utc=True)
+            except (TypeError, ValueError):
+                continue
+            if values.isna().any():
+                continue
+        return np.argsort(values.to_numpy(), kind="stable"), str(name)
+    return np.arange(len(table)), None
+
+
+def split_rows(n: int, test_fraction: float, seed: int, *, split: str = "random",
+               order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Train and test row indices; at least one training row. ``split="random"``: a seeded
+    random share, both sorted; ``"time"``: the test rows are the last ``test_fraction`` of
+    ``order`` (the time order, default the row order) and the training rows are given in
+    that order (the order :func:`fit_ge` validates in)."""
+    if not 0 <= test_fraction < 1:
+        raise UsageError(f"test fraction {test_fraction}: expected 0 <= fraction < 1")
+    if split not in SPLITS:
+        raise UsageError(f"split {split!r}: expected one of {', '.join(SPLITS)}")
+    n_test = min(round(test_fraction * n), n - 1)
+    if split == "time":
+        order = np.arange(n) if order is None else np.asarray(order)
+        return order[: n - n_test], np.sort(order[n - n_test:])
+    order = np.random.default_rng([seed, 3]).permutation(n)
+    return np.sort(order[n_test:]), np.sort(order[:n_test])
+
+
+def validation_rows(n: int, validation: float, split: str, rng: np.random.Generator
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Evolution and validation rows: the last ``validation`` share (``split="time"``) or a
+    random one; no validation rows when either part would have fewer than 10 rows."""
+    if split not in SPLITS:
+        raise UsageError(f"validation split {split!r}: expected one of {', '.join(SPLITS)}")
+    if not 0 <= validation < 1:
+        raise UsageError(f"validation = {validation}: expected 0 <= share < 1")
+    n_val = round(validation * n)
+    if n_val < 10 or n - n_val < 10:
+        return np.arange(n), np.arange(0)
+    if split == "time":
+        return np.arange(n - n_val), np.arange(n - n_val, n)
+    order = rng.permutation(n)
+    return np.sort(order[n_val:]), np.sort(order[:n_val])
