@@ -444,3 +444,27 @@ def test_cli_choose_keeps_measurements_but_not_failed_runs(tmp_path: Path) -> No
         rows = table[(table["input"] == choice["input"]) & (table.index != failed)]
         assert choice["basis"] == "measured"
         assert choice["best"]["measured_energy_j"] == pytest.approx(rows["energy_j"].min())
+
+
+def test_failed_readings_are_neither_regret_references_nor_chosen_by_their_time() -> None:
+    """A reading the model predicts 3x higher (a failed run) is left out of the regret; a
+    trusted configuration is feasible under a time limit by its measured time."""
+    freqs, cores = (1.2, 1.6, 2.2), (1, 4, 16)
+    measured = _measured_table({(1.2, 4): 1e-3})
+    result = choose(MODEL, [1], frequencies_ghz=freqs, cores=cores, measured=measured)
+    assert result.failed_readings == 2  # (1.2 GHz, 4 cores) of both inputs
+    assert result.choices[0].regret == pytest.approx(0.0, abs=1e-9)
+    cheap = min(((f, p) for f in freqs for p in cores),
+                key=lambda fp: float(seed_energy(*fp, 1, **SEED_PARAMS)))
+    slow = _measured_table({cheap: 0.5})
+    slow.loc[:, "time_s"] = [float(seed_time(f, p, n, **{k: SEED_PARAMS[k] for k in
+                                                      ("d1", "d2", "w")}))
+                             for f, p, n in zip(slow.frequency_ghz, slow.cores, slow.input,
+                                                strict=True)]
+    row = slow[(slow["input"] == 1) & np.isclose(slow["frequency_ghz"], cheap[0])
+               & (slow["cores"] == cheap[1])]
+    slow.loc[row.index, "time_s"] = 1e6
+    limit = float(slow["time_s"].nsmallest(len(slow) - 1).max())
+    pick = choose(MODEL, [1], frequencies_ghz=freqs, cores=cores, measured=slow,
+                  trusted=slow.loc[row.index], max_time_s=limit).choices[0]
+    assert (round(pick.best.frequency_ghz, 6), pick.best.cores) != cheap

@@ -122,8 +122,8 @@ def fit(
         "--model", metavar="extended|seed|auto",
         help="seed: the thesis's E = P T (eqs. 4.14-4.22); extended: adds a "
              "frequency-insensitive share, contention, an input-dependent serial share and "
-             "per-input deviations; auto: the one of lowest leave-one-out loss on the "
-             "training configurations.")] = "extended",
+             "per-input deviations; auto: the one of lowest cross-validated loss on the "
+             "training configurations (leave-one-out up to 10).")] = "extended",
     train: Annotated[int | None, typer.Option(
         "--train", metavar="N", show_default=False,
         help="Fit on N configurations and evaluate on all the others (the thesis: 10). "
@@ -154,8 +154,10 @@ def fit(
 ) -> None:
     """Fit an energy model E(f, p, N) to measured configurations and report its error.
 
-    Bounded nonlinear least squares on log error, robust to failed runs (readings far below
-    the fit are named), multi-start; time and energy together when times are measured. With --train N the model learns from N configurations and is
+    Bounded nonlinear least squares, multi-start (ours robustly on log error; the seed's
+    model on relative error, as the thesis, after a robust pass that sets aside readings far
+    below the fit: probable failed runs, which are named); time and energy together when
+    times are measured. With --train N the model learns from N configurations and is
     scored on every other one: mean percentage error (seed 002, eq. 4.23) of the model, of
     the other model and, with --baselines, of machine-learning baselines trained on the same
     points.
@@ -218,8 +220,8 @@ def fit(
     console.print(f"parameters ({result.model}): {params}", soft_wrap=True)
     if result.selection:
         losses = ", ".join(f"{k} {v:.4g}" for k, v in result.selection.items())
-        console.print(f"chosen by leave-one-out loss on the training configurations: {losses}",
-                      soft_wrap=True)
+        console.print(f"chosen by cross-validated loss on the training configurations: "
+                      f"{losses}", soft_wrap=True)
     if result.with_time:
         console.print(f"time MPE: train {_pct(result.mpe_time_train)}, holdout "
                       f"{_pct(result.mpe_time_holdout)}; fit in {result.fit_time_s:.2f} s",
@@ -462,7 +464,7 @@ def choose(
         max_time_s=limit_s,
         max_cores=max_cores, min_frequency_ghz=min_freq, max_frequency_ghz=max_freq,
         user_cores=user_cores, measured=configs, labels=labels, frequency_controlled=controlled,
-        known_inputs=tuple(np.unique(configs["input"])), ensemble=ensemble,
+        known_inputs=tuple(sorted({n for _, _, n in fitted_result.train})), ensemble=ensemble,
         tolerance=tolerance, trusted=_trusted_rows(training, fitted_result))
     data = result.to_dict()
     unsure = [c for c in result.choices if c.uncertainty is not None and not c.uncertainty.sure]

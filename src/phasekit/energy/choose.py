@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from phasekit.energy.fit import NOMINAL_FREQUENCY, FittedModel, fit_model
+from phasekit.energy.fit import FAILED_RATIO, NOMINAL_FREQUENCY, FittedModel, fit_model
 from phasekit.errors import InputError, UsageError
 from phasekit.results import check_version, plain
 
@@ -229,6 +229,9 @@ class ChoiceResult:
     limits: Mapping[str, float | None]
     user_cores: int | None
     frequency_controlled: bool = True
+    #: Measured readings left out of the regret and the measured savings: the model predicts
+    #: them at least FAILED_RATIO times higher (probable failed runs).
+    failed_readings: int = 0
 
     @property
     def mean_regret(self) -> float:
@@ -251,6 +254,7 @@ class ChoiceResult:
             "baseline": "ondemand: maximum frequency at the user's core count"
                         + ("" if self.user_cores else " (worst, random, best over core counts)"),
             "regret": {"mean": self.mean_regret, "worst": self.worst_regret},
+            "failed_readings": self.failed_readings,
             "choices": [c.to_dict() for c in self.choices]})
 
     @staticmethod
@@ -269,7 +273,8 @@ class ChoiceResult:
                 limits={k: None if v is None else float(v)
                         for k, v in data.get("limits", {}).items()},
                 user_cores=None if data.get("user_cores") is None else int(data["user_cores"]),
-                frequency_controlled=controlled)
+                frequency_controlled=controlled,
+                failed_readings=int(data.get("failed_readings", 0)))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise InputError(f"malformed energy_choice result: {exc}", path=source) from None
 
@@ -386,8 +391,9 @@ def fit_ensemble(f: Any, p: Any, n: Any, energy: Any, time: Any | None = None, *
         keep = group != g
         try:
             member = fit_model(f[keep], p[keep], n[keep], energy[keep],
-                               None if t is None else t[keep], model=model, starts=starts,
-                               seed=seed + 1 + g)
+                               None if t is None else t[keep], model=fitted.model,
+                               starts=starts, seed=seed + 1 + g,
+                               deviation_penalty=fitted.deviation_penalty)
         except UsageError as exc:
             raise UsageError(f"too few training configurations ({size}) for an ensemble of "
                              f"refits without one group each: {exc}") from None
@@ -483,9 +489,13 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
                          f"(frequencies {', '.join(f'{f:g}' for f in freqs)} GHz; cores "
                          f"{', '.join(map(str, core_counts))})")
     lookup: dict[tuple[float, float, int], tuple[float, float]] = {}
+    failed: set[tuple[float, float, int]] = set()
     if measured is not None:
         for row in measured.itertuples(index=False):
             f = row.frequency_ghz if np.isfinite(row.frequency_ghz) else NOMINAL_FREQUENCY
+            if model.predict_energy(f, row.cores, row.input) >= FAILED_RATIO * row.energy_j:
+                failed.add(_key(row.input, f, row.cores))  # measured, but not a reference
+                continue
             lookup[_key(row.input, f, row.cores)] = (float(row.time_s), float(row.energy_j))
     known: dict[tuple[float, float, int], float] = {}
     if trusted is not None:
@@ -503,13 +513,16 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
         e = w * t
         ran = np.array([known.get(_key(n, F[i], P[i]), np.nan) for i in range(F.size)])
         estimate = np.where(np.isfinite(ran), ran, e)
+        ran_t = np.array([lookup.get(_key(n, F[i], P[i]), (np.nan,))[0] if np.isfinite(ran[i])
+                          else np.nan for i in range(F.size)])
+        time_estimate = np.where(np.isfinite(ran_t), ran_t, t)
 
         def candidate(i: int, grid: tuple[np.ndarray, ...] = (F, P, t, w, e),
                       n: float = n) -> Candidate:
             return _candidate(grid, i, lookup.get(_key(n, grid[0][i], grid[1][i])),
                               frequency_controlled)
 
-        ok = np.ones(F.size, bool) if max_time_s is None else t <= max_time_s
+        ok = np.ones(F.size, bool) if max_time_s is None else time_estimate <= max_time_s
         label = (labels or {}).get(n, f"{n:g}")
         extrapolated = bool(known_inputs) and not np.any(np.isclose(known_inputs, n))
         base_p = core_counts if user_cores is None else np.array([user_cores])
@@ -545,9 +558,12 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
                             for k, v in baseline_meas.items()
                             if np.isfinite(v) and np.isfinite(best.measured_energy_j)}
         evaluated = tuple(candidate(int(i)) for i in feasible)
-        measured_e = np.array([c.measured_energy_j for c in evaluated])
+        references = [c for c in evaluated
+                      if _key(n, c.frequency_ghz if np.isfinite(c.frequency_ghz)
+                              else NOMINAL_FREQUENCY, c.cores) not in failed]
+        measured_e = np.array([c.measured_energy_j for c in references])
         lost = regret(best.measured_energy_j, measured_e)
-        best_measured = (evaluated[int(np.argmin(measured_e))] if np.isfinite(lost)
+        best_measured = (references[int(np.argmin(measured_e))] if np.isfinite(lost)
                          else None)
         sureness = None
         if ensemble is not None:
@@ -566,4 +582,5 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
     return ChoiceResult(model=model.model, params=dict(model.params), choices=tuple(choices),
                         frequencies_ghz=tuple(float(f) for f in freqs),
                         cores=tuple(int(p) for p in core_counts), limits=limits,
-                        user_cores=user_cores, frequency_controlled=frequency_controlled)
+                        user_cores=user_cores, frequency_controlled=frequency_controlled,
+                        failed_readings=len(failed))

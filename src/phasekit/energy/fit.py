@@ -14,12 +14,15 @@
   replacement, as the thesis, section 4.8), ``maximin`` (space filling: greedy farthest-point
   in (f, log2 p, N) scaled to the unit cube, starting from the corner farthest from the
   centre — the corners first, then the faces) or ``doptimal`` (greedy selection then exchange
-  maximizing det(J^T J) of the model's relative-error Jacobian at nominal parameters, a locally
-  D-optimal design). The two designs are deterministic (``seed`` does not change them).
+  maximizing det(J^T J) of the model's relative-error Jacobian at nominal parameters, with the
+  per-input deviations among the parameters, a locally D-optimal design). The two designs are
+  deterministic (``seed`` does not change them).
 - :func:`fit_model` fits a model (:mod:`phasekit.energy.models`) by bounded nonlinear least
-  squares on the **relative** error (the thesis minimizes squared differences with L-BFGS,
-  initial values, bounds and loss unspecified; relative residuals weigh small and large runs
-  alike and match the MPE it reports), with scipy's ``least_squares`` (trust-region
+  squares: the seed's model on the **relative** error (the thesis minimizes squared
+  differences with L-BFGS, initial values, bounds and loss unspecified; relative residuals
+  weigh small and large runs alike and match the MPE it reports) after a robust pass that
+  sets aside probable failed runs; ours with the robust loss on log residuals
+  (:data:`DEFAULT_LOSS`, :func:`over_cost`); with scipy's ``least_squares`` (trust-region
   reflective) from several starts: a data-driven start (the power law is linear in c1..c3 given
   the time, solved by non-negative least squares; the time law is log-linear in d1, d2 for a
   grid of w) and up to ``starts - 1`` random perturbations of it (``seed``), stopping once
@@ -38,8 +41,9 @@
   measures) from (f, log2 p, N) (cores on a log scale: it halved SVR's error on our synthetic
   campaigns), and SVR's epsilon is 0.01 (the default 0.1 would ignore 10 % errors).
 - Metrics (eq. 4.23): MPE = mean |y_est - y_meas| / y_meas in percent; MSE in J^2.
-- :func:`fit_energy` chooses, fits, evaluates on every other configuration and runs the
-  baselines; :func:`learning_curve` repeats it over training-set sizes and seeds.
+- :func:`fit_energy` chooses, fits (``model="auto"``: :func:`select_model`), evaluates on
+  every other configuration and runs the baselines asked for; :func:`learning_curve` repeats
+  it over training-set sizes and seeds.
 """
 
 from __future__ import annotations
@@ -237,9 +241,13 @@ def _unit_coordinates(f: np.ndarray, p: np.ndarray, n: np.ndarray) -> np.ndarray
 
 
 def choose_training(configs: pd.DataFrame, n: int, *, design: str = "random", seed: int = 0,
-                    model: str = "extended", with_time: bool = True) -> np.ndarray:
-    """Indices (sorted) of ``n`` training configurations chosen by ``design``."""
+                    model: str = "extended", with_time: bool | None = None) -> np.ndarray:
+    """Indices (sorted) of ``n`` training configurations chosen by ``design``; the D-optimal
+    design is for time and energy when ``with_time`` (default: when every configuration has a
+    time), for energy alone otherwise."""
     total = len(configs)
+    if with_time is None:
+        with_time = bool(configs["time_s"].notna().all()) if "time_s" in configs else False
     if design not in DESIGNS:
         raise UsageError(f"unknown design {design!r}; expected one of {', '.join(DESIGNS)}")
     if not 1 <= n <= total:
@@ -357,7 +365,10 @@ def _doptimal(spec: ModelSpec, f: np.ndarray, p: np.ndarray, n: np.ndarray, size
 # --- fitting ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class FittedModel:
-    """A model with fitted parameters; ``fixed`` names those held (energy-only fits)."""
+    """A model with fitted parameters. ``fixed`` names those held (:func:`held_parameters`:
+    energy only, one frequency, one input); ``suspect`` the indices of the readings it predicts
+    at least FAILED_RATIO higher (probable failed runs); ``deviation_penalty`` the weight its
+    per-input deviations were fitted with."""
 
     model: str
     params: Mapping[str, float]
@@ -405,12 +416,16 @@ def _arrays(*values: Any) -> list[np.ndarray]:
 
 def fit_model(f: Any, p: Any, n: Any, energy: Any, time: Any | None = None, *,
               model: str = "extended", starts: int = 8, seed: int = 0, loss: str | None = None,
-              deviation_penalty: float = DEVIATION_PENALTY, prior: float = PRIOR) -> FittedModel:
+              deviation_penalty: float = DEVIATION_PENALTY, prior: float = PRIOR,
+              screen: bool = True) -> FittedModel:
     """Fit ``model`` to measured energies (and times) at configurations (f, p, N).
 
     Bounded nonlinear least squares, multi-start (module docstring): ``loss="robust"`` on log
     residuals with :func:`over_cost`, ``"squares"`` on relative residuals; by default the
-    model's own (:data:`DEFAULT_LOSS`). ``prior`` weighs the extended model's additions toward their
+    model's own (:data:`DEFAULT_LOSS`). With ``"squares"`` and ``screen``, a robust pass first
+    finds the readings at least FAILED_RATIO below it (probable failed runs), and least
+    squares fits the others (``suspect`` names them): one failed run would otherwise pull
+    the whole fit. ``prior`` weighs the extended model's additions toward their
     neutral values (:data:`PRIOR_SCALE`).
     """
     from scipy.optimize import least_squares
@@ -428,6 +443,9 @@ def fit_model(f: Any, p: Any, n: Any, energy: Any, time: Any | None = None, *,
     loss = loss or DEFAULT_LOSS[spec.name]
     if loss not in LOSSES:
         raise UsageError(f"unknown loss {loss!r}; expected one of {', '.join(LOSSES)}")
+    if loss == "squares" and screen:
+        return _screened_squares(f, p, n, energy, t_meas, model=model, starts=starts, seed=seed,
+                                 deviation_penalty=deviation_penalty, prior=prior)
     robust = loss == "robust"
     fixed = held_parameters(spec, f, t_meas is not None, n)
     free = [k for k in spec.params if k not in fixed]
@@ -544,6 +562,20 @@ def fit_model(f: Any, p: Any, n: Any, energy: Any, time: Any | None = None, *,
     return replace(fitted, suspect=tuple(int(i) for i in low)) if low.size else fitted
 
 
+def _screened_squares(f: np.ndarray, p: np.ndarray, n: np.ndarray, energy: np.ndarray,
+                      time: np.ndarray | None, **options: Any) -> FittedModel:
+    """Least squares without the readings a robust pass flags (:func:`fit_model`)."""
+    screening = fit_model(f, p, n, energy, time, loss="robust", **options)
+    keep = np.setdiff1d(np.arange(f.size), screening.suspect)
+    try:
+        fitted = fit_model(f[keep], p[keep], n[keep], energy[keep],
+                           None if time is None else time[keep], loss="squares", screen=False,
+                           **options)
+    except UsageError:  # too few readings left: least squares on all of them
+        fitted = fit_model(f, p, n, energy, time, loss="squares", screen=False, **options)
+    return replace(fitted, suspect=screening.suspect)
+
+
 def _initial(spec: ModelSpec, f: np.ndarray, p: np.ndarray, n: np.ndarray, energy: np.ndarray,
              t_meas: np.ndarray | None) -> dict[str, float]:
     """The data-driven start (module docstring)."""
@@ -618,7 +650,8 @@ def _needed(spec: ModelSpec, f: np.ndarray, n: np.ndarray, with_time: bool) -> i
 def cv_loss(fitted: FittedModel, f: np.ndarray, p: np.ndarray, n: np.ndarray,
             energy: np.ndarray, time: np.ndarray | None = None, *, folds: int = CV_FOLDS,
             seed: int = 0) -> float:
-    """Mean robust loss (:func:`over_cost` squared, energy and time) of ``fitted``'s model on
+    """Median robust loss (:func:`over_cost` squared, energy and time; the median, so that one
+    left-out failed run does not decide) of ``fitted``'s model on
     held-out training configurations, each fold refitted with ``fitted``'s model and deviation
     penalty (from the data-driven start only); inf when a fold leaves too few
     configurations."""
@@ -853,6 +886,8 @@ def fit_energy(configs: pd.DataFrame, *, model: str = "extended", n_train: int |
     """
     if model != AUTO:
         get_model(model)
+    elif loss is not None:
+        raise UsageError("loss: the automatic selection fits each candidate with its own loss")
     if input is not None:
         configs = _one_input(configs, input)
     total = len(configs)
@@ -940,7 +975,7 @@ def fit_energy(configs: pd.DataFrame, *, model: str = "extended", n_train: int |
     suspect = tuple(int(train[i]) for i in fitted.suspect)
     if suspect:
         notes.append(f"{len(suspect)} training reading(s) at least {FAILED_RATIO:g}x below the "
-                     "fit (probable failed runs; they weigh almost nothing in the fit): "
+                     "fit (probable failed runs, set aside by the fit): "
                      + ", ".join(_describe(configs.iloc[i]) for i in suspect))
 
     def point(i: int) -> tuple[float, float, float]:

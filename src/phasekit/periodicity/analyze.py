@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from phasekit.errors import InputError, UsageError
+from phasekit.errors import InputError, PhasekitError, UsageError
 from phasekit.metrics.periodicity import mean_consecutive, periodic_regions
 from phasekit.parallel import available_cores
 from phasekit.periodicity import align, average, cluster, detect, strength, tune
@@ -380,8 +380,20 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
 def _best_of_tied(profile: Profile, chosen: strength.MetricChoice,
                   options: dict[str, Any]) -> PeriodicityResult:
     """The analysis of each metric tied in the choice; the one that covers most (the first,
-    the stronger autocorrelation, on equal coverage), its choice saying so."""
-    results = {m: analyze(profile, metrics=[m], **options) for m in chosen.tied}
+    the stronger autocorrelation, on equal coverage), its choice saying so. A metric whose
+    analysis fails (too few valid samples for it) drops out of the tie."""
+    report = options.get("progress")
+    results: dict[str, PeriodicityResult] = {}
+    failures: list[PhasekitError] = []
+    for k, metric in enumerate(chosen.tied):
+        share = (lambda stage, fraction, k=k: report(stage, (k + fraction) / len(chosen.tied))
+                 ) if report else None
+        try:
+            results[metric] = analyze(profile, metrics=[metric], **(options | {"progress": share}))
+        except PhasekitError as exc:
+            failures.append(exc)
+    if not results:
+        raise failures[0]
     best = max(results, key=lambda m: (results[m].coverage, -chosen.tied.index(m)))
     others = "; ".join(f"{m} {results[m].coverage:.0%}" for m in results if m != best)
     choice = chosen.to_dict() | {
