@@ -232,6 +232,21 @@ def fit(
         console.print(f"wrote result: {output}", soft_wrap=True)
 
 
+#: Grid options shared by `energy choose` and `energy suggest`.
+FreqsOption = Annotated[str | None, typer.Option(
+    "--freqs", metavar="GHZ,...", show_default=False,
+    help="The machine's frequencies (default: those in TABLE).")]
+CoresOption = Annotated[str | None, typer.Option(
+    "--cores", metavar="1,2,...", show_default=False,
+    help="The core counts to consider (default: those in TABLE).")]
+MaxCoresOption = Annotated[int | None, typer.Option(
+    "--max-cores", metavar="P", show_default=False, help="Use at most P cores.")]
+MinFreqOption = Annotated[float | None, typer.Option(
+    "--min-freq", metavar="GHZ", show_default=False, help="Lowest frequency allowed.")]
+MaxFreqOption = Annotated[float | None, typer.Option(
+    "--max-freq", metavar="GHZ", show_default=False, help="Highest frequency allowed.")]
+
+
 CHOOSE_EPILOG = """\
 Example:
 
@@ -351,23 +366,14 @@ def choose(
         "--input", metavar="LABEL,...", show_default=False,
         help="Inputs to choose for: the campaign's labels, or input numbers (a number it did "
              "not measure is extrapolated). Default: every input of TABLE.")] = None,
-    freqs: Annotated[str | None, typer.Option(
-        "--freqs", metavar="GHZ,...", show_default=False,
-        help="The machine's frequencies (default: those in TABLE).")] = None,
-    cores: Annotated[str | None, typer.Option(
-        "--cores", metavar="1,2,...", show_default=False,
-        help="The core counts to consider (default: those in TABLE).")] = None,
+    freqs: FreqsOption = None,
+    cores: CoresOption = None,
     max_time: Annotated[str | None, typer.Option(
         "--max-time", metavar="DURATION", show_default=False,
         help="Time limit per run (e.g. 90s, 2m).")] = None,
-    max_cores: Annotated[int | None, typer.Option(
-        "--max-cores", metavar="P", show_default=False, help="Use at most P cores.")] = None,
-    min_freq: Annotated[float | None, typer.Option(
-        "--min-freq", metavar="GHZ", show_default=False, help="Lowest frequency allowed.")
-                        ] = None,
-    max_freq: Annotated[float | None, typer.Option(
-        "--max-freq", metavar="GHZ", show_default=False, help="Highest frequency allowed.")
-                        ] = None,
+    max_cores: MaxCoresOption = None,
+    min_freq: MinFreqOption = None,
+    max_freq: MaxFreqOption = None,
     user_cores: Annotated[int | None, typer.Option(
         "--user-cores", metavar="P", show_default=False,
         help="The core count you would run with: the baseline is ondemand (maximum "
@@ -614,20 +620,11 @@ def suggest(
     inputs: Annotated[str | None, typer.Option(
         "--input", metavar="LABEL,...", show_default=False,
         help="Inputs to suggest for (default: every input of TABLE).")] = None,
-    freqs: Annotated[str | None, typer.Option(
-        "--freqs", metavar="GHZ,...", show_default=False,
-        help="The machine's frequencies (default: those in TABLE).")] = None,
-    cores: Annotated[str | None, typer.Option(
-        "--cores", metavar="1,2,...", show_default=False,
-        help="The core counts to consider (default: those in TABLE).")] = None,
-    max_cores: Annotated[int | None, typer.Option(
-        "--max-cores", metavar="P", show_default=False, help="Use at most P cores.")] = None,
-    min_freq: Annotated[float | None, typer.Option(
-        "--min-freq", metavar="GHZ", show_default=False, help="Lowest frequency allowed.")
-                        ] = None,
-    max_freq: Annotated[float | None, typer.Option(
-        "--max-freq", metavar="GHZ", show_default=False, help="Highest frequency allowed.")
-                        ] = None,
+    freqs: FreqsOption = None,
+    cores: CoresOption = None,
+    max_cores: MaxCoresOption = None,
+    min_freq: MinFreqOption = None,
+    max_freq: MaxFreqOption = None,
     tolerance: Annotated[float, typer.Option(
         "--tolerance", metavar="PCT",
         help="Promising: within PCT % of the minimum under the fit or a refit.")] = 2.0,
