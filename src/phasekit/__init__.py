@@ -1,11 +1,47 @@
-"""phasekit: what an HPC application does over time, without knowing its code."""
+"""phasekit: what an HPC application does over time, without knowing its code.
+
+The Python front door (issue 19) speaks the CLI's words::
+
+    import phasekit as pk
+    prof = pk.read("run.parquet")              # Profile, Trace, Campaign or a saved result
+    res = pk.periodicity(prof, metrics=["ipc"])  # PeriodicityResult
+    pk.phases(prof); pk.structure("run.prv"); pk.energy.fit("campaign.json")
+
+Each verb takes its data first (a path, or the object the library function takes) and its
+options as keywords, and returns the library function's result. ``pk.periodicity``,
+``pk.phases``, ``pk.structure``, ``pk.schedule``, ``pk.signature``, ``pk.record``,
+``pk.energy.fit`` and ``pk.energy.choose`` are the subpackages and modules of those names,
+made callable (:mod:`phasekit.verbmodule` says why). ``import phasekit`` imports NumPy and
+nothing heavier; a verb imports what it uses when it is first called or named.
+"""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Sequence
+from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from phasekit.errors import InputError, PhasekitError, UnsupportedError, UsageError
 from phasekit.profile import Profile
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from phasekit.energy.choose import ChoiceResult
+    from phasekit.energy.fit import EnergyFitResult
+    from phasekit.periodicity import PeriodicityResult
+    from phasekit.phases import PhaseResult
+    from phasekit.record import RecordingSummary
+    from phasekit.runs import Campaign
+    from phasekit.schedule.batch import Batch
+    from phasekit.schedule.simulate import ScheduleResult
+    from phasekit.signature.paths import Signature
+    from phasekit.signature.reconstruct import SignatureEstimate
+    from phasekit.structure import StructureResult
+    from phasekit.trace import Trace
 
 try:
     __version__ = version("phasekit")
@@ -13,10 +49,348 @@ except PackageNotFoundError:  # running from a source tree without installation
     __version__ = "0.0.0"
 
 __all__ = [
+    "VERBS",
     "InputError",
     "PhasekitError",
     "Profile",
     "UnsupportedError",
     "UsageError",
     "__version__",
+    "energy",
+    "periodicity",
+    "phases",
+    "powermodel",
+    "read",
+    "record",
+    "schedule",
+    "signature",
+    "structure",
 ]
+
+PathLike = str | os.PathLike[str]
+
+# --- read ------------------------------------------------------------------------------------
+#: Saved results ``read`` understands: JSON kind -> (module, class with ``from_dict``).
+RESULT_KINDS: dict[str, tuple[str, str]] = {
+    "periodicity": ("phasekit.periodicity.analyze", "PeriodicityResult"),
+    "multinode_analysis": ("phasekit.periodicity.nodes", "MultiNodeResult"),
+    "phases": ("phasekit.phases.analyze", "PhaseResult"),
+    "energy_fit": ("phasekit.energy.fit", "EnergyFitResult"),
+    "energy_choice": ("phasekit.energy.choose", "ChoiceResult"),
+    "energy_suggest": ("phasekit.energy.suggest", "SuggestResult"),
+    "fingerprints": ("phasekit.energy.fingerprint", "FingerprintResult"),
+    "phase_division": ("phasekit.energy.phasediv", "PhaseDivision"),
+    "schedule": ("phasekit.schedule.simulate", "ScheduleResult"),
+    "batch": ("phasekit.schedule.batch", "Batch"),
+    "signature": ("phasekit.signature.paths", "Signature"),
+    "signature_estimate": ("phasekit.signature.reconstruct", "SignatureEstimate"),
+    "power_model_fit": ("phasekit.signature.powermodels.fit", "PowerModelFit"),
+}
+_JSON_SUFFIXES = (".json", ".jsonl", ".json.gz", ".jsonl.gz")
+
+
+def _json_head(path: Path) -> Any:
+    """The JSON value of ``path`` (or of its first line, for JSON lines); None if neither."""
+    import gzip
+    import json
+
+    try:
+        with (gzip.open(path, "rb") if path.name.lower().endswith(".gz")
+              else open(path, "rb")) as file:
+            text = file.read().decode("utf-8")
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read: {exc}", path=str(path)) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        first = next((line for line in text.splitlines() if line.strip()), "")
+        try:
+            return json.loads(first)
+        except json.JSONDecodeError:
+            return None
+
+
+def read(path: PathLike) -> Any:
+    """Read ``path`` into what it holds, by its content (``phasekit analyze``, ``structure``,
+    ``energy fit``, ... each read one of these).
+
+    - a trace (Paraver ``.prv``/``.prv.gz``, an OTF2 anchor or archive directory): a
+      :class:`~phasekit.trace.Trace`;
+    - JSON with ``"kind"`` of a saved result (:data:`RESULT_KINDS`, e.g. ``phasekit analyze
+      -o``): that result; a power model (``"kind": "power_model"``): the model; a campaign
+      (ours, JSON lines, or PaScal Analyzer JSON): a :class:`~phasekit.runs.Campaign`;
+    - a signature directory (``phasekit signature build``): its
+      :class:`~phasekit.signature.paths.Signature`;
+    - anything else: a :class:`Profile` (CSV, Parquet, a recording, ``perf stat -I`` or
+      ``likwid-perfctr -t`` output), as :func:`phasekit.io.read_profile`.
+
+    Errors are :class:`InputError` (bad content) or :class:`UsageError` (a name that says no
+    format), both ``ValueError``; they name the file.
+    """
+    from phasekit.io import is_trace, read_profile, read_trace
+
+    path = Path(path)
+    if is_trace(path):
+        return read_trace(path)
+    if path.is_dir():
+        from phasekit.signature.paths import SIGNATURE_FILE, load_signature
+
+        if (path / SIGNATURE_FILE).is_file():
+            return load_signature(path)
+        raise UsageError(f"{path}: a directory that is neither an OTF2 trace nor a signature; "
+                         "read its files one at a time")
+    if path.name.lower().endswith(_JSON_SUFFIXES):
+        data = _json_head(path)
+        kind = data.get("kind") if isinstance(data, dict) else None
+        if kind in RESULT_KINDS:
+            module, name = RESULT_KINDS[kind]
+            return getattr(import_module(module), name).from_dict(data, source=str(path))
+        if kind == "power_model":
+            from phasekit.signature.reconstruct import load_power_model
+
+            return load_power_model(data, str(path))
+        if kind not in (None, "campaign"):
+            raise InputError(f"a phasekit {kind!r} result, which read() does not know; it "
+                             f"reads {', '.join(sorted(RESULT_KINDS))}, power_model and "
+                             "campaign", path=str(path))
+        from phasekit.campaign import read_campaign
+
+        return read_campaign(path)
+    return read_profile(path)
+
+
+def _profile(data: Profile | PathLike) -> Profile:
+    if isinstance(data, Profile):
+        return data
+    from phasekit.io import read_profile
+
+    return read_profile(data)
+
+
+def _names(value: Sequence[str] | str | None) -> list[str] | None:
+    return [value] if isinstance(value, str) else None if value is None else list(value)
+
+
+# --- analyses ----------------------------------------------------------------------------------
+def _periodicity(profile: Profile | PathLike, *, metrics: Sequence[str] | str | None = None,
+                 window: tuple[float | None, float | None] | None = None,
+                 **options: Any) -> PeriodicityResult:
+    """Periodicities and representative patterns of a profile (``phasekit analyze``; seed
+    000): :func:`phasekit.periodicity.analyze`.
+
+    ``profile``: a :class:`Profile` or its file. ``metrics``: a name or names (default: ipc
+    when present or computable, else the most periodic metric). ``window``: (start, end)
+    seconds from the profile start, either may be None. Other keywords go to
+    :func:`~phasekit.periodicity.analyze` (``half_window``, ``band``, ``cut_ratio``, ...).
+    """
+    from phasekit.periodicity import analyze
+
+    return analyze(_profile(profile), metrics=_names(metrics), window_s=window, **options)
+
+
+def _phases(profile: Profile | PathLike, *, method: str = "auto",
+            threshold: float | None = None, smooth: int = 1,
+            sensors: Sequence[str] | str | None = None, **options: Any) -> PhaseResult:
+    """Phase changes and recurring phases of a profile (``phasekit phases``; seed 001):
+    :func:`phasekit.phases.phases`, whose keywords are these and the detector's."""
+    from phasekit.phases import phases
+
+    return phases(_profile(profile), method=method, threshold=threshold, smooth=smooth,
+                  sensors=_names(sensors), **options)
+
+
+def _structure(trace: Trace | PathLike, *, rank: int | None = None,
+               **options: Any) -> StructureResult:
+    """The loop structure of an MPI trace (``phasekit structure``; seed 003):
+    :func:`phasekit.structure.structure` (``eps``, ``min_pts``, ``min_explained``).
+    ``trace``: a :class:`~phasekit.trace.Trace` or its file (Paraver, OTF2)."""
+    from phasekit.structure import structure
+    from phasekit.trace import Trace
+
+    if not isinstance(trace, Trace):
+        from phasekit.io import read_trace
+
+        trace = read_trace(trace)
+    return structure(trace, rank=rank, **options)
+
+
+# --- energy ------------------------------------------------------------------------------------
+def _configurations(data: Campaign | pd.DataFrame | PathLike) -> pd.DataFrame:
+    """One row per configuration from a campaign, a table of runs, or their file (as
+    ``phasekit energy fit TABLE`` reads it)."""
+    import pandas as pd
+
+    from phasekit.energy.fit import configurations
+    from phasekit.runs import Campaign
+
+    if isinstance(data, Campaign | pd.DataFrame):
+        return configurations(data)
+    from phasekit.io import is_csv, read_csv_table
+
+    if is_csv(data):
+        return configurations(read_csv_table(data), source=os.fspath(data))
+    from phasekit.campaign import read_campaign
+
+    return configurations(read_campaign(data), source=os.fspath(data))
+
+
+def _energy_fit(data: Campaign | pd.DataFrame | PathLike, *, model: str = "extended",
+                train: int | None = None, **options: Any) -> EnergyFitResult:
+    """Fit the energy model E(f, p, N) (``phasekit energy fit``; seed 002):
+    :func:`phasekit.energy.fit.fit_energy` on the configurations of ``data`` (a campaign,
+    a table of runs, or its file). ``train``: fit on that many configurations, scored on the
+    others (``n_train``); other keywords (``design``, ``seed``, ``baselines``, ``input``,
+    ``loss``, ...) go to ``fit_energy``."""
+    from phasekit.energy.fit import fit_energy
+
+    return fit_energy(_configurations(data), model=model, n_train=train, **options)
+
+
+def _energy_choose(data: Campaign | pd.DataFrame | PathLike, *,
+                   fit: EnergyFitResult | PathLike | None = None,
+                   inputs: Sequence[str | float] | str | float | None = None,
+                   frequencies: Sequence[float] | None = None,
+                   cores: Sequence[int] | None = None, max_time_s: float | None = None,
+                   max_cores: int | None = None, min_frequency_ghz: float | None = None,
+                   max_frequency_ghz: float | None = None, user_cores: int | None = None,
+                   model: str = "extended", train: int | None = None,
+                   design: str = "doptimal", seed: int = 0, uncertainty: bool = True,
+                   tolerance: float | None = None) -> ChoiceResult:
+    """The minimum-energy configuration for each input (``phasekit energy choose``; seed
+    002): :func:`phasekit.energy.choose.choose`, as the CLI runs it.
+
+    ``data``: the measured campaign (a campaign, a table of runs, or its file). ``fit``: an
+    :class:`~phasekit.energy.fit.EnergyFitResult` (or its JSON file); without it the model is
+    fitted here (``model``, ``train``, ``design``, ``seed``). ``inputs``: labels or numbers
+    (default: every input of ``data``); ``frequencies`` and ``cores``: the grid (default:
+    those of ``data``). With ``uncertainty`` (the CLI's default) each choice says how sure it
+    is (an ensemble of refits, ``tolerance`` percent of expected regret). Unlike the CLI's
+    JSON, the result does not carry the configurations to measure next (``phasekit energy
+    suggest``).
+    """
+    import numpy as np
+
+    from phasekit.energy.choose import TOLERANCE, choose, fit_ensemble
+    from phasekit.energy.fit import EnergyFitResult, fit_energy, input_numbers
+    from phasekit.energy.suggest import training_rows, trusted_rows
+
+    configs = _configurations(data)
+    tolerance = TOLERANCE if tolerance is None else tolerance
+    if fit is None:
+        fitted = fit_energy(configs, model=model, n_train=train, design=design, seed=seed,
+                            baselines=(), compare=False)
+    elif isinstance(fit, EnergyFitResult):
+        fitted = fit
+    else:
+        fitted = read(fit)
+        if not isinstance(fitted, EnergyFitResult):
+            raise InputError("not an energy_fit result", path=os.fspath(fit))
+    numbers, labels = input_numbers(configs, inputs)
+    if frequencies is not None and not fitted.frequency_controlled:
+        raise UsageError("frequencies: the fit did not control the frequency, so the model "
+                         "cannot predict other frequencies")
+    frequencies = (tuple(frequencies) if frequencies is not None
+                   else tuple(np.unique(configs["frequency_ghz"].dropna())))
+    cores = (tuple(cores) if cores is not None
+             else tuple(int(c) for c in np.unique(configs["cores"])))
+    training = training_rows(configs, fitted)
+    ensemble = None
+    if uncertainty and training is not None:
+        try:
+            ensemble = fit_ensemble(
+                training["frequency_ghz"].to_numpy(float), training["cores"],
+                training["input"], training["energy_j"],
+                training["time_s"] if fitted.with_time else None, model=fitted.model,
+                seed=seed, fitted=fitted.fitted)
+        except UsageError:  # too few training configurations: choices without uncertainty
+            ensemble = None
+    return choose(fitted.fitted, numbers, frequencies_ghz=frequencies, cores=cores,
+                  max_time_s=max_time_s, max_cores=max_cores,
+                  min_frequency_ghz=min_frequency_ghz, max_frequency_ghz=max_frequency_ghz,
+                  user_cores=user_cores, measured=configs, labels=labels,
+                  frequency_controlled=fitted.frequency_controlled,
+                  known_inputs=tuple(sorted({n for _, _, n in fitted.train})),
+                  ensemble=ensemble, tolerance=tolerance,
+                  trusted=trusted_rows(training, fitted))
+
+
+# --- schedule, signature, record ---------------------------------------------------------------
+def _schedule(batch: Batch | PathLike, *, servers: int, cores: int,
+              policies: Sequence[str] | str = "all", **options: Any) -> ScheduleResult:
+    """Plan a batch of tasks on ``servers`` x ``cores`` with each policy and compare their
+    energy (``phasekit schedule``; seed 004, chapter 5):
+    :func:`phasekit.schedule.simulate.schedule_batch` (``seed``, ``time_limit_s``,
+    ``estimated``, ``sa_iterations``). ``batch``: a :class:`~phasekit.schedule.batch.Batch`
+    or its CSV file (:func:`~phasekit.schedule.batch.read_batch`)."""
+    from phasekit.schedule.batch import Batch, read_batch
+    from phasekit.schedule.simulate import DataCenter, schedule_batch
+
+    if not isinstance(batch, Batch):
+        batch = read_batch(batch)
+    dc = DataCenter(servers=servers, cores=cores)
+    batch.check_fits(dc.cores)
+    return schedule_batch(batch, dc, policies, **options)
+
+
+def _signature(signature: Signature | PathLike, *, power_model: Any = None,
+               **options: Any) -> SignatureEstimate:
+    """Run a signature's partial runs and estimate the program's time and energy
+    (``phasekit signature run``; seed 004, 4.1.4-4.1.6):
+    :func:`phasekit.signature.reconstruct.run_signature` (``p``, ``s``, ``interval``,
+    ``compare``, ``cores``, ``mode``, ``timeout``, ``repeats``). ``signature``: a
+    :class:`~phasekit.signature.paths.Signature` or its directory (``phasekit signature
+    build``); ``power_model``: a model, its JSON file, or a power-model fit (its model)."""
+    from phasekit.signature.paths import Signature, load_signature
+    from phasekit.signature.reconstruct import run_signature
+
+    if not isinstance(signature, Signature):
+        signature = load_signature(signature)
+    if isinstance(power_model, str | os.PathLike):
+        power_model = read(power_model)
+    power_model = getattr(power_model, "model", power_model)  # a fit result holds its model
+    return run_signature(signature, power_model=power_model, **options)
+
+
+def _record(command: Sequence[str] | None, *, output: PathLike,
+            interval: float = 0.005, duration: float | None = None,
+            metrics: Sequence[str] | None = None, sources: Sequence[str] | None = None,
+            scope: str = "node") -> RecordingSummary:
+    """Record a profile of this machine while ``command`` runs (or for ``duration``
+    seconds) into ``output`` (``phasekit record``): :class:`phasekit.record.Recorder`.
+
+    ``sources``: names of built-in sources (default: every one that can run here);
+    ``metrics``: names to keep (default all). Returns the recording's summary; read the
+    profile with :func:`read`. The command's exit code is ``summary.exit_code``.
+    """
+    from phasekit.record import Recorder, builtin_sources, select_sources
+
+    chosen = select_sources(None if sources is None else list(sources), builtin_sources())
+    recorder = Recorder(chosen, interval=interval, metrics=metrics, scope=scope)  # type: ignore[arg-type]
+    return recorder.run(output, command=None if not command else list(command),
+                        duration=duration)
+
+
+#: The callable modules (:mod:`phasekit.verbmodule`) and the verb each runs.
+VERBS: dict[str, Callable[..., Any]] = {
+    "phasekit.periodicity": _periodicity,
+    "phasekit.phases": _phases,
+    "phasekit.structure": _structure,
+    "phasekit.energy.fit": _energy_fit,
+    "phasekit.energy.choose": _energy_choose,
+    "phasekit.schedule": _schedule,
+    "phasekit.signature": _signature,
+    "phasekit.record": _record,
+}
+#: Subpackages reached as attributes (``pk.energy``), imported on first use.
+_LAZY = ("periodicity", "phases", "structure", "energy", "powermodel", "schedule",
+         "signature", "record")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return import_module(f"{__name__}.{name}")  # binds itself as this attribute
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -1,4 +1,14 @@
-"""Errors phasekit raises at its boundaries; the CLI maps them to one line and an exit code."""
+"""Errors phasekit raises at its boundaries; the CLI maps them to one line and an exit code.
+
+Each also subclasses the closest built-in (issue 19), so code that does not know phasekit can
+catch them the usual way: :class:`UsageError` and :class:`InputError` are ``ValueError`` (a
+value the caller passed, or data read from a file, is not acceptable), and
+:class:`UnsupportedError` is a ``RuntimeError`` (nothing is wrong with the arguments; this
+machine or installation cannot do it: no counters, no valgrind). ``RuntimeError`` rather than
+``OSError`` because the reason is often not a system call's errno, and rather than
+``NotImplementedError`` because phasekit does implement it, elsewhere. ``except PhasekitError``
+still catches all three.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +19,13 @@ class PhasekitError(Exception):
     exit_code = 1
 
 
-class UsageError(PhasekitError):
+class UsageError(PhasekitError, ValueError):
     """The user asked for something that cannot be done as asked (exit code 2)."""
 
     exit_code = 2
 
 
-class InputError(PhasekitError):
+class InputError(PhasekitError, ValueError):
     """Bad input data: names the file, the line or column, and what was expected (exit code 3)."""
 
     exit_code = 3
@@ -36,7 +46,7 @@ class InputError(PhasekitError):
         super().__init__(prefix + message)
 
 
-class UnsupportedError(PhasekitError):
+class UnsupportedError(PhasekitError, RuntimeError):
     """This machine cannot do what was asked (for example no hardware counters); says why (exit code 4)."""
 
     exit_code = 4

@@ -31,6 +31,23 @@ def plain(value: Any) -> Any:
     return value
 
 
+#: The longest ``repr`` of a result (issue 19: a short repr naming its kind and headline).
+MAX_REPR = 300
+
+
+def short_repr(result: object, *parts: object) -> str:
+    """``Kind(part, part, ...)``: the class name and the parts given (None and "" left out),
+    cut to :data:`MAX_REPR` characters; for the ``__repr__`` of a result, whose dataclass
+    repr would print every array (a PeriodicityResult's ran to 25 000 characters)."""
+    text = f"{type(result).__name__}({', '.join(str(p) for p in parts if p not in (None, ''))})"
+    return text if len(text) <= MAX_REPR else text[:MAX_REPR - 4] + "...)"
+
+
+def pct(value: float | None, scale: float = 1.0) -> str:
+    """``12.3 %`` (``value`` x ``scale``), or ``n/a`` for None or NaN."""
+    return "n/a" if value is None or not math.isfinite(value) else f"{value * scale:.1f} %"
+
+
 def dumps(data: dict[str, Any]) -> str:
     return json.dumps(plain(data), indent=2) + "\n"
 

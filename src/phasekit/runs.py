@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from phasekit.errors import InputError
-from phasekit.results import check_version, plain
+from phasekit.results import check_version, plain, short_repr
 
 CAMPAIGN_VERSION = 1
 STATUSES = ("ok", "failed")
@@ -246,6 +246,11 @@ class Campaign:
     def header(self) -> dict[str, Any]:
         return {"kind": "campaign", "version": CAMPAIGN_VERSION, "program": self.program,
                 "inputs": list(self.inputs), "meta": plain(dict(self.meta))}
+
+    def __repr__(self) -> str:
+        return short_repr(
+            self, self.program or None, f"{len(self.runs)} runs",
+            f"inputs {', '.join(self.inputs)}" if self.inputs else None)
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.header(), "runs": [r.to_dict() for r in self.runs]}

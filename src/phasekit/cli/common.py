@@ -19,10 +19,10 @@ from rich.console import Console
 from rich.table import Table
 
 from phasekit.errors import InputError, PhasekitError, UsageError
+from phasekit.io import CSV_SUFFIXES, is_csv, read_csv_table  # noqa: F401 (their old home)
 from phasekit.profile import Profile
 
 if TYPE_CHECKING:
-    import pandas as pd
 
     from phasekit.periodicity import PeriodicityResult
 
@@ -136,31 +136,6 @@ def parse_list(text: str | None, option: str, kind: type[int] | type[float]
     except ValueError:
         what = "integers" if kind is int else "numbers"
         raise UsageError(f"{option} {text!r}: expected {what} separated by commas") from None
-
-
-#: File names read as CSV/TSV tables (optionally ``.gz``) by :func:`read_csv_table`.
-CSV_SUFFIXES = (".csv", ".tsv", ".txt")
-
-
-def is_csv(path: Path) -> bool:
-    return path.name.lower().removesuffix(".gz").endswith(CSV_SUFFIXES)
-
-
-def read_csv_table(path: Path) -> pd.DataFrame:
-    """A CSV/TSV table (separator sniffed; column names stripped); InputError naming the file
-    when it is missing or unreadable."""
-    import pandas as pd
-
-    if not path.is_file():
-        raise InputError("no such file" if not path.exists() else "not a file", path=str(path))
-    try:
-        table = pd.read_csv(path, sep=None, engine="python")
-    except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError,
-            pd.errors.EmptyDataError) as exc:
-        raise InputError(f"not a readable CSV table: {' '.join(str(exc).split())}",
-                         path=str(path)) from None
-    table.columns = [str(c).strip() for c in table.columns]
-    return table
 
 
 def check_output(path: Path | None, what: str, suffixes: Sequence[str] | None = None) -> None:

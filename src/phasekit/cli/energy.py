@@ -31,7 +31,6 @@ from phasekit.cli.common import (
 from phasekit.errors import InputError, PhasekitError, UsageError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
 
     import pandas as pd
     from rich.console import Console
@@ -261,27 +260,9 @@ Example:
 
 def _inputs(configs: pd.DataFrame, asked: str | None) -> tuple[list[float], dict[float, str]]:
     """The input numbers asked for (labels of the campaign, or numbers), and their labels."""
-    labels = dict(zip(configs["input"].astype(float), configs["input_label"].astype(str),
-                      strict=True))
-    if not asked:
-        return sorted(labels), labels
-    by_label = {v: k for k, v in labels.items()}
-    numbers = []
-    for item in asked.split(","):
-        item = item.strip()
-        if item in by_label:
-            numbers.append(by_label[item])
-            continue
-        try:
-            number = float(item)
-        except ValueError:
-            raise UsageError(f"--input {item!r}: not an input of the campaign (it has "
-                             f"{', '.join(by_label)}) and not an input number") from None
-        if not number > 0:
-            raise UsageError(f"--input {item!r}: expected a positive input number")
-        numbers.append(number)
-        labels.setdefault(number, item)
-    return numbers, labels
+    from phasekit.energy.fit import input_numbers
+
+    return input_numbers(configs, asked.split(",") if asked else None, option="--input")
 
 
 def _savings_text(predicted: dict[str, float], measured: dict[str, float], key: str) -> str:
@@ -306,37 +287,17 @@ def _read_fit(path: Path) -> EnergyFitResult:
     return EnergyFitResult.from_dict(data, source=str(path))
 
 
-def _point_key(f: float, p: float, n: float) -> tuple[float, int, float]:
-    return round(float(f) if math.isfinite(f) else 1.0, 9), int(p), round(float(n), 9)
-
-
-def _rows_at(configs: pd.DataFrame, points: Iterable[tuple[float, float, float]]
-             ) -> pd.DataFrame:
-    """The rows of ``configs`` at the (frequency, cores, input) ``points``."""
-    import numpy as np
-
-    wanted = {_point_key(*point) for point in points}
-    keys = [_point_key(*row) for row in zip(configs["frequency_ghz"].to_numpy(float),
-                                            configs["cores"], configs["input"], strict=True)]
-    return configs[np.array([k in wanted for k in keys], bool)]
-
-
 def _training_rows(configs: pd.DataFrame, fitted: EnergyFitResult) -> pd.DataFrame | None:
-    """The rows of ``configs`` the fit was trained on (None when some are not in it)."""
-    from phasekit.energy.suggest import measured_keys
+    from phasekit.energy.suggest import training_rows
 
-    rows = _rows_at(configs, fitted.train)
-    return rows if len(measured_keys(rows)) == len({_point_key(*t) for t in fitted.train}) \
-        else None
+    return training_rows(configs, fitted)
 
 
 def _trusted_rows(training: pd.DataFrame | None, fitted: EnergyFitResult
                   ) -> pd.DataFrame | None:
-    """The training rows whose measured energy the choice keeps: all but the readings the fit
-    flagged as probable failed runs."""
-    if training is None:
-        return None
-    return training.drop(index=_rows_at(training, fitted.suspect).index)
+    from phasekit.energy.suggest import trusted_rows
+
+    return trusted_rows(training, fitted)
 
 
 def _check_percent(value: float, option: str) -> float:

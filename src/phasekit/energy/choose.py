@@ -58,7 +58,8 @@ import pandas as pd
 
 from phasekit.energy.fit import FAILED_RATIO, NOMINAL_FREQUENCY, FittedModel, fit_model
 from phasekit.errors import InputError, UsageError
-from phasekit.results import check_version, plain
+from phasekit.results import check_version, plain, short_repr
+from phasekit.verbmodule import make_callable
 
 __all__ = ["Candidate", "Choice", "ChoiceResult", "Ensemble", "Uncertainty", "choose",
            "fit_ensemble", "pareto_front", "regret"]
@@ -243,6 +244,13 @@ class ChoiceResult:
     def worst_regret(self) -> float:
         values = [c.regret for c in self.choices if np.isfinite(c.regret)]
         return float(np.max(values)) if values else float("nan")
+
+    def __repr__(self) -> str:
+        return short_repr(
+            self, self.model, f"{len(self.choices)} inputs",
+            f"grid {len(self.frequencies_ghz)} frequencies x {len(self.cores)} core counts",
+            *(f"{c.input_label}: {c.best.frequency_ghz:g} GHz x {c.best.cores}"
+              for c in self.choices[:3]))
 
     def to_dict(self) -> dict[str, Any]:
         return plain({
@@ -584,3 +592,6 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
                         cores=tuple(int(p) for p in core_counts), limits=limits,
                         user_cores=user_cores, frequency_controlled=frequency_controlled,
                         failed_readings=len(failed))
+
+
+make_callable(__name__)  # pk.energy.choose(campaign) runs the verb (phasekit.verbmodule, issue 19)

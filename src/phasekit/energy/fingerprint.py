@@ -43,7 +43,7 @@ import numpy as np
 
 from phasekit.errors import InputError, UsageError
 from phasekit.profile import Profile
-from phasekit.results import check_version, plain
+from phasekit.results import check_version, plain, short_repr
 
 __all__ = [
     "DENOMINATORS",
@@ -161,6 +161,10 @@ class FingerprintResult:
     @property
     def x_percent(self) -> np.ndarray:
         return np.linspace(0.0, 100.0, self.fingerprints.shape[1])
+
+    def __repr__(self) -> str:
+        return short_repr(
+            self, f"{len(self.names)} runs", f"{self.n_clusters} clusters")
 
     def to_dict(self, *, series: bool = True) -> dict[str, Any]:
         runs = []

@@ -60,7 +60,8 @@ import pandas as pd
 from phasekit.campaign import Campaign
 from phasekit.energy.models import ENERGY_ONLY_FIXED, MODELS, ModelSpec, get_model, seed_power
 from phasekit.errors import InputError, PhasekitWarning, UsageError
-from phasekit.results import check_version, plain
+from phasekit.results import check_version, pct, plain, short_repr
+from phasekit.verbmodule import make_callable
 
 __all__ = [
     "BASELINES",
@@ -73,6 +74,7 @@ __all__ = [
     "configurations",
     "fit_energy",
     "fit_model",
+    "input_numbers",
     "learning_curve",
     "mpe",
     "mse",
@@ -201,6 +203,34 @@ def configurations(data: Campaign | pd.DataFrame, *, source: str | None = None,
                          input_label=("input_label", "first")).reset_index()
     return result[["frequency_ghz", "cores", "input", "energy_j", "time_s", "runs",
                    "input_label"]]
+
+
+def input_numbers(configs: pd.DataFrame, asked: Sequence[str | float] | str | float | None,
+                  *, option: str = "inputs") -> tuple[list[float], dict[float, str]]:
+    """The input numbers ``asked`` for (labels of the campaign, or numbers; default: every
+    input of ``configs``), and the label of each. UsageError naming ``option`` for an item
+    that is neither."""
+    labels = dict(zip(configs["input"].astype(float), configs["input_label"].astype(str),
+                      strict=True))
+    if asked is None:
+        return sorted(labels), labels
+    by_label = {v: k for k, v in labels.items()}
+    numbers = []
+    for item in [asked] if isinstance(asked, str | int | float) else asked:
+        item = str(item).strip()
+        if item in by_label:
+            numbers.append(by_label[item])
+            continue
+        try:
+            number = float(item)
+        except ValueError:
+            raise UsageError(f"{option} {item!r}: not an input of the campaign (it has "
+                             f"{', '.join(by_label)}) and not an input number") from None
+        if not number > 0:
+            raise UsageError(f"{option} {item!r}: expected a positive input number")
+        numbers.append(number)
+        labels.setdefault(number, item)
+    return numbers, labels
 
 
 def _input_numbers(labels: pd.Series, order: Sequence[str]) -> pd.Series:
@@ -804,6 +834,12 @@ class EnergyFitResult:
                            with_time=self.with_time, input_deviation=dict(self.input_deviation),
                            deviation_penalty=self.deviation_penalty)
 
+    def __repr__(self) -> str:
+        return short_repr(
+            self, self.model, f"{self.n_train}/{self.n_configs} configurations",
+            f"MPE train {pct(self.mpe_train)}",
+            f"holdout {pct(self.mpe_holdout)}" if np.isfinite(self.mpe_holdout) else None)
+
     def to_dict(self) -> dict[str, Any]:
         return plain({
             "kind": "energy_fit", "version": RESULT_VERSION, "model": self.model,
@@ -1044,3 +1080,6 @@ def learning_curve(configs: pd.DataFrame, sizes: Sequence[int], *,
                       "train_energy_j": cost} for k, v in scores.items()]
     return pd.DataFrame(rows, columns=["size", "seed", "method", "mpe_holdout",
                                        "train_energy_j"])
+
+
+make_callable(__name__)  # pk.energy.fit(campaign) runs the verb (phasekit.verbmodule, issue 19)

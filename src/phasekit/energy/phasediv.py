@@ -69,7 +69,7 @@ from phasekit.io.pascal import (
     power_sensor,
     power_series,
 )
-from phasekit.results import check_version, plain
+from phasekit.results import check_version, plain, short_repr
 
 __all__ = [
     "INTEGRATORS",
@@ -794,6 +794,11 @@ class PhaseDivision:
                  "config": self.labels[c], "config_index": c, "params": dict(self.params[c]),
                  "energy_j": d.energies_j[i], "time_s": d.times_s[i]}
                 for i, c in enumerate(d.configs)]
+
+    def __repr__(self) -> str:
+        return short_repr(
+            self, self.method, f"{len(self.labels)} configurations",
+            f"best {self.best_k} phases", f"single {self.single_energy_j:.4g} J")
 
     def to_dict(self, *, divisions: bool = True, configs: bool = True) -> dict[str, Any]:
         """Versioned JSON; ``divisions`` adds the division of every K, ``configs`` the label

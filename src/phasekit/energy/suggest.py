@@ -30,7 +30,8 @@ campaigns.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,11 +49,12 @@ from phasekit.energy.choose import (
     choose,
     fit_ensemble,
 )
-from phasekit.energy.fit import NOMINAL_FREQUENCY, FittedModel
-from phasekit.errors import InputError, UsageError
-from phasekit.results import check_version, plain
+from phasekit.energy.fit import NOMINAL_FREQUENCY, EnergyFitResult, FittedModel
+from phasekit.errors import InputError, PhasekitError, UsageError
+from phasekit.results import check_version, plain, short_repr
 
-__all__ = ["SuggestResult", "Suggestion", "next_configurations", "suggest"]
+__all__ = ["SuggestResult", "Suggestion", "measured_keys", "next_configurations", "point_key",
+           "rows_at", "suggest", "training_rows", "trusted_rows"]
 
 RESULT_VERSION = 1
 #: How many configurations a round suggests (our choice: half the thesis's 10 training
@@ -116,6 +118,11 @@ class SuggestResult:
     #: parameters).
     fitted: FittedModel | None = field(default=None, repr=False, compare=False)
 
+    def __repr__(self) -> str:
+        return short_repr(
+            self, self.method, f"{len(self.suggestions)} suggestions",
+            f"{self.n_measured} measured of {self.n_candidates}")
+
     def to_dict(self) -> dict[str, Any]:
         return plain({"kind": "energy_suggest", "version": RESULT_VERSION,
                       "n_measured": self.n_measured, "n_candidates": self.n_candidates,
@@ -134,12 +141,44 @@ class SuggestResult:
                 n_measured=int(data["n_measured"]), n_candidates=int(data["n_candidates"]),
                 members=int(data["members"]), method=str(data["method"]),
                 tolerance=float(data["tolerance"]), rule=str(data.get("rule", RULE)))
+        except PhasekitError:  # a nested part's own message (an InputError is a ValueError)
+            raise
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"malformed energy_suggest result: {exc}", path=source) from None
 
 
 def _key(f: float, p: float, n: float) -> tuple[float, int, float]:
     return (round(float(f), 9), int(p), round(float(n), 9))
+
+
+def point_key(f: float, p: float, n: float) -> tuple[float, int, float]:
+    """A configuration's key for matching rows (f 1.0 where it was not controlled)."""
+    return round(float(f) if math.isfinite(f) else 1.0, 9), int(p), round(float(n), 9)
+
+
+def rows_at(configs: pd.DataFrame, points: Iterable[tuple[float, float, float]]
+            ) -> pd.DataFrame:
+    """The rows of ``configs`` at the (frequency, cores, input) ``points``."""
+    wanted = {point_key(*point) for point in points}
+    keys = [point_key(*row) for row in zip(configs["frequency_ghz"].to_numpy(float),
+                                           configs["cores"], configs["input"], strict=True)]
+    return configs[np.array([k in wanted for k in keys], bool)]
+
+
+def training_rows(configs: pd.DataFrame, fitted: EnergyFitResult) -> pd.DataFrame | None:
+    """The rows of ``configs`` the fit was trained on (None when some are not in it)."""
+    rows = rows_at(configs, fitted.train)
+    return rows if len(measured_keys(rows)) == len({point_key(*t) for t in fitted.train}) \
+        else None
+
+
+def trusted_rows(training: pd.DataFrame | None, fitted: EnergyFitResult
+                 ) -> pd.DataFrame | None:
+    """The training rows whose measured energy the choice keeps: all but the readings the fit
+    flagged as probable failed runs."""
+    if training is None:
+        return None
+    return training.drop(index=rows_at(training, fitted.suspect).index)
 
 
 def measured_keys(measured: pd.DataFrame) -> set[tuple[float, int, float]]:

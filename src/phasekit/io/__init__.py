@@ -22,21 +22,26 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from phasekit.errors import UsageError
+from phasekit.errors import InputError, UsageError
 from phasekit.io.atomic import atomic_path, atomic_write_bytes, atomic_write_text
 from phasekit.profile import Profile
 
 if TYPE_CHECKING:  # pandas, which Trace needs, is not imported for profiles
+    import pandas as pd
+
     from phasekit.trace import Trace
 
 __all__ = [
+    "CSV_SUFFIXES",
     "PROFILE_SUFFIXES",
     "TRACE_SUFFIXES",
     "atomic_path",
     "atomic_write_bytes",
     "atomic_write_text",
+    "is_csv",
     "is_trace",
     "profile_format",
+    "read_csv_table",
     "read_profile",
     "read_trace",
     "sniff_profile_format",
@@ -220,3 +225,31 @@ def read_trace(path: str | os.PathLike[str], *, format: str | None = None,
     trace = reader(Path(path), **kwargs)
     assert isinstance(trace, Trace)
     return trace
+
+
+# --- tables ----------------------------------------------------------------------------------
+#: File names read as CSV/TSV tables (optionally ``.gz``) by :func:`read_csv_table`.
+CSV_SUFFIXES = (".csv", ".tsv", ".txt")
+
+
+def is_csv(path: str | os.PathLike[str]) -> bool:
+    """Whether the name of ``path`` is a CSV/TSV table's (optionally ``.gz``)."""
+    return Path(path).name.lower().removesuffix(".gz").endswith(CSV_SUFFIXES)
+
+
+def read_csv_table(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """A CSV/TSV table (separator sniffed; column names stripped); InputError naming the file
+    when it is missing or unreadable."""
+    import pandas as pd
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("no such file" if not path.exists() else "not a file", path=str(path))
+    try:
+        table = pd.read_csv(path, sep=None, engine="python")
+    except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError,
+            pd.errors.EmptyDataError) as exc:
+        raise InputError(f"not a readable CSV table: {' '.join(str(exc).split())}",
+                         path=str(path)) from None
+    table.columns = [str(c).strip() for c in table.columns]
+    return table

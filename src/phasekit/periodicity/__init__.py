@@ -8,5 +8,9 @@ from phasekit.periodicity.analyze import (
     instances_of,
     relevance,
 )
+from phasekit.verbmodule import make_callable
 
 __all__ = ["Pattern", "PeriodicityResult", "analyze", "default_metrics", "instances_of", "relevance"]
+
+
+make_callable(__name__)  # pk.periodicity(profile) runs the verb (phasekit.verbmodule, issue 19)

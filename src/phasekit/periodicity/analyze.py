@@ -18,7 +18,7 @@ from phasekit.metrics.periodicity import mean_consecutive, periodic_regions
 from phasekit.parallel import available_cores
 from phasekit.periodicity import align, average, cluster, detect, strength, tune
 from phasekit.profile import Profile
-from phasekit.results import check_version, plain
+from phasekit.results import check_version, pct, plain, short_repr
 
 RESULT_VERSION = 1
 BAND = 0.1
@@ -115,6 +115,12 @@ class PeriodicityResult(PatternCounts):
     params: dict[str, Any] = field(default_factory=dict)
     explanation: str = ""
     preview: dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return short_repr(
+            self, self.node or None, "+".join(self.metrics), f"{self.duration_s:g} s",
+            f"{len(self.patterns)} patterns", f"coverage {pct(self.coverage, 100)}",
+            f"period {self.patterns[0].period_s:.4g} s" if self.patterns else None)
 
     def to_dict(self) -> dict[str, Any]:
         return plain({

@@ -72,7 +72,7 @@ from phasekit.distance.dtw import dtw2_path_accumulate
 from phasekit.errors import InputError, UsageError
 from phasekit.periodicity import align
 from phasekit.periodicity.analyze import BAND, PatternCounts, PeriodicityResult
-from phasekit.results import NodeError, check_version, plain
+from phasekit.results import NodeError, check_version, plain, short_repr
 
 __all__ = [
     "COVERAGE_FLOOR",
@@ -304,6 +304,12 @@ class MultiNodeResult:
     outliers: tuple[Outlier, ...]
     errors: tuple[NodeError, ...] = ()
     params: dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return short_repr(
+            self, f"{len(self.nodes)} nodes",
+            {True: "patterns agree", False: "patterns disagree"}.get(self.agreement.agree),
+            f"{len(self.outliers)} outliers", f"{len(self.errors)} errors" if self.errors else None)
 
     def to_dict(self) -> dict[str, Any]:
         return plain({"kind": KIND, "version": RESULT_VERSION,

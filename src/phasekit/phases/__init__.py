@@ -12,6 +12,7 @@ from phasekit.phases.detect import (
 )
 from phasekit.phases.identify import PhaseSummary, identify, summarize
 from phasekit.phases.vectors import SENSORS, ExecutionVectors, execution_vectors, smooth
+from phasekit.verbmodule import make_callable
 
 __all__ = [
     "METHODS",
@@ -32,3 +33,6 @@ __all__ = [
     "smooth",
     "summarize",
 ]
+
+
+make_callable(__name__)  # pk.phases(profile) runs the verb (phasekit.verbmodule, issue 19)

@@ -29,7 +29,7 @@ from phasekit.phases.vectors import (
     execution_vectors,
 )
 from phasekit.profile import Profile
-from phasekit.results import check_version, plain
+from phasekit.results import check_version, plain, short_repr
 
 __all__ = ["Phase", "PhaseResult", "phases"]
 
@@ -97,6 +97,11 @@ class PhaseResult:
     @property
     def n_ids(self) -> int:
         return len({p.id for p in self.phases})
+
+    def __repr__(self) -> str:
+        return short_repr(
+            self, self.node or None, self.method, f"{self.duration_s:g} s",
+            f"{len(self.phases)} phases", f"{self.n_ids} ids")
 
     def to_dict(self, *, series: bool = False) -> dict[str, Any]:
         data: dict[str, Any] = {

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from phasekit.errors import UsageError
 from phasekit.record.recorder import MIN_INTERVAL, Recorder, RecordingSummary, partial_path
 from phasekit.record.sources.base import Availability, Metric, Source
+from phasekit.verbmodule import make_callable
 
 __all__ = [
     "MIN_INTERVAL",
@@ -65,3 +66,6 @@ def select_sources(names: Sequence[str] | None, sources: Sequence[Source]) -> li
             raise UsageError(f"--sources: {source.name} cannot run here: "
                              f"{availability.reason}")
     return chosen
+
+
+make_callable(__name__)  # pk.record(command) runs the verb (phasekit.verbmodule, issue 19)

@@ -72,6 +72,7 @@ import numpy as np
 
 from phasekit.errors import PhasekitError, PhasekitWarning, UnsupportedError, UsageError
 from phasekit.record.sources.base import Metric, Scope, Source
+from phasekit.results import short_repr
 
 __all__ = ["MIN_INTERVAL", "Recorder", "RecordingSummary", "partial_path"]
 
@@ -148,6 +149,11 @@ class RecordingSummary:
     dropped: dict[str, str] = field(default_factory=dict)
     recorder_cpu_s: float = 0.0
     sampler: str = "python"
+
+    def __repr__(self) -> str:
+        return short_repr(
+            self, self.output, f"{self.n_samples} samples", f"{len(self.metrics)} metrics",
+            f"every {self.interval * 1e3:g} ms", f"stopped: {self.stopped_by}")
 
     def to_dict(self) -> dict[str, Any]:
         return {

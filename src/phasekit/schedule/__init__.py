@@ -19,6 +19,7 @@ from phasekit.schedule.simulate import (
     execute,
     schedule_batch,
 )
+from phasekit.verbmodule import make_callable
 
 __all__ = [
     "POLICIES",
@@ -38,3 +39,6 @@ __all__ = [
     "simulated_annealing",
     "write_batch",
 ]
+
+
+make_callable(__name__)  # pk.schedule(batch) runs the verb (phasekit.verbmodule, issue 19)

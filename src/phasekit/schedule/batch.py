@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from phasekit.errors import InputError, UsageError
-from phasekit.results import check_version
+from phasekit.results import check_version, short_repr
 
 __all__ = [
     "BATCH_VERSION",
@@ -155,6 +155,9 @@ class Batch:
                              column="threads", **self.where(i))
 
     # --- JSON -------------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        return short_repr(self, f"{len(self.names)} tasks", self.source)
+
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "batch", "version": BATCH_VERSION, "source": self.source,
                 "tasks": [{"task": self.names[i], "threads": int(self.threads[i]),

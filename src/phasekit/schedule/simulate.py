@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from phasekit.errors import InputError, UsageError
-from phasekit.results import check_version, plain
+from phasekit.results import check_version, plain, short_repr
 from phasekit.schedule.batch import Batch
 from phasekit.schedule.datacenter import (
     BOUND_MAX_K,
@@ -241,6 +241,12 @@ class ScheduleResult:
                  "servers": self.datacenter.servers, "cores": self.datacenter.cores,
                  "pue": self.datacenter.pue, "lower_bound_s": self.lower_bound_s}
                 for p in self.policies]
+
+    def __repr__(self) -> str:
+        return short_repr(
+            self, f"{self.n_tasks} tasks",
+            f"{self.datacenter.servers} servers x {self.datacenter.cores} cores",
+            *(f"{p.policy} {p.makespan_s:.4g} s {p.energy_j:.4g} J" for p in self.policies[:4]))
 
     def to_dict(self) -> dict[str, Any]:
         return plain({"kind": "schedule", "version": RESULT_VERSION,

@@ -38,6 +38,7 @@ from phasekit.signature.reconstruct import (
     run_signature,
 )
 from phasekit.signature.speedup import THESIS_SPEEDUP, SpeedupModel, fit_speedup, scale_energy
+from phasekit.verbmodule import make_callable
 
 __all__ = [
     "KERNELS",
@@ -77,3 +78,6 @@ __all__ = [
     "scale_energy",
     "scan_source",
 ]
+
+
+make_callable(__name__)  # pk.signature(signature) runs the verb (phasekit.verbmodule, issue 19)

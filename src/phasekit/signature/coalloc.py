@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from phasekit.errors import InputError, UsageError
+from phasekit.errors import InputError, PhasekitError, UsageError
 from phasekit.results import check_version, plain
 from phasekit.signature.powermodels import errors, fit_ge, fit_linear, power_model_from_dict
 from phasekit.signature.powermodels.features import as_frame, numeric_column
@@ -104,6 +104,8 @@ class CoallocModel:
             return CoallocModel(method=str(data["method"]), counters=counters,
                                 inputs=tuple(str(c) for c in data["inputs"]), models=models,
                                 meta=dict(data.get("meta") or {}))
+        except PhasekitError:  # a nested part's own message (an InputError is a ValueError)
+            raise
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"malformed coalloc_model: {exc}", path=source) from None
 

@@ -602,6 +602,8 @@ def _simulate(job: dict[str, Any], timeout: float | None) -> PartialRun:
     try:
         events = callgrind_events(argv, cwd=job["cwd"], timeout=timeout,
                                   options=SIMULATED_OPTIONS)
+    except UnsupportedError:  # no valgrind: not this run's failure
+        raise
     except RuntimeError as exc:
         stopped = "timeout" if str(exc).startswith("did not finish") else "failed"
         return PartialRun(unit.name, job["label"], argv, job["steps"], math.nan, math.nan,

@@ -68,8 +68,8 @@ from typing import Any
 
 import numpy as np
 
-from phasekit.errors import InputError, UnsupportedError, UsageError
-from phasekit.results import check_version, plain
+from phasekit.errors import InputError, PhasekitError, UnsupportedError, UsageError
+from phasekit.results import check_version, plain, short_repr
 from phasekit.signature.callgraph import CallGraph, CallSite, call_graph
 
 __all__ = [
@@ -383,6 +383,11 @@ class Signature:
         return abs(real - self.instructions_estimate) / real * 100 if real else math.nan
 
     # --- JSON --------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        return short_repr(
+            self, self.program, f"{len(self.units)} units", f"{len(self.paths)} paths",
+            self.counter)
+
     def to_dict(self) -> dict[str, Any]:
         return plain({
             "kind": KIND, "version": VERSION, "program": self.program, "source": self.source,
@@ -415,6 +420,8 @@ class Signature:
                 tuple(Unit.from_dict(u) for u in data["units"]),
                 float(data["build_time_s"]), str(data.get("workdir", ".")),
                 tuple(data.get("notes", ())), str(data.get("created", "")), str(directory))
+        except PhasekitError:  # a nested part's own message (an InputError is a ValueError)
+            raise
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"malformed signature: {exc!r}", path=source) from None
 
@@ -772,6 +779,8 @@ def _count_all(signature: Signature, probe_steps: tuple[int, ...], counter: str,
         argv = signature.argv(signature.units[index], k)
         try:
             return item, count(argv, cwd=signature.workdir)
+        except UnsupportedError:  # no valgrind, no counters: not this run's failure
+            raise
         except RuntimeError as exc:
             return item, str(exc)
 

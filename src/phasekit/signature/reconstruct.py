@@ -54,7 +54,7 @@ import numpy as np
 import pandas as pd
 
 from phasekit.errors import UsageError
-from phasekit.results import check_version, plain
+from phasekit.results import check_version, plain, short_repr
 from phasekit.signature.manager import (
     ManagerResult,
     PartialRun,
@@ -260,6 +260,11 @@ class SignatureEstimate:
         counts = [seg.samples for seg in self.segments]
         series = np.repeat(np.asarray(values, float), counts)
         return np.arange(len(series)) * self.interval_s, series
+
+    def __repr__(self) -> str:
+        return short_repr(
+            self, self.program, self.mode, f"time {self.time_s:.4g} s",
+            f"energy {self.energy_j:.4g} J", f"{len(self.segments)} segments")
 
     def to_dict(self) -> dict[str, Any]:
         power = None

@@ -18,13 +18,14 @@ from typing import Any
 import numpy as np
 
 from phasekit.errors import UsageError
-from phasekit.results import plain
+from phasekit.results import plain, short_repr
 from phasekit.structure.cluster import EPS, MIN_PTS, cluster_entries, split_aliased
 from phasekit.structure.loops import InferredLoop, build_loops, nest, split_suspect
 from phasekit.structure.pseudocode import Row, call_stats, format_count, rows
 from phasekit.structure.ranks import CallItem, IfItem, Item, LoopItem, arrange
 from phasekit.structure.reduce import MIN_EXPLAINED, Reduction, reduce_trace
 from phasekit.trace import Trace
+from phasekit.verbmodule import make_callable
 
 __all__ = ["EPS", "MIN_EXPLAINED", "MIN_PTS", "StructureResult", "format_size", "format_time",
            "outline", "structure"]
@@ -52,6 +53,11 @@ class StructureResult:
     def top_loops(self) -> list[InferredLoop]:
         """The top-level loops in program order."""
         return _loops_in(self.body)
+
+    def __repr__(self) -> str:
+        return short_repr(
+            self, f"{len(self.loops)} loops", f"{len(self.top_loops)} at the top level",
+            f"{len(self.rows)} rows", self.explanation or None)
 
     def to_dict(self, *, clusters: bool = True) -> dict[str, Any]:
         """The JSON contract: ``{"loops": [...top-level, program order...], ...}``; each
@@ -343,3 +349,6 @@ def outline(items: Sequence[Item], reduction: Reduction, ranks: tuple[int, ...] 
             out.append(("loop", round(item.loop.iterations_per_outer),
                         outline(item.body, reduction), ranks))
     return tuple(out)
+
+
+make_callable(__name__)  # pk.structure(trace) runs the verb (phasekit.verbmodule, issue 19)

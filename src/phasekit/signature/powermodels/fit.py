@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from phasekit.errors import InputError, UsageError
-from phasekit.results import check_version, plain
+from phasekit.errors import InputError, PhasekitError, UsageError
+from phasekit.results import check_version, plain, short_repr
 from phasekit.signature.powermodels.features import (
     as_frame,
     candidate_features,
@@ -68,6 +68,12 @@ class PowerModelFit:
         return model.text if isinstance(model, GEPowerModel) else \
             f"{self.target} = {model.expression}"
 
+    def __repr__(self) -> str:
+        return short_repr(
+            self, type(self.model).__name__, self.target,
+            f"{self.n_train} train/{self.n_test} test rows",
+            ", ".join(f"test {k} {v:.4g}" for k, v in list(self.test.items())[:3]))
+
     def to_dict(self) -> dict[str, Any]:
         return plain({"kind": "power_model_fit", "version": FIT_VERSION,
                       "model": self.model.to_dict(), "method": self.model.to_dict()["model"],
@@ -98,6 +104,8 @@ class PowerModelFit:
                 split=str(data.get("split", "random")), time_column=data.get("time_column"),
                 excluded={str(k): str(v) for k, v in (data.get("excluded") or {}).items()},
                 mean_baseline=scores(data.get("mean_baseline") or {}))
+        except PhasekitError:  # a nested part's own message (an InputError is a ValueError)
+            raise
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"malformed power_model_fit result: {exc}", path=source) from None
 
@@ -194,6 +202,11 @@ class PowerModelEval:
     predicted_mean_w: float
     measured_mean_w: float
     source: str | None = None
+
+    def __repr__(self) -> str:
+        return short_repr(
+            self, self.method, self.target, f"{self.n} rows",
+            ", ".join(f"{k} {v:.4g}" for k, v in list(self.scores.items())[:3]))
 
     def to_dict(self) -> dict[str, Any]:
         return plain({"kind": "power_model_eval", "version": FIT_VERSION,

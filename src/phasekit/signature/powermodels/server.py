@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from phasekit.errors import InputError, UsageError
+from phasekit.errors import InputError, PhasekitError, UsageError
 from phasekit.results import check_version, plain
 from phasekit.signature.powermodels.features import as_frame, default_features, numeric_column
 from phasekit.signature.powermodels.ge import GEPowerModel, fit_ge
@@ -147,6 +147,8 @@ class ServerPowerModel:
                 temperature=str(data.get("temperature", "temp_c")),
                 rpm=str(data.get("rpm", "fan_rpm")), target=str(data.get("target", "power_w")),
                 meta=dict(data.get("meta") or {}))
+        except PhasekitError:  # a nested part's own message (an InputError is a ValueError)
+            raise
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"malformed server power model: {exc}", path=source) from None
 
