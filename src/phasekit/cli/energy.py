@@ -161,7 +161,6 @@ def fit(
     the other model and, with --baselines, of machine-learning baselines trained on the same
     points.
     """
-    import dataclasses
 
     from phasekit.energy.fit import AUTO, DESIGNS, fit_energy
     from phasekit.energy.models import get_model
@@ -176,23 +175,14 @@ def fit(
                          "configurations held out)")
     check_output(output, "--output")
     configs = load_table(table)
-    steps = 1 + len(names)
     with progress_reporter(not json_output, f"fitting {table.name}") as progress:
         try:
             if progress is not None:
                 progress(f"{model} model", 0.0)
             result = fit_energy(configs, model=model, n_train=train, design=design, seed=seed,
-                                input=input_label)
-            scores = {}
-            for k, name in enumerate(names, start=1):  # one at a time, for the progress bar
-                if progress is not None:
-                    progress(f"baseline {name}", k / steps)
-                scores.update(fit_energy(configs, model=model, n_train=train, design=design,
-                                         seed=seed, baselines=(name,), compare=False,
-                                         input=input_label).baselines)
+                                input=input_label, baselines=names, progress=progress)
         except PhasekitError as exc:
             raise name_file(exc, table) from exc
-    result = dataclasses.replace(result, baselines=scores)
     data = result.to_dict()
     if output is not None:
         write_json(output, data)

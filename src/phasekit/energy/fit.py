@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import time as _time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -906,7 +906,8 @@ def _scores(pred_train: np.ndarray, pred_test: np.ndarray, y_train: np.ndarray,
 def fit_energy(configs: pd.DataFrame, *, model: str = "extended", n_train: int | None = None,
                design: str = "doptimal", seed: int = 0, baselines: Sequence[str] = (),
                compare: bool = True, starts: int = 8, use_time: bool = True,
-               input: float | str | None = None, loss: str | None = None) -> EnergyFitResult:
+               input: float | str | None = None, loss: str | None = None,
+               progress: Callable[[str, float], None] | None = None) -> EnergyFitResult:
     """Choose ``n_train`` configurations, fit ``model`` on them, evaluate on the others.
 
     ``configs`` is the output of :func:`configurations`. Without ``n_train`` every
@@ -918,7 +919,8 @@ def fit_energy(configs: pd.DataFrame, *, model: str = "extended", n_train: int |
     (the input-fixed mode: d2 and d3 held at 0). Time is fitted with energy when every
     training configuration has one (and ``use_time``). Training readings the fit predicts
     :data:`FAILED_RATIO` times higher are reported (``suspect``) as probable failed runs.
-    ``loss``: as :func:`fit_model` (default: the model's own).
+    ``loss``: as :func:`fit_model` (default: the model's own). ``progress(stage, fraction)``
+    is told of each baseline (they take seconds; the fit, milliseconds).
     """
     if model != AUTO:
         get_model(model)
@@ -992,8 +994,11 @@ def fit_energy(configs: pd.DataFrame, *, model: str = "extended", n_train: int |
     base: dict[str, dict[str, float]] = {}
     if test.size and baselines:
         X = np.column_stack([f, np.log2(p), n])
-        for name, (pred_train, pred_test) in baseline_predictions(
-                X[train], energy[train], X[test], names=baselines, seed=seed).items():
+        for k, name in enumerate(baselines):
+            if progress is not None:
+                progress(f"baseline {name}", (k + 1) / (len(baselines) + 1))
+            pred_train, pred_test = baseline_predictions(
+                X[train], energy[train], X[test], names=(name,), seed=seed)[name]
             base[name] = _scores(pred_train, pred_test, energy[train], energy[test])
     notes = []
     if not test.size:
