@@ -60,6 +60,7 @@ def evaluate(configs: pd.DataFrame, valid: np.ndarray, design: str, seed: int,
     """Every method on the same training configurations: MPE on the valid holdout, on the
     whole holdout, and fit time."""
     from phasekit.energy.fit import (
+        DEVIATION_PENALTY,
         baseline_predictions,
         choose_training,
         fit_energy,
@@ -89,7 +90,7 @@ def evaluate(configs: pd.DataFrame, valid: np.ndarray, design: str, seed: int,
             row["fit_s"] = result.fit_time_s
             row["suspect"] = len(result.suspect)
             if method == "auto":
-                row["chosen"] = result.model + ("*" if result.deviation_penalty > 0.1 else "")
+                row["chosen"] = result.model + ("*" if result.deviation_penalty > DEVIATION_PENALTY else "")
         elif method == "svr":
             X = np.column_stack([f, np.log2(p), n])
             _, predicted = baseline_predictions(X[train], e[train], X[test], names=("svr",),

@@ -142,7 +142,8 @@ def fit(
         "--baselines", metavar="svr,mlp,knn,tree|all", show_default=False,
         help="Also train these machine-learning baselines on the same points and score them "
              "on the same holdout (with --train; the thesis's SVR, MLP, KNN and decision "
-             "tree). None by default: SVR's and MLP's grid searches take 10-25 s.")] = None,
+             "tree). None by default: their grid searches more than double the command's "
+             "time.")] = None,
     no_baselines: Annotated[bool, typer.Option(
         "--no-baselines", hidden=True, help="No baselines (the default).")] = False,
     json_output: Annotated[bool, typer.Option(

@@ -499,9 +499,13 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
     lookup: dict[tuple[float, float, int], tuple[float, float]] = {}
     failed: set[tuple[float, float, int]] = set()
     if measured is not None:
-        for row in measured.itertuples(index=False):
-            f = row.frequency_ghz if np.isfinite(row.frequency_ghz) else NOMINAL_FREQUENCY
-            if model.predict_energy(f, row.cores, row.input) >= FAILED_RATIO * row.energy_j:
+        f_all = measured["frequency_ghz"].to_numpy(float)
+        f_all = np.where(np.isfinite(f_all), f_all, NOMINAL_FREQUENCY)
+        predicted_all = model.predict_energy(f_all, measured["cores"].to_numpy(float),
+                                             measured["input"].to_numpy(float))
+        for row, f, guess in zip(measured.itertuples(index=False), f_all, predicted_all,
+                                 strict=True):
+            if guess >= FAILED_RATIO * row.energy_j:
                 failed.add(_key(row.input, f, row.cores))  # measured, but not a reference
                 continue
             lookup[_key(row.input, f, row.cores)] = (float(row.time_s), float(row.energy_j))
@@ -519,15 +523,15 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
         t = model.predict_time(F, P, n)
         w = model.predict_power(F, P)
         e = w * t
-        ran = np.array([known.get(_key(n, F[i], P[i]), np.nan) for i in range(F.size)])
+        keys = [_key(n, F[i], P[i]) for i in range(F.size)]
+        ran = np.array([known.get(k, np.nan) for k in keys])
+        ran_t = np.array([lookup[k][0] if k in known else np.nan for k in keys])
         estimate = np.where(np.isfinite(ran), ran, e)
-        ran_t = np.array([lookup.get(_key(n, F[i], P[i]), (np.nan,))[0] if np.isfinite(ran[i])
-                          else np.nan for i in range(F.size)])
         time_estimate = np.where(np.isfinite(ran_t), ran_t, t)
 
         def candidate(i: int, grid: tuple[np.ndarray, ...] = (F, P, t, w, e),
-                      n: float = n) -> Candidate:
-            return _candidate(grid, i, lookup.get(_key(n, grid[0][i], grid[1][i])),
+                      keys: list[tuple[float, float, int]] = keys) -> Candidate:
+            return _candidate(grid, i, lookup.get(keys[i]),
                               frequency_controlled)
 
         ok = np.ones(F.size, bool) if max_time_s is None else time_estimate <= max_time_s
@@ -566,9 +570,8 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
                             for k, v in baseline_meas.items()
                             if np.isfinite(v) and np.isfinite(best.measured_energy_j)}
         evaluated = tuple(candidate(int(i)) for i in feasible)
-        references = [c for c in evaluated
-                      if _key(n, c.frequency_ghz if np.isfinite(c.frequency_ghz)
-                              else NOMINAL_FREQUENCY, c.cores) not in failed]
+        references = [c for c, i in zip(evaluated, feasible, strict=True)
+                      if keys[i] not in failed]
         measured_e = np.array([c.measured_energy_j for c in references])
         lost = regret(best.measured_energy_j, measured_e)
         best_measured = (references[int(np.argmin(measured_e))] if np.isfinite(lost)

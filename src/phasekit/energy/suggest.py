@@ -147,10 +147,6 @@ class SuggestResult:
             raise InputError(f"malformed energy_suggest result: {exc}", path=source) from None
 
 
-def _key(f: float, p: float, n: float) -> tuple[float, int, float]:
-    return (round(float(f), 9), int(p), round(float(n), 9))
-
-
 def point_key(f: float, p: float, n: float) -> tuple[float, int, float]:
     """A configuration's key for matching rows (f 1.0 where it was not controlled)."""
     return round(float(f) if math.isfinite(f) else 1.0, 9), int(p), round(float(n), 9)
@@ -186,7 +182,7 @@ def measured_keys(measured: pd.DataFrame) -> set[tuple[float, int, float]]:
     not controlled), as :func:`next_configurations` compares them."""
     f = measured["frequency_ghz"].to_numpy(float)
     f = np.where(np.isfinite(f), f, NOMINAL_FREQUENCY)
-    return {_key(a, b, c) for a, b, c in zip(f, measured["cores"], measured["input"],
+    return {point_key(a, b, c) for a, b, c in zip(f, measured["cores"], measured["input"],
                                              strict=True)}
 
 
@@ -215,7 +211,7 @@ def next_configurations(ensemble: Ensemble, choice: ChoiceResult,
         spread = ensemble.spread(F, P, c.input)
         low, high = ensemble.interval(F, P, c.input, level)
         for i, cand in enumerate(c.evaluated):
-            if _key(F[i], P[i], c.input) in measured:
+            if point_key(F[i], P[i], c.input) in measured:
                 continue
             rows.append((spread[i], bool(promising[i]), Suggestion(
                 cand.frequency_ghz, cand.cores, c.input, c.input_label, cand.energy_j,
