@@ -14,7 +14,13 @@ from tests.helpers import run
 
 from phasekit.campaign import write_campaign
 from phasekit.energy.fit import choose_training, configurations
-from phasekit.energy.suggest import SuggestResult, measured_keys, suggest
+from phasekit.energy.suggest import (
+    SuggestResult,
+    _improving_votes,
+    lowest_measured,
+    measured_keys,
+    suggest,
+)
 from phasekit.errors import UsageError
 from phasekit.synth.campaigns import realistic_campaign, seed_campaign
 
@@ -87,6 +93,32 @@ def test_suggestions_are_new_feasible_and_spread() -> None:
         suggest(measured.iloc[:0])
     with pytest.raises(UsageError, match="-k 0"):
         suggest(measured, k=0, model="seed")
+
+
+def test_improving_votes_count_each_fits_best_unmeasured_below_the_bar() -> None:
+    full = np.log([5.0, 1.0, 2.0, 3.0])
+    members = np.log([[5.0, 1.0, 2.5, 1.5],    # best unmeasured: #3 (1.5 < 2)
+                      [5.0, 1.0, 1.9, 2.5],    # #2 (1.9 < 2)
+                      [5.0, 1.0, 2.1, 2.2]])   # #2 at 2.1: not below the bar
+    unmeasured = np.array([True, False, True, True])    # #1 (1 J predicted) is measured
+    votes = _improving_votes(full, members, unmeasured, lowest=2.0)
+    assert votes.tolist() == [0, 0, 1, 1]     # the full fit's best unmeasured #2 is at 2 J
+    assert _improving_votes(full, members, unmeasured, lowest=10.0).tolist() == [0, 0, 3, 1]
+    assert not _improving_votes(full, members, np.zeros(4, bool), lowest=10.0).any()
+    table = pd.DataFrame({"input": [1.0, 1.0, 2.0], "energy_j": [3.0, 2.0, 7.0]})
+    assert lowest_measured(table) == {1.0: 2.0, 2.0: 7.0}
+
+
+def test_suggestions_lead_with_what_may_beat_the_best_measured() -> None:
+    configs = configurations(realistic_campaign("mixed", seed=1, inputs=(1, 2)).campaign)
+    measured = configs.iloc[choose_training(configs, 10, seed=1)]
+    result = suggest(measured, k=4, seed=1, **_grid(configs))
+    votes = [s.improving_members for s in result.suggestions]
+    assert votes[0] > 0 and votes == sorted(votes, reverse=True)[:1] + votes[1:]
+    lowest = lowest_measured(measured)
+    for s in result.suggestions:
+        if s.improving_members:
+            assert s.energy_low_j < lowest[s.input]   # some fit puts it below the bar
 
 
 def test_nothing_left_to_suggest_is_an_empty_result() -> None:

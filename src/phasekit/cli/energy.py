@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from phasekit.campaign import Campaign
     from phasekit.energy.choose import ChoiceResult
     from phasekit.energy.fit import EnergyFitResult
+    from phasekit.energy.suggest import Suggestion
 
 __all__ = ["CHOOSE_EPILOG", "FIT_EPILOG", "SUGGEST_EPILOG", "choose", "energy_app", "fit",
            "load_runs", "load_table", "suggest"]
@@ -284,6 +285,16 @@ def _training_rows(configs: pd.DataFrame, fitted: EnergyFitResult) -> pd.DataFra
     return training_rows(configs, fitted)
 
 
+def _why(suggestion: Suggestion, members: int) -> str:
+    """Why a configuration is suggested: the fit and refits predicting it beats the best
+    measured, or near the minimum, or only uncertain."""
+    if suggestion.improving_members:
+        return f"may beat best measured ({suggestion.improving_members}/{members + 1} fits)"
+    if suggestion.promising:
+        return f"near best ({suggestion.near_optimal_members}/{members} refits)"
+    return "uncertain"
+
+
 def _trusted_rows(training: pd.DataFrame | None, fitted: EnergyFitResult
                   ) -> pd.DataFrame | None:
     from phasekit.energy.suggest import trusted_rows
@@ -366,7 +377,7 @@ def choose(
     from phasekit.energy.choose import fit_ensemble
     from phasekit.energy.fit import DESIGNS, fit_energy
     from phasekit.energy.models import get_model
-    from phasekit.energy.suggest import measured_keys, next_configurations
+    from phasekit.energy.suggest import next_configurations
 
     get_model(model)
     if design not in DESIGNS:
@@ -428,8 +439,9 @@ def choose(
     unsure = [c for c in result.choices if c.uncertainty is not None and not c.uncertainty.sure]
     suggestions: tuple = ()
     if ensemble is not None and training is not None and unsure:
-        suggestions, _ = next_configurations(ensemble, result, measured_keys(training), k=3,
-                                             tolerance=tolerance)
+        suggestions, _ = next_configurations(
+            ensemble, result, training, trusted=_trusted_rows(training, fitted_result), k=3,
+            tolerance=tolerance)
         data["suggestions"] = [s.to_dict() for s in suggestions]
     if notes:
         data["notes"] = notes
@@ -651,15 +663,14 @@ def suggest(
                       f"not yet; {result.members} refits, {result.method})",
                 title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     for column in ("#", "input", *(["GHz"] if controlled else []), "cores", "energy J",
-                   "interval J", "+/- %", "near best"):
+                   "interval J", "+/- %", "why"):
         out.add_column(column, justify="left" if column == "input" else "right", no_wrap=True)
     for rank, s in enumerate(result.suggestions, start=1):
         out.add_row(str(rank), s.input_label, *([f"{s.frequency_ghz:g}"] if controlled else []),
                     str(s.cores), f"{s.energy_j:.4g}",
                     f"{s.energy_low_j:.4g}-{s.energy_high_j:.4g}",
                     f"{100 * math.expm1(s.spread):.1f}",
-                    f"{s.near_optimal_members}/{result.members} refits" if s.promising
-                    else "-")
+                    _why(s, result.members))
     console.print(out)
     _print_choices(console, result.choice, table.name, None)
     if not result.suggestions:
