@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from phasekit.errors import InputError, PhasekitError, UnsupportedError, UsageError
 from phasekit.profile import Profile
+from phasekit.results import REGISTRY, Result, from_data, load
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,10 +54,12 @@ __all__ = [
     "InputError",
     "PhasekitError",
     "Profile",
+    "Result",
     "UnsupportedError",
     "UsageError",
     "__version__",
     "energy",
+    "load",
     "periodicity",
     "phases",
     "powermodel",
@@ -71,21 +74,8 @@ PathLike = str | os.PathLike[str]
 
 # --- read ------------------------------------------------------------------------------------
 #: Saved results ``read`` understands: JSON kind -> (module, class with ``from_dict``).
-RESULT_KINDS: dict[str, tuple[str, str]] = {
-    "periodicity": ("phasekit.periodicity.analyze", "PeriodicityResult"),
-    "multinode_analysis": ("phasekit.periodicity.nodes", "MultiNodeResult"),
-    "phases": ("phasekit.phases.analyze", "PhaseResult"),
-    "energy_fit": ("phasekit.energy.fit", "EnergyFitResult"),
-    "energy_choice": ("phasekit.energy.choose", "ChoiceResult"),
-    "energy_suggest": ("phasekit.energy.suggest", "SuggestResult"),
-    "fingerprints": ("phasekit.energy.fingerprint", "FingerprintResult"),
-    "phase_division": ("phasekit.energy.phasediv", "PhaseDivision"),
-    "schedule": ("phasekit.schedule.simulate", "ScheduleResult"),
-    "batch": ("phasekit.schedule.batch", "Batch"),
-    "signature": ("phasekit.signature.paths", "Signature"),
-    "signature_estimate": ("phasekit.signature.reconstruct", "SignatureEstimate"),
-    "power_model_fit": ("phasekit.signature.powermodels.fit", "PowerModelFit"),
-}
+#: Kept for callers of the first API: the registry of result kinds.
+RESULT_KINDS = REGISTRY
 _JSON_SUFFIXES = (".json", ".jsonl", ".json.gz", ".jsonl.gz")
 
 
@@ -143,8 +133,7 @@ def read(path: PathLike) -> Any:
         data = _json_head(path)
         kind = data.get("kind") if isinstance(data, dict) else None
         if kind in RESULT_KINDS:
-            module, name = RESULT_KINDS[kind]
-            return getattr(import_module(module), name).from_dict(data, source=str(path))
+            return from_data(data, source=str(path))
         if kind == "power_model":
             from phasekit.signature.reconstruct import load_power_model
 

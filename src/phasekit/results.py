@@ -1,16 +1,143 @@
-"""Helpers shared by result dataclasses: versioned JSON with NumPy arrays as lists; the
-record of an input that failed among several (:class:`NodeError`)."""
+"""The result contract (issue 19) and helpers shared by result dataclasses.
+
+Every analysis returns a result that derives from :class:`Result`: a frozen dataclass with a
+``kind`` (snake_case, registered in :data:`REGISTRY`), a ``version``, ``to_dict`` /
+``from_dict`` (versioned JSON, NumPy arrays as lists), ``save(path)`` (atomic) and
+:func:`load`; a short ``repr``; ``summary()`` (a pandas DataFrame: the table a user would
+look at first), ``plot(ax=None)`` (a matplotlib Figure) and ``_repr_html_`` (the summary and
+the figure inline, for Jupyter). Also the record of an input that failed among several
+(:class:`NodeError`)."""
 
 from __future__ import annotations
 
+import base64
+import html
+import io
 import json
 import math
 from dataclasses import dataclass
-from typing import Any
+from importlib import import_module
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from phasekit.errors import InputError
+from phasekit.errors import InputError, UsageError
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+#: Every saved result kind: ``kind`` -> (module, class). :func:`load`, ``phasekit.read`` and
+#: the report look kinds up here; a result class names its kind in ``KIND``.
+REGISTRY: dict[str, tuple[str, str]] = {
+    "periodicity": ("phasekit.periodicity.analyze", "PeriodicityResult"),
+    "multinode_analysis": ("phasekit.periodicity.nodes", "MultiNodeResult"),
+    "phases": ("phasekit.phases.analyze", "PhaseResult"),
+    "energy_fit": ("phasekit.energy.fit", "EnergyFitResult"),
+    "energy_choice": ("phasekit.energy.choose", "ChoiceResult"),
+    "energy_suggest": ("phasekit.energy.suggest", "SuggestResult"),
+    "fingerprints": ("phasekit.energy.fingerprint", "FingerprintResult"),
+    "phase_division": ("phasekit.energy.phasediv", "PhaseDivision"),
+    "schedule": ("phasekit.schedule.simulate", "ScheduleResult"),
+    "batch": ("phasekit.schedule.batch", "Batch"),
+    "signature": ("phasekit.signature.paths", "Signature"),
+    "signature_estimate": ("phasekit.signature.reconstruct", "SignatureEstimate"),
+    "power_model_fit": ("phasekit.signature.powermodels.fit", "PowerModelFit"),
+}
+
+
+def result_class(kind: str) -> type:
+    """The class registered for ``kind`` (imported on first use); UsageError otherwise."""
+    try:
+        module, name = REGISTRY[kind]
+    except KeyError:
+        raise UsageError(f"unknown result kind {kind!r}; known: {', '.join(sorted(REGISTRY))}"
+                         ) from None
+    return getattr(import_module(module), name)
+
+
+def from_data(data: Any, source: str | None = None) -> Any:
+    """The result a JSON object holds, by its ``kind``."""
+    kind = data.get("kind") if isinstance(data, dict) else None
+    if not isinstance(kind, str) or kind not in REGISTRY:
+        raise InputError(f"not a phasekit result: expected a JSON object whose \"kind\" is one "
+                         f"of {', '.join(sorted(REGISTRY))}", path=source)
+    return result_class(kind).from_dict(data, source=source)
+
+
+def load(path: str | Path) -> Any:
+    """Read a saved result (``result.save(path)``, ``phasekit <verb> -o path``)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read: {exc}", path=str(path)) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
+                         path=str(path)) from None
+    return from_data(data, source=str(path))
+
+
+class Result:
+    """The base of every result (module docstring). Subclasses are dataclasses that set
+    ``KIND`` and implement ``to_dict``, ``from_dict``, ``summary`` and ``plot``; ``save`` and
+    ``_repr_html_`` come from here."""
+
+    KIND: ClassVar[str] = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def summary(self) -> pd.DataFrame:
+        """The table a user looks at first (one row per pattern, phase, loop, choice...)."""
+        raise NotImplementedError
+
+    def plot(self, ax: Axes | None = None) -> Figure:
+        """The result's figure; on ``ax`` when given (its figure is returned)."""
+        raise NotImplementedError
+
+    def save(self, path: str | Path) -> Path:
+        """Write the versioned JSON to ``path`` atomically; :func:`load` reads it back."""
+        from phasekit.io.atomic import atomic_write_text
+
+        atomic_write_text(path, dumps(self.to_dict()))
+        return Path(path)
+
+    def _repr_html_(self) -> str:
+        return result_html(self)
+
+
+def figure_png(figure: Figure) -> bytes:
+    """A figure as PNG bytes (closed afterwards, so notebooks do not draw it twice)."""
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    try:
+        figure.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
+    finally:
+        plt.close(figure)
+    return buffer.getvalue()
+
+
+def result_html(result: Any) -> str:
+    """Jupyter's view of a result: its short repr as a title, ``summary()`` as a table and
+    ``plot()`` inline; a part that cannot be drawn says why in one line."""
+    parts = [f"<p><b>{html.escape(repr(result))}</b></p>"]
+    try:
+        parts.append(result.summary().to_html(index=False, na_rep="", float_format="{:.4g}".format,
+                                              max_rows=40))
+    except Exception as exc:  # a view must not raise in a notebook
+        parts.append(f"<p><i>no summary: {html.escape(str(exc))}</i></p>")
+    try:
+        png = base64.b64encode(figure_png(result.plot())).decode("ascii")
+        parts.append(f'<img src="data:image/png;base64,{png}"/>')
+    except Exception as exc:
+        parts.append(f"<p><i>no figure: {html.escape(str(exc))}</i></p>")
+    return "\n".join(parts)
 
 
 def plain(value: Any) -> Any:
