@@ -2,7 +2,7 @@
 
 Everything else is in pyproject.toml. The extension is optional: without a C compiler the
 install goes on and ``phasekit record`` samples with its pure-Python loop (slower, see
-README "Recording").
+docs/recording.md).
 """
 
 from setuptools import Extension, setup

@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         campaign = read_campaign(campaign_path)
         configs = configurations(campaign)
         fits, choices = {}, {}
-        for model in ("seed", "extended"):
+        for model in ("pt", "extended"):
             fitted = phasekit("energy", "fit", str(campaign_path), "--model", model, "--json")
             chosen = phasekit("energy", "choose", str(campaign_path), "--model", model, "--json")
             if fitted.returncode or chosen.returncode:

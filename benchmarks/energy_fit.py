@@ -28,7 +28,7 @@ import numpy as np
 import _common
 
 SECTION = "energy_fit"
-METHODS = ("seed", "extended", "svr", "mlp", "knn", "tree")
+METHODS = ("pt", "extended", "svr", "mlp", "knn", "tree")
 
 
 def campaigns(quick: bool, seeds: list[int]):  # type: ignore[no-untyped-def]
@@ -48,7 +48,7 @@ def evaluate(configs, design: str, seed: int, baselines):  # type: ignore[no-unt
 
     result = fit_energy(configs, model="extended", n_train=10, design=design, seed=seed,
                         baselines=baselines)
-    scores = {"extended": result.mpe_holdout, "seed": result.other_models["seed"]["mpe_holdout"]}
+    scores = {"extended": result.mpe_holdout, "pt": result.other_models["pt"]["mpe_holdout"]}
     scores.update({k: v["mpe_holdout"] for k, v in result.baselines.items()})
     return scores
 
@@ -65,7 +65,7 @@ def per_input(configs, seed: int, baselines):  # type: ignore[no-untyped-def]
         result = fit_energy(sub, model="extended", n_train=10, design="random",
                             seed=10 * seed + k, baselines=baselines)
         found = {"extended": result.mpe_holdout,
-                 "seed": result.other_models["seed"]["mpe_holdout"]}
+                 "pt": result.other_models["pt"]["mpe_holdout"]}
         found.update({b: v["mpe_holdout"] for b, v in result.baselines.items()})
         for method, value in found.items():
             scores.setdefault(method, []).append(value)
@@ -75,7 +75,7 @@ def per_input(configs, seed: int, baselines):  # type: ignore[no-untyped-def]
 def fit_times(configs) -> tuple[float, float, float]:  # type: ignore[no-untyped-def]
     from phasekit.energy.fit import choose_training, fit_model
 
-    times = {"seed": [], "extended": []}
+    times = {"pt": [], "extended": []}
     for s in range(5):
         train = configs.iloc[choose_training(configs, 10, seed=s)]
         for model in times:
@@ -87,7 +87,7 @@ def fit_times(configs) -> tuple[float, float, float]:  # type: ignore[no-untyped
     fit_model(configs.frequency_ghz, configs.cores, configs.input, configs.energy_j,
               configs.time_s, model="extended")
     whole = time.perf_counter() - start
-    return statistics.median(times["seed"]), statistics.median(times["extended"]), whole
+    return statistics.median(times["pt"]), statistics.median(times["extended"]), whole
 
 
 def cell(values: list[float]) -> str:
@@ -104,10 +104,10 @@ def main(argv: list[str] | None = None) -> int:
     seeds = [0] if args.quick else [0, 1, 2, 3, 4]
     designs = ("random", "doptimal") if args.quick else ("random", "maximin", "doptimal")
     baselines = ("knn", "tree") if args.quick else ("svr", "mlp", "knn", "tree")
-    methods = [m for m in METHODS if m in ("seed", "extended") or m in baselines]
+    methods = [m for m in METHODS if m in ("pt", "extended") or m in baselines]
 
     fixed_baselines = () if args.quick else ("svr",)
-    fixed_methods = ["seed", "extended", *fixed_baselines]
+    fixed_methods = ["pt", "extended", *fixed_baselines]
     fixed_header = ["campaign", *[f"{m} {where}" for m in fixed_methods
                                   for where in ("across inputs", "input fixed")]]
     rows = []
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
 
             whole = by_seed[seeds[0]]
             floor = [fit_energy(whole, model=m, baselines=(), compare=False).mpe_train
-                     for m in ("seed", "extended")]
+                     for m in ("pt", "extended")]
             floors.append([name, *(f"{v:.1f}" for v in floor)])
 
     from phasekit.energy.fit import learning_curve
@@ -155,16 +155,16 @@ def main(argv: list[str] | None = None) -> int:
     from phasekit.energy.fit import configurations
 
     curve_configs = configurations(realistic_campaign("mixed", seed=0).campaign)
-    curve = learning_curve(curve_configs, sizes, models=("extended", "seed"),
+    curve = learning_curve(curve_configs, sizes, models=("extended", "pt"),
                            baselines=("svr",), seeds=curve_seeds)
     table = curve.groupby(["size", "method"]).mpe_holdout.mean().unstack()
     cost = curve.groupby("size").train_energy_j.mean()
-    curve_rows = [[size, *(f"{table.loc[size, m]:.1f}" for m in ("extended", "seed", "svr")),
+    curve_rows = [[size, *(f"{table.loc[size, m]:.1f}" for m in ("extended", "pt", "svr")),
                    f"{cost[size] / cost[sizes[0]]:.1f}x"] for size in sizes]
 
     assert timing is not None
     t_seed, t_ext, t_all = timing
-    time_rows = [["seed", "10", _common.seconds(t_seed), "meets" if t_seed <= 1 else "**misses**"],
+    time_rows = [["pt", "10", _common.seconds(t_seed), "meets" if t_seed <= 1 else "**misses**"],
                  ["extended", "10", _common.seconds(t_ext), "meets" if t_ext <= 1 else
                   "**misses**"],
                  ["extended", "935", _common.seconds(t_all), "meets" if t_all <= 1 else
@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(_common.text_table(["model", "configs", "fit time", "<= 1 s"], time_rows))
     print()
-    curve_header = ["training configs", "extended", "seed", "SVR", "training energy"]
+    curve_header = ["training configs", "extended", "pt", "SVR", "training energy"]
     print(_common.text_table(curve_header, curve_rows))
     seed_note = ("mean (min-max) over " + str(len(seeds)) + " campaigns (seeds " +
                  ", ".join(map(str, seeds)) + ")") if len(seeds) > 1 else "seed 0"
@@ -218,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         _common.markdown_table(fixed_header, fixed_rows), ""]
     if floors:
         md += ["Fitted on all 935 configurations (the model's floor on seed 0's campaign, MPE %):",
-               "", _common.markdown_table(["campaign", "seed", "extended"], floors), ""]
+               "", _common.markdown_table(["campaign", "pt", "extended"], floors), ""]
     md += ["Fit time (8 starts, median of 5 fits on 10 configurations; once on all 935):", "",
            _common.markdown_table(["model", "configs", "fit time", "<= 1 s"], time_rows), "",
            f"Learning curve (realistic `mixed`, random training sets, mean holdout MPE % over "

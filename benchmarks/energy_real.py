@@ -11,9 +11,9 @@ multi-start only; ``random``, the thesis's, seeds 0-4) and every method learns f
 - ``extended`` (the default of ``fit_energy``): our model with the robust loss (log residuals,
   over-predictions Cauchy-like: a failed run reads far too little energy);
 - ``auto``: the candidate of lowest leave-one-out loss among extended, extended with its
-  deviations shrunk, and the seed's model (``select_model``);
-- ``seed (squares)``: the seed's model fitted as the thesis fits it (least squares on
-  relative errors, section 4.10; its default); ``seed (robust)``: with the robust loss;
+  deviations shrunk, and the thesis's model ``pt`` (``select_model``);
+- ``pt (squares)``: the thesis's model (P times T) fitted as the thesis fits it (least squares on
+  relative errors, section 4.10; its default); ``pt (robust)``: with the robust loss;
 - ``extended (squares)``: our model fitted as before this issue;
 - ``svr``: scikit-learn's SVR, grid-searched as ``baseline_predictions`` does.
 
@@ -44,7 +44,7 @@ import _common
 SECTION = "energy_real"
 DATA = _common.HERE.parent.parent / "shared" / "data" / "energy" / "pascal_dev"
 N_TRAIN = 10
-METHODS = ("extended", "auto", "seed (squares)", "seed (robust)", "extended (squares)", "svr")
+METHODS = ("extended", "auto", "pt (squares)", "pt (robust)", "extended (squares)", "svr")
 
 
 def valid_runs(name: str, configs: pd.DataFrame) -> np.ndarray:
@@ -160,13 +160,13 @@ def main(argv: list[str] | None = None) -> int:
                 f"{_common.seconds(fits['fit_s'].median())} / "
                 f"{_common.seconds(fits['fit_s'].max())}"])
     detail_header = ["campaign", *[f"{m} ({d})" for d in ("doptimal", "random")
-                                   for m in ("extended", "auto", "seed (squares)", "svr")
+                                   for m in ("extended", "auto", "pt (squares)", "svr")
                                    if m in methods]]
     detail = []
     for campaign in dict.fromkeys(table["campaign"]):
         detail.append([campaign, *[f"{per_campaign.loc[d, m, campaign]:.1f}"
                                    for d in ("doptimal", "random")
-                                   for m in ("extended", "auto", "seed (squares)", "svr")
+                                   for m in ("extended", "auto", "pt (squares)", "svr")
                                    if m in methods]])
     ext = table[(table.method == "extended")]
     flagged = ext.groupby("campaign")["suspect"].mean()

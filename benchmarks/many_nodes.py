@@ -66,10 +66,10 @@ def child(files: list[str]) -> None:
     serial path's threads, and with one thread as in a worker; print JSON."""
     import functools
 
-    from phasekit.cli.analyze import analyze_file
+    from phasekit.many import periodicity_file
     from phasekit.parallel import call
 
-    task = functools.partial(analyze_file, metrics=None, window_s=None, options={})
+    task = functools.partial(periodicity_file, metrics=None, window_s=None, options={})
     call(task, files[0])
     call(task, files[0], threads=1)
     serial, single = [], []

@@ -91,7 +91,7 @@ def held_out(quick: bool, limit: float, sa_iter: int | None) -> tuple[list[list[
         for seed in seeds:
             batch = realistic_batch(n, seed)
             started = time.perf_counter()
-            r = schedule_batch(batch, dc, policies, seed=0, time_limit_s=limit,
+            r = schedule_batch(batch, dc, policies=policies, seed=0, time_limit_s=limit,
                                sa_iterations=sa_iter)
             print(f"held-out {n} tasks, seed {seed}: {time.perf_counter() - started:.1f} s",
                   flush=True)
@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
                                                                              "heuristic", "sa"]
         for mode, est in (("oracle", None), ("estimated", ("est_time_s", "est_power_w"))):
             started = time.perf_counter()
-            results[name, mode] = schedule_batch(batch, dc, policies, estimated=est, seed=0,
+            results[name, mode] = schedule_batch(batch, dc, policies=policies, estimated=est, seed=0,
                                                  time_limit_s=limit, sa_iterations=sa_iter)
             print(f"{name} {mode}: {time.perf_counter() - started:.1f} s", flush=True)
 
@@ -291,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
                 batch, sc = scenario_batch("small", seed=s)
                 dc = DataCenter(sc.servers, sc.cores)
             for mode, est in (("oracle", None), ("estimated", ("est_time_s", "est_power_w"))):
-                r = schedule_batch(batch, dc, ["heuristic", "sa"], estimated=est, seed=0,
+                r = schedule_batch(batch, dc, policies=["heuristic", "sa"], estimated=est, seed=0,
                                    time_limit_s=limit, sa_iterations=sa_iter)
                 for p in r.policies:
                     if p.policy in per:

@@ -183,6 +183,23 @@ def test_energy_choose_with_uncertainty_as_the_cli(campaign_file: Path) -> None:
     assert json_close(plain(json.loads(json.dumps(choice.to_dict()))), plain(cli))
 
 
+def test_energy_suggest_as_the_cli(campaign_file: Path, tmp_path: Path) -> None:
+    from phasekit.campaign import read_campaign
+    from phasekit.energy.fit import choose_training, configurations
+
+    configs = configurations(read_campaign(campaign_file))
+    measured = configs.iloc[choose_training(configs, 40, seed=3)]
+    table = tmp_path / "measured.csv"
+    measured[["frequency_ghz", "cores", "input", "energy_j"]].to_csv(table, index=False)
+    result = pk.energy.suggest(table, k=3, seed=1, max_cores=8)
+    code, out, err = helpers.run("energy", "suggest", table, "-k", "3", "--seed", "1",
+                                 "--max-cores", "8", "--json")
+    assert code == 0, err
+    assert json_close(plain(json.loads(json.dumps(result.to_dict()))), plain(json.loads(out)))
+    assert len(result.summary()) == 3 and all(s.cores <= 8 for s in result.suggestions)
+    short(result)
+
+
 def test_powermodel_fit(tmp_path: Path) -> None:
     from phasekit.signature.powermodels import fit_power_model
     from phasekit.synth.counters import linear_power_data
@@ -215,7 +232,8 @@ def test_schedule(tmp_path: Path) -> None:
     path = tmp_path / "batch.csv"
     write_batch(batch, path)
     result = pk.schedule(path, servers=2, cores=12, policies=["rr", "heuristic"], seed=1)
-    expected = schedule_batch(batch, DataCenter(servers=2, cores=12), ["rr", "heuristic"],
+    expected = schedule_batch(batch, DataCenter(servers=2, cores=12),
+                              policies=["rr", "heuristic"],
                               seed=1)
     assert same(result, expected)
     short(result)
@@ -232,3 +250,15 @@ def test_record_and_read_the_recording(tmp_path: Path) -> None:
     assert isinstance(recorded, Profile)
     assert recorded.values.shape[0] == summary.n_samples > 0
     assert list(recorded.metrics) == list(summary.metrics)
+
+
+def test_the_many_input_verbs_are_the_library_functions() -> None:
+    import inspect
+
+    import phasekit.many
+
+    for name in ("periodicity_many", "phases_many", "structure_many"):
+        assert getattr(pk, name) is getattr(phasekit.many, name) and name in dir(pk)
+        assert {"workers", "client"} <= set(inspect.signature(getattr(pk, name)).parameters)
+    with pytest.raises(AttributeError):
+        pk.no_such_verb  # noqa: B018

@@ -17,12 +17,12 @@ from tests.helpers import run
 from phasekit.campaign import Campaign, Run, write_campaign
 from phasekit.energy.choose import ChoiceResult, Ensemble, choose, fit_ensemble, pareto_front
 from phasekit.energy.fit import FittedModel, choose_training, configurations, fit_energy
-from phasekit.energy.models import optimal_frequency, seed_energy, seed_time
+from phasekit.energy.models import optimal_frequency, pt_energy, pt_time
 from phasekit.errors import InputError, UsageError
 from phasekit.synth.campaigns import seed_campaign
 
 SEED_PARAMS = {"c1": 0.3, "c2": 0.5, "c3": 90.0, "d1": 400.0, "d2": 1.2, "w": 0.97}
-MODEL = FittedModel(model="seed", params=SEED_PARAMS)
+MODEL = FittedModel(model="pt", params=SEED_PARAMS)
 FREQS = np.round(np.arange(1.2, 2.21, 0.1), 2)
 CORES = (1, 2, 4, 8, 16, 32)
 
@@ -39,11 +39,11 @@ def test_grid_minimum_is_brute_force_and_the_frontier_is_the_non_dominated_set()
     result = choose(MODEL, [2], frequencies_ghz=FREQS, cores=CORES)
     choice = result.choices[0]
     grid = [(f, p) for f in FREQS for p in CORES]
-    energies = [float(seed_energy(f, p, 2, **SEED_PARAMS)) for f, p in grid]
+    energies = [float(pt_energy(f, p, 2, **SEED_PARAMS)) for f, p in grid]
     f_best, p_best = grid[int(np.argmin(energies))]
     assert (choice.best.frequency_ghz, choice.best.cores) == (pytest.approx(f_best), p_best)
     assert choice.best.energy_j == pytest.approx(min(energies))
-    times = [float(seed_time(f, p, 2, SEED_PARAMS["d1"], SEED_PARAMS["d2"], SEED_PARAMS["w"]))
+    times = [float(pt_time(f, p, 2, SEED_PARAMS["d1"], SEED_PARAMS["d2"], SEED_PARAMS["w"]))
              for f, p in grid]
     naive = {grid[i] for i in range(len(grid))
              if not any((times[j] <= times[i] and energies[j] < energies[i])
@@ -68,8 +68,8 @@ def test_limits_are_respected_and_an_impossible_limit_is_said() -> None:
                          max_cores=max_cores, min_frequency_ghz=min_f).choices[0]
         feasible = [(f, p) for f in FREQS for p in CORES
                     if f >= (min_f or 0) and p <= (max_cores or 99)
-                    and seed_time(f, p, 4, 400.0, 1.2, 0.97) <= (limit or np.inf)]
-        energies = [float(seed_energy(f, p, 4, **SEED_PARAMS)) for f, p in feasible]
+                    and pt_time(f, p, 4, 400.0, 1.2, 0.97) <= (limit or np.inf)]
+        energies = [float(pt_energy(f, p, 4, **SEED_PARAMS)) for f, p in feasible]
         assert limited.best.energy_j == pytest.approx(min(energies))
         assert limited.best.time_s <= (limit or np.inf) and limited.best.cores <= (max_cores
                                                                                    or 99)
@@ -86,7 +86,7 @@ def test_limits_are_respected_and_an_impossible_limit_is_said() -> None:
 def test_savings_against_ondemand_worst_random_best_and_measured() -> None:
     result = choose(MODEL, [1], frequencies_ghz=FREQS, cores=CORES)
     choice = result.choices[0]
-    at_max = np.array([float(seed_energy(2.2, p, 1, **SEED_PARAMS)) for p in CORES])
+    at_max = np.array([float(pt_energy(2.2, p, 1, **SEED_PARAMS)) for p in CORES])
     e = choice.best.energy_j
     for policy, baseline in (("worst", at_max.max()), ("random", at_max.mean()),
                              ("best", at_max.min())):
@@ -95,12 +95,12 @@ def test_savings_against_ondemand_worst_random_best_and_measured() -> None:
     assert choice.savings_measured == {}
     # Measured energies 10 % above the model everywhere: measured savings equal predicted.
     measured = pd.DataFrame([{"frequency_ghz": f, "cores": p, "input": 1.0,
-                              "energy_j": 1.1 * float(seed_energy(f, p, 1, **SEED_PARAMS)),
+                              "energy_j": 1.1 * float(pt_energy(f, p, 1, **SEED_PARAMS)),
                               "time_s": 1.0} for f in FREQS for p in CORES])
     again = choose(MODEL, [1], frequencies_ghz=FREQS, cores=CORES, measured=measured,
                    user_cores=8).choices[0]
     assert again.best.measured_energy_j == pytest.approx(1.1 * e)
-    user = float(seed_energy(2.2, 8, 1, **SEED_PARAMS))
+    user = float(pt_energy(2.2, 8, 1, **SEED_PARAMS))
     assert again.savings_predicted == {"user": pytest.approx(100 * (user - e) / user)}
     assert again.savings_measured["user"] == pytest.approx(again.savings_predicted["user"])
     with pytest.raises(UsageError, match="--user-cores 3"):
@@ -121,7 +121,7 @@ def _threads_campaign(noise: float = 0.0) -> Campaign:
 def test_a_campaign_without_frequency_fits_and_chooses_over_cores() -> None:
     configs = configurations(_threads_campaign())
     assert configs["frequency_ghz"].isna().all()
-    fitted = fit_energy(configs, model="seed")
+    fitted = fit_energy(configs, model="pt")
     assert not fitted.frequency_controlled and {"c2"} <= set(fitted.fixed)
     assert "frequency not controlled" in fitted.explanation
     assert fitted.mpe_train < 0.5 and fitted.mpe_time_train < 0.5
@@ -145,19 +145,19 @@ def campaign_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_cli_choose_json_matches_the_library(campaign_file: Path, tmp_path: Path) -> None:
     fit_path = tmp_path / "fit.json"
-    code, _, err = run("energy", "fit", str(campaign_file), "--model", "seed", "--train", "10",
+    code, _, err = run("energy", "fit", str(campaign_file), "--model", "pt", "--train", "10",
                        "--no-baselines", "-o", str(fit_path))
     assert code == 0, err
     code, out, err = run("energy", "choose", str(campaign_file), "--fit", str(fit_path),
                          "--input", "2,9", "--max-cores", "16", "--json")
     assert code == 0, err
     data = json.loads(out)
-    assert data["kind"] == "energy_choice" and data["model"] == "seed"
+    assert data["kind"] == "energy_choice" and data["model"] == "pt"
     first, extrapolated = data["choices"]
     assert first["input_label"] == "2" and not first["extrapolated"]
     assert extrapolated["extrapolated"] and extrapolated["best"]["cores"] <= 16
     saved = json.loads(fit_path.read_text())
-    model = FittedModel(model="seed", params=saved["params"])
+    model = FittedModel(model="pt", params=saved["params"])
     expected = choose(model, [2.0], frequencies_ghz=FREQS, cores=range(1, 33), max_cores=16)
     assert first["best"]["energy_j"] == pytest.approx(expected.choices[0].best.energy_j)
     assert set(first["savings_measured"]) == {"worst", "random", "best"}
@@ -192,7 +192,7 @@ def _measured_table(scale: dict[tuple[float, int], float], inputs: tuple[int, ..
     """Energies of the seed model times a factor per (f, p) (1 where not given)."""
     return pd.DataFrame([{"frequency_ghz": f, "cores": p, "input": float(n),
                           "energy_j": scale.get((f, p), 1.0)
-                          * float(seed_energy(f, p, n, **SEED_PARAMS)), "time_s": 1.0}
+                          * float(pt_energy(f, p, n, **SEED_PARAMS)), "time_s": 1.0}
                          for n in inputs for f in (1.2, 1.6, 2.2) for p in (1, 4, 16)])
 
 
@@ -202,7 +202,7 @@ def test_regret_matches_a_naive_computation() -> None:
     # the measurement makes another configuration half as costly as the model says
     other = min(((f, p) for f in freqs for p in cores
                  if (f, p) != (round(chosen.frequency_ghz, 6), chosen.cores)),
-                key=lambda fp: float(seed_energy(*fp, 1, **SEED_PARAMS)))
+                key=lambda fp: float(pt_energy(*fp, 1, **SEED_PARAMS)))
     measured = _measured_table({other: 0.5})
     for limit in (4, None):
         result = choose(MODEL, [1, 2], frequencies_ghz=freqs, cores=cores, measured=measured,
@@ -230,11 +230,11 @@ def test_regret_matches_a_naive_computation() -> None:
 def test_choice_result_round_trips_through_json() -> None:
     configs = configurations(seed_campaign(seed=1, cores=(1, 4, 16, 32),
                                            inputs=(1, 2)).campaign)
-    fitted = fit_energy(configs, model="seed", n_train=10, seed=1, design="random", baselines=(),
+    fitted = fit_energy(configs, model="pt", n_train=10, seed=1, design="random", baselines=(),
                         compare=False)
     train = configs.iloc[choose_training(configs, 10, seed=1)]
     ensemble = fit_ensemble(train["frequency_ghz"], train["cores"], train["input"],
-                            train["energy_j"], train["time_s"], model="seed",
+                            train["energy_j"], train["time_s"], model="pt",
                             fitted=fitted.fitted)
     result = choose(fitted.fitted, [1, 2], frequencies_ghz=FREQS, cores=(1, 4, 16, 32),
                     measured=configs, ensemble=ensemble)
@@ -258,10 +258,10 @@ def _ensemble_widths(noise: float, size: int, seed: int) -> tuple[float, float, 
                                            inputs=(1, 3)).campaign)
     train = configs.iloc[choose_training(configs, size, seed=seed)]
     ensemble = fit_ensemble(train["frequency_ghz"], train["cores"], train["input"],
-                            train["energy_j"], train["time_s"], model="seed", seed=seed)
+                            train["energy_j"], train["time_s"], model="pt", seed=seed)
     f, p, n = (configs[c].to_numpy(float) for c in ("frequency_ghz", "cores", "input"))
     low, high = ensemble.interval(f, p, n)
-    error = np.abs(np.log(ensemble.model.predict_energy(f, p, n) / seed_energy(f, p, n,
+    error = np.abs(np.log(ensemble.model.predict_energy(f, p, n) / pt_energy(f, p, n,
                                                                                **TRUTH)))
     return (float(np.mean(ensemble.spread(f, p, n))), float(np.mean(np.log(high / low))),
             float(np.mean(error)))
@@ -283,7 +283,7 @@ def test_interval_covers_held_out_measurements_and_the_ensemble_shape() -> None:
     index = choose_training(configs, 20, seed=4)
     train = configs.iloc[index]
     ensemble = fit_ensemble(train["frequency_ghz"], train["cores"], train["input"],
-                            train["energy_j"], train["time_s"], model="seed", seed=4)
+                            train["energy_j"], train["time_s"], model="pt", seed=4)
     assert ensemble.method == "cv+" and ensemble.size == 10
     assert np.bincount(ensemble.group).tolist() == [2] * 10
     rest = configs.drop(configs.index[index])
@@ -294,17 +294,17 @@ def test_interval_covers_held_out_measurements_and_the_ensemble_shape() -> None:
                                                 rest["input"], level=0.5)
     assert np.all(narrow_high - narrow_low <= high - low + 1e-12)
     few = fit_ensemble(train["frequency_ghz"][:6], train["cores"][:6], train["input"][:6],
-                       train["energy_j"][:6], train["time_s"][:6], model="seed")
+                       train["energy_j"][:6], train["time_s"][:6], model="pt")
     assert few.method == "jackknife+" and few.size == 6
     with pytest.raises(UsageError, match="too few training configurations"):
         fit_ensemble(train["frequency_ghz"][:3], train["cores"][:3], train["input"][:3],
-                     train["energy_j"][:3], None, model="seed", fitted=MODEL)
+                     train["energy_j"][:3], None, model="pt", fitted=MODEL)
 
 
 def test_sureness_follows_the_ensemble() -> None:
     """A choice that every refit makes is sure (expected regret 0, agreement 1); with members
     that disagree, the figures are those of a naive computation."""
-    flat = FittedModel(model="seed", params={**SEED_PARAMS, "c1": 0.31})
+    flat = FittedModel(model="pt", params={**SEED_PARAMS, "c1": 0.31})
     members = (MODEL, MODEL, flat, MODEL)
     ensemble = Ensemble(model=MODEL, members=members, group=np.arange(4),
                         residuals=np.full(4, 0.01), train=np.zeros((4, 3)))
@@ -351,7 +351,7 @@ def test_regret_of_a_real_pascal_campaign_against_a_naive_computation() -> None:
 
 # --- CLI (issue 18) --------------------------------------------------------------------------
 def test_cli_choose_reports_regret_and_uncertainty(campaign_file: Path) -> None:
-    code, out, err = run("energy", "choose", str(campaign_file), "--model", "seed", "--train",
+    code, out, err = run("energy", "choose", str(campaign_file), "--model", "pt", "--train",
                          "10", "--seed", "2", "--json")
     assert code == 0, err
     data = json.loads(out)
@@ -364,12 +364,12 @@ def test_cli_choose_reports_regret_and_uncertainty(campaign_file: Path) -> None:
         assert choice["regret"] >= 0
     assert data["regret"]["mean"] == pytest.approx(np.mean([c["regret"]
                                                             for c in data["choices"]]))
-    code, text, err = run("energy", "choose", str(campaign_file), "--model", "seed", "--train",
+    code, text, err = run("energy", "choose", str(campaign_file), "--model", "pt", "--train",
                           "10", "--design", "random", "--seed", "2", "--tolerance", "0")
     assert code == 0, err
     assert "How sure" in text and "regret %" in text and "mean" in text
     assert "not sure" in text and "measure next" in text
-    code, out, err = run("energy", "choose", str(campaign_file), "--model", "seed", "--train",
+    code, out, err = run("energy", "choose", str(campaign_file), "--model", "pt", "--train",
                          "10", "--no-uncertainty", "--json")
     assert code == 0, err
     assert all(c["uncertainty"] is None for c in json.loads(out)["choices"])
@@ -378,16 +378,16 @@ def test_cli_choose_reports_regret_and_uncertainty(campaign_file: Path) -> None:
 
 
 def test_cli_fit_baselines_on_request(campaign_file: Path) -> None:
-    code, out, err = run("energy", "fit", str(campaign_file), "--model", "seed", "--train",
+    code, out, err = run("energy", "fit", str(campaign_file), "--model", "pt", "--train",
                          "10", "--json")
     assert code == 0, err
     assert json.loads(out)["baselines"] == {}
-    code, out, err = run("energy", "fit", str(campaign_file), "--model", "seed", "--train",
+    code, out, err = run("energy", "fit", str(campaign_file), "--model", "pt", "--train",
                          "10", "--baselines", "knn,tree", "--json")
     assert code == 0, err
     data = json.loads(out)
     assert set(data["baselines"]) == {"knn", "tree"}
-    alone = fit_energy(configurations(seed_campaign(seed=0).campaign), model="seed",
+    alone = fit_energy(configurations(seed_campaign(seed=0).campaign), model="pt",
                        n_train=10, design="doptimal", baselines=("knn",), compare=False)
     assert data["baselines"]["knn"]["mpe_holdout"] == pytest.approx(
         alone.baselines["knn"]["mpe_holdout"])
@@ -408,7 +408,7 @@ def test_measured_energies_of_trusted_configurations_stand_in_for_the_model() ->
     chosen = choose(MODEL, [1], frequencies_ghz=freqs, cores=cores).choices[0].best
     other = min(((f, p) for f in freqs for p in cores
                  if (f, p) != (round(chosen.frequency_ghz, 6), chosen.cores)),
-                key=lambda fp: float(seed_energy(*fp, 1, **SEED_PARAMS)))
+                key=lambda fp: float(pt_energy(*fp, 1, **SEED_PARAMS)))
     measured = _measured_table({other: 0.5})
     ran = measured[(measured["input"] == 1) & np.isclose(measured["frequency_ghz"], other[0])
                    & (measured["cores"] == other[1])]
@@ -455,9 +455,9 @@ def test_failed_readings_are_neither_regret_references_nor_chosen_by_their_time(
     assert result.failed_readings == 2  # (1.2 GHz, 4 cores) of both inputs
     assert result.choices[0].regret == pytest.approx(0.0, abs=1e-9)
     cheap = min(((f, p) for f in freqs for p in cores),
-                key=lambda fp: float(seed_energy(*fp, 1, **SEED_PARAMS)))
+                key=lambda fp: float(pt_energy(*fp, 1, **SEED_PARAMS)))
     slow = _measured_table({cheap: 0.5})
-    slow.loc[:, "time_s"] = [float(seed_time(f, p, n, **{k: SEED_PARAMS[k] for k in
+    slow.loc[:, "time_s"] = [float(pt_time(f, p, n, **{k: SEED_PARAMS[k] for k in
                                                       ("d1", "d2", "w")}))
                              for f, p, n in zip(slow.frequency_ghz, slow.cores, slow.input,
                                                 strict=True)]

@@ -27,7 +27,7 @@ from phasekit.energy.models import (
     extended_time,
     get_model,
     optimal_frequency,
-    seed_energy,
+    pt_energy,
 )
 from phasekit.errors import InputError, UsageError
 from phasekit.io.pascal import write_pascal
@@ -61,9 +61,9 @@ def test_seed_energy_matches_the_printed_formula() -> None:
         f, p, n = rng.uniform(1.2, 2.2), rng.integers(1, 33), rng.integers(1, 6)
         theta = dict(c1=rng.uniform(0.1, 1), c2=rng.uniform(0, 2), c3=rng.uniform(20, 200),
                      d1=rng.uniform(10, 1000), d2=rng.uniform(0.5, 2), w=rng.uniform(0, 1))
-        assert float(seed_energy(f, p, n, **theta)) == pytest.approx(
+        assert float(pt_energy(f, p, n, **theta)) == pytest.approx(
             naive_seed_energy(f, p, n, **theta), rel=1e-12)
-        assert float(MODELS["seed"].energy(theta, f, p, n)) == pytest.approx(
+        assert float(MODELS["pt"].energy(theta, f, p, n)) == pytest.approx(
             naive_seed_energy(f, p, n, **theta), rel=1e-12)
 
 
@@ -71,7 +71,7 @@ def test_extended_reduces_to_seed_at_neutral_values() -> None:
     f, p, n = np.meshgrid(FREQUENCIES, CORES, [1, 3, 5])
     theta = {**SEED_PARAMS, "d3": 0.0, "k": 0.0, "m": 0.0}
     assert np.allclose(MODELS["extended"].energy(theta, f, p, n),
-                       MODELS["seed"].energy(SEED_PARAMS, f, p, n), rtol=1e-12)
+                       MODELS["pt"].energy(SEED_PARAMS, f, p, n), rtol=1e-12)
     slow = extended_time(1.0, 1, 1, d1=10.0, d2=1.0, w=0.5, d3=0.0, k=0.0, m=0.4)
     fast = extended_time(2.0, 1, 1, d1=10.0, d2=1.0, w=0.5, d3=0.0, k=0.0, m=0.4)
     assert float(fast) == pytest.approx(10.0 * (0.4 + 0.6 / 2.0))  # only 60 % scales with f
@@ -82,7 +82,7 @@ def test_extended_reduces_to_seed_at_neutral_values() -> None:
 def test_optimal_frequency_is_the_minimum_of_the_seed_energy(p: int) -> None:
     theta = dict(SEED_PARAMS)
     grid = np.linspace(0.2, 6.0, 200_001)
-    energy = seed_energy(grid, p, 3, **theta)
+    energy = pt_energy(grid, p, 3, **theta)
     brute = grid[np.argmin(energy)]
     closed = optimal_frequency(theta["c1"], theta["c3"], p)
     assert closed == pytest.approx((theta["c3"] / (2 * theta["c1"] * p)) ** (1 / 3))
@@ -97,7 +97,7 @@ def test_fitted_optimal_frequency_agrees_with_the_truth(seed_configs: list[pd.Da
         train = choose_training(configs, 10, seed=7)
         c = configs.iloc[train]
         fitted = fit_model(c.frequency_ghz, c.cores, c.input, c.energy_j, c.time_s,
-                           model="seed")
+                           model="pt")
         found = optimal_frequency(fitted.params["c1"], fitted.params["c3"], 32)
         grid = np.linspace(1.0, 3.0, 20_001)
         assert grid[np.argmin(fitted.predict_energy(grid, 32, 2))] == pytest.approx(found,
@@ -105,8 +105,8 @@ def test_fitted_optimal_frequency_agrees_with_the_truth(seed_configs: list[pd.Da
         # E is flat near f*: from 10 noisy points f* lands within 10 %, and running there
         # costs less than 0.5 % more than the true optimum
         assert found == pytest.approx(truth, rel=0.10)
-        true_min = seed_energy(truth, 32, 2, **SEED_PARAMS)
-        assert seed_energy(found, 32, 2, **SEED_PARAMS) <= 1.005 * true_min
+        true_min = pt_energy(truth, 32, 2, **SEED_PARAMS)
+        assert pt_energy(found, 32, 2, **SEED_PARAMS) <= 1.005 * true_min
 
 
 def test_noiseless_fit_recovers_the_parameters() -> None:
@@ -114,10 +114,10 @@ def test_noiseless_fit_recovers_the_parameters() -> None:
     configs = configurations(sc.campaign)
     train = choose_training(configs, 10, seed=3)
     c = configs.iloc[train]
-    fitted = fit_model(c.frequency_ghz, c.cores, c.input, c.energy_j, c.time_s, model="seed")
+    fitted = fit_model(c.frequency_ghz, c.cores, c.input, c.energy_j, c.time_s, model="pt")
     for name, value in SEED_PARAMS.items():
         assert fitted.params[name] == pytest.approx(value, rel=1e-3), name
-    energy_only = fit_model(c.frequency_ghz, c.cores, c.input, c.energy_j, model="seed")
+    energy_only = fit_model(c.frequency_ghz, c.cores, c.input, c.energy_j, model="pt")
     assert energy_only.fixed == ("d1",)
     # only the products d1 c are identifiable from energy alone
     for name in ("c1", "c2", "c3"):
@@ -129,7 +129,7 @@ def test_noiseless_fit_recovers_the_parameters() -> None:
 def test_seed_campaign_ten_configs_within_3_percent_and_beat_baselines(
         seed_configs: list[pd.DataFrame]) -> None:
     for s, configs in enumerate(seed_configs):
-        result = fit_energy(configs, model="seed", n_train=10, design="random", seed=s,
+        result = fit_energy(configs, model="pt", n_train=10, design="random", seed=s,
                             compare=False, baselines=BASELINES)
         assert result.n_train == 10 and result.n_holdout == len(configs) - 10
         assert result.mpe_holdout <= 3.0, (s, result.mpe_holdout)
@@ -141,7 +141,7 @@ def test_seed_campaign_ten_configs_within_3_percent_and_beat_baselines(
 
 
 def test_energy_only_fit_within_3_percent(seed_configs: list[pd.DataFrame]) -> None:
-    result = fit_energy(seed_configs[0], model="seed", n_train=10, design="random", seed=1,
+    result = fit_energy(seed_configs[0], model="pt", n_train=10, design="random", seed=1,
                         use_time=False)
     assert not result.with_time and result.mpe_holdout <= 3.0
 
@@ -153,14 +153,14 @@ def test_extended_beats_seed_on_the_realistic_generator() -> None:
         for s in (0, 1):
             result = fit_energy(configs, model="extended", n_train=10, design="random", seed=s)
             mean_ext.append(result.mpe_holdout)
-            mean_seed.append(result.other_models["seed"]["mpe_holdout"])
+            mean_seed.append(result.other_models["pt"]["mpe_holdout"])
     assert np.mean(mean_ext) < np.mean(mean_seed) - 2.0
     assert np.mean(mean_ext) <= 10.0
 
 
 def test_realistic_generator_defeats_the_seed_model_even_with_every_configuration() -> None:
     configs = configurations(realistic_campaign("memory", seed=0).campaign)
-    seed_all = fit_energy(configs, model="seed", baselines=(), compare=False)
+    seed_all = fit_energy(configs, model="pt", baselines=(), compare=False)
     ext_all = fit_energy(configs, model="extended", baselines=(), compare=False)
     assert seed_all.mpe_train > 8.0  # a structural miss, not noise
     assert ext_all.mpe_train < seed_all.mpe_train / 1.5
@@ -183,16 +183,16 @@ def test_designs_are_balanced_and_deterministic(seed_configs: list[pd.DataFrame]
 
 
 def test_learning_curve_rows(seed_configs: list[pd.DataFrame]) -> None:
-    curve = learning_curve(seed_configs[0], [10, 40], models=("seed",), baselines=("knn",),
+    curve = learning_curve(seed_configs[0], [10, 40], models=("pt",), baselines=("knn",),
                            seeds=(0, 1))
     assert len(curve) == 2 * 2 * 2
-    assert set(curve.method) == {"seed", "knn"}
+    assert set(curve.method) == {"pt", "knn"}
     assert (curve.groupby("size").train_energy_j.mean().diff().dropna() > 0).all()
 
 
 def test_mpe_and_result_round_trip(seed_configs: list[pd.DataFrame]) -> None:
     assert mpe([110.0, 90.0], [100.0, 100.0]) == pytest.approx(10.0)
-    result = fit_energy(seed_configs[0], model="seed", n_train=12, seed=0, baselines=("knn",))
+    result = fit_energy(seed_configs[0], model="pt", n_train=12, seed=0, baselines=("knn",))
     back = EnergyFitResult.from_dict(json.loads(json.dumps(result.to_dict())))
     assert back.to_dict() == result.to_dict()
     assert back.fitted.predict_energy(2.0, 8, 3) == pytest.approx(
@@ -232,10 +232,10 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def test_cli_fit_json_contract(files: dict[str, Path]) -> None:
     code, out, err = run("energy", "fit", files["json"], "--train", "10", "--seed", "1",
-                         "--model", "seed", "--baselines", "all", "--json")
+                         "--model", "pt", "--baselines", "all", "--json")
     assert code == 0, err
     data = json.loads(out)
-    assert data["model"] == "seed" and data["n_train"] == 10
+    assert data["model"] == "pt" and data["n_train"] == 10
     assert set(data["params"]) == {"c1", "c2", "c3", "d1", "d2", "w"}
     assert 0.0 <= data["mpe_train"] <= 3.0 and 0.0 <= data["mpe_holdout"] <= 3.0
     for name in ("svr", "mlp", "knn", "tree"):
@@ -248,7 +248,7 @@ def test_cli_fit_reads_pascal_and_csv(files: dict[str, Path]) -> None:
     results = []
     for name in ("pascal", "csv"):
         code, out, err = run("energy", "fit", files[name], "--train", "10", "--seed", "1",
-                             "--model", "seed", "--no-baselines", "--json")
+                             "--model", "pt", "--no-baselines", "--json")
         assert code == 0, err
         results.append(json.loads(out))
     assert results[0]["mpe_holdout"] == pytest.approx(results[1]["mpe_holdout"], rel=1e-6)
@@ -260,7 +260,7 @@ def test_cli_fit_human_output_and_result_file(files: dict[str, Path], tmp_path: 
     code, out, err = run("energy", "fit", files["csv"], "--train", "10", "--design",
                          "doptimal", "--no-baselines", "-o", out_file)
     assert code == 0, err
-    assert "MPE holdout" in out and "extended (fitted)" in out and "seed" in out
+    assert "MPE holdout" in out and "extended (fitted)" in out and "pt" in out
     assert EnergyFitResult.from_dict(json.loads(out_file.read_text())).design == "doptimal"
 
 
@@ -300,7 +300,7 @@ def test_failed_runs_are_reported_and_do_not_pull_the_fit(
     broken = configs.copy()
     failed = train[[2, 7]]
     broken.loc[failed, "energy_j"] = 0.46
-    result = fit_energy(broken, model="seed", n_train=10, compare=False, loss="robust")
+    result = fit_energy(broken, model="pt", n_train=10, compare=False, loss="robust")
     assert sorted(result.suspect) == sorted(
         (float(broken.frequency_ghz[i]), float(broken.cores[i]), float(broken.input[i]))
         for i in failed)
@@ -309,9 +309,9 @@ def test_failed_runs_are_reported_and_do_not_pull_the_fit(
                for c in ("frequency_ghz", "cores", "input"))
     assert mpe(result.fitted.predict_energy(f, p, n), truth) <= 3.0
     columns = [broken.loc[train, c] for c in ("frequency_ghz", "cores", "input", "energy_j")]
-    unscreened = fit_model(*columns, model="seed", loss="squares", screen=False)
+    unscreened = fit_model(*columns, model="pt", loss="squares", screen=False)
     assert mpe(unscreened.predict_energy(f, p, n), truth) > 10.0
-    screened = fit_model(*columns, model="seed")  # the thesis's least squares, after screening
+    screened = fit_model(*columns, model="pt")  # the thesis's least squares, after screening
     assert sorted(screened.suspect) == [2, 7]
     assert mpe(screened.predict_energy(f, p, n), truth) <= 3.0
     assert "probable failed runs" in result.explanation
@@ -331,14 +331,14 @@ def test_energy_that_falls_with_the_input_label_is_fitted() -> None:
     """Inputs labelled from the largest down (PaScal's x264): d2 < 0 is allowed."""
     params = {**SEED_PARAMS, "d2": -0.7}
     configs = configurations(seed_campaign(params=params, seed=2).campaign)
-    result = fit_energy(configs, model="seed", n_train=10, compare=False)
+    result = fit_energy(configs, model="pt", n_train=10, compare=False)
     assert result.params["d2"] == pytest.approx(-0.7, abs=0.05)
     assert result.mpe_holdout <= 3.0
 
 
 def test_input_fixed_mode(seed_configs: list[pd.DataFrame]) -> None:
     configs = seed_configs[0]
-    result = fit_energy(configs, model="seed", n_train=8, input="3", compare=False)
+    result = fit_energy(configs, model="pt", n_train=8, input="3", compare=False)
     assert result.n_configs == (configs["input"] == 3).sum()
     assert {n for _, _, n in result.train} == {3.0}
     assert "d2" in result.fixed and result.params["d2"] == 0.0
@@ -350,7 +350,7 @@ def test_input_fixed_mode(seed_configs: list[pd.DataFrame]) -> None:
 def test_auto_selects_the_candidate_of_lowest_cross_validated_loss() -> None:
     configs = configurations(realistic_campaign("memory", seed=0).campaign)
     result = fit_energy(configs, model="auto", n_train=12)
-    assert set(result.selection) == {"extended", "extended (deviation penalty 0.5)", "seed"}
+    assert set(result.selection) == {"extended", "extended (deviation penalty 0.5)", "pt"}
     chosen = min(result.selection, key=result.selection.__getitem__)
     assert candidate_label(result.model, result.deviation_penalty) == chosen
     assert set(result.other_models) == set(result.selection) - {chosen}
@@ -365,11 +365,11 @@ def test_cli_fit_auto_and_one_input(files: dict[str, Path]) -> None:
     assert code == 0, err
     data = json.loads(out)
     assert data["design"] == "doptimal" and len(data["selection"]) == 3
-    assert data["model"] in ("extended", "seed")
+    assert data["model"] in ("extended", "pt")
     code, out, err = run("energy", "fit", files["json"], "--train", "12", "--model", "auto")
     assert code == 0 and "chosen by cross-validated loss" in out, err
     code, out, err = run("energy", "fit", files["json"], "--train", "8", "--input", "2",
-                         "--model", "seed", "--json")
+                         "--model", "pt", "--json")
     assert code == 0, err
     data = json.loads(out)
     assert {row["input"] for row in data["train"]} == {2.0} and "d2" in data["fixed"]

@@ -71,7 +71,7 @@ def test_suggestions_are_new_feasible_and_spread() -> None:
     configs = configurations(seed_campaign(seed=3, cores=(1, 2, 4, 8, 16, 32),
                                            inputs=(1, 2, 3)).campaign)
     measured = configs.iloc[choose_training(configs, 12, seed=3)]
-    result = suggest(measured, k=6, max_cores=16, min_frequency_ghz=1.4, model="seed",
+    result = suggest(measured, k=6, max_cores=16, min_frequency_ghz=1.4, model="pt",
                      **_grid(configs))
     assert len(result.suggestions) == 6 and result.n_measured == 12
     keys = measured_keys(measured)
@@ -92,7 +92,7 @@ def test_suggestions_are_new_feasible_and_spread() -> None:
     with pytest.raises(UsageError, match="nothing measured yet"):
         suggest(measured.iloc[:0])
     with pytest.raises(UsageError, match="-k 0"):
-        suggest(measured, k=0, model="seed")
+        suggest(measured, k=0, model="pt")
 
 
 def test_improving_votes_count_each_fits_best_unmeasured_below_the_bar() -> None:
@@ -124,7 +124,7 @@ def test_suggestions_lead_with_what_may_beat_the_best_measured() -> None:
 def test_nothing_left_to_suggest_is_an_empty_result() -> None:
     configs = configurations(seed_campaign(seed=1, frequencies=(1.2, 2.2), cores=(1, 4, 16),
                                            inputs=(1, 2)).campaign)
-    result = suggest(configs, model="seed")
+    result = suggest(configs, model="pt")
     assert result.suggestions == () and result.n_candidates == 0
     assert all(np.isfinite(c.regret) for c in result.choice.choices)
 
@@ -138,7 +138,7 @@ def campaign_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_cli_suggest(campaign_file: Path, tmp_path: Path) -> None:
-    code, out, err = run("energy", "suggest", campaign_file, "--train", "10", "--model", "seed",
+    code, out, err = run("energy", "suggest", campaign_file, "--train", "10", "--model", "pt",
                          "-k", "4", "--json")
     assert code == 0, err
     data = json.loads(out)
@@ -149,7 +149,7 @@ def test_cli_suggest(campaign_file: Path, tmp_path: Path) -> None:
     assert code == 0, err
     assert "Next 5 configurations to measure" in text and "How sure" in text
     fit_path = tmp_path / "fit.json"
-    code, _, err = run("energy", "fit", campaign_file, "--model", "seed", "--train", "12",
+    code, _, err = run("energy", "fit", campaign_file, "--model", "pt", "--train", "12",
                        "-o", fit_path)
     assert code == 0, err
     code, out, err = run("energy", "suggest", campaign_file, "--fit", fit_path, "--json")

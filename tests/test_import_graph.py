@@ -256,6 +256,19 @@ def test_the_cli_is_imported_by_nothing_in_the_library(phasekit_graph: ImportGra
     assert not bad, "the library imports the CLI:\n" + "\n".join(bad)
 
 
+def test_what_workers_run_does_not_reach_the_cli(phasekit_graph: ImportGraph) -> None:
+    """The tasks of several inputs (:mod:`phasekit.many`, run by local worker processes and
+    Dask workers through :mod:`phasekit.parallel`) reach the analyses, never the CLI."""
+    reached, todo = set(), ["phasekit.many", "phasekit.parallel"]
+    while todo:
+        module = todo.pop()
+        if module not in reached:
+            reached.add(module)
+            todo.extend(phasekit_graph.graph[module])
+    assert {"phasekit.periodicity", "phasekit.phases", "phasekit.structure"} <= reached
+    assert not sorted(m for m in reached if m.startswith("phasekit.cli"))
+
+
 # --- the checker itself, on small packages ---------------------------------------------------
 def _package(tmp_path: Path, files: dict[str, str]) -> ImportGraph:
     for name, text in files.items():

@@ -40,7 +40,7 @@ EVIL_ATTR = "\" onmouseover=\"alert(2)"
 ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
 
 #: Figures (inline SVG) each kind's section must hold, at least.
-FIGURES = {"periodicity": 2, "multinode_analysis": 3, "phases": 1, "mpi-structure-result": 1,
+FIGURES = {"periodicity": 2, "multinode_analysis": 3, "phases": 1, "structure": 1,
            "campaign": 2, "energy_choice": 1, "energy_fit": 1, "phase_division": 1,
            "fingerprints": 1, "schedule": 1}
 
@@ -120,8 +120,8 @@ def build_results(folder: Path) -> dict[str, Path]:
     out["phases"] = folder / "phases.json"
     _ok("phases", folder / "bench.parquet", "-o", out["phases"])
     write_paraver(SUITE["test-2"], folder / "test-2.prv")
-    out["mpi-structure-result"] = folder / "structure.json"
-    _ok("structure", folder / "test-2.prv", "-o", out["mpi-structure-result"])
+    out["structure"] = folder / "structure.json"
+    _ok("structure", folder / "test-2.prv", "-o", out["structure"])
     campaign = seed_campaign(seed=0, frequencies=(1.2, 2.2), cores=(1, 2, 4, 8),
                              inputs=(1, 2)).campaign
     out["campaign"] = folder / "campaign.json"
@@ -201,8 +201,8 @@ def test_every_supported_kind_renders_with_its_figures(report_html: str,
     assert report_html.count("<section ") == len(results)
     # what each view is for, in its words
     assert "Table II" in found["periodicity"] and "instances" in found["periodicity"]
-    assert "FOR 1 TO 10 [id=0]" in found["mpi-structure-result"]
-    assert "MPI_Barrier" in found["mpi-structure-result"]
+    assert "FOR 1 TO 10 [id=0]" in found["structure"]
+    assert "MPI_Barrier" in found["structure"]
     assert "Efficiency (speedup / threads)" in found["campaign"]
     assert "Pareto" in found["energy_choice"] and "Phase ids" in found["phases"]
     multinode = found["multinode_analysis"]

@@ -516,11 +516,11 @@ def test_table_5_1_ordering_on_the_small_scenario(seed: int) -> None:
     policy still saves."""
     batch, sc = scenario_batch("small", seed=seed)
     dc = DataCenter(sc.servers, sc.cores)
-    result = schedule_batch(batch, dc, ["rr", "heuristic", "sa"], seed=0)
+    result = schedule_batch(batch, dc, policies=["rr", "heuristic", "sa"], seed=0)
     saving = {p.policy: p.saving_vs_rr for p in result.policies}
     assert saving["rr"] == 0
     assert saving["sa"] > saving["heuristic"] + 1 > saving["rr"] + 3, saving
-    est = schedule_batch(batch, dc, ["heuristic", "sa"], seed=0,
+    est = schedule_batch(batch, dc, policies=["heuristic", "sa"], seed=0,
                          estimated=("est_time_s", "est_power_w"))
     assert all(p.saving_vs_rr > 0 for p in est.policies)
 
@@ -531,7 +531,7 @@ def test_table_5_1_ordering_with_the_milp() -> None:
     starts a task later than planned: it must not lose what it started from."""
     batch, sc = scenario_batch("small", seed=0)
     dc = DataCenter(sc.servers, sc.cores)
-    result = schedule_batch(batch, dc, "all", seed=0, time_limit_s=1.0)
+    result = schedule_batch(batch, dc, policies="all", seed=0, time_limit_s=1.0)
     saving = {p.policy: p.saving_vs_rr for p in result.policies}
     assert list(saving) == ["rr", "heuristic", "sa", "milp"]
     assert saving["milp"] >= saving["sa"] - 1e-9
@@ -548,11 +548,11 @@ def test_table_5_1_ordering_with_the_milp() -> None:
 
 def test_all_leaves_out_a_milp_too_large() -> None:
     batch = generate_batch(300, seed=0)
-    result = schedule_batch(batch, DataCenter(10, 12), "all", sa_iterations=1)
+    result = schedule_batch(batch, DataCenter(10, 12), policies="all", sa_iterations=1)
     assert [p.policy for p in result.policies] == ["rr", "heuristic", "sa"]
     assert "MILP left out" in result.notes[0]
     with pytest.raises(UsageError, match="too large"):
-        schedule_batch(batch, DataCenter(10, 12), ["milp"])
+        schedule_batch(batch, DataCenter(10, 12), policies=["milp"])
 
 
 # --- CLI -------------------------------------------------------------------------------------
@@ -603,7 +603,7 @@ def test_progress_counts_truthfully() -> None:
     the solver, so it never counts past its limit."""
     batch, sc = scenario_batch("small", seed=0)
     calls: list[tuple[str, float]] = []
-    schedule_batch(batch, DataCenter(sc.servers, sc.cores), "all", time_limit_s=1.5,
+    schedule_batch(batch, DataCenter(sc.servers, sc.cores), policies="all", time_limit_s=1.5,
                    progress=lambda stage, fraction: calls.append((stage, fraction)))
     fractions = [f for _, f in calls]
     assert fractions == sorted(fractions) and max(fractions) <= PROGRESS_CAP < 1

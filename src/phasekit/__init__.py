@@ -6,12 +6,15 @@ The Python front door (issue 19) speaks the CLI's words::
     prof = pk.read("run.parquet")              # Profile, Trace, Campaign or a saved result
     res = pk.periodicity(prof, metrics=["ipc"])  # PeriodicityResult
     pk.phases(prof); pk.structure("run.prv"); pk.energy.fit("campaign.json")
+    nodes = pk.periodicity_many("runs/job42/", workers=8)  # or client=dask Client
 
 Each verb takes its data first (a path, or the object the library function takes) and its
 options as keywords, and returns the library function's result. ``pk.periodicity``,
 ``pk.phases``, ``pk.structure``, ``pk.schedule``, ``pk.signature``, ``pk.record``,
 ``pk.energy.fit`` and ``pk.energy.choose`` are the subpackages and modules of those names,
-made callable (:mod:`phasekit.verbmodule` says why). ``import phasekit`` imports NumPy and
+made callable (:mod:`phasekit.verbmodule` says why). ``pk.periodicity_many``,
+``pk.phases_many`` and ``pk.structure_many`` run one analysis over several files
+(:mod:`phasekit.many`). ``import phasekit`` imports NumPy and
 nothing heavier; a verb imports what it uses when it is first called or named.
 """
 
@@ -33,6 +36,7 @@ if TYPE_CHECKING:
 
     from phasekit.energy.choose import ChoiceResult
     from phasekit.energy.fit import EnergyFitResult
+    from phasekit.energy.suggest import SuggestResult
     from phasekit.periodicity import PeriodicityResult
     from phasekit.phases import PhaseResult
     from phasekit.record import RecordingSummary
@@ -61,13 +65,16 @@ __all__ = [
     "energy",
     "load",
     "periodicity",
+    "periodicity_many",
     "phases",
+    "phases_many",
     "powermodel",
     "read",
     "record",
     "schedule",
     "signature",
     "structure",
+    "structure_many",
 ]
 
 PathLike = str | os.PathLike[str]
@@ -179,13 +186,16 @@ def _periodicity(profile: Profile | PathLike, *, metrics: Sequence[str] | str | 
 
 def _phases(profile: Profile | PathLike, *, method: str = "auto",
             threshold: float | None = None, smooth: int = 1,
+            metrics: Sequence[str] | str | None = None,
             sensors: Sequence[str] | str | None = None, **options: Any) -> PhaseResult:
     """Phase changes and recurring phases of a profile (``phasekit phases``; seed 001):
-    :func:`phasekit.phases.phases`, whose keywords are these and the detector's."""
+    :func:`phasekit.phases.phases`, whose keywords are these and the detector's
+    (``metrics``: the metrics forming the execution vectors, the CLI's ``--metric``;
+    ``sensors``: its former name)."""
     from phasekit.phases import phases
 
     return phases(_profile(profile), method=method, threshold=threshold, smooth=smooth,
-                  sensors=_names(sensors), **options)
+                  metrics=_names(metrics), sensors=_names(sensors), **options)
 
 
 def _structure(trace: Trace | PathLike, *, rank: int | None = None,
@@ -254,53 +264,51 @@ def _energy_choose(data: Campaign | pd.DataFrame | PathLike, *,
     (default: every input of ``data``); ``frequencies`` and ``cores``: the grid (default:
     those of ``data``). With ``uncertainty`` (the CLI's default) each choice says how sure it
     is (an ensemble of refits, ``tolerance`` percent of expected regret). Unlike the CLI's
-    JSON, the result does not carry the configurations to measure next (``phasekit energy
-    suggest``).
+    JSON, the result does not carry the configurations to measure next:
+    :func:`phasekit.energy.workflow.fit_then_choose` returns them with the result.
     """
+    import pandas as pd
+
+    from phasekit.energy.choose import TOLERANCE
+    from phasekit.energy.fit import EnergyFitResult
+    from phasekit.energy.workflow import fit_then_choose
+    from phasekit.runs import Campaign
+
+    if fit is not None and not isinstance(fit, EnergyFitResult):
+        path = os.fspath(fit)
+        fit = read(path)
+        if not isinstance(fit, EnergyFitResult):
+            raise InputError("not an energy_fit result", path=path)
+    return fit_then_choose(
+        _configurations(data), fit=fit, inputs=inputs, frequencies=frequencies, cores=cores,
+        max_time_s=max_time_s, max_cores=max_cores, min_frequency_ghz=min_frequency_ghz,
+        max_frequency_ghz=max_frequency_ghz, user_cores=user_cores, model=model, train=train,
+        design=design, seed=seed, uncertainty=uncertainty,
+        tolerance=TOLERANCE if tolerance is None else tolerance,
+        source=None if isinstance(data, Campaign | pd.DataFrame) else os.fspath(data)).result
+
+
+def _energy_suggest(data: Campaign | pd.DataFrame | PathLike, *, k: int = 5,
+                    frequencies: Sequence[float] | None = None,
+                    cores: Sequence[int] | None = None, model: str = "extended",
+                    seed: int = 0, **limits: Any) -> SuggestResult:
+    """The next configurations to measure (``phasekit energy suggest``; issue 18's
+    active-learning loop on the energy model of PaScal, Silva et al.):
+    :func:`phasekit.energy.suggest.suggest` from every configuration measured in ``data``
+    (a campaign, a table of runs, or its file). ``frequencies`` and ``cores``: the grid to
+    choose from (default: those of ``data``); ``limits``: ``max_time_s``, ``max_cores``,
+    ``min_frequency_ghz``, ``max_frequency_ghz``, ``tolerance``."""
     import numpy as np
 
-    from phasekit.energy.choose import TOLERANCE, choose, fit_ensemble
-    from phasekit.energy.fit import EnergyFitResult, fit_energy, input_numbers
-    from phasekit.energy.suggest import training_rows, trusted_rows
+    from phasekit.energy.suggest import suggest
 
     configs = _configurations(data)
-    tolerance = TOLERANCE if tolerance is None else tolerance
-    if fit is None:
-        fitted = fit_energy(configs, model=model, n_train=train, design=design, seed=seed,
-                            baselines=(), compare=False)
-    elif isinstance(fit, EnergyFitResult):
-        fitted = fit
-    else:
-        fitted = read(fit)
-        if not isinstance(fitted, EnergyFitResult):
-            raise InputError("not an energy_fit result", path=os.fspath(fit))
-    numbers, labels = input_numbers(configs, inputs)
-    if frequencies is not None and not fitted.frequency_controlled:
-        raise UsageError("frequencies: the fit did not control the frequency, so the model "
-                         "cannot predict other frequencies")
-    frequencies = (tuple(frequencies) if frequencies is not None
-                   else tuple(np.unique(configs["frequency_ghz"].dropna())))
-    cores = (tuple(cores) if cores is not None
-             else tuple(int(c) for c in np.unique(configs["cores"])))
-    training = training_rows(configs, fitted)
-    ensemble = None
-    if uncertainty and training is not None:
-        try:
-            ensemble = fit_ensemble(
-                training["frequency_ghz"].to_numpy(float), training["cores"],
-                training["input"], training["energy_j"],
-                training["time_s"] if fitted.with_time else None, model=fitted.model,
-                seed=seed, fitted=fitted.fitted)
-        except UsageError:  # too few training configurations: choices without uncertainty
-            ensemble = None
-    return choose(fitted.fitted, numbers, frequencies_ghz=frequencies, cores=cores,
-                  max_time_s=max_time_s, max_cores=max_cores,
-                  min_frequency_ghz=min_frequency_ghz, max_frequency_ghz=max_frequency_ghz,
-                  user_cores=user_cores, measured=configs, labels=labels,
-                  frequency_controlled=fitted.frequency_controlled,
-                  known_inputs=tuple(sorted({n for _, _, n in fitted.train})),
-                  ensemble=ensemble, tolerance=tolerance,
-                  trusted=trusted_rows(training, fitted))
+    grid_f = tuple(frequencies) if frequencies is not None else tuple(
+        np.unique(configs["frequency_ghz"].dropna()))
+    grid_p = tuple(cores) if cores is not None else tuple(
+        int(c) for c in np.unique(configs["cores"]))
+    return suggest(configs, k=k, frequencies_ghz=grid_f, cores=grid_p, model=model, seed=seed,
+                   **limits)
 
 
 # --- schedule, signature, record ---------------------------------------------------------------
@@ -318,7 +326,7 @@ def _schedule(batch: Batch | PathLike, *, servers: int, cores: int,
         batch = read_batch(batch)
     dc = DataCenter(servers=servers, cores=cores)
     batch.check_fits(dc.cores)
-    return schedule_batch(batch, dc, policies, **options)
+    return schedule_batch(batch, dc, policies=policies, **options)
 
 
 def _signature(signature: Signature | PathLike, *, power_model: Any = None,
@@ -366,6 +374,7 @@ VERBS: dict[str, Callable[..., Any]] = {
     "phasekit.structure": _structure,
     "phasekit.energy.fit": _energy_fit,
     "phasekit.energy.choose": _energy_choose,
+    "phasekit.energy.suggest": _energy_suggest,
     "phasekit.schedule": _schedule,
     "phasekit.signature": _signature,
     "phasekit.record": _record,
@@ -373,13 +382,18 @@ VERBS: dict[str, Callable[..., Any]] = {
 #: Subpackages reached as attributes (``pk.energy``), imported on first use.
 _LAZY = ("periodicity", "phases", "structure", "energy", "powermodel", "schedule",
          "signature", "record")
+#: The many-input verbs (:mod:`phasekit.many`: several files on local processes or a Dask
+#: client), imported on first use.
+_MANY = ("periodicity_many", "phases_many", "structure_many")
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return import_module(f"{__name__}.{name}")  # binds itself as this attribute
+    if name in _MANY:
+        return getattr(import_module(f"{__name__}.many"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(_MANY))

@@ -8,8 +8,9 @@ item; the other items still run. Three ways to run:
 - serially in this process (``workers=1``): what one profile has always used;
 - ``workers=N`` local processes (``concurrent.futures.ProcessPoolExecutor``, started with
   ``spawn``: a fork of a process whose numba or OpenMP threads are running can deadlock);
-- a Dask cluster (``scheduler="tcp://HOST:PORT"``, dask.distributed): the items must be
-  readable by the workers (a shared file system), and phasekit installed there.
+- a Dask cluster (a ``dask.distributed.Client`` as ``client``, or ``scheduler="tcp://HOST:PORT"``):
+  the items must be readable by the workers (a shared file system), and phasekit installed
+  there.
 
 Memory is bounded per worker by construction (our choice; see DESIGN.md, Conventions): a task
 is one file, read by the worker itself (the parent never holds the data), and what comes back
@@ -174,11 +175,13 @@ def expand_inputs(args: Sequence[str | os.PathLike[str]], suffixes: Sequence[str
 
 # --- running ---------------------------------------------------------------------------------
 def map_files(func: Callable[[T], R], items: Iterable[T], *, workers: int | None = 1,
-              scheduler: str | None = None, progress: Progress | None = None,
+              scheduler: str | None = None, client: Any = None,
+              progress: Progress | None = None,
               max_tasks_per_child: int | None = MAX_TASKS_PER_CHILD,
               started: Callable[[], None] | None = None) -> list[Outcome[R]]:
     """``func(item)`` for every item, serially (``workers=1``), on ``workers`` local processes
-    (None: one per core) or on the Dask cluster at ``scheduler``; one :class:`Outcome` per
+    (None: one per core), on the Dask ``client`` (a ``dask.distributed.Client``, left open) or
+    on the Dask cluster at ``scheduler`` (a client opened for the call); one :class:`Outcome` per
     item, in order. An exception of ``func`` is that item's :class:`Failure`; the others
     still run. ``progress(stage, fraction)`` is called as items finish; ``started()`` once
     the items are handed to local processes or to the cluster (not serially), so that the
@@ -193,8 +196,13 @@ def map_files(func: Callable[[T], R], items: Iterable[T], *, workers: int | None
     if workers is not None and workers < 1:
         raise UsageError(f"--workers must be at least 1, got {workers}")
     handed = started or (lambda: None)
+    if client is not None and scheduler is not None:
+        raise UsageError("give a Dask client or a scheduler address, not both")
+    if client is not None:
+        return _on_dask(func, todo, client, report, handed)
     if scheduler is not None:
-        return _on_dask(func, todo, scheduler, report, handed)
+        with _connect(scheduler) as opened:
+            return _on_dask(func, todo, opened, report, handed)
     count = min(workers or available_cores(), max(1, len(todo)))
     if count == 1:
         return _serially(func, todo, report)
@@ -428,36 +436,41 @@ def _on_processes(func: Callable[[T], R], items: list[T], workers: int, report: 
     return [o for o in outcomes if o is not None]
 
 
-def _on_dask(func: Callable[[T], R], items: list[T], scheduler: str, report: Progress,
-             started: Callable[[], None]) -> list[Outcome[R]]:
+def _connect(scheduler: str) -> Any:
+    """A dask.distributed client of the cluster at ``scheduler`` (UnsupportedError without
+    dask.distributed, UsageError when it does not answer)."""
     try:
         from distributed import Client
-        from distributed import as_completed as dask_completed
     except ImportError:
         raise UnsupportedError("--scheduler needs dask.distributed: pip install "
                                "'dask[distributed]'") from None
     try:
-        client = Client(scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False)
+        return Client(scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False)
     except (OSError, TimeoutError, ValueError, TypeError) as exc:
         raise UsageError(f"--scheduler {scheduler}: cannot connect to a Dask scheduler: "
                          f"{' '.join(str(exc).split())}") from None
+
+
+def _on_dask(func: Callable[[T], R], items: list[T], client: Any, report: Progress,
+             started: Callable[[], None]) -> list[Outcome[R]]:
+    from distributed import as_completed as dask_completed
+
     ticker = _Ticker(len(items), report)
     outcomes: list[Outcome[R] | None] = [None] * len(items)
-    with client:
-        task = functools.partial(call, func, threads=1)
-        futures = client.map(task, items, pure=False) if items else []
-        index = {future.key: i for i, future in enumerate(futures)}
-        if futures:
-            _announce(started)
-        try:
-            for future in dask_completed(futures, loop=client.loop):
-                i = index[future.key]
-                try:
-                    outcomes[i] = future.result()
-                except Exception as exc:  # KilledWorker, a lost connection, a cancellation
-                    outcomes[i] = Outcome(item=items[i], failure=describe(exc, items[i]))
-                ticker.tick()
-        except BaseException:
-            client.cancel(futures)
-            raise
+    task = functools.partial(call, func, threads=1)
+    futures = client.map(task, items, pure=False) if items else []
+    index = {future.key: i for i, future in enumerate(futures)}
+    if futures:
+        _announce(started)
+    try:
+        for future in dask_completed(futures, loop=client.loop):
+            i = index[future.key]
+            try:
+                outcomes[i] = future.result()
+            except Exception as exc:  # KilledWorker, a lost connection, a cancellation
+                outcomes[i] = Outcome(item=items[i], failure=describe(exc, items[i]))
+            ticker.tick()
+    except BaseException:
+        client.cancel(futures)
+        raise
     return [o for o in outcomes if o is not None]

@@ -35,6 +35,10 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "periodicity": ("phasekit.periodicity.analyze", "PeriodicityResult"),
     "multinode_analysis": ("phasekit.periodicity.nodes", "MultiNodeResult"),
     "phases": ("phasekit.phases.analyze", "PhaseResult"),
+    "multinode_phases": ("phasekit.many", "MultiPhaseResult"),
+    "multi_structure": ("phasekit.many", "MultiStructureResult"),
+    "structure": ("phasekit.structure", "StructureResult"),
+    "mpi-structure-result": ("phasekit.structure", "StructureResult"),  # before version 2
     "energy_fit": ("phasekit.energy.fit", "EnergyFitResult"),
     "energy_choice": ("phasekit.energy.choose", "ChoiceResult"),
     "energy_suggest": ("phasekit.energy.suggest", "SuggestResult"),
@@ -45,6 +49,9 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "signature": ("phasekit.signature.paths", "Signature"),
     "signature_estimate": ("phasekit.signature.reconstruct", "SignatureEstimate"),
     "power_model_fit": ("phasekit.signature.powermodels.fit", "PowerModelFit"),
+    "power_model_eval": ("phasekit.signature.powermodels.fit", "PowerModelEval"),
+    "coalloc_model": ("phasekit.signature.coalloc", "CoallocModel"),
+    "efficiency": ("phasekit.energy.efficiency", "EfficiencyTable"),
 }
 
 
@@ -173,6 +180,11 @@ def short_repr(result: object, *parts: object) -> str:
 def pct(value: float | None, scale: float = 1.0) -> str:
     """``12.3 %`` (``value`` x ``scale``), or ``n/a`` for None or NaN."""
     return "n/a" if value is None or not math.isfinite(value) else f"{value * scale:.1f} %"
+
+
+def format_count(value: float) -> str:
+    """Iterations as seed 003 prints them: an integer when it is one, else one decimal."""
+    return str(round(value)) if abs(value - round(value)) < 0.05 else f"{value:.1f}"
 
 
 def dumps(data: dict[str, Any]) -> str:

@@ -83,7 +83,8 @@ def _global(
     version: Annotated[bool, typer.Option(
         "--version", callback=_version, is_eager=True, help="Print the version and exit.")] = False,
     debug: Annotated[bool, typer.Option(
-        "--debug", help="Show the traceback of an error.")] = False,
+        "--debug", help="Show the traceback of an error (also accepted after the verb).")
+    ] = False,
     verbose: Annotated[int, typer.Option(
         "--verbose", "-v", count=True, show_default=False,
         help="More log messages (-v info, -vv debug).")] = 0,
@@ -112,7 +113,10 @@ app.command("phases", epilog=_phases.EPILOG)(_phases.phases)
 app.command("watch", epilog=_watch.EPILOG)(_watch.watch)
 app.command("structure", epilog=_structure.EPILOG)(_structure.structure)
 app.add_typer(_campaign.campaign_app, name="campaign")
-energy_app.command("phases", epilog=_energy_phases.EPILOG)(_energy_phases.phases)
+energy_app.command("phasediv", epilog=_energy_phases.EPILOG)(_energy_phases.phases)
+# the energy work's phase division was "energy phases" (a hidden alias: "phases" alone names
+# the execution phases of 'phasekit phases')
+energy_app.command("phases", epilog=_energy_phases.EPILOG, hidden=True)(_energy_phases.phases)
 energy_app.command("plot", epilog=_energy_plot.EPILOG)(_energy_plot.plot)
 app.add_typer(energy_app, name="energy")
 app.command("fingerprint", epilog=_fingerprint.EPILOG)(_fingerprint.fingerprint)
@@ -159,11 +163,39 @@ def _one_line(text: str) -> str:
 
 
 # --- entry point -----------------------------------------------------------------------------
+def _set_debug(ctx: Any, param: Any, value: bool) -> bool:
+    if value:
+        STATE.debug = True
+    return value
+
+
+def _debug_after_the_verb(command: Any) -> None:
+    """``phasekit VERB ... --debug`` as ``phasekit --debug VERB ...``: a hidden copy of the
+    global ``--debug`` on every command (parsed by click, so never taken from the arguments
+    after ``--`` of ``record`` or ``campaign run``)."""
+    import copy
+
+    debug = next(p for p in command.params if p.name == "debug")
+
+    def add(cmd: Any) -> None:
+        subcommands = getattr(cmd, "commands", None)
+        if subcommands is not None:
+            for sub in subcommands.values():
+                add(sub)
+        elif not any(p.name == "debug" for p in cmd.params):
+            late = copy.copy(debug)
+            late.hidden, late.expose_value, late.callback = True, False, _set_debug
+            cmd.params.append(late)
+
+    add(command)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the app on ``argv`` (default ``sys.argv[1:]``); exit with the contract's codes."""
     STATE.debug = False
     STATE.verbose = 0
     command = typer.main.get_command(app)
+    _debug_after_the_verb(command)
     code = 0
     with warnings.catch_warnings():
         warnings.simplefilter("always", PhasekitWarning)

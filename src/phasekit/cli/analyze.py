@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import functools
-import threading
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -29,19 +26,17 @@ from phasekit.cli.many import (
     SchedulerOption,
     WorkersOption,
     exit_code,
-    file_stem,
     finish_many,
     is_many,
-    node_names,
     refuse_plot,
-    run_many,
+    report_failures,
 )
 from phasekit.errors import PhasekitError, UsageError
+from phasekit.many import check_window, file_stem
 
 if TYPE_CHECKING:
     from phasekit.periodicity import PeriodicityResult
-    from phasekit.periodicity.nodes import MultiNodeResult, NodeSummary
-    from phasekit.profile import Profile
+    from phasekit.periodicity.nodes import MultiNodeResult
 
 EPILOG = """\
 Example:
@@ -168,77 +163,24 @@ def metric_choice_line(result: PeriodicityResult) -> str | None:
 
 
 # --- several profiles: the nodes of a run ----------------------------------------------------
-def check_window(data: Profile, window_s: tuple[float | None, float | None] | None,
-                 path: Path, text: str | None = None) -> None:
-    """UsageError naming the file (and the option as given, ``text``) when the window starts
-    after the end of the profile."""
-    if window_s is not None and window_s[0] is not None and window_s[0] >= data.duration:
-        given = f" {text!r}:" if text is not None else ""
-        raise UsageError(f"{path}: --window{given} starts at {window_s[0]:g} s, after the end "
-                         f"of this {data.duration:g} s profile")
-
-
-def analyze_file(path: str, *, metrics: list[str] | None,
-                 window_s: tuple[float | None, float | None] | None,
-                 options: dict[str, Any]) -> NodeSummary:
-    """The task run for each profile of a run (in a worker process or on Dask): read it,
-    analyze it, keep the summary (the patterns, not the data)."""
-    from phasekit.parallel import worker_threads
-    from phasekit.periodicity import analyze as run_analysis
-    from phasekit.periodicity.nodes import NodeSummary
-
-    source = Path(path)
-    data = load_profile(source)
-    check_window(data, window_s, source)
-    if metrics:
-        check_metrics(data, metrics, source)
-    try:
-        result = run_analysis(data, metrics=metrics, window_s=window_s,
-                              workers=worker_threads(), **options)
-    except PhasekitError as exc:
-        raise name_file(exc, source) from exc
-    return NodeSummary.from_result(result, file=path)
-
-
 def analyze_many(paths: Sequence[Path], *, metrics: list[str] | None,
                  window_s: tuple[float | None, float | None] | None, options: dict[str, Any],
                  workers: int | None, scheduler: str | None, json_output: bool,
                  output: Path | None) -> int:
-    """``phasekit analyze`` on the profiles of several nodes: analyses, comparison, output;
-    returns the exit code."""
-    from phasekit.io import PROFILE_SUFFIXES
+    """``phasekit analyze`` on the profiles of several nodes
+    (:func:`phasekit.many.periodicity_many`): output and exit code."""
+    from phasekit.many import periodicity_runs
 
-    job = functools.partial(analyze_file, metrics=metrics, window_s=window_s, options=options)
-    # while the workers analyze, this process gets the comparison ready (its imports and
-    # numba kernels take about a second, which would otherwise come after the last analysis);
-    # started once the files are handed out, so as not to hold the GIL while the workers
-    # start or while dask.distributed is imported and the client connects
-    warm = threading.Thread(target=_warm_comparison, daemon=True)
-    done, errors = run_many(job, paths, suffixes=PROFILE_SUFFIXES, workers=workers,
-                            scheduler=scheduler, progress=not json_output, what="analyzing",
-                            started=warm.start)
-    if warm.is_alive():
-        warm.join()
-    if not done:
-        return exit_code(0, errors)
-    from phasekit.periodicity.nodes import compare_nodes
-
-    files = [f for f, _ in done]
-    names = node_names(files, [s.node for _, s in done])
-    summaries = [replace(s, node=n, file=f) for (f, s), n in zip(done, names, strict=True)]
-    band = {"band": options["band"]} if "band" in options else {}
-    result = compare_nodes(summaries, errors=errors, **band)
+    with progress_reporter(not json_output, "analyzing") as progress:
+        result, runs = periodicity_runs(paths, metrics=metrics, window=window_s,
+                                        workers=workers, client=None, scheduler=scheduler,
+                                        progress=progress, options=options)
+    report_failures(runs)
+    if not runs.done:
+        return exit_code(0, runs.errors)
     return finish_many(result.to_dict(), output=output, json_output=json_output,
-                       n_done=len(done), errors=errors, show=lambda: print_nodes(result))
-
-
-def _warm_comparison() -> None:
-    """Import the comparison and load its numba kernels (run in a thread)."""
-    import numpy as np
-
-    from phasekit.periodicity.nodes import pattern_distance
-
-    pattern_distance(np.arange(8.0) + 1.0, np.arange(9.0) + 1.0)
+                       n_done=len(runs.done), errors=runs.errors,
+                       show=lambda: print_nodes(result))
 
 
 def print_nodes(result: MultiNodeResult) -> None:

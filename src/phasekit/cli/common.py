@@ -262,27 +262,37 @@ def titled_table(title: str) -> Table:
 
 
 def summary_table(result: PeriodicityResult, name: str) -> Table:
-    """The seed's Table II row for one analyzed profile (seed 000, section IV-B)."""
+    """The seed's Table II row for one analyzed profile (seed 000, section IV-B;
+    :func:`phasekit.periodicity.table.profile_row`)."""
+    from phasekit.periodicity.table import profile_row
+
+    row = profile_row(result)
     table = titled_table("Periodicities (seed 000, Table II)")
     table.add_column("profile", overflow="fold")
     for column in ("T_exe (s)", "#rp(#i)[#pa]", "%period"):
         table.add_column(column, justify="right", no_wrap=True)
-    table.add_row(name, f"{result.duration_s:.3f}",
-                  f"{len(result.patterns)}({result.n_instances})[{result.mean_consecutive:.1f}]",
-                  percent(result.coverage))
+    table.add_row(name, f"{row['duration_s']:.3f}",
+                  f"{row['patterns']}({row['instances']})[{row['mean_consecutive']:.1f}]",
+                  percent(row["coverage"]))
     return table
 
 
+#: How the CLI writes each column of :func:`phasekit.periodicity.table.pattern_rows`.
+_PATTERN_FORMATS: dict[str, Callable[[Any], str]] = {
+    "period_s": "{:.4g}".format, "mean_consecutive": "{:.1f}".format, "coverage": percent,
+    "wgss": "{:.4g}".format}
+
+
 def patterns_table(result: PeriodicityResult) -> Table:
-    """One row per representative pattern, largest coverage first."""
+    """One row per representative pattern, largest coverage first
+    (:func:`phasekit.periodicity.table.pattern_rows`)."""
+    from phasekit.periodicity.table import PATTERN_HEADERS, pattern_rows
+
     table = titled_table("Patterns")
-    for column in ("#", "period (s)", "length", "#i", "regions", "[#pa]", "%period", "WGSS",
-                   "DBA it."):
-        table.add_column(column, justify="right", no_wrap=True)
-    for i, p in enumerate(result.patterns, start=1):
-        table.add_row(str(i), f"{p.period_s:.4g}", str(p.length), str(p.n_instances),
-                      str(p.n_regions), f"{p.mean_consecutive:.1f}", percent(p.coverage),
-                      f"{p.wgss:.4g}", str(p.dba_iterations))
+    for header in PATTERN_HEADERS.values():
+        table.add_column(header, justify="right", no_wrap=True)
+    for row in pattern_rows(result):
+        table.add_row(*(_PATTERN_FORMATS.get(key, str)(row[key]) for key in PATTERN_HEADERS))
     return table
 
 

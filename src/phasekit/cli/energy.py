@@ -31,6 +31,7 @@ from phasekit.cli.common import (
 from phasekit.errors import InputError, PhasekitError, UsageError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
 
     import pandas as pd
     from rich.console import Console
@@ -55,7 +56,7 @@ Example:
     phasekit energy fit campaign.json
     phasekit energy fit campaign.json --train 10 --seed 1
     phasekit energy fit campaign.json --train 10 --baselines svr,knn
-    phasekit energy fit pascal-output.json --train 10 --design doptimal --model seed
+    phasekit energy fit pascal-output.json --train 10 --design doptimal --model pt
     phasekit energy fit runs.csv --train 10 --json > fit.json
 """
 
@@ -119,8 +120,9 @@ def fit(
              "columns frequency_ghz, cores, input, energy_j and optionally time_s (no "
              "frequency_ghz: the runs are at one uncontrolled frequency).")],
     model: Annotated[str, typer.Option(
-        "--model", metavar="extended|seed|auto",
-        help="seed: the thesis's E = P T (eqs. 4.14-4.22); extended: adds a "
+        "--model", metavar="extended|pt|auto",
+        help="pt: the thesis's E = P T (eqs. 4.14-4.22; \"seed\" is still accepted); "
+             "extended: adds a "
              "frequency-insensitive share, contention, an input-dependent serial share and "
              "per-input deviations; auto: the one of lowest cross-validated loss on the "
              "training configurations (leave-one-out up to 10).")] = "extended",
@@ -155,8 +157,8 @@ def fit(
 ) -> None:
     """Fit an energy model E(f, p, N) to measured configurations and report its error.
 
-    Bounded nonlinear least squares, multi-start (ours robustly on log error; the seed's
-    model on relative error, as the thesis, after a robust pass that sets aside readings far
+    Bounded nonlinear least squares, multi-start (ours robustly on log error; pt,
+    the thesis's model, on relative error as the thesis, after a robust pass that sets aside readings far
     below the fit: probable failed runs, which are named); time and energy together when
     times are measured. With --train N the model learns from N configurations and is
     scored on every other one: mean percentage error (seed 002, eq. 4.23) of the model, of
@@ -250,11 +252,14 @@ Example:
 """
 
 
-def _inputs(configs: pd.DataFrame, asked: str | None) -> tuple[list[float], dict[float, str]]:
-    """The input numbers asked for (labels of the campaign, or numbers), and their labels."""
+def _inputs(configs: pd.DataFrame, asked: Sequence[str] | None
+            ) -> tuple[list[float], dict[float, str]]:
+    """The input numbers asked for (labels of the campaign, or numbers; each --input may be a
+    comma-separated list), and their labels."""
     from phasekit.energy.fit import input_numbers
 
-    return input_numbers(configs, asked.split(",") if asked else None, option="--input")
+    names = [name for text in asked or () for name in text.split(",")]
+    return input_numbers(configs, names or None, option="--input")
 
 
 def _savings_text(predicted: dict[str, float], measured: dict[str, float], key: str) -> str:
@@ -317,7 +322,7 @@ def choose(
         "--fit", metavar="FIT.json", help="Use a saved `energy fit -o` result instead of "
         "fitting TABLE.")] = None,
     model: Annotated[str, typer.Option(
-        "--model", metavar="seed|extended", help="Model to fit (without --fit).")] = "extended",
+        "--model", metavar="pt|extended", help="Model to fit (without --fit).")] = "extended",
     train: Annotated[int | None, typer.Option(
         "--train", metavar="N", show_default=False,
         help="Fit on N configurations only (default: all of TABLE).")] = None,
@@ -325,10 +330,11 @@ def choose(
     design: Annotated[str, typer.Option(
         "--design", metavar="random|maximin|doptimal",
         help="How the N training configurations are chosen.")] = "doptimal",
-    inputs: Annotated[str | None, typer.Option(
-        "--input", metavar="LABEL,...", show_default=False,
-        help="Inputs to choose for: the campaign's labels, or input numbers (a number it did "
-             "not measure is extrapolated). Default: every input of TABLE.")] = None,
+    inputs: Annotated[list[str] | None, typer.Option(
+        "--input", metavar="LABEL", show_default=False,
+        help="An input to choose for (repeat, or a comma-separated list): the campaign's "
+             "labels, or input numbers (a number it did not measure is extrapolated). "
+             "Default: every input of TABLE.")] = None,
     freqs: FreqsOption = None,
     cores: CoresOption = None,
     max_time: Annotated[str | None, typer.Option(
@@ -370,14 +376,10 @@ def choose(
     measured - 1. With --uncertainty (the default), how sure each choice is, and where it is
     not, the configurations to measure next (as `phasekit energy suggest`).
     """
-    import numpy as np
-
     from phasekit.cli.common import parse_duration, parse_list
-    from phasekit.energy.choose import choose as choose_configurations
-    from phasekit.energy.choose import fit_ensemble
-    from phasekit.energy.fit import DESIGNS, fit_energy
+    from phasekit.energy.fit import DESIGNS
     from phasekit.energy.models import get_model
-    from phasekit.energy.suggest import next_configurations
+    from phasekit.energy.workflow import fit_then_choose
 
     get_model(model)
     if design not in DESIGNS:
@@ -389,62 +391,30 @@ def choose(
     if freqs and not configs["frequency_ghz"].notna().any():
         raise UsageError("--freqs: the campaign did not control the frequency, so the model "
                          "cannot predict other frequencies")
-    numbers, labels = _inputs(configs, inputs)
-    frequencies = (parse_list(freqs, "--freqs", float) if freqs
-                   else tuple(np.unique(configs["frequency_ghz"].dropna())))
-    core_counts = (parse_list(cores, "--cores", int) if cores
-                   else tuple(int(c) for c in np.unique(configs["cores"])))
+    asked = [name for text in inputs or () for name in text.split(",")] or None
+    _inputs(configs, inputs)  # the option's own wording for an input that is not one
+    frequencies = parse_list(freqs, "--freqs", float) if freqs else None
+    core_counts = parse_list(cores, "--cores", int) if cores else None
     limit_s = parse_duration(max_time, "--max-time") if max_time else None
-    notes = []
-    with progress_reporter(not json_output, f"choosing for {table.name}") as progress:
-        if fit_file is not None:
-            fitted_result = _read_fit(fit_file)
-        else:
-            if progress is not None:
-                progress(f"fitting the {model} model", 0.0)
-            try:
-                fitted_result = fit_energy(configs, model=model, n_train=train, design=design,
-                                           seed=seed, baselines=(), compare=False)
-            except PhasekitError as exc:
-                raise name_file(exc, table) from exc
-        ensemble = None
-        training = _training_rows(configs, fitted_result)
-        if uncertainty:
-            if training is None:
-                notes.append("no uncertainty: the fit's training configurations are not all "
-                             f"in {table.name}")
-            else:
-                f = training["frequency_ghz"].to_numpy(float)
-                try:
-                    ensemble = fit_ensemble(
-                        f, training["cores"], training["input"], training["energy_j"],
-                        training["time_s"] if fitted_result.with_time else None,
-                        model=fitted_result.model, seed=seed, fitted=fitted_result.fitted,
-                        progress=None if progress is None else
-                        (lambda stage, x: progress(stage, 0.3 + 0.7 * x)))
-                except UsageError as exc:
-                    notes.append(f"no uncertainty: {exc}")
-    controlled = fitted_result.frequency_controlled
-    if freqs and not controlled:
+    fitted_result = _read_fit(fit_file) if fit_file is not None else None
+    if freqs and fitted_result is not None and not fitted_result.frequency_controlled:
         raise UsageError("--freqs: the fit did not control the frequency, so the model "
                          "cannot predict other frequencies")
-    result = choose_configurations(
-        fitted_result.fitted, numbers, frequencies_ghz=frequencies, cores=core_counts,
-        max_time_s=limit_s,
-        max_cores=max_cores, min_frequency_ghz=min_freq, max_frequency_ghz=max_freq,
-        user_cores=user_cores, measured=configs, labels=labels, frequency_controlled=controlled,
-        known_inputs=tuple(sorted({n for _, _, n in fitted_result.train})), ensemble=ensemble,
-        tolerance=tolerance, trusted=_trusted_rows(training, fitted_result))
+    with progress_reporter(not json_output, f"choosing for {table.name}") as progress:
+        run = fit_then_choose(
+            configs, fit=fitted_result, inputs=asked, frequencies=frequencies,
+            cores=core_counts, max_time_s=limit_s, max_cores=max_cores,
+            min_frequency_ghz=min_freq, max_frequency_ghz=max_freq, user_cores=user_cores,
+            model=model, train=train, design=design, seed=seed, uncertainty=uncertainty,
+            tolerance=tolerance, source=table, progress=progress)
+    result, notes, unsure = run.result, run.notes, run.unsure
+    controlled = run.fitted.frequency_controlled
     data = result.to_dict()
-    unsure = [c for c in result.choices if c.uncertainty is not None and not c.uncertainty.sure]
-    suggestions: tuple = ()
-    if ensemble is not None and training is not None and unsure:
-        suggestions, _ = next_configurations(
-            ensemble, result, training, trusted=_trusted_rows(training, fitted_result), k=3,
-            tolerance=tolerance)
+    suggestions = run.suggestions()
+    if suggestions:
         data["suggestions"] = [s.to_dict() for s in suggestions]
     if notes:
-        data["notes"] = notes
+        data["notes"] = list(notes)
 
     def draw(path: Path) -> object:
         from phasekit.plot.energy import plot_choice
@@ -579,11 +549,12 @@ def suggest(
         "`energy fit -o` result as the measured ones (their energies are read from TABLE).")
                         ] = None,
     model: Annotated[str, typer.Option(
-        "--model", metavar="seed|extended", help="Model to fit.")] = "extended",
+        "--model", metavar="pt|extended", help="Model to fit.")] = "extended",
     seed: Annotated[int, typer.Option("--seed", metavar="S", help="Random seed.")] = 0,
-    inputs: Annotated[str | None, typer.Option(
-        "--input", metavar="LABEL,...", show_default=False,
-        help="Inputs to suggest for (default: every input of TABLE).")] = None,
+    inputs: Annotated[list[str] | None, typer.Option(
+        "--input", metavar="LABEL", show_default=False,
+        help="An input to suggest for (repeat, or a comma-separated list; default: every "
+             "input of TABLE).")] = None,
     freqs: FreqsOption = None,
     cores: CoresOption = None,
     max_cores: MaxCoresOption = None,

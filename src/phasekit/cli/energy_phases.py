@@ -1,4 +1,8 @@
-"""``phasekit energy phases``: the minimum-energy phase division of a run (seed 002, ch. 5)."""
+"""``phasekit energy phasediv``: the minimum-energy phase division of a run (seed 002, ch. 5).
+
+The command was ``phasekit energy phases``, still accepted (hidden): "phases" alone names the
+execution phases of ``phasekit phases``.
+"""
 
 from __future__ import annotations
 
@@ -28,10 +32,10 @@ EPILOG = """\
 Example:
 
 \b
-    phasekit energy phases profiles.json
-    phasekit energy phases profiles.json --max-phases 10 --integrator trapezoid --plot div.png
-    phasekit energy phases pascal.json --input 3 --rep 1 --switch-cost-j 50 --json
-    phasekit energy phases profiles.json --method ga --max-phases 20
+    phasekit energy phasediv profiles.json
+    phasekit energy phasediv profiles.json --max-phases 10 --integrator trapezoid --plot div.png
+    phasekit energy phasediv pascal.json --input 3 --rep 1 --switch-cost-j 50 --json
+    phasekit energy phasediv profiles.json --method ga --max-phases 20
 """
 
 FIGURE_SUFFIXES = ("png", "svg", "pdf", "jpg", "jpeg", "webp", "tif", "tiff", "eps", "ps")

@@ -23,6 +23,7 @@ from phasekit.cli.common import (
     print_json,
     print_written,
     progress_reporter,
+    write_json,
 )
 from phasekit.cli.energy import load_runs
 from phasekit.cli.energy_phases import FIGURE_SUFFIXES
@@ -38,10 +39,11 @@ EPILOG = """\
 Example:
 
 \b
-    phasekit energy plot campaign.json -o campaign.png
+    phasekit energy plot campaign.json --plot campaign.png
     phasekit energy plot campaign.jsonl --kind efficiency --mode smoothed --region solve \\
-        -o efficiency.svg
-    phasekit energy plot pascal-output.json --kind energy --input 3 -o energy.pdf
+        --plot efficiency.svg
+    phasekit energy plot pascal-output.json --kind energy --input 3 --plot energy.pdf \\
+        -o energy.json
     phasekit energy plot runs.csv --frequency 2.2 --json
 """
 
@@ -90,9 +92,13 @@ def plot(
         help="Campaign JSON (phasekit's, a .jsonl log or PaScal Analyzer's) or a CSV with "
              "columns time_s, input, threads or cores, and optionally frequency_ghz, "
              "energy_j, status, region:NAME.")],
-    output: Annotated[Path | None, typer.Option(
-        "--output", "-o", metavar="FILE", show_default=False,
+    figure: Annotated[Path | None, typer.Option(
+        "--plot", metavar="FILE", show_default=False,
         help="Write the figure (png, svg, pdf...: from the name).")] = None,
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-o", metavar="RESULT.json", show_default=False,
+        help="Write the result as JSON (what --json prints). A figure's name (-o FILE.png, "
+             "the old spelling of --plot) still writes the figure.")] = None,
     kind: Annotated[str, typer.Option(
         "--kind", metavar="efficiency|energy|all",
         help="efficiency: the heatmaps; energy: energy and time over configurations with the "
@@ -147,7 +153,12 @@ def plot(
         raise UsageError(f"--frequency {frequency!r}: expected a positive frequency in GHz")
     if cores is not None and cores < 1:
         raise UsageError(f"--cores {cores}: expected a positive core count")
-    check_output(output, "--output", FIGURE_SUFFIXES)
+    if output is not None and output.suffix.lower().lstrip(".") in FIGURE_SUFFIXES:
+        if figure is not None:  # -o FIGURE: the old spelling of --plot
+            raise UsageError(f"--output {output}: a figure; give it with --plot (or -o a .json)")
+        figure, output = output, None
+    check_output(output, "--output", ("json",))
+    check_output(figure, "--plot", FIGURE_SUFFIXES)
     source = str(campaign)
     data = load_runs(campaign)
     try:
@@ -168,25 +179,28 @@ def plot(
         if kind in ("energy", "all"):
             configs = configuration_table(frame, inputs=order, source=source)
         written: list[tuple[str, Path]] = []
-        if output is not None:
+        if figure is not None:
             with progress_reporter(not json_output, f"plotting {campaign.name}") as progress:
                 if progress is not None:
                     progress("drawing", 0.2)
-                plot_energy(output, tables=tables, configs=configs, mode=mode)
-            written.append(("figure", output))
+                plot_energy(figure, tables=tables, configs=configs, mode=mode)
+            written.append(("figure", figure))
     except PhasekitError as exc:
         raise name_file(exc, campaign) from exc
     notes: list[str] = list(dict.fromkeys(n for t in tables for n in t.notes))
     if configs is not None:
         notes += list(configs.notes)
+    data_out: dict[str, Any] = {
+        "campaign": source, "kind": kind, "mode": mode,
+        "efficiency": [t.to_dict() for t in tables],
+        "configurations": None if configs is None else configs.to_dict()["configurations"],
+        "has_energy": None if configs is None else configs.has_energy,
+        "notes": notes, "figure": None if figure is None else str(figure),
+    }
+    if output is not None:
+        write_json(output, data_out)
+        written.append(("result", output))
     if json_output:
-        data_out: dict[str, Any] = {
-            "campaign": source, "kind": kind, "mode": mode,
-            "efficiency": [t.to_dict() for t in tables],
-            "configurations": None if configs is None else configs.to_dict()["configurations"],
-            "has_energy": None if configs is None else configs.has_energy,
-            "notes": notes, "figure": None if output is None else str(output),
-        }
         print_json(data_out)
         return
     console = out_console()
@@ -198,6 +212,6 @@ def plot(
             console.print(line, soft_wrap=True)
     for note in notes:
         console.print(f"note: {note}", soft_wrap=True)
-    if output is None:
-        console.print("no figure written (give -o FILE.png, .svg or .pdf)", soft_wrap=True)
+    if figure is None:
+        console.print("no figure written (give --plot FILE.png, .svg or .pdf)", soft_wrap=True)
     print_written(console, written)

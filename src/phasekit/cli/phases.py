@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -25,11 +24,11 @@ from phasekit.cli.many import (
     exit_code,
     finish_many,
     is_many,
-    node_names,
     refuse_plot,
-    run_many,
+    report_failures,
 )
-from phasekit.errors import PhasekitError, UsageError
+from phasekit.errors import PhasekitError
+from phasekit.many import PHASES_KIND
 
 EPILOG = """\
 Example:
@@ -41,8 +40,8 @@ Example:
     phasekit phases runs/job42/ --workers 4 --json > phases.json
 """
 
-#: ``kind`` of the JSON of several profiles.
-MANY_KIND = "multinode_phases"
+#: ``kind`` of the JSON of several profiles (:class:`phasekit.many.MultiPhaseResult`).
+MANY_KIND = PHASES_KIND
 
 FIGURE_SUFFIXES = ("png", "svg", "pdf", "jpg", "jpeg", "webp", "tif", "tiff", "eps", "ps")
 
@@ -65,10 +64,13 @@ def phases(
     ] = None,
     smooth: Annotated[int, typer.Option(
         "--smooth", metavar="N", help="Sliding-average window in vectors (1: none).")] = 1,
-    sensor: Annotated[list[str] | None, typer.Option(
-        "--sensor", metavar="NAME", help="A metric of the execution vectors; repeat. Default: "
-        "every metric that varies (ev-literal: the seed's sensors that the profile has).")
+    metric: Annotated[list[str] | None, typer.Option(
+        "--metric", "-m", metavar="NAME", help="A metric of the execution vectors (a sensor, "
+        "seed 001); repeat. Default: every metric that varies (ev-literal: the seed's sensors "
+        "that the profile has).")
     ] = None,
+    sensor: Annotated[list[str] | None, typer.Option(
+        "--sensor", metavar="NAME", hidden=True, help="The old name of --metric.")] = None,
     json_output: Annotated[bool, typer.Option(
         "--json", help="Print {\"phases\": [{\"start_s\", \"end_s\", \"id\", ...}]} as JSON.")
     ] = False,
@@ -94,6 +96,7 @@ def phases(
     """
     from phasekit.phases import phases as run_phases
 
+    sensor = [*(metric or ()), *(sensor or ())]  # --sensor: the old name of --metric
     check_output(output, "--output")
     check_output(plot, "--plot", FIGURE_SUFFIXES)
     if is_many(profiles):
@@ -148,38 +151,21 @@ def phases(
     return 0
 
 
-def phases_file(path: str, *, options: dict[str, Any]) -> dict[str, Any]:
-    """The task run for each profile of several: read it, detect its phases, keep the result
-    as JSON data (without the per-vector series)."""
-    from phasekit.phases import phases as run_phases
-
-    source = Path(path)
-    data = load_profile(source)
-    try:
-        return run_phases(data, **options).to_dict()
-    except PhasekitError as exc:
-        raise name_file(exc, source) from exc
-
-
 def phases_many(paths: list[Path], *, options: dict[str, Any], workers: int | None,
                 scheduler: str | None, json_output: bool, output: Path | None) -> int:
-    """``phasekit phases`` on several profiles; returns the exit code."""
-    from phasekit.io import PROFILE_SUFFIXES
-    from phasekit.phases import METHODS
+    """``phasekit phases`` on several profiles (:func:`phasekit.many.phases_many`); returns
+    the exit code."""
+    from phasekit.cli.common import progress_reporter
+    from phasekit.many import phases_runs
 
-    if options["method"] not in ("auto", *METHODS):
-        raise UsageError(f"--method {options['method']!r}: expected auto or one of "
-                         + ", ".join(METHODS))
-    job = functools.partial(phases_file, options=options)
-    done, errors = run_many(job, paths, suffixes=PROFILE_SUFFIXES, workers=workers,
-                            scheduler=scheduler, progress=not json_output,
-                            what="detecting the phases of")
-    if not done:
-        return exit_code(0, errors)
-    names = node_names([f for f, _ in done], [str(d.get("node") or "") for _, d in done])
-    nodes = [{**d, "node": name, "file": f} for (f, d), name in zip(done, names, strict=True)]
-    data = {"kind": MANY_KIND, "version": 1, "nodes": nodes,
-            "errors": [e.to_dict() for e in errors]}
+    with progress_reporter(not json_output, "detecting the phases of") as progress:
+        result, runs = phases_runs(paths, workers=workers, client=None, scheduler=scheduler,
+                                   progress=progress, options=options)
+    report_failures(runs)
+    if not runs.done:
+        return exit_code(0, runs.errors)
+    nodes = result.nodes
+    data = result.to_dict()
 
     def show() -> None:
         table = Table(title=f"Phases of {len(nodes)} profiles (seed 001)",
@@ -194,8 +180,8 @@ def phases_many(paths: list[Path], *, options: dict[str, Any], workers: int | No
                           str(node.get("explanation") or ""))
         out_console().print(table)
 
-    return finish_many(data, output=output, json_output=json_output, n_done=len(done),
-                       errors=errors, show=show)
+    return finish_many(data, output=output, json_output=json_output, n_done=len(runs.done),
+                       errors=runs.errors, show=show)
 
 
 def _short(name: str) -> str:

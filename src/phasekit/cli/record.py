@@ -17,7 +17,7 @@ Example:
 
 \b
     phasekit record -o run.parquet -- ./app input.dat
-    phasekit record --interval 10ms --metrics task_clock,page_faults,disk_write_bytes -- make
+    phasekit record --interval 10ms --metric task_clock --metric page_faults -- make
     phasekit record --duration 60s --scope node -o node.parquet
     phasekit record --sensor 'power=ipmitool dcmi power reading | awk "/Instant/ {print \\$4}"' -- ./app
     phasekit analyze run.parquet --metric task_clock
@@ -31,10 +31,12 @@ def record(
     interval: Annotated[str, typer.Option(
         "--interval", "-i", metavar="DURATION",
         help="Sampling interval (5ms, 0.1s, ...; at least 1ms).")] = "5ms",
+    metric: Annotated[list[str] | None, typer.Option(
+        "--metric", "-m", metavar="NAME",
+        help="A metric to record; repeat (or give a comma-separated list). Default: all that "
+             "the sources here provide; see 'phasekit sources'.")] = None,
     metrics: Annotated[str | None, typer.Option(
-        "--metrics", "-m", metavar="LIST",
-        help="Comma-separated metrics to record (default: all that the sources here provide; "
-             "see 'phasekit sources').")] = None,
+        "--metrics", metavar="LIST", hidden=True, help="The old name of --metric.")] = None,
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", metavar="FILE",
         help="Profile to write: .parquet, .csv or .arrows (default: "
@@ -75,7 +77,8 @@ def record(
     step = parse_duration(interval, "--interval")
     span = None if duration is None else parse_duration(duration, "--duration")
     period = parse_duration(sensor_interval, "--sensor-interval")
-    wanted = _split(metrics, "--metrics")
+    listed = [*(metric or ()), *(() if metrics is None else (metrics,))]  # --metrics: old name
+    wanted = _split(",".join(listed), "--metric") if listed else None
     if output is None:
         output = Path(f"phasekit-record-{_dt.datetime.now():%Y%m%d-%H%M%S}.parquet")
     chosen = select_sources(_split(sources, "--sources"), builtin_sources())

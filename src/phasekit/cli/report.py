@@ -64,7 +64,7 @@ def report(
     results: Annotated[list[Path], typer.Argument(
         metavar="RESULT.json...", show_default=False,
         help="Results written by phasekit's verbs (-o): analyze, phases, structure, "
-             "energy fit/choose/phases, fingerprint, schedule, ...; a campaign (.json or its "
+             "energy fit/choose/phasediv, fingerprint, schedule, ...; a campaign (.json or its "
              ".jsonl log). Any other kind is shown generically.")],
     output: Annotated[Path, typer.Option(
         "--output", "-o", metavar="REPORT.html",

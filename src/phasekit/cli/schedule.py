@@ -151,7 +151,7 @@ def schedule(
         write_batch(batch, save_batch)
 
     with progress_reporter(policy in ("all", "sa", "milp"), "scheduling") as progress:
-        result = schedule_batch(batch, dc, policy, seed=seed, time_limit_s=limit,
+        result = schedule_batch(batch, dc, policies=policy, seed=seed, time_limit_s=limit,
                                 estimated=None if est is None else (est[0], est[1]),
                                 progress=progress)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -25,10 +24,11 @@ from phasekit.cli.many import (
     finish_many,
     is_many,
     refuse_plot,
-    run_many,
+    report_failures,
 )
 from phasekit.cli.phases import FIGURE_SUFFIXES
-from phasekit.errors import PhasekitError, UsageError
+from phasekit.errors import PhasekitError
+from phasekit.many import STRUCTURE_KIND, check_trace
 
 EPILOG = """\
 Example:
@@ -40,8 +40,8 @@ Example:
     phasekit structure 'traces/*.prv.gz' --workers 2 --json > structures.json
 """
 
-#: ``kind`` of the JSON of several traces.
-MANY_KIND = "multi_structure"
+#: ``kind`` of the JSON of several traces (:class:`phasekit.many.MultiStructureResult`).
+MANY_KIND = STRUCTURE_KIND
 
 
 def structure(
@@ -122,14 +122,14 @@ def structure(
                          no_wrap=True)
     for row in result.table():
         table.add_row(*row.values())
-    if result.rows:
+    if result.pseudocode:
         console.print(table)
-    n_loops = len(result.loops)
-    top = result.top_loops
-    console.print(f"{n_loops} loop(s), {len(top)} at the top level"
-                  + (": " + ", ".join(f"id {loop.id} with {loop.it} iterations" for loop in top)
-                     if top else ""), soft_wrap=True)
-    filtered = int(result.reduction.filtered.sum())
+    top = result.loop_tree
+    console.print(f"{result.n_loops} loop(s), {len(top)} at the top level"
+                  + (": " + ", ".join(f"id {loop['id']} with {loop['iterations_total']} "
+                                      "iterations" for loop in top) if top else ""),
+                  soft_wrap=True)
+    filtered = len(result.filtered)
     if filtered:
         console.print(f"{filtered} repeated call(s) explain less than {min_explained:.0%} of "
                       "the run and are left out (--min-explained)", soft_wrap=True)
@@ -142,43 +142,21 @@ def structure(
     return 0
 
 
-def check_trace(path: Path) -> None:
-    """UsageError unless ``path`` names a trace format we read."""
-    from phasekit.io import is_trace
-
-    if not is_trace(path):
-        raise UsageError(f"{path}: not a trace; expected a Paraver .prv/.prv.gz or an OTF2 "
-                         ".otf2 anchor file")
-
-
-def structure_file(path: str, *, options: dict[str, Any]) -> dict[str, Any]:
-    """The task run for each trace of several: read it, infer its structure, keep the result
-    as JSON data (not the trace)."""
-    from phasekit.io import read_trace
-    from phasekit.structure import structure as run_structure
-
-    source = Path(path)
-    check_trace(source)
-    try:
-        return run_structure(read_trace(source), **options).to_dict(clusters=False)
-    except PhasekitError as exc:
-        raise name_file(exc, source) from exc
-
-
 def structure_many(paths: list[Path], *, options: dict[str, Any], workers: int | None,
                    scheduler: str | None, json_output: bool, output: Path | None) -> int:
-    """``phasekit structure`` on several traces; returns the exit code."""
-    from phasekit.io import TRACE_SUFFIXES
+    """``phasekit structure`` on several traces (:func:`phasekit.many.structure_many`);
+    returns the exit code."""
+    from phasekit.cli.common import progress_reporter
+    from phasekit.many import structure_runs
 
-    job = functools.partial(structure_file, options=options)
-    done, errors = run_many(job, paths, suffixes=TRACE_SUFFIXES, workers=workers,
-                            scheduler=scheduler, progress=not json_output,
-                            what="inferring the structure of")
-    if not done:
-        return exit_code(0, errors)
-    traces = [{"file": f, **d} for f, d in done]
-    data = {"kind": MANY_KIND, "version": 1, "traces": traces,
-            "errors": [e.to_dict() for e in errors]}
+    with progress_reporter(not json_output, "inferring the structure of") as progress:
+        result, runs = structure_runs(paths, workers=workers, client=None, scheduler=scheduler,
+                                      progress=progress, options=options)
+    report_failures(runs)
+    if not runs.done:
+        return exit_code(0, runs.errors)
+    traces = result.traces
+    data = result.to_dict()
 
     def show() -> None:
         table = Table(title=f"Structure of {len(traces)} traces (seed 003)",
@@ -195,5 +173,5 @@ def structure_many(paths: list[Path], *, options: dict[str, Any], workers: int |
                           ", ".join(f"{loop['iterations']:g}" for loop in loops))
         out_console().print(table)
 
-    return finish_many(data, output=output, json_output=json_output, n_done=len(done),
-                       errors=errors, show=show)
+    return finish_many(data, output=output, json_output=json_output, n_done=len(runs.done),
+                       errors=runs.errors, show=show)

@@ -45,7 +45,11 @@ def watch(
         "--threshold", metavar="T", show_default=False,
         help="As for 'phasekit phases' (ev-literal 0.15, ev 4).")] = None,
     smooth: Annotated[int, typer.Option("--smooth", metavar="N")] = 1,
-    sensor: Annotated[list[str] | None, typer.Option("--sensor", metavar="NAME")] = None,
+    metric: Annotated[list[str] | None, typer.Option(
+        "--metric", "-m", metavar="NAME",
+        help="A metric of the execution vectors, as for 'phasekit phases'; repeat.")] = None,
+    sensor: Annotated[list[str] | None, typer.Option(
+        "--sensor", metavar="NAME", hidden=True, help="The old name of --metric.")] = None,
     wait: Annotated[str, typer.Option(
         "--wait", metavar="DURATION",
         help="How long to wait for FILE to appear.")] = "60s",
@@ -65,6 +69,7 @@ def watch(
     from phasekit.phases import make_detector
     from phasekit.phases.vectors import StreamingVectors, sensor_kind, streaming_sensors
 
+    sensor = [*(metric or ()), *(sensor or ())]  # --sensor: the old name of --metric
     wait_s, poll_s = parse_duration(wait, "--wait"), parse_duration(poll, "--poll")
     rows = _rows(source, wait_s, poll_s)
     header = next(rows)

@@ -51,20 +51,30 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
-from phasekit.energy.fit import FAILED_RATIO, NOMINAL_FREQUENCY, FittedModel, fit_model
+from phasekit.energy.fit import (
+    FAILED_RATIO,
+    NOMINAL_FREQUENCY,
+    FittedModel,
+    current_label,
+    fit_model,
+)
 from phasekit.errors import InputError, UsageError
-from phasekit.results import check_version, plain, short_repr
+from phasekit.results import Result, check_version, plain, short_repr
 from phasekit.verbmodule import make_callable
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["Candidate", "Choice", "ChoiceResult", "Ensemble", "Uncertainty", "choose",
            "fit_ensemble", "pareto_front", "regret"]
 
-RESULT_VERSION = 1
+RESULT_VERSION = 2  # 2: the thesis model is "pt" (was "seed"; from_dict migrates)
 BASELINE_POLICIES = ("worst", "random", "best")
 #: Refits of the ensemble: leave-one-out up to this many training configurations, this many
 #: groups beyond (our choice).
@@ -219,7 +229,7 @@ class Choice:
 
 
 @dataclass(frozen=True)
-class ChoiceResult:
+class ChoiceResult(Result):
     """Choices for every input asked, with the model, the grid and the limits used."""
 
     model: str
@@ -233,6 +243,8 @@ class ChoiceResult:
     #: Measured readings left out of the regret and the measured savings: the model predicts
     #: them at least FAILED_RATIO times higher (probable failed runs).
     failed_readings: int = 0
+
+    KIND: ClassVar[str] = "energy_choice"
 
     @property
     def mean_regret(self) -> float:
@@ -271,8 +283,9 @@ class ChoiceResult:
         try:
             grid = data["grid"]
             controlled = bool(data.get("frequency_controlled", True))
+            # Migration (issue 19): "seed" named the model now called "pt".
             return ChoiceResult(
-                model=str(data["model"]), params={k: float(v) for k, v in
+                model=current_label(str(data["model"])), params={k: float(v) for k, v in
                                                   data["params"].items()},
                 choices=tuple(Choice.from_dict(c) for c in data["choices"]),
                 frequencies_ghz=tuple(float(f) for f in grid["frequencies_ghz"]) if controlled
@@ -285,6 +298,50 @@ class ChoiceResult:
                 failed_readings=int(data.get("failed_readings", 0)))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise InputError(f"malformed energy_choice result: {exc}", path=source) from None
+
+    def summary(self) -> pd.DataFrame:
+        """The table ``phasekit energy choose`` prints: one row per input with the chosen
+        configuration (frequency NaN where not controlled), its predicted time and energy,
+        its measured energy and regret (NaN where unknown), the continuous optimum
+        frequency, the predicted savings against each baseline policy (``saving_<policy>``,
+        percent) and, with an ensemble, how sure the choice is."""
+        policies = list(dict.fromkeys(k for c in self.choices for k in c.savings_predicted))
+        rows = []
+        for c in self.choices:
+            best, u = c.best, c.uncertainty
+            row: dict[str, Any] = {
+                "input": c.input_label,
+                "frequency_ghz": np.nan if best is None else best.frequency_ghz,
+                "cores": None if best is None else best.cores,
+                "time_s": np.nan if best is None else best.time_s,
+                "energy_j": np.nan if best is None else best.energy_j,
+                "measured_energy_j": np.nan if best is None else best.measured_energy_j,
+                "regret": c.regret, "continuous_frequency_ghz": c.continuous_frequency_ghz,
+                "basis": c.basis, "extrapolated": c.extrapolated}
+            row.update({f"saving_{k}": c.savings_predicted.get(k, np.nan) for k in policies})
+            if u is not None:
+                row.update({"energy_low_j": u.energy_low_j, "energy_high_j": u.energy_high_j,
+                            "expected_regret": u.expected_regret, "sure": u.sure})
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def plot(self, ax: Axes | None = None, *, input: str | None = None) -> Figure:
+        """The figure of ``phasekit energy choose --plot`` (a panel per input); on ``ax``,
+        the panel of ``input`` (a label; default the first input with a choice)."""
+        from phasekit.plot.energy import choice_figure, draw_choice
+
+        if ax is None and input is None:
+            return choice_figure(self)
+        from phasekit.plot.energy import target_axes
+
+        fig, ax = target_axes(ax)
+        drawable = [c for c in self.choices if c.evaluated or c.pareto]
+        wanted = [c for c in drawable if input is None or c.input_label == str(input)]
+        if not wanted:
+            raise UsageError(f"input {input}: no choice to plot (inputs with one: "
+                             f"{', '.join(c.input_label for c in drawable) or 'none'})")
+        draw_choice(ax, self, wanted[0])
+        return fig
 
 
 def pareto_front(time_s: np.ndarray, energy_j: np.ndarray) -> np.ndarray:

@@ -32,14 +32,18 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from phasekit.campaign import REGION_PREFIX, Campaign
 from phasekit.errors import InputError, UsageError
-from phasekit.results import plain
+from phasekit.results import Result, check_version, plain
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = [
     "ConfigurationTable",
@@ -145,7 +149,7 @@ def _fmt(value: float) -> str:
 
 # --- efficiency --------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class EfficiencyTable:
+class EfficiencyTable(Result):
     """Efficiency (speedup / processing units) over inputs x thread counts, seed 002 §3.10.1.
 
     Arrays are ``(len(counts), len(inputs))``, NaN where nothing was measured: ``time_s`` (mean
@@ -167,6 +171,8 @@ class EfficiencyTable:
     frequency_ghz: float | None = None
     cores: int | None = None
     notes: tuple[str, ...] = ()
+
+    KIND: ClassVar[str] = "efficiency"
 
     @property
     def name(self) -> str:
@@ -201,6 +207,49 @@ class EfficiencyTable:
             "inputs": list(self.inputs), "counts": list(self.counts), "reference": reference,
             "rows": self.to_frame().to_dict(orient="records"), "notes": list(self.notes),
         })
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], source: str | None = None) -> EfficiencyTable:
+        check_version(data, cls.KIND, EFFICIENCY_VERSION, source)
+        try:
+            unit = str(data["unit"])
+            inputs = tuple(str(x) for x in data["inputs"])
+            counts = tuple(int(p) for p in data["counts"])
+            shape = (len(counts), len(inputs))
+            arrays = {k: np.full(shape, np.nan) for k in ("time_s", "speedup", "efficiency")}
+            runs = np.zeros(shape, dtype=np.int64)
+            row_of = {p: i for i, p in enumerate(counts)}
+            col_of = {x: j for j, x in enumerate(inputs)}
+            for r in data["rows"]:
+                i, j = row_of[int(r[unit])], col_of[str(r["input"])]
+                runs[i, j] = int(r["runs"])
+                for k, a in arrays.items():
+                    a[i, j] = np.nan if r.get(k) is None else float(r[k])
+            by_input = {str(r["input"]): r for r in data.get("reference", ())}
+            reference = tuple(int(by_input[x][unit]) for x in inputs)
+            t1 = np.array([np.nan if by_input[x]["time_s"] is None else
+                           float(by_input[x]["time_s"]) for x in inputs])
+            frequency, cores = data.get("frequency_ghz"), data.get("cores")
+            return cls(region=data.get("region"), unit=unit, inputs=inputs, counts=counts,
+                       runs=runs, reference=reference, reference_time_s=t1,
+                       frequency_ghz=None if frequency is None else float(frequency),
+                       cores=None if cores is None else int(cores),
+                       notes=tuple(str(n) for n in data.get("notes", ())), **arrays)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"malformed efficiency result: {exc!r}", path=source) from None
+
+    def summary(self) -> pd.DataFrame:
+        """One row per measured (input, thread count): :meth:`to_frame`."""
+        return self.to_frame()
+
+    def plot(self, ax: Axes | None = None, *, mode: str = "discrete") -> Figure:
+        """The efficiency heatmap (``phasekit energy plot --kind efficiency``), discrete or
+        smoothed."""
+        from phasekit.plot.energy import draw_efficiency, target_axes
+
+        fig, ax = target_axes(ax)
+        draw_efficiency(ax, self, mode)
+        return fig
 
 
 def _select_frequency(frame: pd.DataFrame, frequency: float | None,

@@ -37,13 +37,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from phasekit.errors import InputError, UsageError
 from phasekit.profile import Profile
-from phasekit.results import check_version, plain, short_repr
+from phasekit.results import Result, check_version, plain, short_repr
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = [
     "DENOMINATORS",
@@ -137,7 +142,7 @@ def fingerprint(values: Any, *, n_points: int = _POINTS, median_kernel: int = 5,
 
 
 @dataclass(frozen=True)
-class FingerprintResult:
+class FingerprintResult(Result):
     """Fingerprints of runs and their Ward clustering (seed 002, ch. 5.10).
 
     ``fingerprints[i]``: run i's curve (0..100 at ``x_percent``); ``distances``: the square
@@ -157,6 +162,8 @@ class FingerprintResult:
     ari: float | None = None
     silhouette: float | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
+
+    KIND: ClassVar[str] = _KIND
 
     @property
     def x_percent(self) -> np.ndarray:
@@ -182,6 +189,41 @@ class FingerprintResult:
             out["distances"] = self.distances
             out["linkage"] = self.linkage
         return plain(out)
+
+    def nearest(self) -> list[tuple[int, int, float]]:
+        """Each run (in the dendrogram's leaf order) with its nearest other run and their
+        Canberra distance: ``(run, nearest, distance)``, indices into ``names``."""
+        from scipy.cluster.hierarchy import leaves_list
+
+        out = []
+        for i in leaves_list(self.linkage):
+            d = np.array(self.distances[i], dtype=np.float64)
+            d[i] = np.inf
+            j = int(d.argmin())
+            out.append((int(i), j, float(d[j])))
+        return out
+
+    def summary(self) -> pd.DataFrame:
+        """One row per run in the dendrogram's leaf order, as the CLI prints it: ``run``,
+        ``program`` (when known), ``cluster`` (1-based), the ``nearest`` run and its
+        ``distance`` (Canberra)."""
+        import pandas as pd
+
+        rows = []
+        for i, j, distance in self.nearest():
+            row: dict[str, Any] = {"run": self.names[i]}
+            if self.programs is not None:
+                row["program"] = self.programs[i]
+            rows.append({**row, "cluster": int(self.clusters[i]), "nearest": self.names[j],
+                         "distance": distance})
+        return pd.DataFrame(rows)
+
+    def plot(self, ax: Axes | None = None) -> Figure:
+        """The Ward dendrogram and the fingerprints coloured by cluster; on ``ax``, the
+        fingerprints only (:func:`phasekit.plot.fingerprint.fingerprints_figure`)."""
+        from phasekit.plot.fingerprint import fingerprints_figure
+
+        return fingerprints_figure(self, ax)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str | None = None) -> FingerprintResult:

@@ -18,7 +18,7 @@
   per-input deviations among the parameters, a locally D-optimal design). The two designs are
   deterministic (``seed`` does not change them).
 - :func:`fit_model` fits a model (:mod:`phasekit.energy.models`) by bounded nonlinear least
-  squares: the seed's model on the **relative** error (the thesis minimizes squared
+  squares: the thesis's model (``pt``) on the **relative** error (the thesis minimizes squared
   differences with L-BFGS, initial values, bounds and loss unspecified; relative residuals
   weigh small and large runs alike and match the MPE it reports) after a robust pass that
   sets aside probable failed runs; ours with the robust loss on log residuals
@@ -52,16 +52,28 @@ import time as _time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from phasekit.campaign import Campaign
-from phasekit.energy.models import ENERGY_ONLY_FIXED, MODELS, ModelSpec, get_model, seed_power
+from phasekit.energy.models import (
+    ENERGY_ONLY_FIXED,
+    MODEL_ALIASES,
+    MODELS,
+    ModelSpec,
+    get_model,
+    model_name,
+    pt_power,
+)
 from phasekit.errors import InputError, PhasekitWarning, UsageError
-from phasekit.results import check_version, pct, plain, short_repr
+from phasekit.results import Result, check_version, pct, plain, short_repr
 from phasekit.verbmodule import make_callable
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = [
     "BASELINES",
@@ -80,7 +92,7 @@ __all__ = [
     "mse",
 ]
 
-RESULT_VERSION = 1
+RESULT_VERSION = 2  # 2: the thesis model is "pt" (was "seed"; from_dict migrates)
 DESIGNS = ("random", "maximin", "doptimal")
 BASELINES = ("svr", "mlp", "knn", "tree")
 REQUIRED_COLUMNS = ("frequency_ghz", "cores", "input", "energy_j")
@@ -105,11 +117,11 @@ OVER_SCALE = 0.2
 #: probable failed run (and weighs almost nothing in the fit, by the loss above).
 FAILED_RATIO = 3.0
 LOSSES = ("robust", "squares")
-#: Each model's default loss: the seed's model is fitted as the thesis fits it (least squares,
+#: Each model's default loss: the thesis's model (pt) is fitted as the thesis fits it (least squares,
 #: section 4.10; on relative errors, as the MPE it reports): robust, the asymmetric loss
-#: biases a model too rigid for the data upward (on our realistic campaigns the seed's model
+#: biases a model too rigid for the data upward (on our realistic campaigns the pt model
 #: missed by 38-86 % instead of 21-56 % from 10 random configurations); ours robustly.
-DEFAULT_LOSS = {"seed": "squares", "extended": "robust"}
+DEFAULT_LOSS = {"pt": "squares", "extended": "robust"}
 #: Relative step of the forward-difference Jacobian (sqrt of the float64 epsilon, as scipy's
 #: '2-point'), computed for every parameter in one vectorized pass.
 JACOBIAN_STEP = 1.49e-8
@@ -410,6 +422,9 @@ class FittedModel:
     suspect: tuple[int, ...] = ()
     deviation_penalty: float = DEVIATION_PENALTY
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "model", model_name(self.model))  # "seed" -> "pt"
+
     @property
     def spec(self) -> ModelSpec:
         return get_model(self.model)
@@ -507,7 +522,7 @@ def fit_model(f: Any, p: Any, n: Any, energy: Any, time: Any | None = None, *,
         t = spec.time_of(theta, f, p, n) * np.ones((len(X), 1))
         if which is not None:
             t = t * np.exp(X[:, n_model:][:, which])
-        e = seed_power(f, p, theta["c1"], theta["c2"], theta["c3"]) * t
+        e = pt_power(f, p, theta["c1"], theta["c2"], theta["c3"]) * t
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             if robust:
                 parts = [over_cost(np.log(e / energy))]
@@ -652,13 +667,13 @@ def _initial(spec: ModelSpec, f: np.ndarray, p: np.ndarray, n: np.ndarray, energ
 
 # --- model selection -------------------------------------------------------------------------
 #: The default model ("auto", ours, issue 18): the candidate (model, deviation penalty) with
-#: the lowest cross-validated robust loss on the training configurations. The seed's model;
+#: the lowest cross-validated robust loss on the training configurations. The thesis's (pt);
 #: the extended one with its per-input deviations weakly penalized (they follow their input's
 #: data); and with them shrunk toward the input power law (0.5: a 10 % deviation costs as much
 #: as a 5 % residual), for inputs measured too sparsely or too noisily to trust their own scale.
 AUTO = "auto"
 AUTO_CANDIDATES: tuple[tuple[str, float], ...] = (
-    ("extended", DEVIATION_PENALTY), ("extended", 0.5), ("seed", DEVIATION_PENALTY))
+    ("extended", DEVIATION_PENALTY), ("extended", 0.5), ("pt", DEVIATION_PENALTY))
 #: Folds of the cross-validation: leave-one-out up to this many training configurations,
 #: interleaved folds above (deterministic).
 CV_FOLDS = 10
@@ -667,6 +682,7 @@ CV_FOLDS = 10
 def candidate_label(model: str, deviation_penalty: float) -> str:
     """How a candidate of the selection is named: the model, and its deviation penalty when
     not the default one."""
+    model = model_name(model)
     if not get_model(model).input_deviations or deviation_penalty == DEVIATION_PENALTY:
         return model
     return f"{model} (deviation penalty {deviation_penalty:g})"
@@ -790,8 +806,15 @@ def baseline_predictions(X_train: np.ndarray, y_train: np.ndarray, X_test: np.nd
 
 
 # --- the whole evaluation --------------------------------------------------------------------
+def current_label(label: str) -> str:
+    """A model or candidate label of a saved result with the model's current name: results
+    written before issue 19 say "seed" (and "seed (...)") for the model now called "pt"."""
+    head, sep, rest = label.partition(" ")
+    return MODEL_ALIASES.get(head, head) + sep + rest
+
+
 @dataclass(frozen=True)
-class EnergyFitResult:
+class EnergyFitResult(Result):
     """A fitted model, how it was trained and how well it predicts the other configurations.
 
     MPE in percent (seed 002, eq. 4.23), MSE in J^2; ``*_holdout`` are NaN without a holdout.
@@ -823,6 +846,8 @@ class EnergyFitResult:
     deviation_penalty: float = DEVIATION_PENALTY
     selection: Mapping[str, float] = field(default_factory=dict)
     suspect: tuple[tuple[float, float, float], ...] = ()
+
+    KIND: ClassVar[str] = "energy_fit"
 
     @property
     def n_holdout(self) -> int:
@@ -871,8 +896,10 @@ class EnergyFitResult:
             return {k: {m: num(x) for m, x in v.items()} for k, v in value.items()}
 
         try:
+            # Migration (issue 19): results written before then name the thesis's model
+            # "seed"; it is "pt" now (the model, the other models, the selection).
             return EnergyFitResult(
-                model=data["model"], params={k: float(v) for k, v in data["params"].items()},
+                model=current_label(data["model"]), params={k: float(v) for k, v in data["params"].items()},
                 fixed=tuple(data.get("fixed", ())), with_time=bool(data["with_time"]),
                 n_configs=int(data["n_configs"]), n_train=int(data["n_train"]),
                 design=data["design"], seed=int(data["seed"]),
@@ -884,17 +911,52 @@ class EnergyFitResult:
                 mpe_time_holdout=num(data.get("mpe_time_holdout")),
                 fit_time_s=num(data.get("fit_time_s")),
                 baselines=table(data.get("baselines", {})),
-                other_models=table(data.get("other_models", {})),
+                other_models={current_label(k): v for k, v in
+                              table(data.get("other_models", {})).items()},
                 explanation=str(data.get("explanation", "")),
                 frequency_controlled=bool(data.get("frequency_controlled", True)),
                 input_deviation={float(d["input"]): float(d["delta"])
                                  for d in data.get("input_deviation", ())},
                 deviation_penalty=float(data.get("deviation_penalty", DEVIATION_PENALTY)),
-                selection={k: num(v) for k, v in data.get("selection", {}).items()},
+                selection={current_label(k): num(v)
+                           for k, v in data.get("selection", {}).items()},
                 suspect=tuple((num(r["frequency_ghz"]), float(r["cores"]), float(r["input"]))
                               for r in data.get("suspect", ())))
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"malformed energy_fit result: {exc}", path=source) from None
+
+    def summary(self) -> pd.DataFrame:
+        """The table ``phasekit energy fit`` prints: one row per method (the fitted model,
+        the other models and the baselines trained on the same configurations), MPE in
+        percent, MSE in J^2."""
+        rows = [{"method": self.model, "role": "fitted", "mpe_train": self.mpe_train,
+                 "mpe_holdout": self.mpe_holdout, "mse_holdout": self.mse_holdout}]
+        for role, group in (("other model", self.other_models), ("baseline", self.baselines)):
+            rows += [{"method": name, "role": role,
+                      "mpe_train": values.get("mpe_train", float("nan")),
+                      "mpe_holdout": values.get("mpe_holdout", float("nan")),
+                      "mse_holdout": values.get("mse_holdout", float("nan"))}
+                     for name, values in group.items()]
+        return pd.DataFrame(rows, columns=["method", "role", "mpe_train", "mpe_holdout",
+                                           "mse_holdout"])
+
+    def plot(self, ax: Axes | None = None) -> Figure:
+        """MPE on the training and the held-out configurations of every method, as bars."""
+        from phasekit.plot.energy import target_axes
+
+        fig, ax = target_axes(ax)
+        table = self.summary()
+        x = np.arange(len(table))
+        ax.bar(x - 0.2, table["mpe_train"], 0.4, label="training", color="tab:blue")
+        ax.bar(x + 0.2, table["mpe_holdout"], 0.4, label="held out", color="tab:orange")
+        ax.set_xticks(x, labels=[f"{m} (fitted)" if r == "fitted" else m
+                                 for m, r in zip(table["method"], table["role"], strict=True)])
+        ax.set_ylabel("MPE (%)")
+        ax.set_title(f"Energy model fit: {self.n_train} of {self.n_configs} configurations "
+                     f"({self.design})", fontsize="medium")
+        ax.legend(fontsize="small")
+        ax.grid(True, axis="y", alpha=0.3)
+        return fig
 
 
 def _scores(pred_train: np.ndarray, pred_test: np.ndarray, y_train: np.ndarray,
@@ -923,7 +985,7 @@ def fit_energy(configs: pd.DataFrame, *, model: str = "extended", n_train: int |
     is told of each baseline (they take seconds; the fit, milliseconds).
     """
     if model != AUTO:
-        get_model(model)
+        model = model_name(model)  # "seed" is still accepted for "pt"
     elif loss is not None:
         raise UsageError("loss: the automatic selection fits each candidate with its own loss")
     if input is not None:
@@ -1057,7 +1119,7 @@ def _describe(row: pd.Series) -> str:
 
 
 def learning_curve(configs: pd.DataFrame, sizes: Sequence[int], *,
-                   models: Sequence[str] = ("seed", "extended"),
+                   models: Sequence[str] = ("pt", "extended"),
                    baselines: Sequence[str] = ("svr",), seeds: Sequence[int] = (0, 1, 2),
                    design: str = "random", starts: int = 8) -> pd.DataFrame:
     """Holdout MPE against training-set size: one row per (size, seed, method).
@@ -1066,6 +1128,7 @@ def learning_curve(configs: pd.DataFrame, sizes: Sequence[int], *,
     training configurations: the thesis's cost of a larger training set, section 4.10.1).
     """
     rows = []
+    models = [model_name(m) for m in models]
     energy = configs["energy_j"].to_numpy(float)
     for size in sizes:
         if size >= len(configs):

@@ -3,20 +3,21 @@
 Units: f in GHz, p active cores, N the input size index (1..5 in the thesis), time in s,
 power in W, energy in J.
 
-``seed`` — the thesis's model, six parameters:
+``pt`` (P times T) — the thesis's model, six parameters (named ``seed`` before issue 19; that name
+is still accepted as an alias, :data:`MODEL_ALIASES`):
 
 - power (4.14): P(f, p) = p (c1 f^3 + c2 f) + c3 (dynamic, leakage, static);
 - time (4.20): T(f, p, N) = d1 N^d2 (p - w p + w) / (f p) (Amdahl with parallel fraction w);
 - energy (4.22): E = P T.
 
-``extended`` — beyond the seed (our model, issue 6): the seed's power and a time law with
-four changes, each reducing to the seed's at its neutral value (m = d3 = k = 0, no deviation):
+``extended`` — beyond the thesis (our model, issue 6): pt's power and a time law with
+four changes, each reducing to pt's at its neutral value (m = d3 = k = 0, no deviation):
 
 - T(f, p, N) = d1 N^d2 ((1 - w) N^-d3 + w / p + k (p - 1)) (m + (1 - m) / f) exp(delta_N).
 - m in [0, 1]: the frequency-insensitive share of the time at 1 GHz (memory stalls, I/O: time a
   faster clock does not shorten; the classic CPU-bound/memory-bound split of DVFS models).
 - d3 >= 0: the serial share shrinks with the input (Gustafson: larger inputs are more
-  parallel; the seed's Amdahl fraction w is fixed per program).
+  parallel; pt's Amdahl fraction w is fixed per program).
 - k >= 0: a contention cost growing with the cores (the coherency term of Gunther's Universal
   Scalability Law), so that time can rise again past a bandwidth limit, which Amdahl's law
   cannot express.
@@ -33,7 +34,7 @@ Identifiability (notes, section 2): from energy alone only the products of d1 wi
 parameters are determined; the fitters hold d1 = 1 then (:data:`ENERGY_ONLY_FIXED`), so that
 c1..c3 are energies per unit of work, and fit time and energy together when time is measured.
 
-:func:`optimal_frequency` is the seed model's minimum-energy frequency at fixed p: writing
+:func:`optimal_frequency` is the pt model's minimum-energy frequency at fixed p: writing
 E = d1 N^d2 (1 - w + w/p)(c1 p f^2 + c2 p + c3 / f), dE/df = 0 gives
 f* = (c3 / (2 c1 p))^(1/3) (notes, section 2), independent of d1, d2, w and c2.
 """
@@ -51,10 +52,15 @@ from phasekit.errors import UsageError
 __all__ = [
     "ENERGY_ONLY_FIXED",
     "MODELS",
+    "MODEL_ALIASES",
     "ModelSpec",
     "extended_time",
     "get_model",
+    "model_name",
     "optimal_frequency",
+    "pt_energy",
+    "pt_power",
+    "pt_time",
     "seed_energy",
     "seed_power",
     "seed_time",
@@ -63,23 +69,23 @@ __all__ = [
 ArrayLike = Any
 
 
-def seed_power(f: ArrayLike, p: ArrayLike, c1: float, c2: float, c3: float) -> np.ndarray:
+def pt_power(f: ArrayLike, p: ArrayLike, c1: float, c2: float, c3: float) -> np.ndarray:
     """P(f, p) = p (c1 f^3 + c2 f) + c3 (seed 002, eq. 4.14)."""
     f, p = np.asarray(f, float), np.asarray(p, float)
     return p * (c1 * f**3 + c2 * f) + c3
 
 
-def seed_time(f: ArrayLike, p: ArrayLike, n: ArrayLike, d1: float, d2: float,
+def pt_time(f: ArrayLike, p: ArrayLike, n: ArrayLike, d1: float, d2: float,
               w: float) -> np.ndarray:
     """T(f, p, N) = d1 N^d2 (p - w p + w) / (f p) (seed 002, eq. 4.20)."""
     f, p, n = np.asarray(f, float), np.asarray(p, float), np.asarray(n, float)
     return d1 * n**d2 * (p - w * p + w) / (f * p)
 
 
-def seed_energy(f: ArrayLike, p: ArrayLike, n: ArrayLike, c1: float, c2: float, c3: float,
+def pt_energy(f: ArrayLike, p: ArrayLike, n: ArrayLike, c1: float, c2: float, c3: float,
                 d1: float, d2: float, w: float) -> np.ndarray:
     """E(f, p, N) = P(f, p) T(f, p, N) (seed 002, eq. 4.22)."""
-    return seed_power(f, p, c1, c2, c3) * seed_time(f, p, n, d1, d2, w)
+    return pt_power(f, p, c1, c2, c3) * pt_time(f, p, n, d1, d2, w)
 
 
 def extended_time(f: ArrayLike, p: ArrayLike, n: ArrayLike, d1: float, d2: float, w: float,
@@ -92,7 +98,7 @@ def extended_time(f: ArrayLike, p: ArrayLike, n: ArrayLike, d1: float, d2: float
 
 
 def optimal_frequency(c1: float, c3: float, p: ArrayLike) -> np.ndarray | float:
-    """The seed model's minimum-energy frequency at ``p`` cores: (c3 / (2 c1 p))^(1/3) GHz.
+    """The pt model's minimum-energy frequency at ``p`` cores: (c3 / (2 c1 p))^(1/3) GHz.
 
     Unconstrained (clip it to the machine's frequencies); infinite when c1 = 0.
     """
@@ -100,6 +106,10 @@ def optimal_frequency(c1: float, c3: float, p: ArrayLike) -> np.ndarray | float:
     with np.errstate(divide="ignore"):
         value = np.cbrt(c3 / (2.0 * c1 * p_arr)) if c1 > 0 else np.full_like(p_arr, np.inf)
     return float(value) if np.ndim(value) == 0 else value
+
+
+#: The functions' names before issue 19 ("seed" named the thesis's model), kept for callers.
+seed_power, seed_time, seed_energy = pt_power, pt_time, pt_energy
 
 
 @dataclass(frozen=True)
@@ -134,7 +144,7 @@ class ModelSpec:
     def power(self, theta: Mapping[str, float] | Sequence[float], f: ArrayLike,
               p: ArrayLike) -> np.ndarray:
         v = self.values(theta)
-        return seed_power(f, p, v["c1"], v["c2"], v["c3"])
+        return pt_power(f, p, v["c1"], v["c2"], v["c3"])
 
     def time(self, theta: Mapping[str, float] | Sequence[float], f: ArrayLike, p: ArrayLike,
              n: ArrayLike) -> np.ndarray:
@@ -154,8 +164,8 @@ class ModelSpec:
 
 _INF = np.inf
 MODELS: dict[str, ModelSpec] = {
-    "seed": ModelSpec(
-        name="seed",
+    "pt": ModelSpec(
+        name="pt",
         params=("c1", "c2", "c3", "d1", "d2", "w"),
         lower=(0.0, 0.0, 0.0, 1e-12, -4.0, 0.0),
         upper=(_INF, _INF, _INF, _INF, 4.0, 1.0),
@@ -163,7 +173,7 @@ MODELS: dict[str, ModelSpec] = {
         nominal=(0.3, 0.5, 90.0, 400.0, 1.2, 0.95),
         description="seed 002 eqs. 4.14-4.22: P = p(c1 f^3 + c2 f) + c3, "
                     "T = d1 N^d2 (p - w p + w)/(f p)",
-        _time=seed_time),
+        _time=pt_time),
     "extended": ModelSpec(
         name="extended",
         params=("c1", "c2", "c3", "d1", "d2", "w", "d3", "k", "m"),
@@ -171,7 +181,7 @@ MODELS: dict[str, ModelSpec] = {
         upper=(_INF, _INF, _INF, _INF, 4.0, 1.0, 2.0, 0.1, 1.0),
         scale=("c1", "c2", "c3", "d1"),
         nominal=(0.3, 0.5, 90.0, 400.0, 1.2, 0.95, 0.3, 0.001, 0.3),
-        description="seed power; T = d1 N^d2 ((1 - w) N^-d3 + w/p + k (p - 1))(m + (1 - m)/f)"
+        description="pt's power; T = d1 N^d2 ((1 - w) N^-d3 + w/p + k (p - 1))(m + (1 - m)/f)"
                     " exp(delta_N): frequency-insensitive share, serial share shrinking with "
                     "the input, contention, per-input deviations",
         _time=extended_time,
@@ -181,9 +191,21 @@ MODELS: dict[str, ModelSpec] = {
 ENERGY_ONLY_FIXED: dict[str, float] = {"d1": 1.0}
 
 
+#: Former model names still accepted wherever a model is named (and read from saved results):
+#: "seed" named the thesis's model (the seed document's) before issue 19.
+MODEL_ALIASES: dict[str, str] = {"seed": "pt"}
+
+
+def model_name(name: str) -> str:
+    """The current name of model ``name`` (an alias such as "seed" gives "pt"); UsageError
+    listing the known models (current names only) otherwise."""
+    name = MODEL_ALIASES.get(name, name)
+    if name not in MODELS:
+        raise UsageError(f"unknown model {name!r}; expected one of {', '.join(MODELS)}")
+    return name
+
+
 def get_model(name: str) -> ModelSpec:
-    """The model called ``name``; UsageError listing the known ones otherwise."""
-    try:
-        return MODELS[name]
-    except KeyError:
-        raise UsageError(f"unknown model {name!r}; expected one of {', '.join(MODELS)}") from None
+    """The model called ``name`` (or an alias, :data:`MODEL_ALIASES`); UsageError listing the
+    known ones otherwise."""
+    return MODELS[model_name(name)]

@@ -54,7 +54,7 @@ import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from numba import njit
@@ -69,7 +69,12 @@ from phasekit.io.pascal import (
     power_sensor,
     power_series,
 )
-from phasekit.results import check_version, plain, short_repr
+from phasekit.results import Result, check_version, plain, short_repr
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = [
     "INTEGRATORS",
@@ -738,7 +743,7 @@ class Division:
 
 
 @dataclass(frozen=True)
-class PhaseDivision:
+class PhaseDivision(Result):
     """Result of :func:`divide_phases` (seed 002, ch. 5; versioned JSON ``phase_division``).
 
     ``energy_dp[k-1]``: the exact optimum with k phases, switch costs included;
@@ -764,6 +769,8 @@ class PhaseDivision:
     ga: Mapping[str, Any] | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
     explanation: str = ""
+
+    KIND: ClassVar[str] = _RESULT_KIND
 
     @property
     def best(self) -> Division:
@@ -829,6 +836,26 @@ class PhaseDivision:
         if divisions:
             out["divisions"] = [d.to_dict() for d in self.divisions]
         return plain(out)
+
+    def summary(self) -> pd.DataFrame:
+        """The best division as the CLI prints it: one row per phase, ``phase`` (1-based),
+        ``start`` and ``end`` (fractions of the execution), ``config`` (its label),
+        ``energy_j`` and ``time_s``."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            [{"phase": k, "start": row["start"], "end": row["end"], "config": row["config"],
+              "energy_j": row["energy_j"], "time_s": row["time_s"]}
+             for k, row in enumerate(self.phases(), start=1)],
+            columns=["phase", "start", "end", "config", "energy_j", "time_s"])
+
+    def plot(self, ax: Axes | None = None) -> Figure:
+        """Energy against the number of phases and the configuration chosen over the
+        execution; on ``ax``, the energy curve only
+        (:func:`phasekit.plot.energy_phases.energy_phases_figure`)."""
+        from phasekit.plot.energy_phases import energy_phases_figure
+
+        return energy_phases_figure(self, ax)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str | None = None) -> PhaseDivision:

@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -55,13 +55,18 @@ from phasekit.energy.choose import (
 )
 from phasekit.energy.fit import NOMINAL_FREQUENCY, EnergyFitResult, FittedModel
 from phasekit.errors import InputError, PhasekitError, UsageError
-from phasekit.results import check_version, plain, short_repr
+from phasekit.results import Result, check_version, plain, short_repr
+from phasekit.verbmodule import make_callable
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["SuggestResult", "Suggestion", "lowest_measured", "measured_keys",
            "next_configurations", "point_key", "rows_at", "suggest", "training_rows",
            "trusted_rows"]
 
-RESULT_VERSION = 1
+RESULT_VERSION = 2  # 2: the thesis model is "pt" (was "seed"; from_dict migrates)
 #: How many configurations a round suggests (our choice: half the thesis's 10 training
 #: configurations, seed 002 section 4.8).
 K = 5
@@ -117,7 +122,7 @@ class Suggestion:
 
 
 @dataclass(frozen=True)
-class SuggestResult:
+class SuggestResult(Result):
     """The next configurations to measure, best first, and the choice they would check."""
 
     suggestions: tuple[Suggestion, ...]
@@ -131,6 +136,8 @@ class SuggestResult:
     #: The model fitted on every measured configuration (not in to_dict: ``choice`` has its
     #: parameters).
     fitted: FittedModel | None = field(default=None, repr=False, compare=False)
+
+    KIND: ClassVar[str] = "energy_suggest"
 
     def __repr__(self) -> str:
         return short_repr(
@@ -159,6 +166,47 @@ class SuggestResult:
             raise
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"malformed energy_suggest result: {exc}", path=source) from None
+
+    def summary(self) -> pd.DataFrame:
+        """The table ``phasekit energy suggest`` prints: the configurations to measure next,
+        best first (``rank`` 1), with the predicted energy, its interval and spread, and why
+        (``improving_members`` votes; ``promising``). The choice they check is
+        ``self.choice.summary()``."""
+        columns = ["rank", "input", "frequency_ghz", "cores", "energy_j", "energy_low_j",
+                   "energy_high_j", "spread", "improving_members", "promising",
+                   "near_optimal_members"]
+        return pd.DataFrame([{"rank": k, "input": s.input_label,
+                              **{c: getattr(s, c) for c in columns[2:]}}
+                             for k, s in enumerate(self.suggestions, start=1)],
+                            columns=columns)
+
+    def plot(self, ax: Axes | None = None) -> Figure:
+        """The suggestions in rank order: predicted energy with its prediction interval."""
+        from phasekit.plot.energy import target_axes
+
+        fig, ax = target_axes(ax)
+        table = self.summary()
+        x = np.arange(len(table))
+        energy = table["energy_j"].to_numpy(float)
+        low = np.clip(energy - table["energy_low_j"].to_numpy(float), 0, None)
+        high = np.clip(table["energy_high_j"].to_numpy(float) - energy, 0, None)
+        improving = table["improving_members"].to_numpy(int) > 0
+        for mask, label, colour in ((improving, "may beat the lowest measured", "tab:red"),
+                                    (~improving, "uncertain", "tab:blue")):
+            if mask.any():
+                ax.errorbar(x[mask], energy[mask], yerr=[low[mask], high[mask]], fmt="o",
+                            color=colour, capsize=3, label=label)
+        controlled = self.choice.frequency_controlled
+        ax.set_xticks(x, labels=[f"{s.input_label}\n" + (f"{s.frequency_ghz:g} GHz\n"
+                                                          if controlled else "")
+                                 + f"{s.cores} cores" for s in self.suggestions])
+        ax.set_ylabel("predicted energy (J)")
+        ax.set_title(f"Next {len(self.suggestions)} configurations to measure "
+                     f"({self.n_measured} measured, {self.members} refits)", fontsize="medium")
+        if len(table):
+            ax.legend(fontsize="small")
+        ax.grid(True, axis="y", alpha=0.3)
+        return fig
 
 
 def point_key(f: float, p: float, n: float) -> tuple[float, int, float]:
@@ -344,3 +392,6 @@ def suggest(measured: pd.DataFrame, *, k: int = K, frequencies_ghz: Sequence[flo
     return SuggestResult(suggestions=picked, choice=result, n_measured=int(f.size),
                          n_candidates=candidates, members=ensemble.size,
                          method=ensemble.method, tolerance=tolerance, fitted=ensemble.model)
+
+
+make_callable(__name__)  # pk.energy.suggest(campaign) runs the verb (phasekit.verbmodule)

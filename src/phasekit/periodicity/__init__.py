@@ -2,6 +2,7 @@
 
 from phasekit.periodicity.analyze import (
     Pattern,
+    PeriodicityOptions,
     PeriodicityResult,
     analyze,
     default_metrics,
@@ -10,7 +11,7 @@ from phasekit.periodicity.analyze import (
 )
 from phasekit.verbmodule import make_callable
 
-__all__ = ["Pattern", "PeriodicityResult", "analyze", "default_metrics", "instances_of", "relevance"]
+__all__ = ["Pattern", "PeriodicityOptions", "PeriodicityResult", "analyze", "default_metrics", "instances_of", "relevance"]
 
 
 make_callable(__name__)  # pk.periodicity(profile) runs the verb (phasekit.verbmodule, issue 19)

@@ -8,8 +8,8 @@ never prints nor reads files.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, field, fields, replace
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -18,7 +18,12 @@ from phasekit.metrics.periodicity import mean_consecutive, periodic_regions
 from phasekit.parallel import available_cores
 from phasekit.periodicity import align, average, cluster, detect, strength, tune
 from phasekit.profile import Profile
-from phasekit.results import check_version, pct, plain, short_repr
+from phasekit.results import Result, check_version, pct, plain, short_repr
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 RESULT_VERSION = 1
 BAND = 0.1
@@ -98,8 +103,10 @@ class PatternCounts:
 
 
 @dataclass(frozen=True, eq=False)
-class PeriodicityResult(PatternCounts):
+class PeriodicityResult(PatternCounts, Result):
     """The Table II view of one profile (seed 000, section IV-B)."""
+
+    KIND: ClassVar[str] = "periodicity"
 
     duration_s: float
     sampling_period: float
@@ -124,7 +131,7 @@ class PeriodicityResult(PatternCounts):
 
     def to_dict(self) -> dict[str, Any]:
         return plain({
-            "kind": "periodicity", "version": RESULT_VERSION, "node": self.node,
+            "kind": self.KIND, "version": RESULT_VERSION, "node": self.node,
             "duration_s": self.duration_s, "sampling_period_s": self.sampling_period,
             "offset_s": self.offset_s, "n_samples": self.n_samples, "n_valid": self.n_valid,
             "metrics": list(self.metrics), "window": self.window, "coverage": self.coverage,
@@ -133,6 +140,33 @@ class PeriodicityResult(PatternCounts):
             "tuning": [{"window": w, "coverage": c} for w, c in self.tuning],
             "params": self.params, "explanation": self.explanation, "preview": self.preview,
         })
+
+    def summary(self) -> pd.DataFrame:
+        """Table II (seed 000, IV-B) as the CLI prints it: one row per pattern, largest
+        coverage first (:func:`phasekit.periodicity.table.pattern_rows`; coverage a
+        fraction); ``attrs["profile"]`` holds the profile's row (T_exe, #rp, #i, [#pa],
+        %period)."""
+        import pandas as pd
+
+        from phasekit.periodicity.table import PATTERN_HEADERS, pattern_rows, profile_row
+
+        table = pd.DataFrame(pattern_rows(self), columns=list(PATTERN_HEADERS))
+        table.attrs["profile"] = profile_row(self)
+        return table
+
+    def instances(self, profile: Profile, pattern: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """The instances of one pattern, from the profile it was computed on
+        (:func:`instances_of`)."""
+        return instances_of(profile, self, pattern)
+
+    def plot(self, ax: Axes | None = None) -> Figure:
+        """The profile (the preview the result keeps) with its periodic regions shaded and
+        each pattern over random instances; on ``ax``, the profile only
+        (:func:`phasekit.plot.periodicity.result_figure`; with the profile at hand,
+        :func:`phasekit.plot.periodicity.analysis_figure` draws from all of it)."""
+        from phasekit.plot.periodicity import result_figure
+
+        return result_figure(self, ax)
 
     @staticmethod
     def from_dict(data: dict[str, Any], source: str | None = None) -> PeriodicityResult:
@@ -207,8 +241,46 @@ def bridge_gaps(x: np.ndarray, valid: np.ndarray, max_gap: int) -> tuple[np.ndar
     return bridged, int(fill.sum())
 
 
+@dataclass(frozen=True)
+class PeriodicityOptions:
+    """The tuning parameters of :func:`analyze` as one value: ``analyze(profile,
+    options=PeriodicityOptions(band=0.2, cut_ratio=3))``, kept, compared and changed with
+    :func:`dataclasses.replace`. Each field is the keyword of :func:`analyze` of the same
+    name, with the same default and meaning (documented there and in the modules it names).
+    Keywords given beside ``options`` with a value other than their default win over its
+    fields."""
+
+    half_window: int | None = None
+    min_window: int = tune.MIN_WINDOW
+    max_window: int = tune.MAX_WINDOW
+    near_zero: float = detect.NEAR_ZERO
+    rise: float = detect.RISE
+    min_period: int = detect.MIN_PERIOD
+    aperiodic_step: float = detect.APERIODIC_STEP
+    alpha: float = tune.ALPHA
+    length_tolerance: float = tune.LENGTH_TOLERANCE
+    align_phases: bool = True
+    max_gap: int = MAX_GAP
+    min_instances: int = MIN_INSTANCES
+    cut_ratio: float = cluster.CUT_RATIO
+    band: float | None = BAND
+    neighbors: int = cluster.NEIGHBORS
+    exact_below: int = cluster.EXACT_BELOW
+    max_iter: int = average.MAX_ITER
+    n_consecutive: int = average.N_CONSECUTIVE
+    tolerance: float = average.TOLERANCE
+
+    def merged(self, keywords: dict[str, Any]) -> dict[str, Any]:
+        """These options as keywords of :func:`analyze`, where ``keywords`` (analyze's own)
+        that differ from their default take precedence."""
+        default = PeriodicityOptions()
+        return {f.name: (keywords[f.name] if keywords[f.name] != getattr(default, f.name)
+                         else getattr(self, f.name)) for f in fields(self)}
+
+
 def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
             window_s: tuple[float | None, float | None] | None = None,
+            options: PeriodicityOptions | None = None,
             half_window: int | None = None, min_window: int = tune.MIN_WINDOW,
             max_window: int = tune.MAX_WINDOW, near_zero: float = detect.NEAR_ZERO,
             rise: float = detect.RISE, min_period: int = detect.MIN_PERIOD,
@@ -239,8 +311,16 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
     A pattern needs ``min_instances`` = 3 instances (ours): the seed's regions hold at least two
     occurrences, and two chance look-alikes in a random walk are not rare; only the
     short-profile mode, which sees fewer than two whole periods, reports fewer.
+
+    ``options``: the tuning keywords (``half_window`` .. ``tolerance``) as one
+    :class:`PeriodicityOptions`; a keyword given beside it with a value other than its default
+    wins.
     """
-    options = {k: v for k, v in locals().items() if k not in ("profile", "metrics")}
+    if options is not None:
+        given = locals()
+        return analyze(profile, metrics=metrics, window_s=window_s, workers=workers,
+                       progress=progress, **options.merged(given))
+    keywords = {k: v for k, v in locals().items() if k not in ("profile", "metrics", "options")}
     report = progress or (lambda stage, fraction: None)
     workers = workers or available_cores()
     offset_s = 0.0
@@ -256,7 +336,7 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
         chosen = strength.choose_metric(profile, min_period=min_period,
                                         min_instances=min_instances)
         if len(chosen.tied) > 1:
-            return _best_of_tied(whole, chosen, options)
+            return _best_of_tied(whole, chosen, keywords)
         names, choice = [chosen.metric], chosen.to_dict()
     smoothing = strength.smoothing_widths(profile, names)
     x, valid = analysis_matrix(profile, names, smoothing)

@@ -63,7 +63,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -72,7 +72,12 @@ from phasekit.distance.dtw import dtw2_path_accumulate
 from phasekit.errors import InputError, UsageError
 from phasekit.periodicity import align
 from phasekit.periodicity.analyze import BAND, PatternCounts, PeriodicityResult
-from phasekit.results import NodeError, check_version, plain, short_repr
+from phasekit.results import NodeError, Result, check_version, plain, short_repr
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = [
     "COVERAGE_FLOOR",
@@ -295,9 +300,11 @@ class Outlier:
 
 
 @dataclass(frozen=True, eq=False)
-class MultiNodeResult:
+class MultiNodeResult(Result):
     """The nodes of one run: each node's summary (patterns annotated with their association),
     the agreement check, the outliers, and the files that failed."""
+
+    KIND: ClassVar[str] = KIND
 
     nodes: tuple[NodeSummary, ...]
     agreement: Agreement
@@ -317,6 +324,162 @@ class MultiNodeResult:
                       "agreement": self.agreement.to_dict(),
                       "outliers": [o.to_dict() for o in self.outliers],
                       "errors": [e.to_dict() for e in self.errors], "params": self.params})
+
+    #: The columns of :meth:`summary`.
+    SUMMARY_COLUMNS: ClassVar[tuple[str, ...]] = (
+        "node", "file", "n_patterns", "period_s", "pattern_coverage", "coverage", "reference",
+        "matches", "distance", "outlier", "error")
+
+    @staticmethod
+    def main_pattern(node: NodeSummary) -> NodePattern | None:
+        """A node's main pattern: the one of largest coverage (None without patterns)."""
+        return max(node.patterns, key=lambda p: p.coverage, default=None)
+
+    def verdict(self) -> str:
+        """The agreement check in one sentence (the CLI's ``agreement:`` line)."""
+        a = self.agreement
+        if a.agree is None:
+            return f"agreement: {a.explanation}"
+        limit = f"{100 * a.threshold:g} %"
+        if a.agree:
+            largest = "n/a" if a.max_distance is None else _percent(a.max_distance)
+            return (f"agreement: the patterns of all {a.n_nodes} nodes agree (largest distance "
+                    f"{largest} <= {limit})")
+        return (f"agreement: no, {a.n_nodes - a.n_agree} of {a.n_nodes} nodes have a pattern "
+                f"further than {limit} from the reference's or miss one: "
+                + ", ".join(a.disagreeing))
+
+    def summary(self) -> pd.DataFrame:
+        """One row per node, in input order: ``n_patterns``; its main pattern's (largest
+        coverage) ``period_s`` and ``pattern_coverage`` (fractions), the node's periodic
+        share ``coverage``; whether it is the ``reference`` node, the reference pattern its
+        main pattern ``matches`` (1-based; missing: none) and its ``distance`` to it (relative
+        to the pattern mean: the seed's 1 % rule); ``outlier``, the reasons it stands out
+        ("" when it does not). Then one row per file that failed, its message in ``error``.
+        ``attrs["agreement"]`` holds the agreement check (``agree``: True, False or None
+        when there is nothing to compare), ``attrs["verdict"]`` it in one sentence and
+        ``attrs["outliers"]`` the outlier details by node."""
+        import pandas as pd
+
+        flagged = {o.node: o for o in self.outliers}
+        rows: list[dict[str, Any]] = []
+        for node in self.nodes:
+            main = self.main_pattern(node)
+            rows.append({
+                "node": node.node, "file": node.file, "n_patterns": len(node.patterns),
+                "period_s": math.nan if main is None else main.period_s,
+                "pattern_coverage": math.nan if main is None else main.coverage,
+                "coverage": node.coverage, "reference": node.node == self.agreement.reference,
+                "matches": None if main is None or main.reference is None else main.reference + 1,
+                "distance": math.nan if main is None or main.distance is None else main.distance,
+                "outlier": ", ".join(flagged[node.node].reasons) if node.node in flagged else "",
+                "error": ""})
+        for error in self.errors:
+            rows.append({"node": "", "file": error.file, "n_patterns": None,
+                         "period_s": math.nan, "pattern_coverage": math.nan,
+                         "coverage": math.nan, "reference": False, "matches": None,
+                         "distance": math.nan, "outlier": "", "error": error.message})
+        table = pd.DataFrame(rows, columns=list(self.SUMMARY_COLUMNS))
+        table = table.astype({"n_patterns": "Int64", "matches": "Int64", "reference": bool,
+                              "period_s": float, "pattern_coverage": float, "coverage": float,
+                              "distance": float})
+        agreement = self.agreement.to_dict()
+        agreement.pop("patterns")
+        table.attrs["agreement"] = plain(agreement)
+        table.attrs["verdict"] = self.verdict()
+        table.attrs["outliers"] = {o.node: list(o.details) for o in self.outliers}
+        return table
+
+    def plot(self, ax: Axes | None = None) -> Figure:
+        """Per node (one row each, input order): its main pattern's period (marker area: the
+        pattern's coverage; the reference node's a star, the median dashed) and, beside it,
+        its periodic share with the main pattern's part darker; outliers in red. On ``ax``,
+        the periods only (its figure is returned)."""
+        from phasekit.plot.common import figure, root_figure
+
+        n = len(self.nodes)
+        if ax is not None:
+            self._draw_periods(ax)
+            return root_figure(ax)
+        fig = figure(10.5, max(2.6, min(1.1 + 0.26 * n, 9.0)))
+        period_ax, coverage_ax = fig.subplots(1, 2, sharey=True, width_ratios=[1.3, 1.0])
+        self._draw_periods(period_ax)
+        self._draw_coverage(coverage_ax)
+        verdict = self.verdict()
+        if self.errors:
+            verdict += f"; {len(self.errors)} file(s) failed"
+        fig.suptitle(verdict if len(verdict) <= 150 else verdict[:146] + "...",
+                     x=0.01, ha="left", fontsize="medium")
+        return fig
+
+    def _rows(self, ax: Axes) -> None:
+        n = len(self.nodes)
+        names = [node.node for node in self.nodes]
+        if n <= 40:
+            ax.set_yticks(range(n), labels=names, fontsize="small")
+        else:
+            ax.set_yticks([])
+            ax.set_ylabel(f"{n} nodes (input order)")
+        ax.set_ylim(max(n, 1) - 0.5, -0.5)
+
+    def _draw_periods(self, ax: Axes) -> None:
+        from matplotlib.lines import Line2D
+
+        flagged = {o.node for o in self.outliers}
+        periods = []
+        for k, node in enumerate(self.nodes):
+            main = self.main_pattern(node)
+            if main is None:
+                continue
+            periods.append(main.period_s)
+            reference = node.node == self.agreement.reference
+            ax.scatter([main.period_s], [k], s=30 + 220 * max(main.coverage, 0.0),
+                       marker="*" if reference else "o",
+                       color="tab:red" if node.node in flagged else "tab:blue", alpha=0.8,
+                       edgecolors="black", linewidths=0.5, zorder=3)
+        self._rows(ax)
+        handles = [Line2D([], [], ls="none", marker="o", color="tab:blue", label="node"),
+                   Line2D([], [], ls="none", marker="o", color="tab:red", label="outlier")]
+        if self.agreement.reference is not None:
+            handles.append(Line2D([], [], ls="none", marker="*", color="gray", ms=10,
+                                  label=f"reference ({self.agreement.reference})"))
+        if periods:
+            median = float(np.median(periods))
+            ax.axvline(median, color="black", ls="--", lw=1, zorder=1)
+            handles.append(Line2D([], [], color="black", ls="--", label=f"median {median:.4g} s"))
+            spread = max(float(np.ptp(periods)), 0.02 * median)
+            ax.set_xlim(min(periods) - spread, max(periods) + spread)
+        else:
+            ax.text(0.5, 0.5, "no periodicity found" if self.nodes else "no node analyzed",
+                    ha="center", va="center", transform=ax.transAxes)
+        ax.legend(handles=handles, loc="best", fontsize="small")
+        ax.set_xlabel("main pattern's period (s)")
+        ax.grid(True, axis="x", alpha=0.3)
+        ax.set_title("Main period per node (area: its coverage)", loc="left",
+                     fontsize="medium")
+
+    def _draw_coverage(self, ax: Axes) -> None:
+        from matplotlib.patches import Patch
+
+        flagged = {o.node for o in self.outliers}
+        position = np.arange(len(self.nodes))
+        share = np.array([100 * node.coverage for node in self.nodes])
+        main = np.array([100 * (p.coverage if (p := self.main_pattern(node)) else 0.0)
+                         for node in self.nodes])
+        outlier = np.array([node.node in flagged for node in self.nodes], dtype=bool)
+        light = np.where(outlier, "#f4a6a6", "#a6c8e8")
+        dark = np.where(outlier, "tab:red", "tab:blue")
+        ax.barh(position, np.nan_to_num(share), color=list(light), height=0.7)
+        ax.barh(position, np.nan_to_num(main), color=list(dark), height=0.7)
+        self._rows(ax)
+        ax.set_xlim(0, 100)
+        ax.set_xlabel("share of the profile (%)")
+        ax.grid(True, axis="x", alpha=0.3)
+        ax.legend(handles=[Patch(color="tab:blue", label="main pattern"),
+                           Patch(color="#a6c8e8", label="other patterns"),
+                           Patch(color="tab:red", label="outlier")],
+                  loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
+        ax.set_title("Periodic coverage per node", loc="left", fontsize="medium")
 
     @staticmethod
     def from_dict(data: dict[str, Any], source: str | None = None) -> MultiNodeResult:

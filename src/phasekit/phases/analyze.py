@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -29,7 +29,12 @@ from phasekit.phases.vectors import (
     execution_vectors,
 )
 from phasekit.profile import Profile
-from phasekit.results import check_version, plain, short_repr
+from phasekit.results import Result, check_version, plain, short_repr
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["Phase", "PhaseResult", "phases"]
 
@@ -75,9 +80,11 @@ def _number(value: Any) -> float:
 
 
 @dataclass(frozen=True, eq=False)
-class PhaseResult:
+class PhaseResult(Result):
     """The phases of a profile in time order, with what the detector saw (``score`` and
     ``limit`` per vector: the seed's Fig. 1 (c))."""
+
+    KIND: ClassVar[str] = "phases"
 
     phases: tuple[Phase, ...]
     method: str
@@ -105,7 +112,7 @@ class PhaseResult:
 
     def to_dict(self, *, series: bool = False) -> dict[str, Any]:
         data: dict[str, Any] = {
-            "kind": "phases", "version": RESULT_VERSION, "node": self.node,
+            "kind": self.KIND, "version": RESULT_VERSION, "node": self.node,
             "method": self.method, "threshold": self.threshold, "sensors": list(self.sensors),
             "normalization": self.normalization, "smooth": self.smooth,
             "period_s": self.period, "duration_s": self.duration_s,
@@ -117,6 +124,32 @@ class PhaseResult:
         if series:
             data["score"], data["limit"] = self.score, self.limit
         return plain(data)
+
+    def summary(self) -> pd.DataFrame:
+        """One row per phase in time order, as the CLI prints it: ``phase`` (1-based),
+        ``start_s``, ``end_s``, ``duration_s``, ``id`` (recurring phases share one) and
+        ``detected_at_s`` (when the detector noticed the change)."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            [{"phase": k, "start_s": p.start_s, "end_s": p.end_s, "duration_s": p.duration_s,
+              "id": p.id, "detected_at_s": p.detected_at_s}
+             for k, p in enumerate(self.phases, start=1)],
+            columns=["phase", "start_s", "end_s", "duration_s", "id", "detected_at_s"])
+
+    def vectors(self, profile: Profile) -> ExecutionVectors:
+        """The execution vectors of ``profile`` as this result was computed from them (its
+        sensors and smoothing)."""
+        return execution_vectors(profile, sensors=self.sensors, smooth_window=self.smooth)
+
+    def plot(self, ax: Axes | None = None) -> Figure:
+        """The phase timeline (phases coloured by id, one row per id, and the detector's
+        score against its limit when the result has them); on ``ax``, the rows by id only
+        (:func:`phasekit.plot.phases.timeline_figure`; with the profile at hand,
+        :func:`phasekit.plot.phases.phases_figure` adds the sensors)."""
+        from phasekit.plot.phases import timeline_figure
+
+        return timeline_figure(self, ax)
 
     @staticmethod
     def from_dict(data: dict[str, Any], source: str | None = None) -> PhaseResult:
@@ -139,7 +172,8 @@ class PhaseResult:
 
 
 def phases(profile: Profile, *, method: str = "auto", threshold: float | None = None,
-           smooth: int = 1, sensors: Sequence[str] | None = None,
+           smooth: int = 1, metrics: Sequence[str] | None = None,
+           sensors: Sequence[str] | None = None,
            id_threshold: float | None = None, **detector: Any) -> PhaseResult:
     """Phase changes and recurring phases of ``profile`` (seed 001, sections III and IV).
 
@@ -160,7 +194,14 @@ def phases(profile: Profile, *, method: str = "auto", threshold: float | None = 
     a burst confirmed as a change, is not a new phase; :func:`_identified`);
     ``merged_changes`` in the result counts them.
     An InputError when the chosen sensors have no valid vector (all NaN) or nothing varies.
+    ``metrics`` is the name of ``sensors`` shared with :func:`phasekit.periodicity.analyze`
+    and the command line's ``--metric`` (give one or the other).
     """
+    if metrics is not None:
+        if sensors is not None:
+            raise UsageError("give metrics or sensors (the same: the metrics of the vectors), "
+                             "not both")
+        sensors = metrics
     method_choice = f"--method {method}"
     if method == "auto":
         varying = (choose_sensors(profile) if sensors is None
@@ -203,7 +244,7 @@ def _shape_result(profile: Profile, vectors: ExecutionVectors, choice: SensorCho
 
     if vectors.values.shape[1] != 1:
         raise UsageError(f"--method shape segments one series; {vectors.values.shape[1]} "
-                         "sensors given (choose one with --sensor)")
+                         "sensors given (choose one with --metric)")
     segmentation = shape_change_points(vectors.values[:, 0], **options)
     starts = np.concatenate([[0], segmentation.change_points]).astype(np.int64)
     last = vectors.n - 1

@@ -1,7 +1,10 @@
 """What every figure shares: size, resolution, colours, and the atomic save.
 
 Figures are drawn on Agg canvases without pyplot (no global state, no display needed) and
-saved atomically; the format follows the file's extension (png, svg, pdf...).
+saved atomically; the format follows the file's extension (png, svg, pdf...). Each figure of
+:mod:`phasekit.plot` has a function that returns the Figure (``*_figure``, drawing on a
+given Axes where it has one panel or a one-panel form) and a ``plot_*`` that writes it to a
+path with :func:`save`.
 """
 
 from __future__ import annotations
@@ -10,14 +13,15 @@ import os
 import re
 from pathlib import Path
 
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
+from matplotlib.figure import Figure, SubFigure
 from matplotlib.ticker import FixedFormatter, Formatter, FuncFormatter
 
 from phasekit.errors import UsageError
 from phasekit.io.atomic import atomic_path
 
-__all__ = ["COLORS", "DPI", "WIDTH", "color", "figure", "literal_text", "save"]
+__all__ = ["COLORS", "DPI", "WIDTH", "color", "figure", "literal_text", "root_figure", "save"]
 
 #: Resolution of raster figures: 12 in x 120 dpi = 1440 px, readable on a laptop screen.
 DPI = 120
@@ -32,6 +36,17 @@ def figure(width: float, height: float) -> Figure:
     """A figure on its own Agg canvas, constrained layout."""
     fig = Figure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(fig)
+    return fig
+
+
+def root_figure(ax: Axes) -> Figure:
+    """The figure ``ax`` is drawn on (the top-level one when ``ax`` is on a subfigure): what
+    a ``plot(ax=...)`` returns."""
+    fig: Figure | SubFigure | None = ax.figure
+    while isinstance(fig, SubFigure):
+        fig = fig.figure
+    if not isinstance(fig, Figure):
+        raise ValueError("the axes belong to no figure")
     return fig
 
 

@@ -33,14 +33,20 @@ from matplotlib.cm import ScalarMappable
 from matplotlib.colors import LogNorm, Normalize
 from matplotlib.ticker import NullFormatter
 
-from phasekit.energy.efficiency import ConfigurationTable, EfficiencyTable, pareto_mask
 from phasekit.errors import UsageError
 from phasekit.plot.common import WIDTH, figure, save
 
 if TYPE_CHECKING:
-    from phasekit.energy.choose import ChoiceResult
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
-__all__ = ["MODES", "plot_choice", "plot_energy", "smooth_grid"]
+# The results drawn here (phasekit.energy.efficiency's EfficiencyTable and ConfigurationTable,
+# phasekit.energy.choose's ChoiceResult and Choice) are typed Any: their plot() methods call
+# this module, which therefore imports none of them (no import cycle, tests/test_import_graph).
+EfficiencyTable = ConfigurationTable = ChoiceResult = Choice = Any
+
+__all__ = ["MODES", "choice_figure", "draw_choice", "draw_efficiency", "energy_figure",
+           "plot_choice", "plot_energy", "smooth_grid", "target_axes"]
 
 #: Heatmap modes: the thesis's discrete and smoothed views, or both side by side.
 MODES = ("discrete", "smoothed", "both")
@@ -48,6 +54,16 @@ MODES = ("discrete", "smoothed", "both")
 MESH = 200
 _ROW_H = 3.0  # inches per row of panels
 _ANNOTATE_MAX = 400  # cells: above this the values are not written in the cells
+
+
+def target_axes(ax: Axes | None, height: float = 4.0, width: float = 0.6 * WIDTH
+                ) -> tuple[Figure, Axes]:
+    """``ax`` and its (root) figure, or a new figure of one Axes (for a result's
+    ``plot(ax=None)``)."""
+    if ax is not None:
+        return getattr(ax.figure, "figure", ax.figure), ax
+    fig = figure(width, height)
+    return fig, fig.add_subplot()
 
 
 def _efficiency_cmap() -> Any:
@@ -317,11 +333,10 @@ def _config_height(configs: ConfigurationTable) -> float:
     return rows * _ROW_H + 0.6
 
 
-def plot_energy(path: str | os.PathLike[str], *, tables: Sequence[EfficiencyTable] = (),
-                configs: ConfigurationTable | None = None, mode: str = "both") -> Path:
-    """Write the efficiency heatmaps of ``tables`` (program and regions) in ``mode``, then the
-    energy/time panels of ``configs``, to ``path`` (format from its name); either part may be
-    left out."""
+def energy_figure(*, tables: Sequence[EfficiencyTable] = (),
+                  configs: ConfigurationTable | None = None, mode: str = "both") -> Figure:
+    """The efficiency heatmaps of ``tables`` (program and regions) in ``mode``, then the
+    energy/time panels of ``configs``; either part may be left out."""
     if mode not in MODES:
         raise UsageError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
     tables = list(tables)
@@ -342,14 +357,64 @@ def plot_energy(path: str | os.PathLike[str], *, tables: Sequence[EfficiencyTabl
         else:
             assert configs is not None
             _draw_configurations(sub, configs)
-    return save(fig, path)
+    return fig
 
 
-def plot_choice(path: str | os.PathLike[str], result: ChoiceResult) -> Path:
-    """The figure of ``phasekit energy choose`` (module docstring), one panel per input."""
+def plot_energy(path: str | os.PathLike[str], *, tables: Sequence[EfficiencyTable] = (),
+                configs: ConfigurationTable | None = None, mode: str = "both") -> Path:
+    """Write :func:`energy_figure` to ``path`` (format from its name)."""
+    return save(energy_figure(tables=tables, configs=configs, mode=mode), path)
+
+
+def draw_efficiency(ax: Axes, table: EfficiencyTable, mode: str = "discrete") -> Any:
+    """One efficiency heatmap of ``table`` on ``ax`` (``mode`` discrete or smoothed), with
+    its colour bar; returns the image."""
+    if mode not in ("discrete", "smoothed"):
+        raise UsageError(f"mode {mode!r}: expected discrete or smoothed on one Axes")
+    cmap, norm = _efficiency_cmap(), Normalize(0.0, 1.0)
+    image = (_discrete if mode == "discrete" else _smoothed)(ax, table, cmap, norm)
+    ax.set_title(f"{table.name} ({mode})", fontsize="medium")
+    ax.set_xlabel("input")
+    ax.set_ylabel(table.unit)
+    over = bool(np.nanmax(table.efficiency, initial=0.0) > 1.0)
+    ax.figure.colorbar(ScalarMappable(norm, cmap), ax=ax, extend="max" if over else "neither",
+                       label=f"efficiency (speedup / {table.unit})")
+    return image
+
+
+def draw_choice(ax: Axes, result: ChoiceResult, choice: Choice, *, legend: bool = True) -> None:
+    """One input's panel of :func:`choice_figure` on ``ax``: predicted energy against time of
+    every configuration within the limits (the Pareto frontier alone for a result read back
+    from JSON, which does not keep the others), the choice and the ondemand baseline."""
     import pandas as pd
 
-    choices = [c for c in result.choices if c.evaluated]
+    points = choice.evaluated or choice.pareto
+    if not points:
+        why = choice.reason or "no configuration meets the limits"
+        raise UsageError(f"input {choice.input_label}: nothing to plot ({why})")
+    cmap = colormaps["viridis"]
+    cnorm = _core_norm(np.asarray(result.cores, float))
+    fmax = max(result.frequencies_ghz) if result.frequency_controlled else float("nan")
+    def key(frequency: float, cores: int) -> tuple[float, int]:
+        return (round(float(frequency), 9) if math.isfinite(frequency) else -1.0, int(cores))
+
+    front = {key(c.frequency_ghz, c.cores) for c in choice.pareto}
+    rows = pd.DataFrame([c.to_dict() for c in points])
+    rows["frequency_ghz"] = rows["frequency_ghz"].astype(float)
+    rows["energy_j"] = rows["energy_j"].astype(float)
+    rows["pareto"] = [key(c.frequency_ghz, c.cores) in front for c in points]
+    _draw_pareto(ax, rows, cmap, cnorm, choice.input_label, "cores")
+    ondemand = rows[np.isclose(rows["frequency_ghz"], fmax)] if np.isfinite(fmax) else rows
+    ax.plot(ondemand["time_s"], ondemand["energy_j"], ls="none", marker="^", ms=6,
+            mfc="none", color="tab:gray",
+            label="ondemand (max frequency)" if np.isfinite(fmax) else "every core count")
+    if legend:
+        ax.legend(loc="upper right", fontsize="small")
+
+
+def choice_figure(result: ChoiceResult) -> Figure:
+    """The figure of ``phasekit energy choose`` (module docstring), one panel per input."""
+    choices = [c for c in result.choices if c.evaluated or c.pareto]
     if not choices:
         raise UsageError("nothing to plot: no configuration meets the limits")
     columns = min(3, len(choices))
@@ -358,21 +423,17 @@ def plot_choice(path: str | os.PathLike[str], result: ChoiceResult) -> Path:
     axes = fig.subplots(rows_n, columns, squeeze=False).ravel()
     cmap = colormaps["viridis"]
     cnorm = _core_norm(np.asarray(result.cores, float))
-    fmax = max(result.frequencies_ghz) if result.frequency_controlled else float("nan")
     for ax, choice in zip(axes, choices, strict=False):
-        rows = pd.DataFrame([c.to_dict() for c in choice.evaluated])
-        rows["pareto"] = pareto_mask(rows["time_s"].to_numpy(), rows["energy_j"].to_numpy())
-        rows["frequency_ghz"] = rows["frequency_ghz"].astype(float)
-        _draw_pareto(ax, rows, cmap, cnorm, choice.input_label, "cores")
-        ondemand = rows[np.isclose(rows["frequency_ghz"], fmax)] if np.isfinite(fmax) else rows
-        ax.plot(ondemand["time_s"], ondemand["energy_j"], ls="none", marker="^", ms=6,
-                mfc="none", color="tab:gray",
-                label="ondemand (max frequency)" if np.isfinite(fmax) else "every core count")
-        ax.legend(loc="upper right", fontsize="small")
+        draw_choice(ax, result, choice)
     for ax in axes[len(choices):]:
         ax.set_visible(False)
     fig.colorbar(ScalarMappable(cnorm, cmap), ax=list(axes[:len(choices)]), location="bottom",
                  shrink=0.6, aspect=40, label="cores")
     fig.suptitle(f"Predicted energy and time ({result.model} model): minimum-energy choice "
                  "and Pareto frontier", fontsize="large")
-    return save(fig, path)
+    return fig
+
+
+def plot_choice(path: str | os.PathLike[str], result: ChoiceResult) -> Path:
+    """Write :func:`choice_figure` to ``path`` (format from its name)."""
+    return save(choice_figure(result), path)

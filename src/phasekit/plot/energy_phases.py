@@ -10,19 +10,37 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
-from phasekit.energy.phasediv import PhaseDivision
-from phasekit.plot.common import WIDTH, color, figure, save
+from phasekit.plot.common import WIDTH, color, figure, root_figure, save
 
-__all__ = ["plot_energy_phases"]
+__all__ = ["draw_configurations", "draw_energy", "energy_phases_figure", "plot_energy_phases"]
 
 
-def plot_energy_phases(result: PhaseDivision, path: str | os.PathLike[str]) -> Path:
-    """Write the two-panel figure of ``result`` to ``path`` (format from its name)."""
+def plot_energy_phases(result: Any, path: str | os.PathLike[str]) -> Path:
+    """Write :func:`energy_phases_figure` of ``result`` to ``path`` (format from its name)."""
+    return save(energy_phases_figure(result), path)
+
+
+def energy_phases_figure(result: Any, ax: Axes | None = None) -> Figure:
+    """The two panels of the module docstring; on ``ax``, the energy against the number of
+    phases only (:func:`draw_energy`; its figure is returned)."""
+    if ax is not None:
+        draw_energy(ax, result)
+        return root_figure(ax)
     fig = figure(WIDTH, 4.5)
     ax, bx = fig.subplots(1, 2)
+    draw_energy(ax, result)
+    draw_configurations(bx, result)
+    return fig
+
+
+def draw_energy(ax: Axes, result: Any) -> None:
+    """Energy against the number of phases, in % of the best single configuration."""
     k = np.arange(1, result.max_phases + 1)
     ref = result.single_energy_j
     ax.plot(k, 100 * np.asarray(result.energy_dp) / ref, marker="o", ms=3, color=color(0),
@@ -40,6 +58,10 @@ def plot_energy_phases(result: PhaseDivision, path: str | os.PathLike[str]) -> P
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best", fontsize="small")
 
+
+def draw_configurations(bx: Axes, result: Any) -> None:
+    """The configuration chosen over the execution for the chosen number of phases: cores
+    and frequency (a twin axis) when the configurations carry them, else its index."""
     best = result.best
     edges = 100 * np.asarray(best.breakpoints)
     params = [result.params[c] for c in best.configs]
@@ -62,4 +84,3 @@ def plot_energy_phases(result: PhaseDivision, path: str | os.PathLike[str]) -> P
     bx.set_xlabel("execution (%)")
     bx.set_title(f"Chosen configuration, {result.best_k} phase(s) ({result.method}): "
                  f"{100 * result.savings:.1f} % saved")
-    return save(fig, path)

@@ -8,17 +8,29 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
-from phasekit.energy.fingerprint import FingerprintResult
-from phasekit.plot.common import WIDTH, color, figure, save
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
-__all__ = ["plot_fingerprints"]
+from phasekit.plot.common import WIDTH, color, figure, root_figure, save
+
+__all__ = ["draw_curves", "fingerprints_figure", "plot_fingerprints"]
 
 
-def plot_fingerprints(result: FingerprintResult, path: str | os.PathLike[str]) -> Path:
-    """Write the dendrogram and the fingerprints of ``result`` to ``path``."""
+def plot_fingerprints(result: Any, path: str | os.PathLike[str]) -> Path:
+    """Write :func:`fingerprints_figure` of ``result`` to ``path``."""
+    return save(fingerprints_figure(result), path)
+
+
+def fingerprints_figure(result: Any, ax: Axes | None = None) -> Figure:
+    """The dendrogram and the fingerprints of ``result`` (module docstring); on ``ax``, the
+    fingerprints only (:func:`draw_curves`; its figure is returned)."""
     from scipy.cluster.hierarchy import dendrogram
 
+    if ax is not None:
+        draw_curves(ax, result)
+        return root_figure(ax)
     n = len(result.names)
     fig = figure(WIDTH, max(4.5, 0.22 * n + 1.5))
     ax, bx = fig.subplots(1, 2)
@@ -36,12 +48,18 @@ def plot_fingerprints(result: FingerprintResult, path: str | os.PathLike[str]) -
     ax.set_xlabel("Ward linkage height (Canberra distance)")
     ax.set_title(f"{result.n_clusters} clusters ({result.k_rule})"
                  + (f", ARI {result.ari:.2f}" if result.ari is not None else ""))
+    draw_curves(bx, result)
+    return fig
+
+
+def draw_curves(ax: Axes, result: Any) -> None:
+    """Every fingerprint (0-100 % of the value against 0-100 % of the execution),
+    coloured by cluster."""
     x = result.x_percent
     for i, curve in enumerate(result.fingerprints):
-        bx.plot(x, curve, color=color(int(result.clusters[i]) - 1), lw=1, alpha=0.8)
-    bx.set_xlim(0, 100)
-    bx.set_xlabel("execution (%)")
-    bx.set_ylabel(f"{result.ratio or 'ratio'} (% of its range)")
-    bx.set_title("Fingerprints, coloured by cluster")
-    bx.grid(True, alpha=0.3)
-    return save(fig, path)
+        ax.plot(x, curve, color=color(int(result.clusters[i]) - 1), lw=1, alpha=0.8)
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("execution (%)")
+    ax.set_ylabel(f"{result.ratio or 'ratio'} (% of its range)")
+    ax.set_title("Fingerprints, coloured by cluster")
+    ax.grid(True, alpha=0.3)

@@ -14,21 +14,25 @@ from __future__ import annotations
 import math
 import os
 import textwrap
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure, SubFigure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from phasekit.errors import UsageError
 from phasekit.metrics.periodicity import periodic_regions
-from phasekit.periodicity import PeriodicityResult, instances_of
-from phasekit.plot.common import WIDTH, color, figure, save
+from phasekit.plot.common import WIDTH, color, figure, root_figure, save
 from phasekit.profile import Profile
+from phasekit.results import plain
 
-__all__ = ["plot_analysis", "plot_patterns", "plot_profile"]
+__all__ = ["analysis_figure", "draw_preview_patterns", "draw_profile", "patterns_figure",
+           "plot_analysis", "plot_patterns", "plot_profile", "preview_profile",
+           "profile_figure", "result_figure"]
 
 #: At most this many pattern panels side by side.
 MAX_COLUMNS = 3
@@ -39,21 +43,41 @@ REGION_TOLERANCE = 0.1
 Canvas = Figure | SubFigure
 
 
-def plot_profile(profile: Profile, result: PeriodicityResult, path: str | os.PathLike[str]
+def plot_profile(profile: Profile, result: Any, path: str | os.PathLike[str]
                  ) -> Path:
-    """The analyzed metric over time (s) with the periodic regions shaded by pattern.
+    """Write :func:`profile_figure` to ``path``; returns the path written."""
+    return save(profile_figure(profile, result), path)
+
+
+def plot_patterns(profile: Profile, result: Any, path: str | os.PathLike[str],
+                  *, n_instances: int = 10, seed: int = 0) -> Path:
+    """Write :func:`patterns_figure` to ``path``; returns the path written."""
+    return save(patterns_figure(profile, result, n_instances=n_instances, seed=seed), path)
+
+
+def plot_analysis(profile: Profile, result: Any, path: str | os.PathLike[str],
+                  *, n_instances: int = 10, seed: int = 0) -> Path:
+    """Write :func:`analysis_figure` to ``path`` (what ``phasekit analyze --plot`` writes)."""
+    return save(analysis_figure(profile, result, n_instances=n_instances, seed=seed), path)
+
+
+def profile_figure(profile: Profile, result: Any, ax: Axes | None = None
+                   ) -> Figure:
+    """The analyzed metric over time (s) with the periodic regions shaded by pattern, on
+    ``ax`` when given (its figure is returned).
 
     With several analyzed metrics the first one is drawn. Without a pattern the title is the
     result's explanation. A result computed on a window shows the whole profile with the
-    window marked. Returns the path written.
+    window marked.
     """
-    fig = figure(WIDTH, 4.2)
-    _draw_profile(fig, profile, result)
-    return save(fig, path)
+    if ax is None:
+        ax = figure(WIDTH, 4.2).add_subplot()
+    draw_profile(ax, profile, result)
+    return root_figure(ax)
 
 
-def plot_patterns(profile: Profile, result: PeriodicityResult, path: str | os.PathLike[str],
-                  *, n_instances: int = 10, seed: int = 0) -> Path:
+def patterns_figure(profile: Profile, result: Any, *, n_instances: int = 10,
+                    seed: int = 0) -> Figure:
     """One panel per pattern: ``n_instances`` random instances (thin) and the pattern (thick).
 
     The seed's Fig. 3 shows ten instances. With several metrics each pattern gets one panel
@@ -62,21 +86,129 @@ def plot_patterns(profile: Profile, result: PeriodicityResult, path: str | os.Pa
     columns, rows = _grid(result)
     fig = figure(WIDTH if columns > 1 else 7.0, 0.6 + 2.7 * rows)
     _draw_patterns(fig, profile, result, n_instances=n_instances, seed=seed)
-    return save(fig, path)
+    return fig
 
 
-def plot_analysis(profile: Profile, result: PeriodicityResult, path: str | os.PathLike[str],
-                  *, n_instances: int = 10, seed: int = 0) -> Path:
+def analysis_figure(profile: Profile, result: Any, *, n_instances: int = 10,
+                    seed: int = 0) -> Figure:
     """The profile with its periodic regions on top and the patterns below, in one figure."""
     if not result.patterns:
-        return plot_profile(profile, result, path)
+        return profile_figure(profile, result)
     _, rows = _grid(result)
     top, bottom = 4.2, 0.6 + 2.7 * rows
     fig = figure(WIDTH, top + bottom)
     upper, lower = fig.subfigures(2, 1, height_ratios=[top, bottom])
-    _draw_profile(upper, profile, result)
+    draw_profile(upper.add_subplot(), profile, result)
     _draw_patterns(lower, profile, result, n_instances=n_instances, seed=seed)
-    return save(fig, path)
+    return fig
+
+
+# --- from the result alone -------------------------------------------------------------------
+def preview_profile(result: Any) -> Profile:
+    """The profile a result keeps for figures (``result.preview["profile"]``: the analyzed
+    metrics, a min/max envelope when long); without a preview (an older result), a profile
+    of NaN spanning the analyzed time, so that the periodic regions still show."""
+    preview = result.preview.get("profile") if isinstance(result.preview, dict) else None
+    if isinstance(preview, dict) and preview.get("values") is not None:
+        metrics = tuple(str(m) for m in preview.get("metrics") or ())
+        values = np.array([[np.nan if v is None else float(v) for v in column]
+                           for column in preview["values"]], dtype=float).T
+        units = {str(k): str(v) for k, v in (preview.get("units") or {}).items()}
+        return Profile(values=values.reshape(values.shape[0], -1),
+                       period=float(preview["period_s"]), metrics=metrics, units=units,
+                       node=result.node)
+    end = result.offset_s + result.duration_s
+    return Profile(values=np.full((2, 1), np.nan), period=max(end, 1e-9) / 2,
+                   metrics=tuple(result.metrics[:1]) or ("metric",), node=result.node)
+
+
+def result_figure(result: Any, ax: Axes | None = None) -> Figure:
+    """The figure of a result alone (``Any.plot``): the profile preview with
+    the periodic regions shaded and, below, each pattern over the random instances the
+    result keeps; on ``ax`` when given, the profile only (its figure is returned)."""
+    profile = preview_profile(result)
+    if ax is not None or not result.patterns:
+        return profile_figure(profile, result, ax)
+    preview = result.preview.get("profile") if isinstance(result.preview, dict) else None
+    units = {str(k): str(v) for k, v in ((preview or {}).get("units") or {}).items()}
+    instances = result.preview.get("instances") if isinstance(result.preview, dict) else None
+    columns = min(MAX_COLUMNS, len(result.patterns))
+    rows = math.ceil(len(result.patterns) / columns) * max(1, len(result.metrics))
+    top, bottom = 4.2, 0.5 + 2.4 * rows
+    fig = figure(WIDTH, top + bottom)
+    upper, lower = fig.subfigures(2, 1, height_ratios=[top, bottom])
+    draw_profile(upper.add_subplot(), profile, result)
+    draw_preview_patterns(lower, plain([p.to_dict() for p in result.patterns]),
+                          instances if isinstance(instances, list) else [],
+                          list(result.metrics), result.sampling_period, units)
+    return fig
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return math.nan
+    return float(value)
+
+
+def _numbers(values: Any) -> np.ndarray:
+    if not isinstance(values, list):
+        return np.full(0, np.nan)
+    return np.array([_number(v) for v in values])
+
+
+def draw_preview_patterns(canvas: Canvas, patterns: Sequence[Mapping[str, Any]],
+                          instances: Sequence[Mapping[str, Any]], metrics: Sequence[str],
+                          sampling_period: float, units: Mapping[str, str]) -> None:
+    """One panel per pattern and metric from JSON records: the kept random instances (thin,
+    the pattern's colour; a result's ``preview["instances"]``) and the representative
+    pattern (thick black), like the seed's Fig. 3 and :func:`patterns_figure`. Without
+    instances, the patterns alone."""
+    n = len(patterns)
+    d = max(1, len(metrics))
+    columns = min(MAX_COLUMNS, max(n, 1))
+    rows = max(1, math.ceil(n / columns)) * d
+    axes = canvas.subplots(rows, columns, squeeze=False)
+    joint = len(metrics) > 1
+    for i, pattern in enumerate(patterns):
+        values = np.asarray([[_number(v) for v in (row if isinstance(row, list) else [row])]
+                             for row in pattern.get("values", [])], dtype=float)
+        values = values.reshape(values.shape[0], -1) if values.size else np.zeros((0, d))
+        kept = instances[i] if i < len(instances) else {}
+        step = _number(kept.get("step_s"))
+        if not math.isfinite(step):
+            step = sampling_period
+        curves = kept.get("values", []) if isinstance(kept.get("values"), list) else []
+        for k in range(d):
+            ax = axes[(i // columns) * d + k, i % columns]
+            for curve in curves:
+                y = _numbers(curve[k]) if isinstance(curve, list) and k < len(curve) \
+                    else _numbers([])
+                ax.plot(np.arange(y.size) * step, y, color=color(i), linewidth=0.8, alpha=0.45)
+            if k < values.shape[1]:
+                ax.plot(np.arange(values.shape[0]) * sampling_period, values[:, k],
+                        color="black", linewidth=2.4)
+            metric = str(metrics[k]) if k < len(metrics) else f"dimension {k}"
+            unit = units.get(metrics[k]) if k < len(metrics) else None
+            label = f"{metric} (z-score)" if joint else (
+                f"{metric} [{unit!s}]" if unit else metric)
+            ax.set_ylabel(label, fontsize="small")
+            ax.grid(True, linewidth=0.4, alpha=0.5)
+            if k == 0:
+                ax.set_title(f"pattern {i + 1}: period {_number(pattern.get('period_s')):.3g} s, "
+                             f"{len(curves)} of {pattern.get('n_instances', '?')} instances",
+                             fontsize="medium", loc="left")
+            if k == d - 1:
+                ax.set_xlabel("time within the instance (s)")
+            if i == 0 and k == 0:
+                handles = [Line2D([], [], color="black", linewidth=2.4,
+                                  label="representative pattern")]
+                if curves:
+                    handles.insert(0, Line2D([], [], color=color(i), linewidth=0.8, alpha=0.6,
+                                             label="random instances"))
+                ax.legend(handles=handles, fontsize="small", loc="best")
+    for index in range(n, max(1, math.ceil(n / columns)) * columns):
+        for k in range(d):
+            axes[(index // columns) * d + k, index % columns].set_axis_off()
 
 
 # --- drawing ---------------------------------------------------------------------------------
@@ -106,12 +238,12 @@ def _regions(starts: np.ndarray, lengths: np.ndarray) -> list[tuple[int, int]]:
             for _, first, count in runs]
 
 
-def _draw_profile(canvas: Canvas, profile: Profile, result: PeriodicityResult) -> None:
+def draw_profile(ax: Axes, profile: Profile, result: Any) -> None:
+    """:func:`profile_figure` on ``ax``."""
     metric = result.metrics[0] if result.metrics else profile.metrics[0]
     share = "window" if result.params.get("window_s") is not None else "profile"
     values = profile.select([metric]).values[:, 0]
     times = profile.times()
-    ax = canvas.add_subplot()
     ax.plot(times, values, color="0.2", linewidth=0.6, zorder=3)
     handles: list[Any] = []
     for i, pattern in enumerate(result.patterns):
@@ -150,7 +282,7 @@ def _draw_profile(canvas: Canvas, profile: Profile, result: PeriodicityResult) -
     ax.set_title(_wrap(title), fontsize="medium", loc="left")
 
 
-def _grid(result: PeriodicityResult) -> tuple[int, int]:
+def _grid(result: Any) -> tuple[int, int]:
     """Columns and rows of pattern panels (one row per metric in each row of patterns)."""
     n = len(result.patterns)
     if n == 0:
@@ -159,7 +291,7 @@ def _grid(result: PeriodicityResult) -> tuple[int, int]:
     return columns, math.ceil(n / columns) * max(1, len(result.metrics))
 
 
-def _draw_patterns(canvas: Canvas, profile: Profile, result: PeriodicityResult, *,
+def _draw_patterns(canvas: Canvas, profile: Profile, result: Any, *,
                    n_instances: int, seed: int) -> None:
     if n_instances < 0:
         raise UsageError(f"n_instances must be non-negative, got {n_instances}")
@@ -175,7 +307,7 @@ def _draw_patterns(canvas: Canvas, profile: Profile, result: PeriodicityResult, 
     period = result.sampling_period
     joint = len(result.metrics) > 1
     for i, pattern in enumerate(result.patterns):
-        X, lengths = instances_of(profile, result, i)
+        X, lengths = result.instances(profile, i)
         rng = np.random.default_rng([seed, i])
         count = min(n_instances, lengths.size)
         chosen = np.sort(rng.choice(lengths.size, size=count, replace=False))

@@ -11,22 +11,32 @@
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
-from phasekit.phases import PhaseResult, execution_vectors
-from phasekit.plot.common import WIDTH, color, figure, save
+from phasekit.plot.common import WIDTH, color, figure, root_figure, save
 from phasekit.profile import Profile
+from phasekit.results import plain
 
-__all__ = ["plot_phases"]
+__all__ = ["draw_ids", "phases_figure", "plot_phases", "timeline", "timeline_figure"]
 
 
-def plot_phases(profile: Profile, result: PhaseResult, path: str | os.PathLike[str], *,
+def plot_phases(profile: Profile, result: Any, path: str | os.PathLike[str], *,
                 true_changes_s: Sequence[float] = ()) -> Path:
-    """Write the four panels described in the module docstring to ``path``."""
+    """Write :func:`phases_figure` to ``path``."""
+    return save(phases_figure(profile, result, true_changes_s=true_changes_s), path)
+
+
+def phases_figure(profile: Profile, result: Any, *,
+                  true_changes_s: Sequence[float] = ()) -> Figure:
+    """The four panels described in the module docstring (the profile gives the sensors)."""
     fig = figure(WIDTH, 9.0)
     axes = fig.subplots(4, 1, sharex=True, height_ratios=[1.2, 1.2, 1.0, 1.2])
     times = profile.times()
@@ -42,7 +52,7 @@ def plot_phases(profile: Profile, result: PhaseResult, path: str | os.PathLike[s
                  f"{result.threshold:g}, smoothing {result.smooth})", loc="left")
 
     ax = axes[1]
-    vectors = execution_vectors(profile, sensors=result.sensors, smooth_window=result.smooth)
+    vectors = result.vectors(profile)
     values = vectors.values
     low, high = np.nanmin(values, axis=0), np.nanmax(values, axis=0)
     span = np.where(high > low, high - low, 1.0)
@@ -72,4 +82,94 @@ def plot_phases(profile: Profile, result: PhaseResult, path: str | os.PathLike[s
             ax.axvline(t, color="gray", linestyle="--", linewidth=0.7)
         ax.set_xlim(0, end)
         ax.grid(alpha=0.3)
-    return save(fig, path)
+    return fig
+
+
+# --- from the result alone -------------------------------------------------------------------
+def timeline_figure(result: Any, ax: Axes | None = None) -> Figure:
+    """The figure of a result alone (``Any.plot``): :func:`timeline` of its phases
+    and, when it has them, its score and limit; on ``ax``, the rows by id only
+    (:func:`draw_ids`; its figure is returned)."""
+    items = plain([p.to_dict() for p in result.phases])
+    title = (f"{result.node or 'profile'}: {len(result.phases)} phases, {result.n_ids} ids "
+             f"({result.method})")
+    if ax is not None:
+        draw_ids(ax, items, title=title)
+        ax.set_xlabel("time since the profile start (s)")
+        ax.set_xlim(0, result.duration_s if result.duration_s > 0 else None)
+        return root_figure(ax)
+    return timeline(items, result.duration_s, result.score, result.limit, result.period,
+                    title)
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return math.nan
+    return float(value)
+
+
+def _ids(phases: Sequence[Mapping[str, Any]]) -> list[int]:
+    return sorted({int(_number(p.get("id"))) for p in phases
+                   if math.isfinite(_number(p.get("id")))})
+
+
+def _spans(phases: Sequence[Mapping[str, Any]]) -> list[tuple[float, float, int]]:
+    """(start, end, id) of the phase records whose three are numbers."""
+    out = []
+    for p in phases:
+        start, end, pid = (_number(p.get(k)) for k in ("start_s", "end_s", "id"))
+        if math.isfinite(start) and math.isfinite(end) and math.isfinite(pid):
+            out.append((start, end, int(pid)))
+    return out
+
+
+def draw_ids(ax: Axes, phases: Sequence[Mapping[str, Any]], *, title: str = "") -> None:
+    """One row per phase id, each phase a bar in its id's colour (recurring phases on the
+    same row), from phase records (``start_s``, ``end_s``, ``id``)."""
+    ids = _ids(phases)
+    row_of = {pid: r for r, pid in enumerate(ids)}
+    for start, end, pid in _spans(phases):
+        ax.broken_barh([(start, end - start)], (row_of[pid] - 0.4, 0.8), facecolors=color(pid - 1))
+    ax.set_yticks(range(len(ids)), labels=[str(i) for i in ids])
+    ax.set_ylim(max(len(ids), 1) - 0.5, -0.5)
+    ax.set_ylabel("phase id")
+    ax.grid(True, axis="x", alpha=0.3)
+    if title:
+        ax.set_title(title, loc="left", fontsize="medium")
+
+
+def timeline(phases: Sequence[Mapping[str, Any]], duration_s: float, score: np.ndarray,
+             limit: np.ndarray, period_s: float, title: str, *, width: float = WIDTH) -> Figure:
+    """The phase timeline from phase records: phases in time order coloured by id
+    (recurring phases share a colour), one row per id (:func:`draw_ids`), and the
+    detector's score against its limit when given (the seed's Fig. 1 and 5)."""
+    score, limit = np.asarray(score, dtype=float), np.asarray(limit, dtype=float)
+    series = score.size > 0 and bool(np.isfinite(score).any())
+    rows = max(1, len(_ids(phases)))
+    top = min(0.5 + 0.28 * rows, 4.0)
+    fig = figure(width, 1.4 + top + (2.0 if series else 0.0))
+    axes = fig.subplots(3 if series else 2, 1, sharex=True,
+                        height_ratios=[0.5, top] + ([2.0] if series else []))
+    strip = axes[0]
+    for start, end, pid in _spans(phases):
+        strip.broken_barh([(start, end - start)], (0, 1), facecolors=color(pid - 1),
+                          edgecolor="white", linewidth=0.5)
+    strip.set_yticks([])
+    strip.set_ylabel("phases", rotation=0, ha="right", va="center")
+    strip.set_title(title, loc="left", fontsize="medium")
+    draw_ids(axes[1], phases)
+    if series:
+        ax = axes[2]
+        times = np.arange(score.size) * period_s
+        ax.plot(times, score, color="black", linewidth=0.8, label="score")
+        if limit.size == score.size:
+            ax.plot(times, limit, color="tab:red", linewidth=0.8, label="limit")
+        finite = score[np.isfinite(score) & (score > 0)]
+        if finite.size and finite.max() > 50 * max(finite.min(), 1e-300):
+            ax.set_yscale("log")
+        ax.set_ylabel("detector score")
+        ax.legend(loc="upper right", fontsize="small")
+        ax.grid(True, alpha=0.3)
+    axes[-1].set_xlabel("time since the profile start (s)")
+    axes[-1].set_xlim(0, duration_s if duration_s > 0 else None)
+    return fig

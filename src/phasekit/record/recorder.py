@@ -252,10 +252,10 @@ class Recorder:
             unknown = [m for m in wanted if m not in offered]
             if unknown:
                 available = ", ".join(offered) or "none"
-                raise UsageError(f"--metrics: no source here provides {', '.join(unknown)}; "
+                raise UsageError(f"--metric: no source here provides {', '.join(unknown)}; "
                                  f"available: {available} (see 'phasekit sources')")
             if len(set(wanted)) != len(wanted):
-                raise UsageError(f"--metrics: a metric is named twice in {','.join(wanted)}")
+                raise UsageError(f"--metric: a metric is named twice in {','.join(wanted)}")
         opened: list[_Opened] = []
         try:
             for source in self.sources:
@@ -278,7 +278,7 @@ class Recorder:
             if wanted is not None:
                 missing = [m for m in wanted if m not in taken]
                 if missing:
-                    raise UnsupportedError(f"--metrics: {', '.join(missing)} could not be "
+                    raise UnsupportedError(f"--metric: {', '.join(missing)} could not be "
                                            "opened")
             if not taken:
                 raise UnsupportedError("no source could be opened here (see 'phasekit "

@@ -18,7 +18,6 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import ScalarFormatter
 
 from phasekit.plot.common import color, figure
 
@@ -57,54 +56,15 @@ def instances_figure(patterns: Sequence[Mapping[str, Any]], instances: Sequence[
                      metrics: Sequence[str], sampling_period: float, units: Mapping[str, str]
                      ) -> Figure:
     """One panel per pattern and metric: the kept random instances (thin, the pattern's
-    colour) and the representative pattern (thick black), like the seed's Fig. 3 and
-    :func:`phasekit.plot.plot_patterns`. Without instances, the patterns alone."""
-    n = len(patterns)
-    d = max(1, len(metrics))
-    columns = min(3, n)
-    rows = math.ceil(n / columns) * d
+    colour) and the representative pattern (thick black), like the seed's Fig. 3
+    (:func:`phasekit.plot.periodicity.draw_preview_patterns`). Without instances, the
+    patterns alone."""
+    from phasekit.plot.periodicity import draw_preview_patterns
+
+    columns = min(3, max(1, len(patterns)))
+    rows = math.ceil(max(1, len(patterns)) / columns) * max(1, len(metrics))
     fig = figure(WIDTH if columns > 1 else 6.5, 0.5 + 2.4 * rows)
-    axes = fig.subplots(rows, columns, squeeze=False)
-    joint = len(metrics) > 1
-    for i, pattern in enumerate(patterns):
-        values = np.asarray([[number(v) for v in (row if isinstance(row, list) else [row])]
-                             for row in pattern.get("values", [])], dtype=float)
-        values = values.reshape(values.shape[0], -1) if values.size else np.zeros((0, d))
-        kept = instances[i] if i < len(instances) else {}
-        step = number(kept.get("step_s"))
-        if not math.isfinite(step):
-            step = sampling_period
-        curves = kept.get("values", []) if isinstance(kept.get("values"), list) else []
-        for k in range(d):
-            ax = axes[(i // columns) * d + k, i % columns]
-            for curve in curves:
-                y = array(curve[k]) if isinstance(curve, list) and k < len(curve) else array([])
-                ax.plot(np.arange(y.size) * step, y, color=color(i), linewidth=0.8, alpha=0.45)
-            if k < values.shape[1]:
-                ax.plot(np.arange(values.shape[0]) * sampling_period, values[:, k],
-                        color="black", linewidth=2.4)
-            metric = str(metrics[k]) if k < len(metrics) else f"dimension {k}"
-            unit = units.get(metrics[k]) if k < len(metrics) else None
-            label = f"{metric} (z-score)" if joint else (
-                f"{metric} [{unit!s}]" if unit else metric)
-            ax.set_ylabel(label, fontsize="small")
-            ax.grid(True, linewidth=0.4, alpha=0.5)
-            if k == 0:
-                ax.set_title(f"pattern {i + 1}: period {number(pattern.get('period_s')):.3g} s, "
-                             f"{len(curves)} of {pattern.get('n_instances', '?')} instances",
-                             fontsize="medium", loc="left")
-            if k == d - 1:
-                ax.set_xlabel("time within the instance (s)")
-            if i == 0 and k == 0:
-                handles = [Line2D([], [], color="black", linewidth=2.4,
-                                  label="representative pattern")]
-                if curves:
-                    handles.insert(0, Line2D([], [], color=color(i), linewidth=0.8, alpha=0.6,
-                                             label="random instances"))
-                ax.legend(handles=handles, fontsize="small", loc="best")
-    for index in range(n, math.ceil(n / columns) * columns):
-        for k in range(d):
-            axes[(index // columns) * d + k, index % columns].set_axis_off()
+    draw_preview_patterns(fig, patterns, instances, metrics, sampling_period, units)
     return fig
 
 
@@ -113,46 +73,10 @@ def phases_figure(phases: Sequence[Mapping[str, Any]], duration_s: float, score:
                   limit: np.ndarray, period_s: float, title: str) -> Figure:
     """The phase timeline: phases in time order coloured by id (recurring phases share a
     colour), one row per id, and the detector's score against its limit when the result
-    carries them (the seed's Fig. 1 and 5)."""
-    ids = sorted({int(number(p.get("id"))) for p in phases if math.isfinite(number(p.get("id")))})
-    series = score.size > 0 and np.isfinite(score).any()
-    rows = max(1, len(ids))
-    top = min(0.5 + 0.28 * rows, 4.0)
-    fig = figure(WIDTH, 1.4 + top + (2.0 if series else 0.0))
-    axes = fig.subplots(3 if series else 2, 1, sharex=True,
-                        height_ratios=[0.5, top] + ([2.0] if series else []))
-    strip, by_id = axes[0], axes[1]
-    row_of = {pid: r for r, pid in enumerate(ids)}
-    for p in phases:
-        start, end, pid = number(p.get("start_s")), number(p.get("end_s")), number(p.get("id"))
-        if not (math.isfinite(start) and math.isfinite(end) and math.isfinite(pid)):
-            continue
-        c = color(int(pid) - 1)
-        strip.broken_barh([(start, end - start)], (0, 1), facecolors=c, edgecolor="white",
-                          linewidth=0.5)
-        by_id.broken_barh([(start, end - start)], (row_of[int(pid)] - 0.4, 0.8), facecolors=c)
-    strip.set_yticks([])
-    strip.set_ylabel("phases", rotation=0, ha="right", va="center")
-    strip.set_title(title, loc="left", fontsize="medium")
-    by_id.set_yticks(range(len(ids)), labels=[str(i) for i in ids])
-    by_id.set_ylim(max(len(ids), 1) - 0.5, -0.5)
-    by_id.set_ylabel("phase id")
-    by_id.grid(True, axis="x", alpha=0.3)
-    if series:
-        ax = axes[2]
-        times = np.arange(score.size) * period_s
-        ax.plot(times, score, color="black", linewidth=0.8, label="score")
-        if limit.size == score.size:
-            ax.plot(times, limit, color="tab:red", linewidth=0.8, label="limit")
-        finite = score[np.isfinite(score) & (score > 0)]
-        if finite.size and finite.max() > 50 * max(finite.min(), 1e-300):
-            ax.set_yscale("log")
-        ax.set_ylabel("detector score")
-        ax.legend(loc="upper right", fontsize="small")
-        ax.grid(True, alpha=0.3)
-    axes[-1].set_xlabel("time since the profile start (s)")
-    axes[-1].set_xlim(0, duration_s if duration_s > 0 else None)
-    return fig
+    carries them (the seed's Fig. 1 and 5; :func:`phasekit.plot.phases.timeline`)."""
+    from phasekit.plot.phases import timeline
+
+    return timeline(phases, duration_s, score, limit, period_s, title, width=WIDTH)
 
 
 # --- many nodes ------------------------------------------------------------------------------
@@ -308,38 +232,12 @@ def agreement_figure(names: Sequence[str], matrix: np.ndarray, title: str) -> Fi
 def clusters_figure(clusters: Sequence[Mapping[str, Any]], eps: float) -> Figure:
     """Every reduced call (per rank) of a structure result: repetitions against mean time
     between repetitions, both logarithmic, coloured by loop (the space DBSCAN clusters in;
-    :func:`phasekit.plot.structure.plot_clusters` from the JSON)."""
+    :func:`phasekit.plot.structure.draw_clusters` from the JSON)."""
+    from phasekit.plot.structure import draw_clusters
+
     fig = figure(7.0, 4.4)
-    ax = fig.add_subplot()
-    loops: dict[int, list[tuple[float, float]]] = {}
-    rest: list[tuple[float, float]] = []
-    for c in clusters:
-        point = (number(c.get("repetitions")), number(c.get("mean_time_between_s")))
-        if not all(math.isfinite(v) and v > 0 for v in point):
-            continue
-        loop = c.get("loop")
-        if isinstance(loop, int) and not isinstance(loop, bool):
-            loops.setdefault(loop, []).append(point)
-        else:
-            rest.append(point)
-    if rest:
-        x, y = zip(*rest, strict=True)
-        ax.scatter(x, y, s=18, c="lightgray", edgecolors="gray", linewidths=0.5,
-                   label="filtered (explained time)")
-    for loop_id in sorted(loops):
-        x, y = zip(*loops[loop_id], strict=True)
-        ax.scatter(x, y, s=30, color=color(loop_id), edgecolors="black", linewidths=0.4,
-                   label=f"loop {loop_id}: {len(x)} call(s) x rank")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.xaxis.set_major_formatter(ScalarFormatter())
-    ax.set_xlabel("repetitions (per rank)")
-    ax.set_ylabel("mean time between repetitions (s)")
-    ax.set_title(f"MPI calls clustered into loops (DBSCAN, eps {eps:g} in log10 space)",
-                 loc="left", fontsize="medium")
-    if loops or rest:
-        ax.legend(loc="best", fontsize="small")
-    ax.grid(True, which="both", alpha=0.3)
+    draw_clusters(fig.add_subplot(), clusters, title=f"MPI calls clustered into loops "
+                  f"(DBSCAN, eps {eps:g} in log10 space)", title_size="medium")
     return fig
 
 

@@ -138,25 +138,16 @@ def periodicity(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
 
 
 def _profile_figure(result: Any, maker: FigureMaker) -> Safe:
-    from phasekit.plot import plot_profile
-    from phasekit.profile import Profile
+    from phasekit.plot.periodicity import preview_profile, profile_figure
 
     preview = _map(result.preview.get("profile"))
     if preview:
-        metrics = tuple(str(m) for m in _list(preview.get("metrics")))
-        values = np.array([array(v) for v in _list(preview.get("values"))], dtype=float).T
-        units = {str(k): str(v) for k, v in _map(preview.get("units")).items()}
-        profile = Profile(values=values, period=float(preview["period_s"]), metrics=metrics,
-                          units=units, node=result.node)
         caption = ("The analyzed metric over the whole profile with its periodic regions shaded, "
                    "one colour per pattern" + (" (a min/max envelope of the samples)"
                                                if preview.get("envelope") else "") + ".")
     else:
-        end = result.offset_s + result.duration_s
-        profile = Profile(values=np.full((2, 1), np.nan), period=max(end, 1e-9) / 2,
-                          metrics=tuple(result.metrics[:1]) or ("metric",), node=result.node)
         caption = "Where the periodic regions are (no profile preview in this result)."
-    return maker.from_plot(lambda path: plot_profile(profile, result, path), caption)
+    return maker.from_figure(profile_figure(preview_profile(result), result), caption)
 
 
 # --- many nodes ------------------------------------------------------------------------------
@@ -457,7 +448,7 @@ def campaign(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     energy and time over configurations with the Pareto frontier (``phasekit energy plot``)."""
     from phasekit.campaign import Campaign
     from phasekit.energy.efficiency import configuration_table, efficiency_tables
-    from phasekit.plot.energy import plot_energy
+    from phasekit.plot.energy import energy_figure
 
     runs = _dicts(data.get("runs"))
     ok = sum(1 for r in runs if r.get("status", "ok") == "ok")
@@ -478,13 +469,13 @@ def campaign(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
                                    "inputs"))
     mode = "both" if len(tables) <= 2 else "discrete"
     if tables:
-        parts.append(maker.safely("the efficiency heatmaps", lambda: maker.from_plot(
-            lambda path: plot_energy(path, tables=tables, mode=mode),
+        parts.append(maker.safely("the efficiency heatmaps", lambda: maker.from_figure(
+            energy_figure(tables=tables, mode=mode),
             "Parallel efficiency over inputs and thread counts, one cell per configuration "
             "(and interpolated), seed 002 section 3.10.1.")))
     if configs.inputs:
-        parts.append(maker.safely("the energy and time figure", lambda: maker.from_plot(
-            lambda path: plot_energy(path, configs=configs),
+        parts.append(maker.safely("the energy and time figure", lambda: maker.from_figure(
+            energy_figure(configs=configs),
             "Per input: energy over frequency and cores, time over cores, and energy against "
             "time with the Pareto frontier (seed 002, section 4.11).")))
     for text in dict.fromkeys([*(n for t in tables for n in t.notes), *configs.notes]):
@@ -573,9 +564,9 @@ def energy_fit(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
 
 def phase_division(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     """Energy against the number of phases and the chosen configuration per phase
-    (``phasekit energy phases``, seed 002 chapter 5)."""
+    (``phasekit energy phasediv``, seed 002 chapter 5)."""
     from phasekit.energy.phasediv import PhaseDivision
-    from phasekit.plot.energy_phases import plot_energy_phases
+    from phasekit.plot.energy_phases import energy_phases_figure
 
     single = _map(data.get("single"))
     rows = [("method", f"{data.get('method', '-')} ({data.get('integrator', '-')} integrator, "
@@ -590,8 +581,8 @@ def phase_division(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     parts = [kv_table(rows)]
     if data.get("explanation"):
         parts.append(note(data["explanation"]))
-    parts.append(maker.safely("the phase division figure", lambda: maker.from_plot(
-        lambda path: plot_energy_phases(PhaseDivision.from_dict(dict(data)), path),
+    parts.append(maker.safely("the phase division figure", lambda: maker.from_figure(
+        energy_phases_figure(PhaseDivision.from_dict(dict(data))),
         "Left: energy against the number of phases. Right: the configuration chosen over the "
         "execution.")))
     parts.append(table(["#", "from", "to", "configuration", "energy", "time"],
@@ -608,7 +599,7 @@ def phase_division(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
 def fingerprints(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     """Programs clustered by their fingerprints (``phasekit fingerprint``)."""
     from phasekit.energy.fingerprint import FingerprintResult
-    from phasekit.plot.fingerprint import plot_fingerprints
+    from phasekit.plot.fingerprint import fingerprints_figure
 
     rows = [("ratio", data.get("ratio", "-")), ("clusters", fmt(data.get("n_clusters"))),
             ("rule", data.get("k_rule", "-")), ("ARI with the programs", fmt(data.get("ari"))),
@@ -616,8 +607,8 @@ def fingerprints(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     parts = [kv_table(rows)]
     runs = _dicts(data.get("runs"))
     if runs and "fingerprint" in runs[0]:
-        parts.append(maker.safely("the fingerprint figure", lambda: maker.from_plot(
-            lambda path: plot_fingerprints(FingerprintResult.from_dict(dict(data)), path),
+        parts.append(maker.safely("the fingerprint figure", lambda: maker.from_figure(
+            fingerprints_figure(FingerprintResult.from_dict(dict(data))),
             "Left: the Ward dendrogram on Canberra distances. Right: the fingerprints, "
             "coloured by cluster.")))
     parts.append(table(["run", "program", "cluster"],
@@ -629,7 +620,7 @@ def fingerprints(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
 def schedule(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     """Policies compared on a simulated data center, with their Gantt charts and power
     (``phasekit schedule``, seed 004 chapter 5)."""
-    from phasekit.plot.schedule import plot_schedule
+    from phasekit.plot.schedule import schedule_figure
     from phasekit.schedule.simulate import ScheduleResult
 
     dc = _map(data.get("datacenter"))
@@ -648,8 +639,8 @@ def schedule(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
                          _seconds(p.get("runtime_s"))] for p in policies),
                        numeric=[False, True, True, True, True], caption="Policies"))
     if policies:
-        parts.append(maker.safely("the schedule figure", lambda: maker.from_plot(
-            lambda path: plot_schedule(ScheduleResult.from_dict(dict(data)), path),
+        parts.append(maker.safely("the schedule figure", lambda: maker.from_figure(
+            schedule_figure(ScheduleResult.from_dict(dict(data))),
             "A Gantt chart per policy (one row per core of each server) and the data-center "
             "power over time.")))
     return join(parts)
@@ -660,7 +651,8 @@ RENDERERS: dict[str, Renderer] = {
     "periodicity": periodicity,
     "multinode_analysis": multinode,
     "phases": phases,
-    "mpi-structure-result": structure,
+    "structure": structure,
+    "mpi-structure-result": structure,  # the kind's name before version 2
     "campaign": campaign,
     "energy_choice": energy_choice,
     "energy_fit": energy_fit,
@@ -671,7 +663,7 @@ RENDERERS: dict[str, Renderer] = {
 
 _TITLES = {
     "periodicity": "Periodicity", "multinode_analysis": "Many nodes", "phases": "Phases",
-    "mpi-structure-result": "Loop structure", "campaign": "Energy campaign",
+    "structure": "Loop structure", "mpi-structure-result": "Loop structure", "campaign": "Energy campaign",
     "energy_choice": "Energy-optimal configurations", "energy_fit": "Energy model",
     "phase_division": "Energy phase division", "fingerprints": "Fingerprints",
     "schedule": "Schedule",

@@ -12,9 +12,7 @@ from __future__ import annotations
 import io
 import logging
 import re
-import tempfile
 from collections.abc import Callable
-from pathlib import Path
 
 import matplotlib
 from matplotlib.figure import Figure
@@ -72,15 +70,6 @@ class FigureMaker:
         with matplotlib.rc_context(_RC):
             fig.savefig(buffer, format="svg")
         return self._wrap(self._inline(buffer.getvalue()), caption)
-
-    def from_plot(self, draw: Callable[[Path], object], caption: str = "") -> Safe:
-        """A figure of :mod:`phasekit.plot`: ``draw(path)`` writes it to ``path`` (.svg)."""
-        with tempfile.TemporaryDirectory(prefix="phasekit-report-") as folder:
-            path = Path(folder) / "figure.svg"
-            with matplotlib.rc_context(_RC):
-                draw(path)
-            svg = path.read_text(encoding="utf-8")
-        return self._wrap(self._inline(svg), caption)
 
     def safely(self, what: str, make: Callable[[], Safe]) -> Safe:
         """``make()``, or a note saying the figure could not be drawn (never an exception:

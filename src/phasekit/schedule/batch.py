@@ -19,17 +19,21 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from phasekit.errors import InputError, UsageError
-from phasekit.results import check_version, short_repr
+from phasekit.results import Result, check_version, short_repr
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = [
     "BATCH_VERSION",
@@ -57,7 +61,7 @@ class Task:
 
 
 @dataclass(frozen=True, eq=False)
-class Batch:
+class Batch(Result):
     """Tasks in arrival order, held as columns.
 
     ``extra`` holds further numeric columns by name (estimated times and powers);
@@ -72,6 +76,8 @@ class Batch:
     extra: Mapping[str, np.ndarray] = field(default_factory=dict)
     source: str | None = None
     lines: np.ndarray | None = None
+
+    KIND: ClassVar[str] = "batch"
 
     def __post_init__(self) -> None:
         n = len(self.names)
@@ -180,33 +186,39 @@ class Batch:
         except (KeyError, TypeError, ValueError, UsageError) as exc:
             raise InputError(f"malformed batch result: {exc}", path=source) from None
 
+    def summary(self) -> pd.DataFrame:
+        """One row per task in arrival order: task, threads, time_s, power_w and the
+        ``extra`` columns."""
+        import pandas as pd
+
+        return pd.DataFrame({"task": list(self.names), "threads": self.threads,
+                             "time_s": self.time_s, "power_w": self.power_w,
+                             **{k: v for k, v in self.extra.items()}})
+
+    def plot(self, ax: Axes | None = None) -> Figure:
+        """Each task's run time against its thread count (the marker's area grows with its
+        power)."""
+        from phasekit.plot.energy import target_axes
+
+        fig, ax = target_axes(ax)
+        power = np.asarray(self.power_w, float)
+        size = 10 + 60 * power / power.max() if power.size and power.max() > 0 else 20
+        ax.scatter(self.threads, self.time_s, s=size, alpha=0.6, color="tab:blue",
+                   linewidths=0)
+        ax.set_xlabel("threads")
+        ax.set_ylabel("time (s)")
+        ax.set_title(f"{len(self)} tasks" + (f" of {self.source}" if self.source else ""),
+                     fontsize="medium")
+        ax.grid(True, alpha=0.3)
+        return fig
+
 
 # --- CSV -------------------------------------------------------------------------------------
-def _number(text: str, *, path: str, line: int, column: str, kind: str) -> float:
-    """Parse one cell; ``kind`` is "time" (finite > 0), "power" (finite >= 0) or "threads"."""
-    expected = {"time": "a positive number of seconds",
-                "power": "a number of watts >= 0",
-                "threads": "a whole number of threads >= 1"}[kind]
-    cell = text.strip()
-    try:
-        value = float(cell)
-    except ValueError:
-        shown = cell if len(cell) <= 40 else cell[:37] + "..."
-        raise InputError(f"{shown!r} is not a number; expected {expected}", path=path,
-                         line=line, column=column) from None
-    bad = (not math.isfinite(value)
-           or (kind == "time" and value <= 0)
-           or (kind == "power" and value < 0)
-           or (kind == "threads" and (value < 1 or value != int(value) or value > MAX_THREADS)))
-    if bad:
-        raise InputError(f"{cell!r}: expected {expected}", path=path, line=line, column=column)
-    return value
-
-
 def read_batch(path: str | os.PathLike[str], *,
                columns: Mapping[str, str] | None = None,
                optional_columns: Mapping[str, str] | None = None) -> Batch:
-    """Read a batch CSV (columns ``task, threads, time_s, power_w``).
+    """Read a batch CSV (columns ``task, threads, time_s, power_w``):
+    :func:`phasekit.io.batch.read_batch_table`.
 
     ``columns`` names further columns to read into ``Batch.extra``, each with its kind:
     ``"time"`` (seconds > 0) or ``"power"`` (watts >= 0), e.g.
@@ -214,101 +226,15 @@ def read_batch(path: str | os.PathLike[str], *,
     only when the header has them. An empty batch (a header and no task) is an InputError:
     there is nothing to schedule.
     """
-    source = str(path)
-    wanted = dict(columns or {})
-    optional = {k: v for k, v in dict(optional_columns or {}).items() if k not in wanted}
-    for name, kind in {**wanted, **optional}.items():
-        if kind not in ("time", "power"):
-            raise UsageError(f"column {name!r}: kind {kind!r} is not 'time' or 'power'")
-    try:
-        raw = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise InputError("no such file", path=source) from None
-    except IsADirectoryError:
-        raise InputError("is a directory; expected a CSV file", path=source) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", path=source) from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[:exc.start].count(b"\n") + 1
-        raise InputError("not UTF-8 text; expected a CSV file", path=source, line=line) from None
-    if "\x00" in text:
-        line = text[:text.index("\x00")].count("\n") + 1
-        raise InputError("contains a NUL byte; expected a CSV text file", path=source,
-                         line=line)
+    from phasekit.io.batch import read_batch_table
 
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    header: list[str] | None = None
-    index: dict[str, int] = {}
-    names: list[str] = []
-    values: dict[str, list[float]] = {c: [] for c in ("threads", "time_s", "power_w",
-                                                      *wanted)}
-    lines: list[int] = []
-    header_line = 1
-    row_start = 1
-    try:
-        for row in reader:
-            line = row_start
-            row_start = reader.line_num + 1
-            if not row or all(not c.strip() for c in row):
-                continue
-            if row[0].lstrip().startswith("#"):
-                continue
-            if header is None:
-                header_line = line
-                header = [c.strip().lower() for c in row]
-                seen: set[str] = set()
-                for name in header:
-                    if name in seen and name:
-                        raise InputError(f"column {name!r} appears twice in the header",
-                                         path=source, line=line, column=name)
-                    seen.add(name)
-                missing = [c for c in (*REQUIRED_COLUMNS, *wanted) if c not in header]
-                if missing:
-                    hint = ""
-                    if len(header) == 1 and any(s in row[0] for s in ";\t|"):
-                        hint = " (the file does not look comma-separated)"
-                    raise InputError(
-                        "missing column" + ("s " if len(missing) > 1 else " ")
-                        + ", ".join(repr(c) for c in missing) + "; expected a header with "
-                        + ", ".join(REQUIRED_COLUMNS) + hint,
-                        path=source, line=line, column=missing[0])
-                wanted.update({c: k for c, k in optional.items() if c in header})
-                values.update({c: [] for c in wanted if c not in values})
-                index = {c: header.index(c) for c in (*REQUIRED_COLUMNS, *wanted)}
-                continue
-            if len(row) != len(header):
-                raise InputError(f"{len(row)} fields; expected {len(header)} as in the header "
-                                 f"(line {header_line})", path=source, line=line)
-            name = row[index["task"]].strip()
-            if not name:
-                raise InputError("empty task name; expected a name", path=source, line=line,
-                                 column="task")
-            names.append(name)
-            lines.append(line)
-            values["threads"].append(_number(row[index["threads"]], path=source, line=line,
-                                             column="threads", kind="threads"))
-            values["time_s"].append(_number(row[index["time_s"]], path=source, line=line,
-                                            column="time_s", kind="time"))
-            values["power_w"].append(_number(row[index["power_w"]], path=source, line=line,
-                                             column="power_w", kind="power"))
-            for col, kind in wanted.items():
-                values[col].append(_number(row[index[col]], path=source, line=line,
-                                           column=col, kind=kind))
-    except csv.Error as exc:
-        raise InputError(f"malformed CSV ({exc}); expected comma-separated fields",
-                         path=source, line=reader.line_num or 1) from None
-    if header is None:
-        raise InputError("no header; expected a first line with the columns "
-                         + ", ".join(REQUIRED_COLUMNS), path=source, line=1)
-    if not names:
-        raise InputError("no tasks: the batch is empty; expected at least one task row after "
-                         "the header", path=source, line=header_line)
-    return Batch(names=tuple(names), threads=np.array(values["threads"], dtype=np.int64),
+    table = read_batch_table(path, required=REQUIRED_COLUMNS, max_threads=MAX_THREADS,
+                             columns=columns, optional_columns=optional_columns)
+    values = table.values
+    return Batch(names=table.names, threads=np.array(values["threads"], dtype=np.int64),
                  time_s=np.array(values["time_s"]), power_w=np.array(values["power_w"]),
-                 extra={c: np.array(values[c]) for c in wanted}, source=source,
-                 lines=np.array(lines, dtype=np.int64))
+                 extra={c: np.array(values[c]) for c in table.kinds}, source=table.source,
+                 lines=np.array(table.lines, dtype=np.int64))
 
 
 def write_batch(batch: Batch, path: str | os.PathLike[str]) -> Path:

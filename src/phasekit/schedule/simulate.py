@@ -42,12 +42,12 @@ import heapq
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from phasekit.errors import InputError, UsageError
-from phasekit.results import check_version, plain, short_repr
+from phasekit.results import Result, check_version, plain, short_repr
 from phasekit.schedule.batch import Batch
 from phasekit.schedule.datacenter import (
     BOUND_MAX_K,
@@ -57,6 +57,11 @@ from phasekit.schedule.datacenter import (
     lower_bound,
 )
 from phasekit.schedule.dispatch import execute_arrays, list_schedule, plan_schedule
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = [
     "BOUND_MAX_K",
@@ -210,7 +215,7 @@ class PolicyResult:
 
 
 @dataclass(frozen=True, eq=False)
-class ScheduleResult:
+class ScheduleResult(Result):
     """Policies compared on one batch in one data center (seed 004, Table 5.1).
 
     ``planned_with`` is ``"oracle"`` or the estimated columns the policies planned with;
@@ -227,6 +232,8 @@ class ScheduleResult:
     lower_bound_s: float
     notes: tuple[str, ...] = ()
     names: tuple[str, ...] = ()
+
+    KIND: ClassVar[str] = "schedule"
 
     def get(self, policy: str) -> PolicyResult:
         for p in self.policies:
@@ -270,6 +277,27 @@ class ScheduleResult:
         except (KeyError, TypeError, ValueError, UsageError) as exc:
             raise InputError(f"malformed schedule result: {exc}", path=source) from None
 
+    def summary(self) -> pd.DataFrame:
+        """The table ``phasekit schedule`` prints: one row per policy, its makespan (s),
+        energy (J, with the PUE; ``energy_it_j`` without), saving against round robin (%),
+        planned makespan and the time the policy took to plan (s)."""
+        import pandas as pd
+
+        columns = ["policy", "makespan_s", "energy_j", "saving_vs_rr", "energy_it_j",
+                   "planned_makespan_s", "runtime_s"]
+        return pd.DataFrame([{k: p.summary()[k] for k in columns} for p in self.policies],
+                            columns=columns)
+
+    def plot(self, ax: Axes | None = None) -> Figure:
+        """The figure of ``phasekit schedule --plot``: a Gantt chart per policy and the
+        data-center power; on ``ax``, the power of every policy over time."""
+        from phasekit.plot.schedule import draw_power, schedule_figure
+
+        if ax is None:
+            return schedule_figure(self)
+        draw_power(ax, self)
+        return getattr(ax.figure, "figure", ax.figure)
+
 
 
 POLICIES = ("rr", "heuristic", "sa", "milp")
@@ -300,7 +328,7 @@ def _share_of_bar(progress: Callable[[str, float], None] | None, long_running: S
 
 
 
-def schedule_batch(batch: Batch, dc: DataCenter, policies: Sequence[str] | str = "all", *,
+def schedule_batch(batch: Batch, dc: DataCenter, *, policies: Sequence[str] | str = "all",
                    estimated: tuple[str, str | None] | None = None, seed: int = 0,
                    time_limit_s: float = 60.0, sa_iterations: int | None = None,
                    progress: Callable[[str, float], None] | None = None) -> ScheduleResult:

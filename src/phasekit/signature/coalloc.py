@@ -16,15 +16,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from phasekit.errors import InputError, PhasekitError, UsageError
-from phasekit.results import check_version, plain
+from phasekit.results import Result, check_version, plain, short_repr
 from phasekit.signature.powermodels import errors, fit_ge, fit_linear, power_model_from_dict
 from phasekit.signature.powermodels.features import as_frame, numeric_column
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["CoallocModel", "fit_coalloc", "pair_frame"]
 
@@ -47,7 +51,7 @@ def pair_frame(task1: pd.DataFrame, task2: pd.DataFrame, inputs: Sequence[str]) 
 
 
 @dataclass(frozen=True)
-class CoallocModel:
+class CoallocModel(Result):
     """Predicts the ``counters`` of two co-allocated tasks from the solo ``inputs`` of each;
     ``models[c]`` is the regression for counter c (features ``<input>_t1``,
     ``<input>_t2``)."""
@@ -57,6 +61,12 @@ class CoallocModel:
     inputs: tuple[str, ...]
     models: Mapping[str, Any]
     meta: Mapping[str, Any] = field(default_factory=dict)
+
+    KIND: ClassVar[str] = "coalloc_model"
+
+    def __repr__(self) -> str:
+        return short_repr(self, self.method, f"predicts {', '.join(self.counters)}",
+                          f"from {', '.join(self.inputs)} of each task")
 
     def predict_counters(self, task1: pd.DataFrame, task2: pd.DataFrame) -> pd.DataFrame:
         """The predicted counters of the pair, one row per experiment."""
@@ -108,6 +118,49 @@ class CoallocModel:
             raise
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"malformed coalloc_model: {exc}", path=source) from None
+
+    def summary(self) -> pd.DataFrame:
+        """One row per predicted counter: its regression's features and expression."""
+        def expression(model: Any) -> str:
+            return str(getattr(model, "text", None) or getattr(model, "expression", ""))
+
+        return pd.DataFrame([{"counter": c, "method": self.method,
+                              "features": len(self.models[c].features),
+                              "expression": expression(self.models[c])}
+                             for c in self.counters],
+                            columns=["counter", "method", "features", "expression"])
+
+    def plot(self, ax: Axes | None = None) -> Figure:
+        """Linear models (eq. 4.21): the coefficient of each solo counter of each task in
+        each predicted counter's regression, as a heatmap; others (grammatical evolution,
+        eq. 4.22): their expressions written out."""
+        from matplotlib.colors import CenteredNorm
+
+        from phasekit.plot.energy import target_axes
+
+        fig, ax = target_axes(ax, height=max(2.5, 0.5 * len(self.counters) + 1.5))
+        features = [f"{name}{suffix}" for suffix in SUFFIXES for name in self.inputs]
+        linear = all(hasattr(m, "coefficients") for m in self.models.values())
+        if linear:
+            grid = np.full((len(self.counters), len(features)), np.nan)
+            for i, c in enumerate(self.counters):
+                model = self.models[c]
+                for name, value in zip(model.features, model.coefficients, strict=True):
+                    if name in features:
+                        grid[i, features.index(name)] = value
+            image = ax.imshow(grid, cmap="RdBu_r", norm=CenteredNorm(), aspect="auto")
+            ax.set_xticks(range(len(features)), labels=features, rotation=45)
+            ax.set_yticks(range(len(self.counters)), labels=list(self.counters))
+            fig.colorbar(image, ax=ax, label="coefficient")
+        else:
+            ax.axis("off")
+            for i, row in enumerate(self.summary().itertuples(index=False)):
+                ax.text(0.0, 1.0 - (i + 0.5) / max(len(self.counters), 1),
+                        f"{row.counter} = {row.expression}", fontsize=8, va="center",
+                        family="monospace", transform=ax.transAxes)
+        ax.set_title(f"Co-allocation model ({self.method}): counters of the pair from the "
+                     "solo counters of each task", fontsize="medium")
+        return fig
 
 
 def fit_coalloc(task1: pd.DataFrame, task2: pd.DataFrame, together: pd.DataFrame, *,

@@ -57,8 +57,6 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import signal
-import subprocess
 import tempfile
 import threading
 import time
@@ -71,6 +69,7 @@ from typing import Any
 import numpy as np
 
 from phasekit.errors import UnsupportedError, UsageError
+from phasekit.record.process import kill_group, start_command
 from phasekit.record.sources.base import Availability, Metric, Scope, Source
 from phasekit.signature.paths import Signature, Unit, callgrind_events, exit_reason
 
@@ -433,15 +432,10 @@ class _Running:
         self.errfile = tempfile.TemporaryFile()  # noqa: SIM115 - open for the run's life
         self.start = time.monotonic()
         try:
-            self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
-                                            stdout=subprocess.DEVNULL, stderr=self.errfile,
-                                            cwd=cwd, start_new_session=True)
-        except OSError as exc:
+            self.process = start_command(argv, cwd=cwd, stderr=self.errfile, core=core)
+        except UsageError:
             self.errfile.close()
-            raise UsageError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
-        if core is not None and hasattr(os, "sched_setaffinity"):
-            with contextlib.suppress(OSError):
-                os.sched_setaffinity(self.process.pid, {core})
+            raise
         self.sources: list[Source] = []
         self.metrics: list[str] = []
         for source in sources:
@@ -523,8 +517,7 @@ class _Running:
 
     def kill(self, why: str) -> None:
         self.stopped_by = why
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signal.SIGKILL)
+        kill_group(self.process.pid)
 
     def _wait(self) -> None:
         """Waiter thread: reap the process the moment it ends (exact wall and CPU time)."""
@@ -545,8 +538,7 @@ class _Running:
             return False
         self.wall = self.end - self.start
         self._read(self.end)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signal.SIGKILL)  # stragglers of its session
+        kill_group(self.process.pid)  # stragglers of its session
         for source in self.sources:
             with contextlib.suppress(Exception):
                 source.close()

@@ -64,13 +64,18 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from phasekit.errors import InputError, PhasekitError, UnsupportedError, UsageError
-from phasekit.results import check_version, plain, short_repr
+from phasekit.results import Result, check_version, plain, short_repr
 from phasekit.signature.callgraph import CallGraph, CallSite, call_graph
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = [
     "KERNELS",
@@ -280,7 +285,7 @@ class Unit:
 
 
 @dataclass(frozen=True)
-class Signature:
+class Signature(Result):
     """An application signature (seed 004, 2.1): the executables of the independent paths of
     one program for one input, with their instruction counts.
 
@@ -306,6 +311,8 @@ class Signature:
     notes: tuple[str, ...] = ()
     created: str = ""
     directory: str = field(default="", compare=False)
+
+    KIND: ClassVar[str] = KIND
 
     # --- lookups -------------------------------------------------------------------------
     @property
@@ -425,11 +432,50 @@ class Signature:
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"malformed signature: {exc!r}", path=source) from None
 
+    def summary(self) -> pd.DataFrame:
+        """One row per executable: name, kind, label (the path), status, and its
+        instructions at the real arguments (a path's less its reference's: I_EP; NaN when
+        not counted)."""
+        import pandas as pd
+
+        def instructions(u: Unit) -> float:
+            if u.kind == "path":
+                return self.path_instructions(u)
+            return math.nan if u.count is None else u.count.at_args
+
+        return pd.DataFrame([{"name": u.name, "kind": u.kind, "label": u.label,
+                              "status": u.status, "instructions": instructions(u)}
+                             for u in self.units],
+                            columns=["name", "kind", "label", "status", "instructions"])
+
+    def plot(self, ax: Axes | None = None) -> Figure:
+        """Instructions of main's own code and of each independent path (horizontal bars),
+        with the program's when it was counted."""
+        from phasekit.plot.energy import target_axes
+
+        table = self.summary()
+        table = table[table["kind"].isin(["base", "path", "original"])]
+        fig, ax = target_axes(ax, height=max(2.5, 0.35 * len(table) + 1.2))
+        colours = {"base": "tab:gray", "path": "tab:blue", "original": "black"}
+        y = np.arange(len(table))
+        ax.barh(y, table["instructions"].fillna(0.0), color=[colours[k] for k in table["kind"]])
+        ax.set_yticks(y, labels=list(table["label"]))
+        ax.invert_yaxis()
+        ax.set_xlabel("instructions")
+        error = self.instruction_error
+        ax.set_title(f"{self.program}: signature of {len(self.path_units)} paths"
+                     + (f", estimate off by {error:.2g} %" if math.isfinite(error) else ""),
+                     fontsize="medium")
+        ax.grid(True, axis="x", alpha=0.3)
+        return fig
+
     def save(self, directory: str | os.PathLike[str] | None = None) -> Path:
-        """Write ``signature.json`` into the signature directory (atomically)."""
+        """Write ``signature.json`` into the signature directory (atomically); a path ending
+        in ``.json`` is the file to write instead (the :class:`Result` contract)."""
         from phasekit.io.atomic import atomic_write_text
 
-        target = Path(directory or self.directory) / SIGNATURE_FILE
+        given = Path(directory or self.directory)
+        target = given if given.suffix.lower() == ".json" else given / SIGNATURE_FILE
         atomic_write_text(target, json.dumps(self.to_dict(), indent=2) + "\n")
         return target
 

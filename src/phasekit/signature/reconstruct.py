@@ -48,13 +48,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 import pandas as pd
 
 from phasekit.errors import UsageError
-from phasekit.results import check_version, plain, short_repr
+from phasekit.results import Result, check_version, plain, short_repr
 from phasekit.signature.manager import (
     ManagerResult,
     PartialRun,
@@ -64,6 +64,10 @@ from phasekit.signature.manager import (
     run_program,
 )
 from phasekit.signature.paths import Signature, Unit
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = [
     "PowerModelLike",
@@ -172,7 +176,7 @@ class Segment:
 
 
 @dataclass(frozen=True)
-class SignatureEstimate:
+class SignatureEstimate(Result):
     """Time and energy of a program estimated from its signature (and, when it was run for
     comparison, measured with the same sources)."""
 
@@ -202,6 +206,8 @@ class SignatureEstimate:
     program_power: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
     unmeasured: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+
+    KIND: ClassVar[str] = KIND
 
     @property
     def complete(self) -> bool:
@@ -323,6 +329,42 @@ class SignatureEstimate:
                 tuple(data.get("unmeasured", ())), tuple(data.get("notes", ())))
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"malformed signature estimate: {exc!r}", path=source) from None
+
+    def summary(self) -> pd.DataFrame:
+        """The segments table ``phasekit signature run`` prints: one row per segment (main's
+        own code, each path) with its instructions, time (s), IPC, power (W, the model),
+        energy (J), samples of the reconstructed profile and whether its rate was stable."""
+        columns = ["label", "kind", "instructions", "time_s", "ipc", "power_w", "energy_j",
+                   "samples", "stable", "stopped_by"]
+        return pd.DataFrame([{c: getattr(s, c) for c in columns} for s in self.segments],
+                            columns=columns)
+
+    def plot(self, ax: Axes | None = None) -> Figure:
+        """Power over time (``phasekit signature run --plot``): the reconstructed profile,
+        constant per segment, and, when the program was run, its measured counters through
+        the same power model."""
+        from phasekit.plot.common import color
+        from phasekit.plot.energy import target_axes
+
+        fig, ax = target_axes(ax, height=4.5, width=12.0)
+        start = 0.0
+        for i, seg in enumerate(self.segments):
+            length = seg.samples * self.interval_s  # T' / busy (module docstring)
+            ax.hlines(seg.power_w, start, start + length, colors=color(i), linewidth=3,
+                      label=f"{seg.label} (estimate)")
+            start += length
+        if self.program_power is not None:
+            times, watts = self.program_power
+            ax.step(times, watts, where="post", color="black", linewidth=0.8, alpha=0.7,
+                    label="program, measured counters")
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("power (W, model)")
+        ax.set_title(f"{self.program}: reconstructed profile, estimated energy "
+                     f"{self.energy_j:.3g} J"
+                     + (f", measured {self.program_energy_j:.3g} J" if self.compared else ""))
+        if self.segments or self.program_power is not None:
+            ax.legend(loc="lower right", fontsize="small")
+        return fig
 
 
 def _error(real: float, estimate: float) -> float:

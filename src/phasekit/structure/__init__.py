@@ -11,14 +11,14 @@ loop, loops that overlap in time without nesting.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from phasekit.errors import UsageError
-from phasekit.results import plain, short_repr
+from phasekit.errors import InputError, UsageError
+from phasekit.results import Result, check_version, plain, short_repr
 from phasekit.structure.cluster import EPS, MIN_PTS, cluster_entries, split_aliased
 from phasekit.structure.loops import InferredLoop, build_loops, nest, split_suspect
 from phasekit.structure.pseudocode import Row, call_stats, format_count, rows
@@ -27,70 +27,179 @@ from phasekit.structure.reduce import MIN_EXPLAINED, Reduction, reduce_trace
 from phasekit.trace import Trace
 from phasekit.verbmodule import make_callable
 
-__all__ = ["EPS", "MIN_EXPLAINED", "MIN_PTS", "StructureResult", "format_size", "format_time",
-           "outline", "structure"]
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
-RESULT_KIND = "mpi-structure-result"
+__all__ = ["EPS", "MIN_EXPLAINED", "MIN_PTS", "StructureAnalysis", "StructureResult",
+           "format_size", "format_time", "loop_records", "outline", "structure"]
+
+RESULT_KIND = "structure"
+#: Version 2 renamed the kind to snake_case (issue 19: one style for every kind); the layout
+#: is version 1's, whose kind :data:`OLD_KIND` is still read.
+RESULT_VERSION = 2
+OLD_KIND = "mpi-structure-result"
+PSEUDOCODE_COLUMNS = ("FILE", "LINE", "PSEUDOCODE", "E(TIME)", "E(SIZE)", "E(IPC)")
 
 
-@dataclass(eq=False)
-class StructureResult:
-    """The structure of a trace: the program body (calls outside loops, loops, conditional
-    blocks, in program order), the loops, the pseudocode rows and the diagnostics."""
+@dataclass(frozen=True, eq=False)
+class StructureAnalysis:
+    """The analysis objects behind a structure, for Python callers that walk them (the
+    reduction, the program body of items, the inferred loops, the loop of each clustered
+    entry, the pseudocode rows). Not saved: a result read from JSON has none."""
 
-    trace: Trace
     reduction: Reduction
     body: list[Item]
     loops: list[InferredLoop]
     labels: dict[int, int]
     rows: list[Row]
-    diagnostics: list[str] = field(default_factory=list)
-    unplaced: list[int] = field(default_factory=list)
-    explanation: str = ""
-    parameters: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class StructureResult(Result):
+    """The structure of a trace, as its JSON holds it (``to_dict`` documents the fields):
+    the trace's summary, the loops (nested, program order), the calls and the body outside
+    loops, the filtered and unplaced calls, the diagnostics, the pseudocode rows and, when
+    kept, the clustered calls. ``analysis`` holds the objects they were built from when the
+    result was computed in this process (None when read back)."""
+
+    KIND: ClassVar[str] = RESULT_KIND
+
+    trace: Mapping[str, Any]
+    parameters: Mapping[str, Any]
+    loop_tree: tuple[Mapping[str, Any], ...]
+    calls: tuple[Mapping[str, Any], ...]
+    body_refs: tuple[Mapping[str, Any], ...]
+    filtered: tuple[Mapping[str, Any], ...]
+    unplaced: tuple[Mapping[str, Any], ...]
+    diagnostics: list[str]
+    explanation: str
+    pseudocode: tuple[Mapping[str, str], ...]
+    clusters: tuple[Mapping[str, Any], ...] | None = None
+    analysis: StructureAnalysis | None = field(default=None, repr=False)
+
+    # --- the analysis objects (computed results only) ---------------------------------------
+    def _analysis(self) -> StructureAnalysis:
+        if self.analysis is None:
+            raise UsageError("this structure was read from JSON, which keeps the loops "
+                             "(loop_tree), the pseudocode and the clusters but not the analysis "
+                             "objects (reduction, body, loops); run structure() on the trace")
+        return self.analysis
+
+    @property
+    def reduction(self) -> Reduction:
+        return self._analysis().reduction
+
+    @property
+    def body(self) -> list[Item]:
+        return self._analysis().body
+
+    @property
+    def loops(self) -> list[InferredLoop]:
+        return self._analysis().loops
+
+    @property
+    def labels(self) -> dict[int, int]:
+        return self._analysis().labels
+
+    @property
+    def rows(self) -> list[Row]:
+        return self._analysis().rows
 
     @property
     def top_loops(self) -> list[InferredLoop]:
         """The top-level loops in program order."""
         return _loops_in(self.body)
 
+    # --- what the JSON holds ----------------------------------------------------------------
+    @property
+    def n_loops(self) -> int:
+        """Loops at every depth."""
+        return len(loop_records(self.loop_tree))
+
     def __repr__(self) -> str:
         return short_repr(
-            self, f"{len(self.loops)} loops", f"{len(self.top_loops)} at the top level",
-            f"{len(self.rows)} rows", self.explanation or None)
+            self, f"{self.n_loops} loops", f"{len(self.loop_tree)} at the top level",
+            f"{len(self.pseudocode)} rows", self.explanation or None)
 
     def to_dict(self, *, clusters: bool = True) -> dict[str, Any]:
         """The JSON contract: ``{"loops": [...top-level, program order...], ...}``; each
         loop has ``iterations`` (per iteration of its parent), ``iteration_time_s``, nested
         ``loops`` and its ``calls``; ``body`` gives the order with conditional blocks;
-        ``pseudocode`` the rows of :meth:`table`."""
-        red = self.reduction
-        occurrences = _first_occurrences(self.body)
+        ``pseudocode`` the rows of :meth:`table`; ``clusters`` (``clusters=True`` and when
+        the result has them) every repeated call per rank with its loop."""
         data: dict[str, Any] = {
-            "kind": RESULT_KIND, "version": 1,
-            "trace": {"sources": list(self.trace.sources), "format": self.trace.format,
-                      "n_ranks": self.trace.n_ranks, "duration_s": self.trace.duration_s,
-                      "n_calls": self.trace.n_calls},
-            "parameters": self.parameters,
-            "loops": [_loop_dict(red, occurrences[loop.id]) for loop in self.top_loops],
-            "calls": _call_dicts(red, _calls_in(self.body), self.body),
-            "body": _body_refs(self.body, _calls_in(self.body)),
-            "filtered": [_entry_dict(red, e) for e in np.flatnonzero(red.filtered)],
-            "unplaced": [_entry_dict(red, e) for e in self.unplaced],
+            "kind": RESULT_KIND, "version": RESULT_VERSION, "trace": dict(self.trace),
+            "parameters": dict(self.parameters), "loops": list(self.loop_tree),
+            "calls": list(self.calls), "body": list(self.body_refs),
+            "filtered": list(self.filtered), "unplaced": list(self.unplaced),
             "diagnostics": list(self.diagnostics), "explanation": self.explanation,
             "pseudocode": self.table(),
         }
-        if clusters:
-            data["clusters"] = [{**_entry_dict(red, e), "loop": self.labels.get(int(e))}
-                                for e in np.flatnonzero(red.it > 1)]
+        if clusters and self.clusters is not None:
+            data["clusters"] = list(self.clusters)
         return plain(data)
+
+    @staticmethod
+    def from_dict(data: dict[str, Any], source: str | None = None) -> StructureResult:
+        """A result from its JSON (``to_dict``, ``phasekit structure -o``; kind
+        ``structure``, or ``mpi-structure-result`` version 1 as written before). A file
+        written before the pseudocode was saved reads with no pseudocode rows."""
+        if isinstance(data, dict) and data.get("kind") == OLD_KIND:
+            check_version(data, OLD_KIND, 1, source)
+        else:
+            check_version(data, RESULT_KIND, RESULT_VERSION, source)
+        try:
+            def records(key: str) -> tuple[dict[str, Any], ...]:
+                return tuple(dict(item) for item in data.get(key) or [])
+
+            clusters = data.get("clusters")
+            return StructureResult(
+                trace=dict(data["trace"]), parameters=dict(data.get("parameters") or {}),
+                loop_tree=records("loops"), calls=records("calls"), body_refs=records("body"),
+                filtered=records("filtered"), unplaced=records("unplaced"),
+                diagnostics=[str(d) for d in data.get("diagnostics") or []],
+                explanation=str(data.get("explanation") or ""),
+                pseudocode=tuple({c: str(row[c]) for c in PSEUDOCODE_COLUMNS}
+                                 for row in data.get("pseudocode") or []),
+                clusters=None if clusters is None else tuple(dict(c) for c in clusters))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise InputError(f"malformed structure result: {exc}", path=source) from None
 
     def table(self) -> list[dict[str, str]]:
         """The pseudocode rows as text cells (FILE, LINE, PSEUDOCODE, E(TIME), E(SIZE),
         E(IPC)), indented with ": " per level as in the seed's console output."""
-        return [{"FILE": r.file, "LINE": r.line, "PSEUDOCODE": ": " * r.depth + r.text,
-                 "E(TIME)": format_time(r.time_s), "E(SIZE)": format_size(r.size_bytes),
-                 "E(IPC)": "-" if not np.isfinite(r.ipc) else f"{r.ipc:.2f}"} for r in self.rows]
+        return [dict(row) for row in self.pseudocode]
+
+    def summary(self) -> pd.DataFrame:
+        """The pseudocode table as the CLI prints it: one row per line (function, loop,
+        conditional block, call), text cells."""
+        import pandas as pd
+
+        return pd.DataFrame(self.table(), columns=list(PSEUDOCODE_COLUMNS))
+
+    def plot(self, ax: Axes | None = None) -> Figure:
+        """The clustering scatter (``phasekit structure --plot``): every repeated call per
+        rank, repetitions against mean time between them, coloured by loop."""
+        from phasekit.plot.structure import structure_figure
+
+        return structure_figure(self, ax=ax)
+
+    def loop_records(self) -> list[dict[str, Any]]:
+        """Every loop of :attr:`loop_tree`, depth first (:func:`loop_records`)."""
+        return loop_records(self.loop_tree)
+
+
+def loop_records(tree: Sequence[Mapping[str, Any]], parent: int | None = None
+                 ) -> list[dict[str, Any]]:
+    """The loops of a JSON loop tree at every depth, depth first, each as its record with
+    the id of the loop it is in (``parent``, None at the top level)."""
+    out: list[dict[str, Any]] = []
+    for loop in tree:
+        out.append({**loop, "parent": parent})
+        out.extend(loop_records(loop.get("loops") or [], loop.get("id")))
+    return out
 
 
 def format_time(seconds: float) -> str:
@@ -328,9 +437,31 @@ def structure(trace: Trace, *, rank: int | None = None, eps: float = EPS,
     entry_label = {int(e): label_loop[int(lab)].id
                    for e, lab in zip(candidates, labels, strict=True) if lab >= 0}
     table = rows(red, body)
-    return StructureResult(trace, red, body, loops, entry_label, table, diagnostics, unplaced,
-                           explanation, {"eps": eps, "min_pts": min_pts,
-                                         "min_explained": min_explained, "rank": rank})
+    occurrences = _first_occurrences(body)
+    straight_calls = _calls_in(body)
+    info = {"sources": list(trace.sources), "format": trace.format, "n_ranks": trace.n_ranks,
+            "duration_s": trace.duration_s, "n_calls": trace.n_calls}
+    return StructureResult(
+        trace=plain(info),
+        parameters={"eps": eps, "min_pts": min_pts, "min_explained": min_explained,
+                    "rank": rank},
+        loop_tree=tuple(plain(_loop_dict(red, occurrences[loop.id])) for loop in _loops_in(body)),
+        calls=tuple(plain(_call_dicts(red, straight_calls, body))),
+        body_refs=tuple(plain(_body_refs(body, straight_calls))),
+        filtered=tuple(plain(_entry_dict(red, e)) for e in np.flatnonzero(red.filtered)),
+        unplaced=tuple(plain(_entry_dict(red, e)) for e in unplaced),
+        diagnostics=diagnostics, explanation=explanation,
+        pseudocode=tuple(_text_row(r) for r in table),
+        clusters=tuple(plain({**_entry_dict(red, e), "loop": entry_label.get(int(e))})
+                       for e in np.flatnonzero(red.it > 1)),
+        analysis=StructureAnalysis(red, body, loops, entry_label, table))
+
+
+def _text_row(r: Row) -> dict[str, str]:
+    """A pseudocode row as the text cells the seed prints, indented ": " per level."""
+    return {"FILE": r.file, "LINE": r.line, "PSEUDOCODE": ": " * r.depth + r.text,
+            "E(TIME)": format_time(r.time_s), "E(SIZE)": format_size(r.size_bytes),
+            "E(IPC)": "-" if not np.isfinite(r.ipc) else f"{r.ipc:.2f}"}
 
 
 def outline(items: Sequence[Item], reduction: Reduction, ranks: tuple[int, ...] | None = None

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from phasekit.results import format_count
 from phasekit.structure.ranks import CallItem, IfItem, Item, LoopItem
 from phasekit.structure.reduce import Reduction
 
@@ -48,11 +49,6 @@ def call_stats(reduction: Reduction, entries: np.ndarray) -> tuple[float, float,
     return (float(reduction.sum_duration[entries].sum()) / count if count else float("nan"),
             float(reduction.sum_bytes[entries].sum()) / count if count else float("nan"),
             float(reduction.sum_ipc[entries].sum()) / n_ipc if n_ipc else float("nan"))
-
-
-def format_count(value: float) -> str:
-    """Iterations as the seed prints them: an integer when it is one, else one decimal."""
-    return str(round(value)) if abs(value - round(value)) < 0.05 else f"{value:.1f}"
 
 
 def format_ranks(ranks: Sequence[int]) -> str:

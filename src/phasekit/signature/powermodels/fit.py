@@ -7,13 +7,13 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from phasekit.errors import InputError, PhasekitError, UsageError
-from phasekit.results import check_version, plain, short_repr
+from phasekit.results import Result, check_version, plain, short_repr
 from phasekit.signature.powermodels.features import (
     as_frame,
     candidate_features,
@@ -31,14 +31,36 @@ from phasekit.signature.powermodels.server import (
 )
 from phasekit.signature.powermodels.split import SPLITS, split_rows, time_order
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
 __all__ = ["FIT_VERSION", "PowerModelEval", "PowerModelFit", "evaluate_power_model",
            "fit_power_model"]
 
 FIT_VERSION = 1
 
 
+def _score_bars(ax: Axes, table: pd.DataFrame, title: str) -> None:
+    """RMSE and MAE (W) of each row of ``table`` (column ``rows``) as grouped bars, MPE (%)
+    written above."""
+    x = np.arange(len(table))
+    ax.bar(x - 0.2, table["rmse"], 0.4, label="RMSE", color="tab:blue")
+    ax.bar(x + 0.2, table["mae"], 0.4, label="MAE", color="tab:orange")
+    for i, (top, mpe) in enumerate(zip(table[["rmse", "mae"]].max(axis=1), table["mpe"],
+                                       strict=True)):
+        if np.isfinite(top) and np.isfinite(mpe):
+            ax.annotate(f"MPE {mpe:.3g} %", (i, top), ha="center", va="bottom",
+                        fontsize="small")
+    ax.set_xticks(x, labels=list(table["rows"]))
+    ax.set_ylabel("error (W)")
+    ax.set_title(title, fontsize="medium")
+    ax.legend(fontsize="small")
+    ax.grid(True, axis="y", alpha=0.3)
+
+
 @dataclass(frozen=True)
-class PowerModelFit:
+class PowerModelFit(Result):
     """A model fitted on ``1 - test_fraction`` of the rows and scored on the rest: RMSE, MAE
     (W) and MPE (%) on the training and test rows. ``split`` "time": the test rows are the
     last ones in time (by ``time_column``, else in row order); "random": drawn at random.
@@ -61,6 +83,8 @@ class PowerModelFit:
     time_column: str | None = None
     excluded: Mapping[str, str] = field(default_factory=dict)
     mean_baseline: Mapping[str, float] = field(default_factory=dict)
+
+    KIND: ClassVar[str] = "power_model_fit"
 
     @property
     def text(self) -> str:
@@ -108,6 +132,27 @@ class PowerModelFit:
             raise
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"malformed power_model_fit result: {exc}", path=source) from None
+
+    def summary(self) -> pd.DataFrame:
+        """The scores ``phasekit powermodel fit`` prints: RMSE, MAE (W) and MPE (%) on the
+        training rows, the test rows, and of the training mean on the test rows."""
+        rows = [("train", self.n_train, self.train), ("test", self.n_test, self.test)]
+        if self.mean_baseline:
+            rows.append(("mean baseline (test)", self.n_test, self.mean_baseline))
+        nan = float("nan")
+        return pd.DataFrame([{"rows": name, "n": n, "rmse": s.get("rmse", nan),
+                              "mae": s.get("mae", nan), "mpe": s.get("mpe", nan)}
+                             for name, n, s in rows],
+                            columns=["rows", "n", "rmse", "mae", "mpe"])
+
+    def plot(self, ax: Axes | None = None) -> Figure:
+        """The scores of :meth:`summary` as bars."""
+        from phasekit.plot.energy import target_axes
+
+        fig, ax = target_axes(ax)
+        _score_bars(ax, self.summary(), f"{type(self.model).__name__} of {self.target} "
+                    f"({self.split} split)")
+        return fig
 
 
 def fit_power_model(table: pd.DataFrame, *, target: str = "power_w", model: str = "linear",
@@ -192,7 +237,7 @@ def fit_power_model(table: pd.DataFrame, *, target: str = "power_w", model: str 
 
 
 @dataclass(frozen=True)
-class PowerModelEval:
+class PowerModelEval(Result):
     """A stored model scored on a table: RMSE, MAE (W), MPE (%)."""
 
     method: str
@@ -202,6 +247,8 @@ class PowerModelEval:
     predicted_mean_w: float
     measured_mean_w: float
     source: str | None = None
+
+    KIND: ClassVar[str] = "power_model_eval"
 
     def __repr__(self) -> str:
         return short_repr(
@@ -213,6 +260,43 @@ class PowerModelEval:
                       "method": self.method, "target": self.target, "n": self.n,
                       **dict(self.scores), "predicted_mean_w": self.predicted_mean_w,
                       "measured_mean_w": self.measured_mean_w, "source": self.source})
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], source: str | None = None) -> PowerModelEval:
+        check_version(data, cls.KIND, FIT_VERSION, source)
+
+        def num(value: Any) -> float:
+            return math.nan if value is None else float(value)
+
+        try:
+            known = {"kind", "version", "method", "target", "n", "predicted_mean_w",
+                     "measured_mean_w", "source"}
+            return cls(method=str(data["method"]), target=str(data["target"]),
+                       n=int(data["n"]),
+                       scores={k: num(v) for k, v in data.items() if k not in known},
+                       predicted_mean_w=num(data.get("predicted_mean_w")),
+                       measured_mean_w=num(data.get("measured_mean_w")),
+                       source=data.get("source"))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"malformed power_model_eval result: {exc}", path=source) from None
+
+    def summary(self) -> pd.DataFrame:
+        """One row: the rows scored, RMSE, MAE (W), MPE (%) and the mean predicted and
+        measured power (W)."""
+        return pd.DataFrame([{"method": self.method, "target": self.target, "n": self.n,
+                              **dict(self.scores), "predicted_mean_w": self.predicted_mean_w,
+                              "measured_mean_w": self.measured_mean_w}])
+
+    def plot(self, ax: Axes | None = None) -> Figure:
+        """The scores as bars."""
+        from phasekit.plot.energy import target_axes
+
+        fig, ax = target_axes(ax)
+        table = self.summary().assign(rows=f"{self.n} rows")
+        _score_bars(ax, table, f"{self.method} model of {self.target} on "
+                    f"{self.source or 'a table'}: measured mean {self.measured_mean_w:.4g} W, "
+                    f"predicted {self.predicted_mean_w:.4g} W")
+        return fig
 
 
 def evaluate_power_model(model: Any, table: pd.DataFrame, *, target: str | None = None,

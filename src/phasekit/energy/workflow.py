@@ -1,0 +1,159 @@
+"""Fit then choose (seed 002, 4.12): from the configurations of a campaign to the
+minimum-energy configuration of each input, in one call (``phasekit energy choose`` and
+``pk.energy.choose``).
+
+:func:`fit_then_choose` fits the energy model on the campaign (or takes a fit), refits it
+into an ensemble for how sure each choice is (the CLI's ``--uncertainty``), and chooses over
+the grid of settings. It returns a :class:`ChoiceRun`: the
+:class:`~phasekit.energy.choose.ChoiceResult` and what the caller may want next (the
+configurations to measure where a choice is unsure, notes on what could not be done). Files
+are read by the caller (:func:`phasekit.energy.fit.configurations` of a campaign or table).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from phasekit.energy.choose import TOLERANCE
+from phasekit.errors import PhasekitError, UsageError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from phasekit.energy.choose import Choice, ChoiceResult, Ensemble
+    from phasekit.energy.fit import EnergyFitResult
+    from phasekit.energy.suggest import Suggestion
+
+__all__ = ["SUGGESTIONS", "ChoiceRun", "fit_then_choose"]
+
+#: Configurations :meth:`ChoiceRun.suggestions` proposes by default (the CLI's).
+SUGGESTIONS = 3
+Progress = Callable[[str, float], None]
+
+
+@dataclass(frozen=True, eq=False)
+class ChoiceRun:
+    """What :func:`fit_then_choose` made: the ``result``; the ``fitted`` model; the
+    ``ensemble`` of refits (None without uncertainty); the fit's ``training`` rows of the
+    campaign and those ``trusted`` for the regret (None when the campaign does not hold them);
+    ``notes`` on what could not be done (``no uncertainty: ...``)."""
+
+    result: ChoiceResult
+    fitted: EnergyFitResult
+    ensemble: Ensemble | None
+    training: pd.DataFrame | None
+    trusted: pd.DataFrame | None
+    notes: tuple[str, ...]
+    tolerance: float
+
+    def __repr__(self) -> str:
+        return (f"ChoiceRun({self.result!r}, {len(self.unsure)} unsure"
+                + (f", {len(self.notes)} notes" if self.notes else "") + ")")
+
+    @property
+    def unsure(self) -> tuple[Choice, ...]:
+        """The choices whose expected regret under the refits exceeds the tolerance."""
+        return tuple(c for c in self.result.choices
+                     if c.uncertainty is not None and not c.uncertainty.sure)
+
+    def suggestions(self, k: int = SUGGESTIONS) -> tuple[Suggestion, ...]:
+        """The ``k`` configurations to measure next (``phasekit energy suggest``) when a
+        choice is unsure; none when every choice is sure or there is no ensemble."""
+        from phasekit.energy.suggest import next_configurations
+
+        if self.ensemble is None or self.training is None or not self.unsure:
+            return ()
+        found, _ = next_configurations(self.ensemble, self.result, self.training,
+                                       trusted=self.trusted, k=k, tolerance=self.tolerance)
+        return tuple(found)
+
+
+def fit_then_choose(configs: pd.DataFrame, *, fit: EnergyFitResult | None = None,
+                    inputs: Sequence[str | float] | str | float | None = None,
+                    frequencies: Sequence[float] | None = None,
+                    cores: Sequence[int] | None = None, max_time_s: float | None = None,
+                    max_cores: int | None = None, min_frequency_ghz: float | None = None,
+                    max_frequency_ghz: float | None = None, user_cores: int | None = None,
+                    model: str = "extended", train: int | None = None,
+                    design: str = "doptimal", seed: int = 0, uncertainty: bool = True,
+                    tolerance: float = TOLERANCE, source: str | Path | None = None,
+                    progress: Progress | None = None) -> ChoiceRun:
+    """The minimum-energy configuration for each input of a measured campaign.
+
+    ``configs``: one row per configuration (:func:`phasekit.energy.fit.configurations`).
+    ``fit``: a saved fit to use; without it ``model`` is fitted here on ``train``
+    configurations (all by default) chosen by ``design`` with ``seed``. ``inputs``: labels
+    or input numbers (default: every input of ``configs``); ``frequencies`` and ``cores``:
+    the grid (default: those of ``configs``); the limits as
+    :func:`phasekit.energy.choose.choose`. With ``uncertainty``, an ensemble of refits says
+    how sure each choice is (unsure past ``tolerance`` percent of expected regret).
+    ``source``: the campaign's file, named in errors of the fit and in notes.
+    """
+    import numpy as np
+
+    from phasekit.energy.choose import choose, fit_ensemble
+    from phasekit.energy.fit import DESIGNS, fit_energy, input_numbers
+    from phasekit.energy.models import get_model
+    from phasekit.energy.suggest import training_rows, trusted_rows
+
+    if fit is None:
+        get_model(model)
+        if design not in DESIGNS:
+            raise UsageError(f"design {design!r}: expected one of {', '.join(DESIGNS)}")
+    if not (math.isfinite(tolerance) and tolerance >= 0):
+        raise UsageError(f"tolerance {tolerance:g}: expected a non-negative percentage")
+    if frequencies is not None and not configs["frequency_ghz"].notna().any():
+        raise UsageError("frequencies: the campaign did not control the frequency, so the "
+                         "model cannot predict other frequencies")
+    numbers, labels = input_numbers(configs, inputs)
+    grid_f = (tuple(frequencies) if frequencies is not None
+              else tuple(np.unique(configs["frequency_ghz"].dropna())))
+    grid_p = (tuple(cores) if cores is not None
+              else tuple(int(c) for c in np.unique(configs["cores"])))
+    report = progress or (lambda stage, fraction: None)
+    if fit is None:
+        report(f"fitting the {model} model", 0.0)
+        try:
+            fit = fit_energy(configs, model=model, n_train=train, design=design, seed=seed,
+                             baselines=(), compare=False)
+        except PhasekitError as exc:
+            if source is None:
+                raise
+            from phasekit.io.naming import name_file
+
+            raise name_file(exc, source) from exc
+    if frequencies is not None and not fit.frequency_controlled:
+        raise UsageError("frequencies: the fit did not control the frequency, so the model "
+                         "cannot predict other frequencies")
+    notes: list[str] = []
+    training = training_rows(configs, fit)
+    ensemble = None
+    if uncertainty:
+        if training is None:
+            where = Path(source).name if source is not None else "the campaign"
+            notes.append(f"no uncertainty: the fit's training configurations are not all "
+                         f"in {where}")
+        else:
+            try:
+                ensemble = fit_ensemble(
+                    training["frequency_ghz"].to_numpy(float), training["cores"],
+                    training["input"], training["energy_j"],
+                    training["time_s"] if fit.with_time else None, model=fit.model,
+                    seed=seed, fitted=fit.fitted,
+                    progress=lambda stage, x: report(stage, 0.3 + 0.7 * x))
+            except UsageError as exc:  # too few training configurations
+                notes.append(f"no uncertainty: {exc}")
+    trusted = trusted_rows(training, fit)
+    result = choose(fit.fitted, numbers, frequencies_ghz=grid_f, cores=grid_p,
+                    max_time_s=max_time_s, max_cores=max_cores,
+                    min_frequency_ghz=min_frequency_ghz, max_frequency_ghz=max_frequency_ghz,
+                    user_cores=user_cores, measured=configs, labels=labels,
+                    frequency_controlled=fit.frequency_controlled,
+                    known_inputs=tuple(sorted({n for _, _, n in fit.train})),
+                    ensemble=ensemble, tolerance=tolerance, trusted=trusted)
+    return ChoiceRun(result=result, fitted=fit, ensemble=ensemble, training=training,
+                     trusted=trusted, notes=tuple(notes), tolerance=tolerance)
