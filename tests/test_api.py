@@ -139,6 +139,18 @@ def test_periodicity_and_phases(tmp_path: Path, profile: Profile) -> None:
     assert type(back) is type(result) and same(back, result)
 
 
+def test_read_power_profiles(tmp_path: Path) -> None:
+    from phasekit.energy.phasediv import PowerProfiles
+    from phasekit.synth.power import generate_power_profiles
+
+    profiles, _ = generate_power_profiles(cores=[1, 4], freqs_ghz=[1.2, 2.4], seed=1)
+    path = tmp_path / "profiles.json"
+    path.write_text(json.dumps(profiles.to_dict()))
+    read = pk.read(path)
+    assert isinstance(read, PowerProfiles)
+    assert read.to_dict() == profiles.to_dict()
+
+
 def test_structure_and_read_a_trace() -> None:
     from phasekit.io import read_trace
     from phasekit.structure import structure

@@ -84,6 +84,41 @@ def _report(out: str) -> None:
     assert path.endswith("report.html")
 
 
+def _recording(out: str) -> None:
+    # a busy/idle child recorded here (1 s period by construction), found without a metric
+    assert ": can measure" in out  # the sources that run here (perf-sw and proc on this VM)
+    found, truth = map(float, _number(r"period found: ([\d.]+) s; the child's period: "
+                                      r"([\d.]+) s", out))
+    assert truth == 1.0
+    assert found == pytest.approx(truth, rel=0.10)
+
+
+def _phase_division(out: str) -> None:
+    # the synthetic truth's 6 phases and their energy; the fingerprints group the programs
+    k, truth_k, energy, truth_j, offset = _number(
+        r"best division: (\d+) phases \(truth (\d+)\), ([\d.]+) J without the switch costs "
+        r"against the truth's ([\d.]+) J .*breakpoints at most ([\d.]+) from", out)
+    assert int(k) == int(truth_k) == 6
+    assert float(energy) == pytest.approx(float(truth_j), rel=0.01)
+    assert float(offset) <= 0.01
+    blind, known = map(float, _number(r"by silhouette \(programs not used\), adjusted Rand "
+                                      r"index with the 4 programs ([\d.]+); .*ARI ([\d.]+)",
+                                      out))
+    assert blind >= 0.9 and known >= 0.9
+
+
+def _signature(out: str) -> None:
+    # the simulated partial runs against the simulated full run (deterministic)
+    if "needs cc, doxygen and valgrind" in out:
+        pytest.skip("needs cc, doxygen and valgrind")
+    time_error, instruction_error, energy_error, cr = map(float, _number(
+        r"\(([\d.]+) % off\); instructions .*\(([\d.]+) % off\); energy ([\d.]+) % off; "
+        r"the partial runs take 1/([\d.]+) of", out))
+    assert "(simulated mode)" in out
+    assert time_error < 5.0 and instruction_error < 2.0 and energy_error < 5.0
+    assert cr > 3.0
+
+
 CHECKS: dict[str, Callable[[str], None]] = {
     "01_periodicity.py": _periodicity,
     "02_phases.py": _phases,
@@ -93,6 +128,9 @@ CHECKS: dict[str, Callable[[str], None]] = {
     "06_schedule.py": _schedule,
     "07_many_nodes.py": _many_nodes,
     "08_report.py": _report,
+    "09_recording.py": _recording,
+    "10_phase_division.py": _phase_division,
+    "11_signature.py": _signature,
 }
 
 

@@ -426,7 +426,7 @@ def test_result_round_trip() -> None:
 # --- command line ------------------------------------------------------------------------------
 def _cli(*args: str | Path) -> tuple[int, str, str]:
     """``phasekit energy phases ARGS`` in this process: exit code, stdout, stderr."""
-    return run_cli("energy", "phases", *args)
+    return run_cli("energy", "phasediv", *args)
 
 
 @pytest.fixture(scope="module")

@@ -114,7 +114,8 @@ def read(path: PathLike) -> Any:
     - a trace (Paraver ``.prv``/``.prv.gz``, an OTF2 anchor or archive directory): a
       :class:`~phasekit.trace.Trace`;
     - JSON with ``"kind"`` of a saved result (:data:`RESULT_KINDS`, e.g. ``phasekit analyze
-      -o``): that result; a power model (``"kind": "power_model"``): the model; a campaign
+      -o``): that result; a power model (``"kind": "power_model"``): the model; power
+      profiles (``"kind": "power_profiles"``, ``phasekit energy phasediv``'s input); a campaign
       (ours, JSON lines, or PaScal Analyzer JSON): a :class:`~phasekit.runs.Campaign`;
     - a signature directory (``phasekit signature build``): its
       :class:`~phasekit.signature.paths.Signature`;
@@ -141,14 +142,18 @@ def read(path: PathLike) -> Any:
         kind = data.get("kind") if isinstance(data, dict) else None
         if kind in RESULT_KINDS:
             return from_data(data, source=str(path))
+        if kind == "power_profiles":
+            from phasekit.energy.phasediv import power_profiles_from_dict
+
+            return power_profiles_from_dict(data, source=str(path))
         if kind == "power_model":
             from phasekit.signature.reconstruct import load_power_model
 
             return load_power_model(data, str(path))
         if kind not in (None, "campaign"):
             raise InputError(f"a phasekit {kind!r} result, which read() does not know; it "
-                             f"reads {', '.join(sorted(RESULT_KINDS))}, power_model and "
-                             "campaign", path=str(path))
+                             f"reads {', '.join(sorted(RESULT_KINDS))}, power_model, "
+                             "power_profiles and campaign", path=str(path))
         from phasekit.campaign import read_campaign
 
         return read_campaign(path)

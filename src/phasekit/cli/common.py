@@ -18,8 +18,10 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from phasekit.errors import InputError, PhasekitError, UsageError
+from phasekit.errors import PhasekitError, UsageError
 from phasekit.io import CSV_SUFFIXES, is_csv, read_csv_table  # noqa: F401 (their old home)
+from phasekit.io.naming import name_file
+from phasekit.many import check_metrics
 from phasekit.profile import Profile
 
 if TYPE_CHECKING:
@@ -163,33 +165,6 @@ def load_profile(path: Path) -> Profile:
         return read_profile(path)
     except PhasekitError as exc:
         raise name_file(exc, path) from exc
-
-
-def name_file(exc: PhasekitError, path: Path | str) -> PhasekitError:
-    """``exc`` with the file name in front of its message, unless it already names it."""
-    where = str(path)
-    message = str(exc)
-    if isinstance(exc, InputError):
-        if exc.path is not None or message.startswith(where):
-            return exc
-        return InputError(message, path=where)
-    if where in message:
-        return exc
-    try:
-        return type(exc)(f"{where}: {message}")
-    except TypeError:  # a subclass with another signature: keep it as it is
-        return exc
-
-
-def check_metrics(profile: Profile, metrics: Sequence[str], path: Path) -> None:
-    """UsageError naming the file when a requested metric is neither a column nor derivable."""
-    for name in metrics:
-        if name in profile.metrics:
-            continue
-        if name == "ipc" and {"instructions", "cycles"} <= set(profile.metrics):
-            continue
-        raise UsageError(f"{path}: no metric {name!r}; the profile has: "
-                         + ", ".join(profile.metrics))
 
 
 # --- progress --------------------------------------------------------------------------------

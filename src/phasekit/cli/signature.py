@@ -237,28 +237,10 @@ def _estimate_tables(estimate: SignatureEstimate) -> list[Table]:
 
 
 def _draw(estimate: SignatureEstimate, path: Path) -> None:
-    """Power over time: the reconstructed profile (constant per segment) and, when the
-    program was run, its measured counters through the same power model."""
-    from phasekit.plot.common import color, figure, save
+    """``--plot``: the estimate's figure (:meth:`SignatureEstimate.plot`) written to ``path``."""
+    from phasekit.plot.common import save
 
-    fig = figure(12.0, 4.5)
-    ax = fig.add_subplot(1, 1, 1)
-    start = 0.0
-    for i, seg in enumerate(estimate.segments):
-        length = seg.samples * estimate.interval_s  # T' / busy (reconstruct's docstring)
-        ax.hlines(seg.power_w, start, start + length, colors=color(i), linewidth=3,
-                  label=f"{seg.label} (estimate)")
-        start += length
-    if estimate.program_power is not None:
-        times, watts = estimate.program_power
-        ax.step(times, watts, where="post", color="black", linewidth=0.8, alpha=0.7,
-                label="program, measured counters")
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("power (W, model)")
-    ax.set_title(f"{estimate.program}: reconstructed profile, Ê = {estimate.energy_j:.3g} J"
-                 + (f", E = {estimate.program_energy_j:.3g} J" if estimate.compared else ""))
-    ax.legend(loc="lower right", fontsize="small")
-    save(fig, path)
+    save(estimate.plot(), path)
 
 
 def _load_model(path: Path | None) -> Any:

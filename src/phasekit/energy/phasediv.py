@@ -893,15 +893,20 @@ def _division(cum: np.ndarray, idx: np.ndarray, elapsed: np.ndarray, grid: int) 
 
 
 def divide_phases(profiles: PowerProfiles, *, max_phases: int = 35, grid: int = 1000,
-                  method: str = "dp", integrator: str = "zoh", switch_cost_s: float = 0.0,
+                  method: str = "dp", integrator: str = "trapezoid",
+                  switch_cost_s: float = 0.0,
                   switch_cost_j: float = 0.0, population: int = 1000, generations: int = 300,
                   elite: float = 0.1, mutation: float = 0.1, seed: int = 0,
                   progress: Callable[[str, float], None] | None = None) -> PhaseDivision:
     """Minimum-energy phase division for 1..max_phases phases (seed 002, ch. 5).
 
     Defaults: ``max_phases`` 35 (the thesis: gains beyond 35 phases are negligible, ch. 5.8.2);
-    ``grid`` 1000 steps (our choice: 0.1 % of the execution); the zero-order integrator and
-    the GA parameters are the thesis's. ``method="ga"`` runs the GA for every K and also the
+    ``grid`` 1000 steps (our choice: 0.1 % of the execution); the GA parameters are the
+    thesis's; the integrator is ours, trapezoid, as the CLI's (the thesis's zero-order
+    integrator, ``"zoh"``, makes a running total that jumps at every sample, which the
+    optimizer exploits). Without a switch cost (``switch_cost_s``, ``switch_cost_j``) the
+    energy never rises with more phases, so the best division is the largest allowed: set a
+    cost to make the number of phases meaningful. ``method="ga"`` runs the GA for every K and also the
     exact DP (cheap), so the result carries both energy curves; the GA for K phases uses seed
     ``seed + K``. ``progress(stage, fraction)`` is called as the work advances.
     """

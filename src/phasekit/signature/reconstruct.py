@@ -361,7 +361,8 @@ class SignatureEstimate(Result):
         ax.set_ylabel("power (W, model)")
         ax.set_title(f"{self.program}: reconstructed profile, estimated energy "
                      f"{self.energy_j:.3g} J"
-                     + (f", measured {self.program_energy_j:.3g} J" if self.compared else ""))
+                     + (f", {'simulated' if self.mode == 'simulated' else 'measured'} "
+                        f"{self.program_energy_j:.3g} J" if self.compared else ""))
         if self.segments or self.program_power is not None:
             ax.legend(loc="lower right", fontsize="small")
         return fig
