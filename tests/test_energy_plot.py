@@ -257,6 +257,7 @@ def test_cli_campaign_with_energy_json(tmp_path: Path) -> None:
                          figure, "--json")
     assert code == 0, err
     data = json.loads(out)
+    assert data["kind"] == "energy_view" and data["view"] == "energy"  # not a result kind
     assert data["efficiency"] == [] and data["has_energy"] is True
     assert {c["input"] for c in data["configurations"]} == {"2"}
     assert any(c["pareto"] for c in data["configurations"])

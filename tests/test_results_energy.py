@@ -297,3 +297,12 @@ def test_signature_results(tmp_path: Path) -> None:
         assert "<table" in page and "<img" in page
         again = phasekit.load(result.save(tmp_path / f"{result.KIND}.json"))
         assert json_close(again.to_dict(), json.loads(json.dumps(result.to_dict())))
+
+
+def test_a_choice_with_an_infeasible_input_still_displays(fitted: EnergyFitResult) -> None:
+    none_fit = choose(fitted.fitted, INPUTS, frequencies_ghz=FREQS, cores=CORES,
+                      max_time_s=1e-9)
+    assert all(c.best is None for c in none_fit.choices)
+    assert "none within the limits" in repr(none_fit)
+    page = none_fit._repr_html_()
+    assert "<table" in page and "no figure" in page     # the figure says why it is missing

@@ -154,3 +154,13 @@ def test_multistructure_summary_against_the_truth(tmp_path: Path) -> None:
     check_contract(result, tmp_path)
     fig = result.plot()
     assert [round(p.get_width()) for p in fig.axes[0].patches] == [10, 20, 40]
+
+
+def test_periodicity_options_band_reaches_the_node_comparison(
+        run_folder: tuple[Path, dict[str, float], str]) -> None:
+    from phasekit.periodicity import PeriodicityOptions
+
+    folder = run_folder[0]
+    keyword = pk.periodicity_many(folder, workers=1, band=0.3)
+    options = pk.periodicity_many(folder, workers=1, options=PeriodicityOptions(band=0.3))
+    assert keyword.params["band"] == options.params["band"] == 0.3

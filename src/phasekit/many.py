@@ -27,7 +27,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from phasekit.errors import PhasekitError, PhasekitWarning, UsageError
-from phasekit.results import NodeError, Result, check_version, plain, short_repr
+from phasekit.results import (
+    NodeError,
+    Result,
+    check_version,
+    phase_spans,
+    plain,
+    short_repr,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -72,6 +79,9 @@ Window = tuple[float | None, float | None]
 PHASES_KIND = "multinode_phases"
 STRUCTURE_KIND = "multi_structure"
 RESULT_VERSION = 1
+#: 2: each trace's record is a ``structure`` version 2 record (was ``mpi-structure-result``
+#: version 1; both read).
+STRUCTURE_VERSION = 2
 
 
 # --- running one task per file ---------------------------------------------------------------
@@ -249,7 +259,11 @@ def periodicity_runs(paths: PathArg | Sequence[PathArg], *,
     files = [f for f, _ in runs.done]
     named = node_names(files, [s.node for _, s in runs.done])
     summaries = [replace(s, node=n, file=f) for (f, s), n in zip(runs.done, named, strict=True)]
-    band = {"band": options["band"]} if options.get("band") is not None else {}
+    given = options.get("options")
+    band_value = options.get("band")
+    if band_value is None and given is not None:  # a PeriodicityOptions: its band, as analyze
+        band_value = given.band
+    band = {"band": band_value} if band_value is not None else {}
     return compare_nodes(summaries, errors=runs.errors, **band), runs
 
 
@@ -298,21 +312,6 @@ class MultiPhaseResult(Result):
         return plain({"kind": PHASES_KIND, "version": RESULT_VERSION, "nodes": list(self.nodes),
                       "errors": [e.to_dict() for e in self.errors]})
 
-    @staticmethod
-    def _spans(node: dict[str, Any]) -> list[tuple[float, float, int]]:
-        """``(start_s, end_s, id)`` of a profile's phases whose three are numbers."""
-        import math
-
-        spans = []
-        for phase in node.get("phases") or []:
-            try:
-                start, end, pid = (float(phase[k]) for k in ("start_s", "end_s", "id"))
-            except (KeyError, TypeError, ValueError):
-                continue
-            if math.isfinite(start) and math.isfinite(end) and math.isfinite(pid):
-                spans.append((start, end, int(pid)))
-        return spans
-
     def summary(self) -> pd.DataFrame:
         """One row per profile, in input order: its ``method``, ``duration_s``,
         ``n_phases``, ``n_changes`` (phase changes: phases - 1), ``n_ids`` (distinct phases;
@@ -323,7 +322,7 @@ class MultiPhaseResult(Result):
 
         rows: list[dict[str, Any]] = []
         for node in self.nodes:
-            spans = self._spans(node)
+            spans = phase_spans(node.get("phases"))
             held: dict[int, float] = {}
             for start, end, pid in spans:
                 held[pid] = held.get(pid, 0.0) + max(end - start, 0.0)
@@ -360,7 +359,7 @@ class MultiPhaseResult(Result):
             ax = fig.add_subplot()
         ids: set[int] = set()
         for row, node in enumerate(self.nodes):
-            for start, end, pid in self._spans(node):
+            for start, end, pid in phase_spans(node.get("phases")):
                 ids.add(pid)
                 ax.broken_barh([(start, end - start)], (row - 0.4, 0.8),
                                facecolors=color(pid - 1), edgecolor="white", linewidth=0.5)
@@ -383,7 +382,7 @@ class MultiPhaseResult(Result):
                       loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small",
                       title="phase" if len(ids) <= 10 else f"phase (10 of {len(ids)})")
         title = (f"Phases of {n} profiles: "
-                 f"{sum(len(self._spans(node)) for node in self.nodes)} phases")
+                 f"{sum(len(phase_spans(node.get('phases'))) for node in self.nodes)} phases")
         if self.errors:
             title += f"; {len(self.errors)} file(s) failed"
         ax.set_title(title, loc="left", fontsize="medium")
@@ -516,19 +515,21 @@ class MultiStructureResult(Result):
                           f"{len(self.errors)} errors" if self.errors else None)
 
     def to_dict(self) -> dict[str, Any]:
-        return plain({"kind": STRUCTURE_KIND, "version": RESULT_VERSION,
+        return plain({"kind": STRUCTURE_KIND, "version": STRUCTURE_VERSION,
                       "traces": list(self.traces), "errors": [e.to_dict() for e in self.errors]})
 
     @staticmethod
     def from_dict(data: dict[str, Any], source: str | None = None) -> MultiStructureResult:
-        return MultiStructureResult(*_entries(data, STRUCTURE_KIND, "traces", source))
+        return MultiStructureResult(*_entries(data, STRUCTURE_KIND, "traces", source,
+                                              STRUCTURE_VERSION))
 
 
-def _entries(data: dict[str, Any], kind: str, key: str, source: str | None
+def _entries(data: dict[str, Any], kind: str, key: str, source: str | None,
+             version: int = RESULT_VERSION
              ) -> tuple[tuple[dict[str, Any], ...], tuple[NodeError, ...]]:
     from phasekit.errors import InputError
 
-    check_version(data, kind, RESULT_VERSION, source)
+    check_version(data, kind, version, source)
     try:
         return (tuple(dict(e) for e in data[key]),
                 tuple(NodeError.from_dict(e) for e in data.get("errors", [])))

@@ -133,7 +133,11 @@ def figure_png(figure: Figure) -> bytes:
 def result_html(result: Any) -> str:
     """Jupyter's view of a result: its short repr as a title, ``summary()`` as a table and
     ``plot()`` inline; a part that cannot be drawn says why in one line."""
-    parts = [f"<p><b>{html.escape(repr(result))}</b></p>"]
+    try:
+        title = repr(result)
+    except Exception as exc:  # a view must not raise in a notebook
+        title = f"{type(result).__name__} (no repr: {exc})"
+    parts = [f"<p><b>{html.escape(title)}</b></p>"]
     try:
         parts.append(result.summary().to_html(index=False, na_rep="", float_format="{:.4g}".format,
                                               max_rows=40))
@@ -230,3 +234,31 @@ class NodeError:
     def from_dict(data: dict[str, Any]) -> NodeError:
         return NodeError(file=str(data["file"]), message=str(data["message"]),
                          exit_code=int(data["exit_code"]))
+
+
+def json_number(value: Any) -> float:
+    """A JSON value as a float; NaN when it is not a number (a result read from a file may
+    hold null or text where a number was)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return math.nan
+    return float(value)
+
+
+def json_array(values: Any) -> np.ndarray:
+    """A float array from a JSON list (anything not a number as NaN)."""
+    if not isinstance(values, list):
+        return np.full(0, np.nan)
+    return np.array([json_number(v) if not isinstance(v, list) else math.nan for v in values])
+
+
+def phase_spans(phases: Any) -> list[tuple[float, float, int]]:
+    """(start, end, id) of the phase records (``start_s``, ``end_s``, ``id``) whose three are
+    numbers."""
+    out = []
+    for p in phases or []:
+        if not isinstance(p, dict):
+            continue
+        start, end, pid = (json_number(p.get(k)) for k in ("start_s", "end_s", "id"))
+        if math.isfinite(start) and math.isfinite(end) and math.isfinite(pid):
+            out.append((start, end, int(pid)))
+    return out

@@ -284,12 +284,6 @@ def _read_fit(path: Path) -> EnergyFitResult:
     return EnergyFitResult.from_dict(data, source=str(path))
 
 
-def _training_rows(configs: pd.DataFrame, fitted: EnergyFitResult) -> pd.DataFrame | None:
-    from phasekit.energy.suggest import training_rows
-
-    return training_rows(configs, fitted)
-
-
 def _why(suggestion: Suggestion, members: int) -> str:
     """Why a configuration is suggested: the fit and refits predicting it beats the best
     measured, or near the minimum, or only uncertain."""
@@ -298,13 +292,6 @@ def _why(suggestion: Suggestion, members: int) -> str:
     if suggestion.promising:
         return f"near best ({suggestion.near_optimal_members}/{members} refits)"
     return "uncertain"
-
-
-def _trusted_rows(training: pd.DataFrame | None, fitted: EnergyFitResult
-                  ) -> pd.DataFrame | None:
-    from phasekit.energy.suggest import trusted_rows
-
-    return trusted_rows(training, fitted)
 
 
 def _check_percent(value: float, option: str) -> float:
@@ -572,9 +559,10 @@ def suggest(
     """Suggest the next configurations to measure, where the model is least sure of the best.
 
     Fits the model on the measured configurations and refits it without one group of them
-    at a time; among the configurations not measured yet that are within --tolerance of the
-    minimum energy under the fit or a refit, suggests those whose predicted energy the refits
-    disagree on most, spread over the inputs. Measure them, add them to TABLE, run again.
+    at a time. First come the configurations the fit and the refits predict below the lowest
+    energy measured for their input (most votes first), then those within --tolerance of the
+    minimum under the fit or a refit, then the rest, by how much the refits disagree; spread
+    over the inputs. Measure them, add them to TABLE, run again.
     """
     import numpy as np
 
@@ -582,6 +570,7 @@ def suggest(
     from phasekit.energy.fit import DESIGNS, choose_training
     from phasekit.energy.models import get_model
     from phasekit.energy.suggest import suggest as suggest_next
+    from phasekit.energy.suggest import training_rows
 
     get_model(model)
     if design not in DESIGNS:
@@ -595,7 +584,7 @@ def suggest(
     configs = load_table(table)
     if fit_file is not None:
         fitted_result = _read_fit(fit_file)
-        measured = _training_rows(configs, fitted_result)
+        measured = training_rows(configs, fitted_result)
         if measured is None:
             raise UsageError(f"--fit {fit_file}: its training configurations are not all in "
                              f"{table}")

@@ -33,6 +33,10 @@ if TYPE_CHECKING:
 
     from phasekit.energy.efficiency import ConfigurationTable, EfficiencyTable
 
+#: The kind of ``--json``/``-o``'s object: its ``view`` is ``--kind`` (before issue 19 this
+#: field was "kind" itself, which clashed with the result kind "efficiency").
+VIEW_KIND = "energy_view"
+
 __all__ = ["EPILOG", "KINDS", "plot"]
 
 EPILOG = """\
@@ -190,8 +194,8 @@ def plot(
     notes: list[str] = list(dict.fromkeys(n for t in tables for n in t.notes))
     if configs is not None:
         notes += list(configs.notes)
-    data_out: dict[str, Any] = {
-        "campaign": source, "kind": kind, "mode": mode,
+    data_out: dict[str, Any] = {  # a view of the campaign, not a result pk.load reads
+        "kind": VIEW_KIND, "version": 1, "campaign": source, "view": kind, "mode": mode,
         "efficiency": [t.to_dict() for t in tables],
         "configurations": None if configs is None else configs.to_dict()["configurations"],
         "has_energy": None if configs is None else configs.has_energy,

@@ -262,6 +262,7 @@ class ChoiceResult(Result):
             self, self.model, f"{len(self.choices)} inputs",
             f"grid {len(self.frequencies_ghz)} frequencies x {len(self.cores)} core counts",
             *(f"{c.input_label}: {c.best.frequency_ghz:g} GHz x {c.best.cores}"
+              if c.best is not None else f"{c.input_label}: none within the limits"
               for c in self.choices[:3]))
 
     def to_dict(self) -> dict[str, Any]:

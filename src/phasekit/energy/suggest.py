@@ -385,9 +385,10 @@ def suggest(measured: pd.DataFrame, *, k: int = K, frequencies_ghz: Sequence[flo
                     frequency_controlled=controlled,
                     known_inputs=tuple(np.unique(n)), ensemble=ensemble, level=level,
                     tolerance=tolerance)
-    failed = measured.iloc[list(ensemble.model.suspect)].index
+    kept = np.ones(len(measured), bool)
+    kept[list(ensemble.model.suspect)] = False      # by position: the fit's own rows
     picked, candidates = next_configurations(ensemble, result, measured,
-                                             trusted=measured.drop(index=failed), k=k,
+                                             trusted=measured[kept], k=k,
                                              tolerance=tolerance, level=level)
     return SuggestResult(suggestions=picked, choice=result, n_measured=int(f.size),
                          n_candidates=candidates, members=ensemble.size,

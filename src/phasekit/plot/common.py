@@ -108,3 +108,4 @@ def _escape_dollars(text: str) -> str:
 
 def color(i: int) -> str:
     return COLORS[i % len(COLORS)]
+

@@ -34,7 +34,7 @@ from matplotlib.colors import LogNorm, Normalize
 from matplotlib.ticker import NullFormatter
 
 from phasekit.errors import UsageError
-from phasekit.plot.common import WIDTH, figure, save
+from phasekit.plot.common import WIDTH, figure, root_figure, save
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -61,7 +61,7 @@ def target_axes(ax: Axes | None, height: float = 4.0, width: float = 0.6 * WIDTH
     """``ax`` and its (root) figure, or a new figure of one Axes (for a result's
     ``plot(ax=None)``)."""
     if ax is not None:
-        return getattr(ax.figure, "figure", ax.figure), ax
+        return root_figure(ax), ax
     fig = figure(width, height)
     return fig, fig.add_subplot()
 

@@ -28,7 +28,7 @@ from phasekit.errors import UsageError
 from phasekit.metrics.periodicity import periodic_regions
 from phasekit.plot.common import WIDTH, color, figure, root_figure, save
 from phasekit.profile import Profile
-from phasekit.results import plain
+from phasekit.results import json_array, json_number, plain
 
 __all__ = ["analysis_figure", "draw_preview_patterns", "draw_profile", "patterns_figure",
            "plot_analysis", "plot_patterns", "plot_profile", "preview_profile",
@@ -144,18 +144,6 @@ def result_figure(result: Any, ax: Axes | None = None) -> Figure:
     return fig
 
 
-def _number(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return math.nan
-    return float(value)
-
-
-def _numbers(values: Any) -> np.ndarray:
-    if not isinstance(values, list):
-        return np.full(0, np.nan)
-    return np.array([_number(v) for v in values])
-
-
 def draw_preview_patterns(canvas: Canvas, patterns: Sequence[Mapping[str, Any]],
                           instances: Sequence[Mapping[str, Any]], metrics: Sequence[str],
                           sampling_period: float, units: Mapping[str, str]) -> None:
@@ -170,19 +158,19 @@ def draw_preview_patterns(canvas: Canvas, patterns: Sequence[Mapping[str, Any]],
     axes = canvas.subplots(rows, columns, squeeze=False)
     joint = len(metrics) > 1
     for i, pattern in enumerate(patterns):
-        values = np.asarray([[_number(v) for v in (row if isinstance(row, list) else [row])]
+        values = np.asarray([[json_number(v) for v in (row if isinstance(row, list) else [row])]
                              for row in pattern.get("values", [])], dtype=float)
         values = values.reshape(values.shape[0], -1) if values.size else np.zeros((0, d))
         kept = instances[i] if i < len(instances) else {}
-        step = _number(kept.get("step_s"))
+        step = json_number(kept.get("step_s"))
         if not math.isfinite(step):
             step = sampling_period
         curves = kept.get("values", []) if isinstance(kept.get("values"), list) else []
         for k in range(d):
             ax = axes[(i // columns) * d + k, i % columns]
             for curve in curves:
-                y = _numbers(curve[k]) if isinstance(curve, list) and k < len(curve) \
-                    else _numbers([])
+                y = json_array(curve[k]) if isinstance(curve, list) and k < len(curve) \
+                    else json_array([])
                 ax.plot(np.arange(y.size) * step, y, color=color(i), linewidth=0.8, alpha=0.45)
             if k < values.shape[1]:
                 ax.plot(np.arange(values.shape[0]) * sampling_period, values[:, k],
@@ -194,7 +182,7 @@ def draw_preview_patterns(canvas: Canvas, patterns: Sequence[Mapping[str, Any]],
             ax.set_ylabel(label, fontsize="small")
             ax.grid(True, linewidth=0.4, alpha=0.5)
             if k == 0:
-                ax.set_title(f"pattern {i + 1}: period {_number(pattern.get('period_s')):.3g} s, "
+                ax.set_title(f"pattern {i + 1}: period {json_number(pattern.get('period_s')):.3g} s, "
                              f"{len(curves)} of {pattern.get('n_instances', '?')} instances",
                              fontsize="medium", loc="left")
             if k == d - 1:

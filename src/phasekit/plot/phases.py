@@ -23,7 +23,7 @@ from matplotlib.figure import Figure
 
 from phasekit.plot.common import WIDTH, color, figure, root_figure, save
 from phasekit.profile import Profile
-from phasekit.results import plain
+from phasekit.results import json_number, phase_spans, plain
 
 __all__ = ["draw_ids", "phases_figure", "plot_phases", "timeline", "timeline_figure"]
 
@@ -102,25 +102,9 @@ def timeline_figure(result: Any, ax: Axes | None = None) -> Figure:
                     title)
 
 
-def _number(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return math.nan
-    return float(value)
-
-
 def _ids(phases: Sequence[Mapping[str, Any]]) -> list[int]:
-    return sorted({int(_number(p.get("id"))) for p in phases
-                   if math.isfinite(_number(p.get("id")))})
-
-
-def _spans(phases: Sequence[Mapping[str, Any]]) -> list[tuple[float, float, int]]:
-    """(start, end, id) of the phase records whose three are numbers."""
-    out = []
-    for p in phases:
-        start, end, pid = (_number(p.get(k)) for k in ("start_s", "end_s", "id"))
-        if math.isfinite(start) and math.isfinite(end) and math.isfinite(pid):
-            out.append((start, end, int(pid)))
-    return out
+    return sorted({int(json_number(p.get("id"))) for p in phases
+                   if math.isfinite(json_number(p.get("id")))})
 
 
 def draw_ids(ax: Axes, phases: Sequence[Mapping[str, Any]], *, title: str = "") -> None:
@@ -128,7 +112,7 @@ def draw_ids(ax: Axes, phases: Sequence[Mapping[str, Any]], *, title: str = "") 
     same row), from phase records (``start_s``, ``end_s``, ``id``)."""
     ids = _ids(phases)
     row_of = {pid: r for r, pid in enumerate(ids)}
-    for start, end, pid in _spans(phases):
+    for start, end, pid in phase_spans(phases):
         ax.broken_barh([(start, end - start)], (row_of[pid] - 0.4, 0.8), facecolors=color(pid - 1))
     ax.set_yticks(range(len(ids)), labels=[str(i) for i in ids])
     ax.set_ylim(max(len(ids), 1) - 0.5, -0.5)
@@ -151,7 +135,7 @@ def timeline(phases: Sequence[Mapping[str, Any]], duration_s: float, score: np.n
     axes = fig.subplots(3 if series else 2, 1, sharex=True,
                         height_ratios=[0.5, top] + ([2.0] if series else []))
     strip = axes[0]
-    for start, end, pid in _spans(phases):
+    for start, end, pid in phase_spans(phases):
         strip.broken_barh([(start, end - start)], (0, 1), facecolors=color(pid - 1),
                           edgecolor="white", linewidth=0.5)
     strip.set_yticks([])

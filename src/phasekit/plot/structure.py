@@ -18,8 +18,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import ScalarFormatter
 
-from phasekit.plot.common import WIDTH, color, figure, save
-from phasekit.results import format_count
+from phasekit.plot.common import WIDTH, color, figure, root_figure, save
+from phasekit.results import format_count, json_number
 
 __all__ = ["draw_clusters", "plot_clusters", "structure_figure"]
 
@@ -44,15 +44,7 @@ def structure_figure(result: Any, ax: Axes | None = None) -> Figure:
                         f"{eps if isinstance(eps, int | float) else 0.2:g} in log10 space)",
                   empty="no MPI call repeats: no loop" if result.clusters is not None else
                   "no clusters: this result was saved without them")
-    figure_of = ax.get_figure()
-    assert isinstance(figure_of, Figure)
-    return figure_of
-
-
-def _number(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return math.nan
-    return float(value)
+    return root_figure(ax)
 
 
 def draw_clusters(ax: Axes, clusters: Sequence[Mapping[str, Any]], *,
@@ -67,7 +59,7 @@ def draw_clusters(ax: Axes, clusters: Sequence[Mapping[str, Any]], *,
     groups: dict[int, list[tuple[float, float]]] = {}
     rest: list[tuple[float, float]] = []
     for c in clusters:
-        point = (_number(c.get("repetitions")), _number(c.get("mean_time_between_s")))
+        point = (json_number(c.get("repetitions")), json_number(c.get("mean_time_between_s")))
         if not all(math.isfinite(v) and v > 0 for v in point):
             continue
         loop = c.get("loop")
@@ -86,7 +78,7 @@ def draw_clusters(ax: Axes, clusters: Sequence[Mapping[str, Any]], *,
             parent = record.get("parent")
             where = f" in {parent}" if parent is not None else ""
             label = (f"loop {loop_id}{where}: "
-                     f"{format_count(_number(record.get('iterations_per_outer')))} "
+                     f"{format_count(json_number(record.get('iterations_per_outer')))} "
                      f"iterations, {len(x)} call(s) x rank")
         else:
             label = f"loop {loop_id}: {len(x)} call(s) x rank"

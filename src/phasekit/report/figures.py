@@ -20,6 +20,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from phasekit.plot.common import color, figure
+from phasekit.results import json_number
 
 __all__ = [
     "accuracy_figure",
@@ -35,20 +36,6 @@ __all__ = [
 
 #: Width of the report's figures (inches): 10.5 in = 1008 CSS pixels at 72 pt per inch.
 WIDTH = 10.5
-
-
-def number(value: Any) -> float:
-    """``value`` as a float; NaN when it is not a number."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return math.nan
-    return float(value)
-
-
-def array(values: Any) -> np.ndarray:
-    """A float array from JSON (None as NaN)."""
-    if not isinstance(values, list):
-        return np.full(0, np.nan)
-    return np.array([number(v) if not isinstance(v, list) else math.nan for v in values])
 
 
 # --- periodicity -----------------------------------------------------------------------------
@@ -158,9 +145,9 @@ def _main_curve(node_patterns: Sequence[Mapping[str, Any]]) -> np.ndarray:
     """The first metric of a node's main pattern (largest coverage), scaled to 0-1."""
     if not node_patterns:
         return np.zeros(0)
-    main = max(node_patterns, key=lambda p: np.nan_to_num(number(p.get("coverage"))))
+    main = max(node_patterns, key=lambda p: np.nan_to_num(json_number(p.get("coverage"))))
     values = main.get("values", [])
-    y = np.array([number(v[0] if isinstance(v, list) and v else v) for v in values]) \
+    y = np.array([json_number(v[0] if isinstance(v, list) and v else v) for v in values]) \
         if isinstance(values, list) else np.zeros(0)
     if y.size < 2 or not np.isfinite(y).all():
         return np.zeros(0)
@@ -182,7 +169,7 @@ def node_patterns_figure(names: Sequence[str], patterns: Sequence[Sequence[Mappi
     ref = _main_curve(patterns[reference]) if 0 <= reference < n else np.zeros(0)
     for k, (node_patterns, outlier) in enumerate(zip(patterns, outliers, strict=True)):
         for j, p in enumerate(node_patterns):
-            period, cov = number(p.get("period_s")), number(p.get("coverage"))
+            period, cov = json_number(p.get("period_s")), json_number(p.get("coverage"))
             if math.isfinite(period):
                 ax.scatter([period], [k], s=20 + 180 * (cov if math.isfinite(cov) else 0.0),
                            color="tab:red" if outlier else color(j), alpha=0.7,
@@ -253,8 +240,8 @@ def pareto_figure(choices: Sequence[Mapping[str, Any]]) -> Figure:
     axes = fig.subplots(rows, columns, squeeze=False).ravel()
     for ax, choice in zip(axes, choices, strict=False):
         front = [c for c in choice.get("pareto", []) if isinstance(c, Mapping)]
-        t = np.array([number(c.get("time_s")) for c in front])
-        e = np.array([number(c.get("energy_j")) for c in front])
+        t = np.array([json_number(c.get("time_s")) for c in front])
+        e = np.array([json_number(c.get("energy_j")) for c in front])
         ax.plot(t, e, color="black", marker="o", ms=5, mfc="none", lw=1.2,
                 label=f"Pareto frontier ({len(front)})")
         if len(front) <= 8:
@@ -264,7 +251,7 @@ def pareto_figure(choices: Sequence[Mapping[str, Any]]) -> Figure:
                                 fontsize="x-small")
         best = choice.get("best")
         if isinstance(best, Mapping):
-            ax.plot([number(best.get("time_s"))], [number(best.get("energy_j"))], marker="*",
+            ax.plot([json_number(best.get("time_s"))], [json_number(best.get("energy_j"))], marker="*",
                     ms=13, color="tab:red", ls="none", label=f"choice: {_config(best)}")
         ax.margins(0.15)
         ax.set_xlabel("predicted time (s)")
@@ -279,7 +266,7 @@ def pareto_figure(choices: Sequence[Mapping[str, Any]]) -> Figure:
 
 
 def _config(c: Mapping[str, Any]) -> str:
-    f = number(c.get("frequency_ghz"))
+    f = json_number(c.get("frequency_ghz"))
     cores = c.get("cores", "?")
     return f"{cores} cores" + (f", {f:g} GHz" if math.isfinite(f) else "")
 

@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 
 from phasekit.report import figures
-from phasekit.report.figures import array, number
 from phasekit.report.html import (
     Safe,
     details,
@@ -32,6 +31,8 @@ from phasekit.report.html import (
     tag,
 )
 from phasekit.report.svg import FigureMaker
+from phasekit.results import json_array as array
+from phasekit.results import json_number as number
 
 __all__ = ["RENDERERS", "generic", "title_of"]
 

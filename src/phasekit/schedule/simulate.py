@@ -291,12 +291,13 @@ class ScheduleResult(Result):
     def plot(self, ax: Axes | None = None) -> Figure:
         """The figure of ``phasekit schedule --plot``: a Gantt chart per policy and the
         data-center power; on ``ax``, the power of every policy over time."""
+        from phasekit.plot.common import root_figure
         from phasekit.plot.schedule import draw_power, schedule_figure
 
         if ax is None:
             return schedule_figure(self)
         draw_power(ax, self)
-        return getattr(ax.figure, "figure", ax.figure)
+        return root_figure(ax)
 
 
 
