@@ -1,12 +1,49 @@
-"""The compiled part of phasekit: the recorder's sampling loop (phasekit.record._sampler).
+"""The compiled parts of phasekit.
 
-Everything else is in pyproject.toml. The extension is optional: without a C compiler the
-install goes on and ``phasekit record`` samples with its pure-Python loop (slower, see
-docs/recording.md).
+- The recorder's sampling loop (phasekit.record._sampler), a C extension. It is optional:
+  without a C compiler the install goes on and ``phasekit record`` samples with its
+  pure-Python loop (slower, see docs/recording.md).
+- numba's machine code for the analysis kernels (issue 20): a wheel build runs
+  :mod:`phasekit.warmup` on the built package, whose kernels are then cached in its
+  ``__pycache__`` folders and shipped in the wheel, so the first command after
+  ``pip install .`` loads them instead of compiling (about a minute). Also optional: when
+  the warm-up cannot run (no numba in the build environment, an error), the build goes on
+  and the kernels compile at first use. Editable installs skip it.
+
+Everything else is in pyproject.toml.
 """
 
+import os
+import subprocess
+import sys
+
 from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
+
+
+class BuildWithKernels(build_py):
+    """build_py, then the numba warm-up on the built package (not for editable installs)."""
+
+    def run(self) -> None:
+        super().run()
+        if getattr(self, "editable_mode", False) or os.environ.get("PHASEKIT_NO_WARMUP"):
+            return
+        env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+        env["PYTHONPATH"] = os.pathsep.join(
+            [os.path.abspath(self.build_lib), *filter(None, [env.get("PYTHONPATH")])])
+        print("compiling phasekit's numba kernels into the package (phasekit.warmup; "
+              "PHASEKIT_NO_WARMUP=1 skips it)", flush=True)
+        try:
+            done = subprocess.run([sys.executable, "-m", "phasekit.warmup"], env=env,
+                                  cwd=self.build_lib, check=False, timeout=1800)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            print(f"phasekit warm-up not run ({exc}); the kernels compile at first use")
+            return
+        if done.returncode:
+            print("phasekit warm-up incomplete; the kernels it missed compile at first use")
+
 
 setup(ext_modules=[Extension("phasekit.record._sampler", ["src/phasekit/record/_sampler.c"],
                              extra_compile_args=["-O2", "-std=c11", "-D_GNU_SOURCE"],
-                             libraries=["pthread", "m"], optional=True)])
+                             libraries=["pthread", "m"], optional=True)],
+      cmdclass={"build_py": BuildWithKernels})

@@ -371,6 +371,15 @@ def test_corrupt_gzip_is_an_input_error(tmp_path: Path) -> None:
 SMALL_SOURCES = [random_trace(s, n_steps=25).encode() for s in range(4)]
 
 
+def test_a_trace_of_only_its_header_reads_as_an_empty_trace(tmp_path: Path) -> None:
+    prv = tmp_path / "header.prv"   # hypothesis found it: no data block left ``buf`` unbound
+    prv.write_bytes(b"#Paraver (01/01/2024 at 10:00):1000000000_ns:1(4):2:1(1:1),1:1(1:1)")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PhasekitWarning)
+        trace = read_trace(prv)
+    assert trace.n_ranks == 1 and len(trace.calls) == 0
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=corrupted(SMALL_SOURCES, st.sampled_from(
     [b":", b"\n", b"x", b"-", b"2:1:1:1:1", b"99999999999999999999999", b"\r", b"\x00", b"c:",

@@ -62,6 +62,7 @@ __all__ = [
     "CHUNK_BYTES",
     "MAX_LEVELS",
     "Pcf",
+    "compile_code_scatter",
     "parse_header",
     "parse_pcf",
     "read_paraver",
@@ -526,6 +527,15 @@ def _grouped(values: np.ndarray, dest: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
+def compile_code_scatter() -> None:
+    """Compile the code scatter for every code width :func:`_codes_dtype` may choose (a
+    trace's width follows its number of distinct calls and paths): :mod:`phasekit.warmup`."""
+    ids, dest = np.zeros(4, np.int32), np.arange(4, dtype=np.int32)
+    remap = np.zeros(1, np.int64)
+    for dtype in (np.int8, np.int16, np.int32):
+        _k.scatter_codes(ids, dest, remap, np.empty(4, dtype))
+
+
 def _codes_dtype(n: int) -> type:
     """The smallest integer type for the codes of ``n`` categories (pandas' own choice)."""
     return np.int8 if n < 1 << 7 else np.int16 if n < 1 << 15 else np.int32
@@ -589,7 +599,8 @@ def read_paraver(path: str | os.PathLike[str], *, application: int | None = None
                                 int(buffers.counts[_k.N_COMM] * scale) + 1024)
             done += end
         n_lines = int(buffers.counts[_k.LINE])
-        del blocks, buf
+        del blocks  # the file's text (and the loop's last block, when there was one)
+        buf = None
 
     counts = buffers.counts
     n_rows = int(counts[_k.N_ROWS])
