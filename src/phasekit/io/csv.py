@@ -35,14 +35,16 @@ import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from phasekit.errors import InputError, PhasekitWarning, UsageError
 from phasekit.io.atomic import atomic_write_bytes
 from phasekit.profile import Profile
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "MAX_INTERPOLATION_GAP",
@@ -176,12 +178,23 @@ def _shorten(value: Any, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 4] + "...'"
 
 
-def numeric_values(series: pd.Series, name: str, loc: RowLocator,
+def _cell(values: pd.Series | np.ndarray, row: int) -> Any:
+    """One cell of a column read as a pandas Series or a NumPy array."""
+    return values.iloc[row] if hasattr(values, "iloc") else values[row]
+
+
+def numeric_values(series: pd.Series | np.ndarray, name: str, loc: RowLocator,
                    expected: str = "a number") -> np.ndarray:
-    """Float64 values of a parsed column; the first cell that is not a number is an InputError."""
-    if series.dtype.kind in "fiu":
+    """Float64 values of a parsed column (a Series, or a NumPy array of numbers from a
+    columnar file, read without pandas); the first cell that is not a number is an
+    InputError."""
+    if isinstance(series, np.ndarray) and series.dtype.kind in "fiu":
+        out = series.astype(np.float64, copy=False)
+    elif series.dtype.kind in "fiu":
         out = series.to_numpy(dtype=np.float64, na_value=np.nan)
     else:
+        import pandas as pd
+
         if series.dtype.kind == "b":
             series = series.astype(object)
         converted = pd.to_numeric(series, errors="coerce")
@@ -196,7 +209,7 @@ def numeric_values(series: pd.Series, name: str, loc: RowLocator,
     infinite = np.isinf(out)
     if infinite.any():
         row = int(np.argmax(infinite))
-        raise loc.error(f"infinite value {_shorten(series.iloc[row])}; expected a finite "
+        raise loc.error(f"infinite value {_shorten(_cell(series, row))}; expected a finite "
                         "number (leave the cell empty for a missing value)", row, column=name)
     return out
 
@@ -207,22 +220,29 @@ class TimeColumn:
 
     seconds: np.ndarray  # from the first sample, float64
     start: float | _dt.datetime
-    raw: pd.Series  # the column as read, for messages
+    raw: pd.Series | np.ndarray  # the column as read, for messages
     resolution: float = 0.0  # how precise the times are, in seconds
 
 
-def read_times(series: pd.Series, name: str, unit: str | None, loc: RowLocator) -> TimeColumn:
-    """Seconds since the first sample, and the start, of a time column (numbers or ISO-8601)."""
-    missing = series.isna().to_numpy()
+def read_times(series: pd.Series | np.ndarray, name: str, unit: str | None, loc: RowLocator
+               ) -> TimeColumn:
+    """Seconds since the first sample, and the start, of a time column (numbers or ISO-8601;
+    a NumPy array of numbers is read without pandas)."""
+    numeric = isinstance(series, np.ndarray)
+    missing = np.isnan(series) if numeric else series.isna().to_numpy()
     if missing.any():
         row = int(np.argmax(missing))
         raise loc.error("missing time value; every sample needs a time", row, column=name)
     if len(series) == 0:
         return TimeColumn(np.empty(0), 0.0, series)
     kind = series.dtype.kind
-    if kind == "M":
+    if not numeric and kind == "M":
+        import pandas as pd
+
         return _datetimes(series, name, loc, pd.to_datetime(series, utc=True))
-    if kind not in "fiu" and not _looks_numeric(series.iloc[0]):
+    if not numeric and kind not in "fiu" and not _looks_numeric(series.iloc[0]):
+        import pandas as pd
+
         try:
             parsed = pd.to_datetime(series, format="ISO8601", utc=True, errors="coerce")
         except (ValueError, TypeError, OverflowError) as exc:
@@ -278,7 +298,7 @@ def _check_order(times: TimeColumn, name: str, loc: RowLocator) -> None:
     if not bad.any():
         return
     row = int(np.argmax(bad)) + 1
-    value, before = times.raw.iloc[row], times.raw.iloc[row - 1]
+    value, before = _cell(times.raw, row), _cell(times.raw, row - 1)
     if steps[row - 1] == 0:
         raise loc.error(f"duplicate timestamp {_shorten(value)} (also at {loc.where(row - 1)}); "
                         "expected strictly increasing times", row, column=name)
@@ -714,6 +734,8 @@ def _restore_names(names: list[str], units: dict[str, str], metadata: Mapping[st
 
 
 def _parse_rows(body: _Body, sep: str, n_columns: int, loc: RowLocator) -> pd.DataFrame:
+    import pandas as pd
+
     if not len(body.lines):
         return pd.DataFrame({k: pd.Series([], dtype=np.float64) for k in range(n_columns)})
     try:
