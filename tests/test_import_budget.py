@@ -1,0 +1,69 @@
+"""What each command imports (issue 20: start-up is most of a command's time): a verb that
+starts importing a heavy package it does not need fails here. Budgets are the heavy
+packages each verb may load, measured on the inputs below; the rest must stay out."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from phasekit.campaign import write_campaign
+from phasekit.io import write_profile
+from phasekit.synth.campaigns import seed_campaign
+from phasekit.synth.periodic import generate
+
+DATA = Path(__file__).resolve().parent / "data"
+HEAVY = ("numba", "scipy", "pandas", "pyarrow", "sklearn", "matplotlib", "dask", "distributed",
+         "highspy", "tslearn", "dtaidistance")
+PROBE = """
+import contextlib, io, json, sys
+sys.argv, heavy = ["phasekit", *json.loads(sys.argv[1])], json.loads(sys.argv[2])
+from phasekit.cli import entry_point
+code = 0
+with contextlib.redirect_stdout(io.StringIO()):
+    try:
+        entry_point()
+    except SystemExit as exc:
+        code = exc.code
+print(json.dumps({"code": code, "heavy": [m for m in heavy if m in sys.modules]}))
+"""
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("budget")
+    profile, _ = generate("nemo", minutes=1.0, seed=1)
+    write_profile(profile, folder / "profile.parquet")
+    write_campaign(seed_campaign(seed=0, frequencies=(1.2, 2.4), cores=(1, 2, 4),
+                                 inputs=(1, 2)).campaign, folder / "campaign.json")
+    return {"profile": folder / "profile.parquet", "campaign": folder / "campaign.json",
+            "recording": DATA / "real_backtoback_1s.parquet",
+            "trace": DATA / "paraver" / "lulesh_7+1_chop8.prv.gz"}
+
+
+#: verb arguments (with {name} for an input) -> the heavy packages it may import.
+BUDGETS = {
+    "--help": set(),
+    "info {profile} --json": {"pyarrow"},
+    "analyze {profile} --json": {"numba", "scipy", "pyarrow"},
+    "phases {recording} --json": {"numba", "scipy", "pyarrow"},
+    "structure {trace} --json": {"numba", "scipy", "pandas", "pyarrow"},
+    "energy fit {campaign} --json": {"scipy", "pandas", "pyarrow"},
+}
+
+
+@pytest.mark.parametrize("command", list(BUDGETS))
+def test_each_verb_imports_only_its_budget(command: str, inputs: dict[str, Path]) -> None:
+    argv = command.format(**{k: str(v) for k, v in inputs.items()}).split()
+    done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(argv), json.dumps(HEAVY)],
+                          capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["code"] in (0, None), f"{command}: exit {got['code']}"
+    extra = set(got["heavy"]) - BUDGETS[command]
+    assert not extra, f"phasekit {command} now imports {sorted(extra)}"
