@@ -9,6 +9,8 @@ becomes one line ``phasekit: error: ...`` on stderr and its exit code (2 usage, 
 from __future__ import annotations
 
 import gc
+import importlib.abc
+import importlib.util
 import logging
 import sys
 import traceback
@@ -243,6 +245,38 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.exit(code)
 
 
+class _NumbaExtensionsDeferred(importlib.abc.MetaPathFinder):
+    """numba loads every installed numba extension (the ``numba_extensions`` entry points)
+    at the first kernel a process runs: rocket-fft's import alone costs 0.17 s (it imports
+    scipy.fft) in commands that use no FFT. In the ``phasekit`` process, numba is told its
+    extensions are loaded as soon as it is imported; the modules whose kernels need one
+    import it themselves (``phasekit.periodicity.detect`` and ``.align``: rocket-fft)."""
+
+    name = "numba.core.entrypoints"
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname != self.name:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None:
+            return spec
+        load = spec.loader.exec_module
+
+        def exec_module(module: Any) -> None:
+            load(module)
+            module._already_initialized = True
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def _defer_numba_extensions() -> None:
+    if "numba.core.entrypoints" in sys.modules:
+        return  # numba is already loaded (phasekit imported from a program): leave it be
+    sys.meta_path.insert(0, _NumbaExtensionsDeferred())
+
+
 def entry_point() -> None:
     """The ``phasekit`` command and ``python -m phasekit.cli``: :func:`main`, then the
     garbage collector's objects frozen before the interpreter exits. An analysis leaves about
@@ -251,6 +285,7 @@ def entry_point() -> None:
     2.5 GHz core. Frozen, they are skipped: objects are still freed by reference counting,
     atexit handlers run and the standard streams are flushed; objects only in reference
     cycles are not finalized (every file phasekit writes is closed before)."""
+    _defer_numba_extensions()
     try:
         main()
     finally:

@@ -33,6 +33,7 @@ import functools
 from collections.abc import Callable
 
 import numpy as np
+import rocket_fft  # noqa: F401  (np.fft in the kernels; the CLI loads no numba extension itself)
 from numba import njit
 
 from phasekit.periodicity.detect import Batches, prefix_sums, verified_count

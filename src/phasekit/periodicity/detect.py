@@ -46,6 +46,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import rocket_fft  # noqa: F401  (np.fft in the kernels; the CLI loads no numba extension itself)
 from numba import njit
 
 NEAR_ZERO = 0.25
