@@ -109,6 +109,31 @@ def test_analyze_with_progress_bar_on_a_terminal(nemo: Path, monkeypatch: pytest
     assert "analyzing nemo.csv" in err.getvalue()
 
 
+def test_the_bar_never_reads_done_while_the_work_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rich.progress import Progress
+
+    from phasekit.cli.common import PROGRESS_CAP, bar_fraction, progress_reporter
+
+    assert [bar_fraction(f) for f in (-1.0, 0.5, 1.0, 3.0, float("nan"))] == [
+        0.0, 0.5, PROGRESS_CAP, PROGRESS_CAP, 0.0]
+    shown: list[float] = []
+    update = Progress.update
+
+    def spy(self: Progress, task: object, **fields: object) -> None:
+        if "completed" in fields:
+            shown.append(float(fields["completed"]))  # type: ignore[arg-type]
+        update(self, task, **fields)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Progress, "update", spy)
+    err = io.StringIO()
+    monkeypatch.setattr(err, "isatty", lambda: True, raising=False)
+    with contextlib.redirect_stderr(err), progress_reporter(True, "work") as report:
+        assert report is not None
+        for fraction in (0.2, 1.0, 1.5):     # a caller that reports 100 % before it ends
+            report("stage", fraction)
+    assert shown == [0.2, PROGRESS_CAP, PROGRESS_CAP]
+
+
 def test_analyze_white_noise_is_empty_not_an_error(workdir: Path) -> None:
     rng = np.random.default_rng(3)
     path = workdir / "noise.csv"

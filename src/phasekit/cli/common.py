@@ -173,7 +173,9 @@ def progress_reporter(enabled: bool, description: str
                       ) -> Iterator[Callable[[str, float], None] | None]:
     """A rich progress bar on stderr fed by ``progress(stage, fraction)`` callbacks.
 
-    Yields None (no bar) unless ``enabled`` and stderr is a terminal.
+    Yields None (no bar) unless ``enabled`` and stderr is a terminal. The bar shows at most
+    :data:`PROGRESS_CAP` until the block ends (:func:`bar_fraction`): the work is done when
+    the caller is, and rich stops the elapsed-time column of a task at 100 %.
     """
     if not (enabled and sys.stderr.isatty()):
         yield None
@@ -192,10 +194,19 @@ def progress_reporter(enabled: bool, description: str
         task = bar.add_task(description, total=1.0)
 
         def report(stage: str, fraction: float) -> None:
-            bar.update(task, completed=max(0.0, min(1.0, fraction)),
+            bar.update(task, completed=bar_fraction(fraction),
                        description=f"{description}: {stage}")
 
         yield report
+
+
+#: The largest fraction a progress bar shows while its block runs.
+PROGRESS_CAP = 0.99
+
+
+def bar_fraction(fraction: float) -> float:
+    """What the bar shows for a reported ``fraction``: within [0, PROGRESS_CAP] (NaN as 0)."""
+    return max(0.0, min(PROGRESS_CAP, fraction)) if math.isfinite(fraction) else 0.0
 
 
 # --- output ----------------------------------------------------------------------------------
