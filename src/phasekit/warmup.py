@@ -2,8 +2,9 @@
 
 numba compiles a kernel the first time it is called with new argument types and, with
 ``cache=True``, keeps the machine code in the ``__pycache__`` folder beside the module
-(keyed by the source file's content hash, numba >= 0.61, the numba version, the Python
-version and the CPU). :func:`warm` runs every verb's computation once on a small
+(keyed by a stamp of the source file, the numba version, the Python version and the
+CPU; the numba used here, 0.68, stamps a source by its content hash, so the cache survives
+``pip`` writing the files anew, where an mtime stamp would not). :func:`warm` runs every verb's computation once on a small
 synthetic input, so that every kernel a command runs is compiled for the argument types it
 gets there; the package build (``setup.py``) runs it on the built package, so the wheel
 carries the compiled kernels and the first command after ``pip install .`` loads them
