@@ -303,17 +303,10 @@ def _energy_suggest(data: Campaign | pd.DataFrame | PathLike, *, k: int = 5,
     (a campaign, a table of runs, or its file). ``frequencies`` and ``cores``: the grid to
     choose from (default: those of ``data``); ``limits``: ``max_time_s``, ``max_cores``,
     ``min_frequency_ghz``, ``max_frequency_ghz``, ``tolerance``."""
-    import numpy as np
-
     from phasekit.energy.suggest import suggest
 
-    configs = _configurations(data)
-    grid_f = tuple(frequencies) if frequencies is not None else tuple(
-        np.unique(configs["frequency_ghz"].dropna()))
-    grid_p = tuple(cores) if cores is not None else tuple(
-        int(c) for c in np.unique(configs["cores"]))
-    return suggest(configs, k=k, frequencies_ghz=grid_f, cores=grid_p, model=model, seed=seed,
-                   **limits)
+    return suggest(_configurations(data), k=k, frequencies_ghz=tuple(frequencies or ()),
+                   cores=tuple(cores or ()), model=model, seed=seed, **limits)
 
 
 # --- schedule, signature, record ---------------------------------------------------------------

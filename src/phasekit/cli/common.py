@@ -18,11 +18,11 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from phasekit.errors import PhasekitError, UsageError
+from phasekit.errors import UsageError
 from phasekit.io import CSV_SUFFIXES, is_csv, read_csv_table  # noqa: F401 (their old home)
 from phasekit.io.naming import name_file
 from phasekit.many import check_metrics
-from phasekit.profile import Profile
+from phasekit.many import read_named_profile as load_profile
 
 if TYPE_CHECKING:
 
@@ -157,16 +157,6 @@ def check_output(path: Path | None, what: str, suffixes: Sequence[str] | None = 
 
 
 # --- profiles --------------------------------------------------------------------------------
-def load_profile(path: Path) -> Profile:
-    """Read a CSV or Parquet profile; every error names the file."""
-    from phasekit.io import read_profile
-
-    try:
-        return read_profile(path)
-    except PhasekitError as exc:
-        raise name_file(exc, path) from exc
-
-
 # --- progress --------------------------------------------------------------------------------
 @contextlib.contextmanager
 def progress_reporter(enabled: bool, description: str

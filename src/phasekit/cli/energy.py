@@ -564,10 +564,9 @@ def suggest(
     minimum under the fit or a refit, then the rest, by how much the refits disagree; spread
     over the inputs. Measure them, add them to TABLE, run again.
     """
-    import numpy as np
 
     from phasekit.cli.common import parse_list
-    from phasekit.energy.fit import DESIGNS, choose_training
+    from phasekit.energy.fit import DESIGNS, choose_training, configuration_grid
     from phasekit.energy.models import get_model
     from phasekit.energy.suggest import suggest as suggest_next
     from phasekit.energy.suggest import training_rows
@@ -598,10 +597,9 @@ def suggest(
     else:
         measured = configs
     numbers, labels = _inputs(configs, inputs)
-    frequencies = (parse_list(freqs, "--freqs", float) if freqs
-                   else tuple(np.unique(configs["frequency_ghz"].dropna())))
-    core_counts = (parse_list(cores, "--cores", int) if cores
-                   else tuple(int(c) for c in np.unique(configs["cores"])))
+    default_f, default_p = configuration_grid(configs)
+    frequencies = parse_list(freqs, "--freqs", float) if freqs else default_f
+    core_counts = parse_list(cores, "--cores", int) if cores else default_p
     with progress_reporter(not json_output, f"suggesting for {table.name}") as progress:
         try:
             result = suggest_next(

@@ -83,6 +83,7 @@ __all__ = [
     "FittedModel",
     "baseline_predictions",
     "choose_training",
+    "configuration_grid",
     "configurations",
     "fit_energy",
     "fit_model",
@@ -260,6 +261,13 @@ def frequencies(configs: pd.DataFrame) -> np.ndarray:
     """The configurations' frequencies (GHz), :data:`NOMINAL_FREQUENCY` where not controlled."""
     f = configs["frequency_ghz"].to_numpy(float)
     return np.where(np.isfinite(f), f, NOMINAL_FREQUENCY)
+
+
+def configuration_grid(configs: pd.DataFrame) -> tuple[tuple[float, ...], tuple[int, ...]]:
+    """The frequencies (GHz; none where the campaign did not control them) and core counts
+    of ``configs``: the grid a choice is made on by default."""
+    return (tuple(np.unique(configs["frequency_ghz"].dropna())),
+            tuple(int(c) for c in np.unique(configs["cores"])))
 
 
 def held_parameters(spec: ModelSpec, f: np.ndarray, with_time: bool,

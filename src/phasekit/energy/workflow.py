@@ -93,10 +93,9 @@ def fit_then_choose(configs: pd.DataFrame, *, fit: EnergyFitResult | None = None
     how sure each choice is (unsure past ``tolerance`` percent of expected regret).
     ``source``: the campaign's file, named in errors of the fit and in notes.
     """
-    import numpy as np
 
     from phasekit.energy.choose import choose, fit_ensemble
-    from phasekit.energy.fit import DESIGNS, fit_energy, input_numbers
+    from phasekit.energy.fit import DESIGNS, configuration_grid, fit_energy, input_numbers
     from phasekit.energy.models import get_model
     from phasekit.energy.suggest import training_rows, trusted_rows
 
@@ -110,10 +109,9 @@ def fit_then_choose(configs: pd.DataFrame, *, fit: EnergyFitResult | None = None
         raise UsageError("frequencies: the campaign did not control the frequency, so the "
                          "model cannot predict other frequencies")
     numbers, labels = input_numbers(configs, inputs)
-    grid_f = (tuple(frequencies) if frequencies is not None
-              else tuple(np.unique(configs["frequency_ghz"].dropna())))
-    grid_p = (tuple(cores) if cores is not None
-              else tuple(int(c) for c in np.unique(configs["cores"])))
+    default_f, default_p = configuration_grid(configs)
+    grid_f = tuple(frequencies) if frequencies is not None else default_f
+    grid_p = tuple(cores) if cores is not None else default_p
     report = progress or (lambda stage, fraction: None)
     if fit is None:
         report(f"fitting the {model} model", 0.0)
