@@ -226,6 +226,21 @@ def test_smooth_grid() -> None:
     assert one.shape == (1, 1) and one[0, 0] == 0.7
 
 
+def test_smooth_grid_is_scipys_bilinear_on_uneven_grids() -> None:
+    from scipy.interpolate import RegularGridInterpolator
+
+    rng = np.random.default_rng(3)
+    for _ in range(10):
+        ny, nx = rng.integers(2, 8, size=2)
+        x, y = np.cumsum(rng.random(nx) + 0.1), np.cumsum(rng.random(ny) + 0.1)
+        values = rng.random((ny, nx))
+        xs, ys, grid = smooth_grid(values, x, y, mesh=17)
+        gy, gx = np.meshgrid(ys, xs, indexing="ij")
+        expected = RegularGridInterpolator((y, x), values)(np.column_stack([gy.ravel(),
+                                                                            gx.ravel()]))
+        assert grid == pytest.approx(expected.reshape(gy.shape), abs=1e-12)
+
+
 def test_plot_time_only_campaign(tmp_path: Path) -> None:
     campaign = vm_campaign()
     path = plot_energy(tmp_path / "vm.png", tables=efficiency_tables(campaign)[:1],

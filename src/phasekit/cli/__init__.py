@@ -245,36 +245,62 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.exit(code)
 
 
-class _NumbaExtensionsDeferred(importlib.abc.MetaPathFinder):
+def _extensions_loaded(load: Any, module: Any) -> None:
     """numba loads every installed numba extension (the ``numba_extensions`` entry points)
     at the first kernel a process runs: rocket-fft's import alone costs 0.17 s (it imports
-    scipy.fft) in commands that use no FFT. In the ``phasekit`` process, numba is told its
-    extensions are loaded as soon as it is imported; the modules whose kernels need one
-    import it themselves (``phasekit.periodicity.detect`` and ``.align``: rocket-fft)."""
+    scipy.fft) in commands that use no FFT. Here numba is told its extensions are loaded as
+    soon as it is imported; a module whose kernels need one imports it itself."""
+    load(module)
+    module._already_initialized = True
 
-    name = "numba.core.entrypoints"
+
+def _blas_checked_later(load: Any, module: Any) -> None:
+    """``numba.np.arraymath`` imports ``scipy.linalg`` at its own import to check that a
+    BLAS exists (``_HAVE_BLAS``): 0.10-0.14 s of every command that runs a kernel, none of
+    which calls BLAS. scipy is a dependency, so the check is taken as passed; numba still
+    imports ``scipy.linalg.cython_blas`` when it compiles or runs a kernel that needs it."""
+    import numba.np.linalg as linalg
+
+    ensure_blas = linalg.ensure_blas
+    linalg.ensure_blas = lambda: None
+    try:
+        load(module)
+    finally:
+        linalg.ensure_blas = ensure_blas
+        module.ensure_blas = ensure_blas
+
+
+class _NumbaImportShortcuts(importlib.abc.MetaPathFinder):
+    """Two of numba's import-time costs that a ``phasekit`` command does not need, cut when
+    the module is first imported (issue 20; the library, imported from a program, leaves
+    numba alone)."""
+
+    def __init__(self) -> None:
+        self.pending = {"numba.core.entrypoints": _extensions_loaded,
+                        "numba.np.arraymath": _blas_checked_later}
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname != self.name:
+        shortcut = self.pending.pop(fullname, None)
+        if shortcut is None:
             return None
-        sys.meta_path.remove(self)
+        if not self.pending:
+            sys.meta_path.remove(self)
         spec = importlib.util.find_spec(fullname)
         if spec is None or spec.loader is None:
             return spec
         load = spec.loader.exec_module
 
         def exec_module(module: Any) -> None:
-            load(module)
-            module._already_initialized = True
+            shortcut(load, module)
 
         spec.loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec
 
 
-def _defer_numba_extensions() -> None:
-    if "numba.core.entrypoints" in sys.modules:
+def _shorten_numba_imports() -> None:
+    if "numba" in sys.modules:
         return  # numba is already loaded (phasekit imported from a program): leave it be
-    sys.meta_path.insert(0, _NumbaExtensionsDeferred())
+    sys.meta_path.insert(0, _NumbaImportShortcuts())
 
 
 def entry_point() -> None:
@@ -285,7 +311,7 @@ def entry_point() -> None:
     2.5 GHz core. Frozen, they are skipped: objects are still freed by reference counting,
     atexit handlers run and the standard streams are flushed; objects only in reference
     cycles are not finalized (every file phasekit writes is closed before)."""
-    _defer_numba_extensions()
+    _shorten_numba_imports()
     try:
         main()
     finally:

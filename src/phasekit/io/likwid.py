@@ -66,7 +66,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -173,6 +172,8 @@ def _line_error(where: str, line: int, message: str) -> InputError:
 
 def parse_likwid_timeline(text: str, where: str) -> LikwidTimeline:
     """Parse ``likwid-perfctr -t`` output (see the module docstring); InputError on bad lines."""
+    import pandas as pd
+
     text_lines = text.split("\n")
     lines = pa.array(text_lines, type=pa.large_string())
     stripped = pc.utf8_trim_whitespace(lines)
@@ -305,6 +306,8 @@ def read_likwid_profile(path: str | Path, *, metrics: Sequence[str] | str | None
 
         profile = read_likwid_profile("timeline.txt")  # likwid-perfctr -C 0-3 -g MEM -t 100ms
     """
+    import pandas as pd
+
     path = Path(path)
     where = str(path)
     text = read_text(path, "likwid-perfctr timeline output")

@@ -27,6 +27,7 @@ from phasekit.io.csv import (
     TimeColumn,
     build_profile,
     find_time_column,
+    float_values,
     metadata_json,
     numeric_values,
     parse_column_name,
@@ -135,24 +136,6 @@ def profile_from_arrow(schema: pa.Schema, read_columns: Callable[[list[str]], pa
     return build_profile(times=times, values=values, metrics=selected,
                          units={m: units[m] for m in selected if m in units}, loc=loc,
                          time_name=read[0], metadata=metadata, stacklevel=2)
-
-
-def float_values(column: pa.ChunkedArray) -> np.ndarray:
-    """A numeric column as float64 with NaN for nulls, from Arrow's buffers: pyarrow's own
-    ``to_numpy`` imports pandas (0.2 s of every command; issue 20)."""
-    column = column.cast(pa.float64())
-    parts = []
-    for chunk in column.chunks:
-        validity, data = chunk.buffers()[:2]
-        n, start = len(chunk), chunk.offset
-        if not n:
-            continue
-        values = np.frombuffer(data, dtype=np.float64, count=start + n)[start:].copy()
-        if chunk.null_count:
-            bits = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")
-            values[~bits[start:start + n].astype(bool)] = np.nan
-        parts.append(values)
-    return np.concatenate(parts) if parts else np.empty(0)
 
 
 def brief_error(exc: BaseException, limit: int = 200) -> str:

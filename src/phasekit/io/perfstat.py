@@ -81,7 +81,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -462,6 +461,8 @@ class _Table:
 
 def _tabulate(rows: _Rows, where: str, facts: dict[str, Any]) -> _Table:
     """Check the order of the lines and sum per-CPU values to node totals per interval."""
+    import pandas as pd
+
     back = np.flatnonzero(np.diff(rows.time) < 0)
     if len(back):
         k = int(back[0]) + 1
@@ -537,6 +538,8 @@ def read_perfstat_profile(path: str | Path, *, metrics: Sequence[str] | str | No
 
         profile = read_perfstat_profile("perf.csv")   # perf stat -I 100 -x, -a -o perf.csv ...
     """
+    import pandas as pd
+
     path = Path(path)
     where = str(path)
     text = read_text(path, "perf stat -I -x output")

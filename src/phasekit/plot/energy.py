@@ -80,8 +80,6 @@ def smooth_grid(values: np.ndarray, x: np.ndarray, y: np.ndarray, *, mesh: int =
     measured cells (NaN outside their hull); a single row or column along its one axis; a
     single value is constant.
     """
-    from scipy.interpolate import RegularGridInterpolator, griddata
-
     values = np.asarray(values, dtype=float)
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     xs = np.linspace(x[0], x[-1], mesh) if x.size > 1 else x.copy()
@@ -100,8 +98,9 @@ def smooth_grid(values: np.ndarray, x: np.ndarray, y: np.ndarray, *, mesh: int =
         return xs, ys, out.reshape(ys.size, xs.size)
     gy, gx = np.meshgrid(ys, xs, indexing="ij")
     if finite.all():
-        interp = RegularGridInterpolator((y, x), values, method="linear")
-        return xs, ys, interp(np.column_stack([gy.ravel(), gx.ravel()])).reshape(gy.shape)
+        return xs, ys, _bilinear(values, x, y, xs, ys)
+    from scipy.interpolate import griddata
+
     py, px = np.meshgrid(y, x, indexing="ij")
     points = np.column_stack([py[finite], px[finite]])
     try:
@@ -109,6 +108,21 @@ def smooth_grid(values: np.ndarray, x: np.ndarray, y: np.ndarray, *, mesh: int =
     except Exception:  # collinear or too few points: Qhull refuses; nearest is defined
         grid = griddata(points, values[finite], (gy, gx), method="nearest")
     return xs, ys, grid
+
+
+def _bilinear(values: np.ndarray, x: np.ndarray, y: np.ndarray, xs: np.ndarray, ys: np.ndarray
+              ) -> np.ndarray:
+    """``values`` (len(y) x len(x)) interpolated bilinearly at every (ys[i], xs[j]), the mesh
+    inside the grid's range (scipy's RegularGridInterpolator "linear", without importing
+    scipy.interpolate: 0.3 s of the command; issue 20)."""
+    def cells(axis: np.ndarray, fine: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        low = np.clip(np.searchsorted(axis, fine, side="right") - 1, 0, axis.size - 2)
+        return low, (fine - axis[low]) / (axis[low + 1] - axis[low])
+
+    (i, v), (j, u) = cells(y, ys), cells(x, xs)
+    v, u = v[:, None], u[None, :]
+    return ((1 - v) * ((1 - u) * values[np.ix_(i, j)] + u * values[np.ix_(i, j + 1)])
+            + v * ((1 - u) * values[np.ix_(i + 1, j)] + u * values[np.ix_(i + 1, j + 1)]))
 
 
 def _text_color(rgba: Sequence[float]) -> str:
