@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import gzip
 import os
+import re
 import stat
 import tempfile
 import warnings
@@ -30,6 +31,7 @@ from phasekit.io import (
     write_profile,
 )
 from phasekit.io.csv import encode_column_name, parse_column_name, regularize
+from phasekit.io.inputs import LARGEST
 
 DATA = Path(__file__).parent / "data"
 LULESH = DATA / "lulesh_chop8_dram_10ms.csv"
@@ -87,10 +89,16 @@ def test_profile_format_and_suffixes() -> None:
             profile_format(bad)
 
 
-def test_unknown_extension_is_usage_error(tmp_path: Path) -> None:
+def test_a_name_that_does_not_tell_the_format_is_read_by_content(tmp_path: Path) -> None:
     path = _write(tmp_path, "run.txt", "t,x\n0,1\n1,2\n")
-    with pytest.raises(UsageError, match=r"run\.txt"):
-        read_profile(path)
+    assert read_profile(path).values[:, 0].tolist() == [1.0, 2.0]
+    trace = _write(tmp_path, "lulesh.txt", "#Paraver (01/01/2024 at 00:00):1000_ns:1(1):1:1(1:1)\n")
+    with pytest.raises(InputError, match=r"lulesh\.txt: this looks like a Paraver trace \(use "
+                                         r"`phasekit structure`\)"):
+        read_profile(trace)
+    odd = _write(tmp_path, "notes.txt", "hello\n")
+    with pytest.raises(InputError, match=r"notes\.txt: not a profile phasekit can read"):
+        read_profile(odd)
     with pytest.raises(UsageError):
         write_profile(_sample_profile(), tmp_path / "out.json")
     assert read_profile(path, format="csv").n_samples == 2
@@ -165,7 +173,7 @@ def profiles(draw: st.DrawFn) -> Profile:
     metrics = draw(st.lists(names, min_size=1, max_size=4, unique=True))
     n = draw(st.integers(1, 30))
     values = draw(st.lists(st.one_of(
-        st.floats(allow_infinity=False, allow_nan=False), st.just(float("nan"))),
+        st.floats(-LARGEST, LARGEST), st.just(float("nan"))),
         min_size=n * len(metrics), max_size=n * len(metrics)))
     period = draw(st.floats(1e-6, 1e4, allow_nan=False))
     start = draw(st.one_of(
@@ -617,3 +625,97 @@ def test_corrupted_parquet_gives_profile_or_input_error(data: bytes) -> None:
         path = Path(directory) / "corrupt.parquet"
         path.write_bytes(data)
         _read_or_input_error(path)
+
+
+# --- opening inputs (issue 21) -----------------------------------------------------------------
+def test_inputs_refuse_what_is_not_a_regular_file(tmp_path: Path) -> None:
+    import os
+
+    from phasekit.io.inputs import input_file
+
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match=r"pipe\.csv: is a FIFO \(named pipe\), not a regular "
+                                         r"file; expected a profile"):
+        read_profile(fifo)  # at once: opening a FIFO without a writer would wait forever
+    with pytest.raises(InputError, match="is a character device"):
+        input_file("/dev/null")
+    with pytest.raises(InputError, match=r"is a folder; expected a file"):
+        input_file(tmp_path)
+    with pytest.raises(InputError, match=r"nothing\.csv: no such file"):
+        read_profile(tmp_path / "nothing.csv")
+
+
+def test_damaged_gzip_and_json_numbers_are_input_errors(tmp_path: Path) -> None:
+    import gzip
+
+    from phasekit.io.inputs import read_bytes, read_json
+
+    packed = gzip.compress(b"timestamp_s,a\n" + b"0,1\n" * 500)
+    cut = tmp_path / "cut.csv.gz"
+    cut.write_bytes(packed[: len(packed) // 2])
+    with pytest.raises(InputError, match="damaged gzip data"):
+        read_bytes(cut)
+    for text, fragment in [('{"a": NaN}', "NaN is not a number JSON allows"),
+                           ('{"a": 1e999}', "1e999 is too large for a float64"),
+                           ('{"a": 1}\n{"b": 2}', "line 2: more after the JSON value"),
+                           ('{"a": ', "line 1: not valid JSON")]:
+        path = tmp_path / "x.json"
+        path.write_text(text)
+        with pytest.raises(InputError, match=re.escape(fragment)):
+            read_json(path)
+
+
+def test_looks_like_names_the_kind_and_the_command(tmp_path: Path) -> None:
+    import shutil
+
+    from phasekit.io.inputs import looks_like
+
+    program = tmp_path / "stencil"
+    shutil.copyfile(shutil.which("true") or "/bin/true", program)
+    assert looks_like(program).startswith("an executable (ELF)")
+    campaign = tmp_path / "c.json"
+    campaign.write_text('{"kind": "campaign", "version": 1, "runs": []}')
+    assert "phasekit energy" in looks_like(campaign)
+    table = tmp_path / "runs.csv"
+    table.write_text("threads,cores,time_s,energy_j\n1,1,2.0,3.0\n")
+    assert looks_like(table) == "a campaign table (use `phasekit energy`)"
+
+
+def test_csv_tables_name_the_first_bad_cell(tmp_path: Path) -> None:
+    from phasekit.io import read_csv_table
+
+    header = "threads,cores,frequency_ghz,input,time_s,energy_j\n"
+    rows = [f"{k},{k},2.0,{'large' if k == 3 else k},{10.0 / k},{100.0 + k}\n"
+            for k in range(1, 16)]
+    good = tmp_path / "good.csv"
+    good.write_text(header + "".join(rows))
+    table = read_csv_table(good)
+    assert table["threads"].tolist() == list(range(1, 16))
+    assert table["input"].tolist()[2] == "large"  # a label column keeps its text
+    semicolons = tmp_path / "semi.csv"
+    semicolons.write_text((header + "".join(rows)).replace(",", ";"))
+    assert read_csv_table(semicolons).equals(table)
+    cases = {
+        "text": (12, "abc,12,2.0,12,1.0,5.0\n", "line 14, column 'threads': expected a number, "
+                                               "found 'abc'"),
+        "ragged": (3, "3,3,2.0,3,1.0\n", "line 5: expected 6 fields like the header, found 5"),
+        "huge": (5, "5,5,2.0,5,1.0,1e308\n", "line 7, column 'energy_j': 1e308 is not a "
+                                            "plausible value"),
+        "infinite": (5, "5,5,2.0,5,inf,1.0\n", "line 7, column 'time_s': inf is not a "
+                                              "plausible value"),
+        "negative": (7, "7,7,-2.0,7,1.0,1.0\n", "line 9, column 'frequency_ghz': negative "
+                                               "value -2.0"),
+    }
+    for name, (index, row, fragment) in cases.items():
+        bad = tmp_path / f"{name}.csv"
+        bad.write_text(header + "".join([*rows[:index], row, *rows[index + 1:]]))
+        with pytest.raises(InputError, match=re.escape(f"{bad}, {fragment}")):
+            read_csv_table(bad)
+
+
+def test_profile_values_beyond_1e100_are_refused_with_their_line(tmp_path: Path) -> None:
+    path = _write(tmp_path, "run.csv", "t,a,b\n0,1,2\n1,1e308,2\n2,1,2\n")
+    with pytest.raises(InputError, match=r"run\.csv, line 3, column 'a': 1e\+308 is not a "
+                                         r"plausible measurement"):
+        read_profile(path)

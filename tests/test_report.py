@@ -378,8 +378,8 @@ def test_cli_writes_the_report_atomically(results: dict[str, Path], tmp_path: Pa
 
 @pytest.mark.parametrize("content, expected", [
     (None, "no such file"),
-    (b"{not json", "not JSON"),
-    (b"\xff\xfe\x00garbage", "not a text file"),
+    (b"{not json", "not valid JSON"),
+    (b"\xff\xfe\x00garbage", "not UTF-8 text (byte 0)"),
     (b'{"version": 1, "patterns": []}', 'no "kind"'),
     (b'[{"kind": "periodicity"}]', "not an object"),
     (b'{"kind": 3}', 'no "kind"'),

@@ -443,9 +443,12 @@ def test_trace_format_by_name(tmp_path: Path) -> None:
     assert trace_format("a.prv") == "paraver" and trace_format("a.PRV.gz") == "paraver"
     assert trace_format("x/traces.otf2") == "otf2"
     assert not is_trace("run.csv") and is_trace("run.prv")
-    with pytest.raises(UsageError, match="trace format"):
-        read_trace(tmp_path / "run.csv")
-    with pytest.raises(UsageError, match="no such trace"):
+    profile = tmp_path / "run.csv"
+    profile.write_text("timestamp_s,a\n0,1\n1,2\n")
+    with pytest.raises(InputError, match=r"run\.csv: this looks like a profile CSV \(use "
+                                         r"`phasekit analyze`.*expected a Paraver or OTF2 trace"):
+        read_trace(profile)
+    with pytest.raises(InputError, match=r"none\.prv: no such file"):
         read_trace(tmp_path / "none.prv")
 
 

@@ -88,23 +88,21 @@ _JSON_SUFFIXES = (".json", ".jsonl", ".json.gz", ".jsonl.gz")
 
 def _json_head(path: Path) -> Any:
     """The JSON value of ``path`` (or of its first line, for JSON lines); None if neither."""
-    import gzip
     import json
 
+    from phasekit.io.inputs import loads, read_text
+
+    text = read_text(path, "a JSON file")
     try:
-        with (gzip.open(path, "rb") if path.name.lower().endswith(".gz")
-              else open(path, "rb")) as file:
-            text = file.read().decode("utf-8")
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read: {exc}", path=str(path)) from None
-    try:
-        return json.loads(text)
+        return loads(text)
     except json.JSONDecodeError:
         first = next((line for line in text.splitlines() if line.strip()), "")
         try:
-            return json.loads(first)
+            return loads(first)
         except json.JSONDecodeError:
             return None
+    except ValueError as exc:  # a number that is not finite
+        raise InputError(str(exc), path=str(path)) from None
 
 
 def read(path: PathLike) -> Any:

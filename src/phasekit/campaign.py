@@ -136,21 +136,18 @@ def read_campaign(path: str | os.PathLike[str]) -> Campaign:
 
     InputError (naming the file, and the line for JSON lines) on anything else.
     """
+    from phasekit.io.inputs import loads, read_text
+
     source = os.fspath(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("no such file", path=source) from None
-    except UnicodeDecodeError:
-        raise InputError("not a text (UTF-8) file; expected a campaign JSON", path=source) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", path=source) from None
+    text = read_text(path, "a campaign JSON")
     if not text.strip():
         raise InputError("empty file; expected a campaign JSON or JSON-lines log", path=source)
     try:
-        data = json.loads(text)
-    except ValueError:
+        data = loads(text)
+    except json.JSONDecodeError:
         data = None
+    except ValueError as exc:  # a number that is not finite
+        raise InputError(str(exc), path=source) from None
     if isinstance(data, dict) and data.get("format") != "jsonl":
         if "config" in data and "data" in data and "kind" not in data:
             from phasekit.io.pascal import from_pascal
@@ -168,6 +165,8 @@ def read_campaign(path: str | os.PathLike[str]) -> Campaign:
 
 
 def _read_jsonl(text: str, source: str) -> Campaign:
+    from phasekit.io.inputs import loads
+
     lines = text.split("\n")
     header: dict[str, Any] | None = None
     runs: list[Run] = []
@@ -176,13 +175,15 @@ def _read_jsonl(text: str, source: str) -> Campaign:
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
-        except ValueError:
+            item = loads(line)
+        except json.JSONDecodeError:
             if header is None and not runs:
                 raise InputError("not JSON: expected a campaign JSON, a JSON-lines campaign log "
                                  "or a PaScal Analyzer JSON", path=source, line=number) from None
             skipped.append(number)
             continue
+        except ValueError as exc:  # a number that is not finite
+            raise InputError(str(exc), path=source, line=number) from None
         if header is None and not runs and isinstance(item, dict) and "kind" in item:
             check_version(item, "campaign", CAMPAIGN_VERSION, source)
             header = item

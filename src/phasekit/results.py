@@ -76,16 +76,9 @@ def from_data(data: Any, source: str | None = None) -> Any:
 
 def load(path: str | Path) -> Any:
     """Read a saved result (``result.save(path)``, ``phasekit <verb> -o path``)."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read: {exc}", path=str(path)) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
-                         path=str(path)) from None
+    from phasekit.io.inputs import read_json
+
+    data = read_json(path, "a phasekit result (JSON)")
     return from_data(data, source=str(path))
 
 

@@ -6,9 +6,8 @@ execution phases of ``phasekit phases``.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich import box
@@ -24,6 +23,7 @@ from phasekit.cli.common import (
     write_outputs,
 )
 from phasekit.errors import InputError, PhasekitError, UsageError
+from phasekit.io.inputs import read_json
 
 if TYPE_CHECKING:
     from phasekit.energy.phasediv import PowerProfiles
@@ -41,29 +41,12 @@ Example:
 FIGURE_SUFFIXES = ("png", "svg", "pdf", "jpg", "jpeg", "webp", "tif", "tiff", "eps", "ps")
 
 
-def read_json(path: Path) -> Any:
-    """A JSON file; a missing file or bad JSON is an InputError naming the file (and line)."""
-    if not path.exists():
-        raise InputError("no such file", path=str(path))
-    if path.is_dir():
-        raise InputError("is a directory; expected a JSON file", path=str(path))
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read: {exc}", path=str(path)) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg} (column {exc.colno})", path=str(path),
-                         line=exc.lineno) from None
-
-
 def load_power_profiles(path: Path, *, input: str | None = None, rep: str | None = None,
                         sensor: str | None = None) -> PowerProfiles:
     """Our PowerProfiles JSON or a PaScal Analyzer JSON (one input and repetition)."""
     from phasekit.energy.phasediv import power_profiles_from_dict
 
-    data = read_json(path)
+    data = read_json(path, "power profiles (JSON)")
     if not isinstance(data, dict):
         raise InputError("expected a JSON object (phasekit power profiles or PaScal Analyzer "
                          "output)", path=str(path))

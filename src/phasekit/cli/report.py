@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import json
+import warnings
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from phasekit.cli.common import check_output, out_console, print_json, progress_reporter
-from phasekit.errors import InputError, PhasekitError
+from phasekit.errors import InputError, PhasekitError, PhasekitWarning
+from phasekit.io.inputs import input_file, read_json
 from phasekit.report import ReportItem
 
 __all__ = ["EPILOG", "load_result", "report"]
@@ -28,8 +29,7 @@ Example:
 def load_result(path: Path) -> ReportItem:
     """A result file as a report item: a JSON object with a ``"kind"`` (a campaign may be
     its ``.jsonl`` log). InputError naming the file otherwise."""
-    if not path.is_file():
-        raise InputError("no such file" if not path.exists() else "not a file", path=str(path))
+    input_file(path, "a phasekit result (JSON)")
     if path.name.lower().endswith(".jsonl"):
         from phasekit.campaign import read_campaign
 
@@ -37,26 +37,18 @@ def load_result(path: Path) -> ReportItem:
             return ReportItem(str(path), read_campaign(path).to_dict())
         except PhasekitError as exc:
             raise InputError(f"not a campaign log: {exc}", path=str(path)) from None
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InputError("not a text file; expected a phasekit result (JSON)",
-                         path=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read it ({exc.strerror or exc})", path=str(path)) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not JSON: {exc.msg} (column {exc.colno}); expected a phasekit "
-                         "result", path=str(path), line=exc.lineno) from None
-    except RecursionError:
-        raise InputError("JSON nested too deeply", path=str(path)) from None
+    data = read_json(path, "a phasekit result (JSON)")
     if not isinstance(data, dict):
         raise InputError(f"a JSON {type(data).__name__}, not an object; expected a phasekit "
                          "result (an object with a \"kind\")", path=str(path))
     if not isinstance(data.get("kind"), str) or not data["kind"]:
         raise InputError("no \"kind\": expected a phasekit result, as written by a verb's -o "
                          "(e.g. phasekit analyze -o RESULT.json)", path=str(path))
+    from phasekit.report.kinds import RENDERERS
+
+    if data["kind"] not in RENDERERS:
+        warnings.warn(f"{path}: no view for results of kind {data['kind']!r}; the report shows "
+                      "its values as tables", PhasekitWarning, stacklevel=2)
     return ReportItem(str(path), data)
 
 

@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING
 
 from phasekit.errors import InputError, UsageError
 from phasekit.io.atomic import atomic_path, atomic_write_bytes, atomic_write_text
+from phasekit.io.inputs import HINTS, content_kind, input_file, looks_like
+from phasekit.io.table import read_csv_table
 from phasekit.profile import Profile
 
-if TYPE_CHECKING:  # pandas, which Trace needs, is not imported for profiles
-    import pandas as pd
-
+if TYPE_CHECKING:
     from phasekit.trace import Trace
 
 __all__ = [
@@ -118,18 +118,26 @@ def sniff_profile_format(path: str | os.PathLike[str]) -> str | None:
 
 
 def _read_format(path: str | os.PathLike[str]) -> str:
-    """The format to read ``path`` with: sniffed for ambiguous names, else from the name."""
+    """The format to read ``path`` with: sniffed for ambiguous names, else from the name;
+    InputError when neither tells (saying what the content looks like)."""
+    input_file(path, "a profile")
     name = Path(path).name.lower()
     if name.endswith(_SNIFFED_SUFFIXES) or not Path(name).suffix:
         sniffed = sniff_profile_format(path)
         if sniffed is not None:
             return sniffed
-        if not any(name.endswith(s) and len(name) > len(s) for s in _PROFILE_FORMATS):
-            raise UsageError(
-                f"{os.fspath(path)!r} is neither perf stat -I -x nor likwid-perfctr -t output "
-                "and its name does not tell a profile format; expected a name ending in "
-                + ", ".join(PROFILE_SUFFIXES) + " (or pass format='csv')")
-    return profile_format(path)
+    if any(name.endswith(s) and len(name) > len(s) for s in _PROFILE_FORMATS):
+        return profile_format(path)
+    kind = content_kind(path)
+    if kind == "profile_csv":
+        return "csv"
+    if kind == "parquet":
+        return "parquet"
+    hint = HINTS.get(kind or "")
+    raise InputError(
+        (f"this looks like {hint}" if hint else "not a profile phasekit can read")
+        + "; expected a profile: CSV, Parquet, Arrow, perf stat -I -x or likwid-perfctr -t "
+        "output (named " + ", ".join(PROFILE_SUFFIXES) + ")", path=os.fspath(path))
 
 
 def read_profile(path: str | os.PathLike[str], *, metrics: Sequence[str] | str | None = None,
@@ -212,10 +220,14 @@ def read_trace(path: str | os.PathLike[str], *, format: str | None = None,
         trace = read_trace("lulesh.prv")
         print(trace.call_counts())
     """
+    if not Path(path).is_dir():  # an OTF2 archive may be given as its folder
+        input_file(path, "a trace")
     fmt = format or trace_format(path)
     if fmt is None:
-        raise UsageError(f"cannot tell the trace format of {os.fspath(path)!r} from its name; "
-                         "expected a name ending in " + ", ".join(TRACE_SUFFIXES))
+        hint = looks_like(path)
+        raise InputError((f"this looks like {hint}" if hint else "not a trace phasekit can read")
+                         + "; expected a Paraver or OTF2 trace (named "
+                         + ", ".join(TRACE_SUFFIXES) + ")", path=os.fspath(path))
     if fmt not in _TRACE_IO:
         raise UsageError(f"unknown trace format {fmt!r}; expected one of " + ", ".join(_TRACE_IO))
     from phasekit.trace import Trace
@@ -235,21 +247,3 @@ CSV_SUFFIXES = (".csv", ".tsv", ".txt")
 def is_csv(path: str | os.PathLike[str]) -> bool:
     """Whether the name of ``path`` is a CSV/TSV table's (optionally ``.gz``)."""
     return Path(path).name.lower().removesuffix(".gz").endswith(CSV_SUFFIXES)
-
-
-def read_csv_table(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """A CSV/TSV table (separator sniffed; column names stripped); InputError naming the file
-    when it is missing or unreadable."""
-    import pandas as pd
-
-    path = Path(path)
-    if not path.is_file():
-        raise InputError("no such file" if not path.exists() else "not a file", path=str(path))
-    try:
-        table = pd.read_csv(path, sep=None, engine="python")
-    except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError,
-            pd.errors.EmptyDataError) as exc:
-        raise InputError(f"not a readable CSV table: {' '.join(str(exc).split())}",
-                         path=str(path)) from None
-    table.columns = [str(c).strip() for c in table.columns]
-    return table

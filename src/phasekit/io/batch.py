@@ -11,9 +11,9 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from phasekit.errors import InputError, UsageError
+from phasekit.io.inputs import read_bytes
 
 __all__ = ["BatchTable", "parse_cell", "read_batch_table"]
 
@@ -70,14 +70,7 @@ def read_batch_table(path: str | os.PathLike[str], *, required: Sequence[str],
     for name, kind in {**wanted, **optional}.items():
         if kind not in ("time", "power"):
             raise UsageError(f"column {name!r}: kind {kind!r} is not 'time' or 'power'")
-    try:
-        raw = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise InputError("no such file", path=source) from None
-    except IsADirectoryError:
-        raise InputError("is a directory; expected a CSV file", path=source) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", path=source) from None
+    raw = read_bytes(path, "a CSV file")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -31,7 +31,6 @@ import logging
 import math
 import re
 import warnings
-import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +40,7 @@ import numpy as np
 
 from phasekit.errors import InputError, PhasekitWarning, UsageError
 from phasekit.io.atomic import atomic_write_bytes
+from phasekit.io.inputs import LARGEST, read_bytes
 from phasekit.profile import Profile
 
 if TYPE_CHECKING:
@@ -513,6 +513,7 @@ def build_profile(*, times: TimeColumn, values: np.ndarray, metrics: Sequence[st
     if n < 2 and hint is None:
         raise loc.error("only 1 sample; at least 2 are needed to infer the sampling period", 0)
     _check_order(times, time_name, loc)
+    _check_magnitudes(values, metrics, loc)
     grid = regularize(times.seconds, values, period=hint, resolution=times.resolution,
                       error=lambda message, row: loc.error(message, row, column=time_name))
     meta = dict(metadata.get("meta") or {})
@@ -525,6 +526,18 @@ def build_profile(*, times: TimeColumn, values: np.ndarray, metrics: Sequence[st
     start = _start_from_metadata(times.start, metadata.get("start"), grid.period)
     return Profile(values=grid.values, period=grid.period, metrics=tuple(metrics), start=start,
                    units=dict(units), node=str(metadata.get("node") or ""), meta=meta)
+
+
+def _check_magnitudes(values: np.ndarray, metrics: Sequence[str], loc: RowLocator) -> None:
+    """No value beyond :data:`~phasekit.io.inputs.LARGEST` in magnitude (InputError at the
+    first)."""
+    with np.errstate(invalid="ignore"):
+        beyond = np.abs(values) > LARGEST
+    if beyond.any():
+        row, column = (int(k) for k in np.argwhere(beyond)[0])
+        raise loc.error(f"{values[row, column]:g} is not a plausible measurement (larger than "
+                        f"{LARGEST:g} in magnitude); expected a value in the metric's unit",
+                        row, column=metrics[column])
 
 
 def select_metrics(available: Sequence[str], wanted: Sequence[str] | str | None, path: str
@@ -548,20 +561,8 @@ def select_metrics(available: Sequence[str], wanted: Sequence[str] | str | None,
 
 # --- reading --------------------------------------------------------------------------------
 def read_input_bytes(path: Path) -> bytes:
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError("no such file", path=str(path)) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, expected a profile file", path=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read the file ({exc.strerror or exc})", path=str(path)) from None
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(f"damaged gzip data ({exc})", path=str(path)) from None
-    return raw
+    """A profile file's bytes (:func:`phasekit.io.inputs.read_bytes`)."""
+    return read_bytes(path, "a profile file")
 
 
 def _normalize(raw: bytes, path: str) -> bytes:

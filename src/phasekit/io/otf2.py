@@ -27,14 +27,19 @@ moderate size.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import sys
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from phasekit.errors import InputError, UnsupportedError, UsageError
+from phasekit.io.inputs import input_file
 from phasekit.trace import PATH_SEP, Trace, empty_calls, make_calls
 
 __all__ = ["read_otf2"]
@@ -54,12 +59,31 @@ def _anchor(path: Path) -> Path:
     if path.is_dir():
         anchors = sorted(path.glob("*.otf2"))
         if len(anchors) != 1:
-            raise UsageError(f"{os.fspath(path)!r} holds {len(anchors)} .otf2 anchor files; "
-                             "pass the anchor file itself")
+            raise InputError(f"holds {len(anchors)} .otf2 anchor files; expected an OTF2 "
+                             "archive (pass its anchor file)", path=os.fspath(path))
         return anchors[0]
-    if not path.exists():
-        raise UsageError(f"no such trace file: {os.fspath(path)!r}")
-    return path
+    return input_file(path, "an OTF2 archive's anchor file (.otf2)")
+
+
+@contextlib.contextmanager
+def _library_stderr_silenced() -> Iterator[None]:
+    """The OTF2 C library prints its errors on the process's stderr (4-30 lines for a damaged
+    archive) before the Python call raises: they go to /dev/null, and phasekit's one line
+    says what failed (issue 21). phasekit's own warnings are kept and shown after."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with open(os.devnull, "wb") as null:
+                os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+    for warning in caught:
+        warnings.warn_explicit(warning.message, warning.category, warning.filename,
+                               warning.lineno)
 
 
 class _Loc:
@@ -93,7 +117,8 @@ def read_otf2(path: str | os.PathLike[str]) -> Trace:
     otf2 = _import_otf2()
     anchor = _anchor(Path(path))
     try:
-        return _read(otf2, anchor)
+        with _library_stderr_silenced():
+            return _read(otf2, anchor)
     except (UsageError, UnsupportedError, InputError):
         raise
     except Exception as exc:  # the otf2 package's errors have no common base class

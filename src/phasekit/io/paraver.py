@@ -56,6 +56,7 @@ import numpy as np
 
 from phasekit.errors import InputError, PhasekitWarning, UsageError
 from phasekit.io import _prv_kernel as _k
+from phasekit.io.inputs import input_file
 from phasekit.trace import PATH_SEP, Trace, empty_calls, make_calls
 
 __all__ = [
@@ -334,10 +335,9 @@ class _Inflater:
 def _open(path: Path) -> tuple[BinaryIO | _Inflater, int]:
     """The trace's bytes (decompressed when gzip-compressed), and its uncompressed size when
     known or guessed (0 when not)."""
+    input_file(path, "a Paraver trace (.prv)")
     try:
         file = open(path, "rb")  # noqa: SIM115 - returned to the caller
-    except FileNotFoundError:
-        raise UsageError(f"no such trace file: {os.fspath(path)!r}") from None
     except OSError as exc:
         raise InputError(f"cannot read the trace: {exc.strerror}", path=os.fspath(path)) from None
     try:

@@ -38,6 +38,7 @@ from phasekit.io.csv import (
     timestamps_utc,
     writable_values,
 )
+from phasekit.io.inputs import input_file
 from phasekit.profile import Profile
 
 __all__ = ["arrow_table", "profile_from_arrow", "read_parquet_profile", "write_parquet_profile"]
@@ -60,10 +61,7 @@ def read_parquet_profile(path: str | Path, *, metrics: Sequence[str] | str | Non
     """
     path = Path(path)
     where = str(path)
-    if not path.exists():
-        raise InputError("no such file", path=where)
-    if not path.is_file():
-        raise InputError("is not a file; expected a Parquet file", path=where)
+    input_file(path, "a Parquet file")
     try:
         parquet = pq.ParquetFile(path)
         schema = parquet.schema_arrow

@@ -56,12 +56,12 @@ import math
 import os
 import warnings
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from phasekit.errors import InputError, PhasekitWarning, UsageError
+from phasekit.io.inputs import read_json
 from phasekit.results import plain
 from phasekit.runs import Campaign, Run
 
@@ -154,13 +154,8 @@ def power_sensor(names: Sequence[str]) -> str | None:
 
 def read_pascal(path: str | os.PathLike[str]) -> Campaign:
     """Read a PaScal Analyzer JSON file; InputError naming the file on anything unexpected."""
+    data = read_json(path, "a PaScal Analyzer JSON")
     source = os.fspath(path)
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("no such file", path=source) from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InputError(f"not JSON: {exc}", path=source) from None
     return from_pascal(data, source=source)
 
 

@@ -69,6 +69,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from phasekit.errors import InputError, PhasekitError, UnsupportedError, UsageError
+from phasekit.io.inputs import read_json
 from phasekit.results import Result, check_version, plain, short_repr
 from phasekit.signature.callgraph import CallGraph, CallSite, call_graph
 
@@ -484,15 +485,12 @@ def load_signature(path: str | os.PathLike[str]) -> Signature:
     """Read a signature directory (or its ``signature.json``)."""
     path = Path(path)
     file = path / SIGNATURE_FILE if path.is_dir() else path
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if path.is_dir() and not file.exists():
         raise InputError("not a signature: no signature.json (build one with 'phasekit "
-                         "signature build')", path=str(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read: {exc}", path=str(file)) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not JSON: {exc.msg}", path=str(file), line=exc.lineno) from None
+                         "signature build')", path=str(path))
+    data = read_json(file, "a signature (signature.json)")
+    if not isinstance(data, dict):
+        raise InputError("expected a JSON object (a signature)", path=str(file))
     return Signature.from_dict(data, str(file), file.parent.resolve())
 
 
