@@ -3,7 +3,13 @@
 - The recorder's sampling loop (phasekit.record._sampler), a C extension. It is optional:
   without a C compiler the install goes on and ``phasekit record`` samples with its
   pure-Python loop (slower, see docs/recording.md).
-- numba's machine code for the analysis kernels (issue 20): a wheel build runs
+- The periodicity kernels (phasekit.periodicity._kernels: Phase-TA's detector, alignment,
+  spanning tree) and the DTW/DBA kernels (phasekit.distance._dtw, OpenMP over pairs), C
+  extensions (issue 20): ``phasekit analyze`` imports no numba, which with its cached
+  kernels cost 0.3-0.5 s of every command. They are required: installing phasekit from
+  source needs a C compiler (gcc or clang).
+- numba's machine code for the other analysis kernels (phases, structure, energy, schedule;
+  issue 20): a wheel build runs
   :mod:`phasekit.warmup` on the built package, whose kernels are then cached in its
   ``__pycache__`` folders and shipped in the wheel, so the first command after
   ``pip install .`` loads them instead of compiling (about a minute). Also optional: when
@@ -43,7 +49,15 @@ class BuildWithKernels(build_py):
             print("phasekit warm-up incomplete; the kernels it missed compile at first use")
 
 
+KERNEL_FLAGS = ["-O3", "-std=c11", "-fopenmp"]
+
 setup(ext_modules=[Extension("phasekit.record._sampler", ["src/phasekit/record/_sampler.c"],
                              extra_compile_args=["-O2", "-std=c11", "-D_GNU_SOURCE"],
-                             libraries=["pthread", "m"], optional=True)],
+                             libraries=["pthread", "m"], optional=True),
+                   Extension("phasekit.distance._dtw", ["src/phasekit/distance/_dtw.c"],
+                             extra_compile_args=KERNEL_FLAGS, extra_link_args=["-fopenmp"],
+                             libraries=["m"]),
+                   Extension("phasekit.periodicity._kernels",
+                             ["src/phasekit/periodicity/_kernels.c"],
+                             extra_compile_args=["-O3", "-std=c11"], libraries=["m"])],
       cmdclass={"build_py": BuildWithKernels})

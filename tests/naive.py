@@ -70,6 +70,23 @@ def dtw2_path(a: np.ndarray, b: np.ndarray, radius: int,
     return path[::-1]
 
 
+def path_sums(average: np.ndarray, series: np.ndarray, radius: int
+              ) -> tuple[float, np.ndarray, np.ndarray]:
+    """DTW_2 of ``average`` to ``series``, and per point of ``average`` the sum and the number
+    of the points of ``series`` that the optimal path aligns with it (zeros when no path
+    stays in the band)."""
+    average = np.atleast_2d(average.T).T
+    series = np.atleast_2d(series.T).T
+    sums = np.zeros(average.shape)
+    counts = np.zeros(len(average))
+    cost = dtw2_matrix(average, series, radius)
+    if cost[-1][-1] < INF:
+        for i, j in dtw2_path(average, series, radius, cost):
+            sums[i] += series[j]
+            counts[i] += 1
+    return cost[-1][-1], sums, counts
+
+
 def dba_step(average: np.ndarray, series: list[np.ndarray], radius: int) -> tuple[np.ndarray, float]:
     """One DBA iteration: align each series with the average, move every point of the average
     to the mean of the points aligned with it. Returns the new average and the WGSS of the old."""
@@ -368,3 +385,67 @@ def suss_score(x: np.ndarray, w: int) -> float:
         r = max(win) - min(win)
         total += ((m - mean) ** 2 + (sd - std) ** 2 + (r - rng) ** 2) ** 0.5
     return total / (n - w) / w ** 0.5
+
+
+# --- phase alignment (phasekit.periodicity.align) ----------------------------------------------
+def extend_instances(lo: int, count: int, k: int, first: int, end: int, verified: np.ndarray,
+                     valid: np.ndarray, clean: np.ndarray, threshold: float) -> tuple[int, int]:
+    """``count`` instances of ``k`` from ``lo`` extended one at a time on the left, then on the
+    right, while the new instance lies on samples no batch verified (outside [first, end) on
+    the right) and the pair of instances at the boundary are valid samples with block_delta
+    <= threshold (align's docstring)."""
+    n = len(clean)
+
+    def free(a: int, b: int) -> bool:
+        return not verified[max(a, 0):min(b, n)].any()
+
+    def periodic(a: int) -> bool:
+        return (a - k >= 0 and a + k <= n and bool(valid[a - k:a + k].all())
+                and block_delta(clean, a, a - k, k) <= threshold)
+
+    while free(lo - k, first) and periodic(lo):
+        lo, count = lo - k, count + 1
+    while free(max(lo + count * k, end), lo + (count + 1) * k) and periodic(lo + count * k):
+        count += 1
+    return lo, count
+
+
+def phase_cover(phase: int, members: list[int], reference_length: int, rotation: np.ndarray,
+                length: np.ndarray, first: np.ndarray, end: np.ndarray, verified: np.ndarray,
+                valid: np.ndarray, clean: np.ndarray, threshold: float) -> int:
+    """Samples in the union of the members' instances cut ``phase`` samples of the reference
+    after its calmest point (rounded half to even, as np.round) and extended."""
+    union: set[int] = set()
+    for b in members:
+        k, f, e = int(length[b]), int(first[b]), int(end[b])
+        lo = f + int(np.round((int(rotation[b]) + phase) * k / reference_length)) % k
+        lo, count = extend_instances(lo, (e - lo) // k, k, f, e, verified, valid, clean, threshold)
+        union |= set(range(lo, lo + count * k))
+    return len(union)
+
+
+# --- metric choice (phasekit.periodicity.strength) ---------------------------------------------
+def periodic_strength(x: np.ndarray, min_lag: int) -> tuple[float, int]:
+    """The autocorrelation peak past the first zero crossing, from strength's docstring, by
+    direct sums (no FFT, no block means): r(k) = sum_t y_t y_{t+k} / sum_t y_t^2 of x minus its
+    least-squares line (gaps count as zero), the largest r(k) for k in [max(k0, min_lag),
+    n // 3], k0 the first lag with r(k) < 0."""
+    n = len(x)
+    valid = np.isfinite(x)
+    if valid.sum() < 16 or n // 3 <= min_lag:
+        return 0.0, 0
+    t = np.flatnonzero(valid).astype(float)
+    v = x[valid]
+    slope = float(np.sum((t - t.mean()) * (v - v.mean())) / np.sum((t - t.mean()) ** 2))
+    y = np.zeros(n)
+    y[valid] = v - v.mean() - slope * (t - t.mean())
+    energy = float(np.sum(y * y))
+    if not energy > 1e-24 * float(np.sum(v * v)):
+        return 0.0, 0
+    r = [float(np.dot(y[:n - k], y[k:])) / energy for k in range(n // 3 + 1)]
+    below = [k for k in range(1, len(r)) if r[k] < 0]
+    if not below or max(min_lag, below[0]) > n // 3:
+        return 0.0, 0
+    start = max(min_lag, below[0])
+    lag = max(range(start, len(r)), key=lambda k: (r[k], -k))
+    return max(0.0, r[lag]), lag

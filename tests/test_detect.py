@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import naive
-from phasekit.periodicity import detect
+from phasekit.periodicity import _kernels, detect
 from phasekit.periodicity.tune import group_lengths, kept_groups, tune_window
 
 
@@ -42,11 +42,58 @@ def test_one_dimension_fast_paths_equal_the_general_kernels(half: int) -> None:
                    for k in range(1, half)]  # the same products, added in the same order
         np.testing.assert_array_equal(cross[1:], general)
     else:
-        detect._cross_fft(x, rsw, half, cross, *detect._fft_work(half))
+        detect._cross_fft(x, rsw, half, cross)
     delta = np.zeros(half)
     detect._delta_from_cross(cross, cs1, cs2, rsw, half, delta)
     expected = [detect.pair_delta(cs1, cs2, rsw, rsw - k, half, cross[k]) for k in range(1, half)]
     np.testing.assert_array_equal(delta[1:], expected)
+
+
+@pytest.mark.parametrize("size", [2 ** p for p in range(1, 18)])
+def test_fft_matches_numpy(size: int) -> None:
+    # the kernels' own radix-2 real FFT (issue 20: no pocketfft through numba) against numpy
+    rng = np.random.default_rng(size)
+    x = rng.normal(size=size) * 10.0 ** rng.uniform(-3, 3)
+    out = np.empty(size + 2)
+    _kernels.rfft(x, out)
+    expected = np.fft.rfft(x)
+    scale = np.abs(expected).max()
+    np.testing.assert_allclose(out[0::2], expected.real, rtol=0, atol=1e-14 * scale)
+    np.testing.assert_allclose(out[1::2], expected.imag, rtol=0, atol=1e-14 * scale)
+    spectrum = rng.normal(size=size // 2 + 1) + 1j * rng.normal(size=size // 2 + 1)
+    interleaved = np.empty(size + 2)
+    interleaved[0::2], interleaved[1::2] = spectrum.real, spectrum.imag
+    back = np.empty(size)
+    _kernels.irfft(interleaved, back)
+    expected_back = np.fft.irfft(spectrum, size)
+    np.testing.assert_allclose(back, expected_back, rtol=0,
+                               atol=1e-14 * np.abs(expected_back).max())
+
+
+@pytest.mark.parametrize("half", [41, 64, 100, 1000])
+@pytest.mark.parametrize("dims", [1, 3])
+def test_fft_correlation_matches_the_direct_sums(half: int, dims: int) -> None:
+    rng = np.random.default_rng(half * dims)
+    x = detect._as_2d(_periodic(rng, 3 * half, 17, dims=dims))
+    direct, fft = np.zeros(half), np.zeros(half)
+    for rsw in (half, 2 * half):
+        detect._cross_direct(x, rsw, half, direct)
+        detect._cross_fft(x, rsw, half, fft)
+        scale = np.abs(x[rsw - half:rsw + half]).max() ** 2 * half
+        np.testing.assert_allclose(fft[1:], direct[1:], rtol=0, atol=1e-13 * scale)
+
+
+def test_the_kernels_reject_bad_arrays() -> None:
+    x = detect._as_2d(np.arange(100.0))
+    cs1, cs2 = detect.prefix_sums(x)
+    with pytest.raises(TypeError, match="float64"):
+        _kernels.cross_direct(x.astype(np.float32), 50, 20, np.zeros(20))
+    with pytest.raises(ValueError, match="contiguous"):  # numpy refuses the buffer
+        _kernels.cross_direct(np.asfortranarray(np.hstack([x, x])), 50, 20, np.zeros(20))
+    with pytest.raises(ValueError):
+        _kernels.cross_direct(x, 90, 20, np.zeros(20))  # the window ends past the series
+    with pytest.raises(ValueError):
+        _kernels.pair_delta(cs1, cs2, 95, 0, 10, 0.0)
 
 
 def test_prepared_series_gives_the_same_pass() -> None:

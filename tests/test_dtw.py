@@ -154,3 +154,166 @@ def test_dba_never_increases_wgss_and_starts_from_medoid() -> None:
     to_template = kernels.dtw2(result.pattern, template[:, None], 4)
     per_instance = np.mean([kernels.dtw2(s[:, None], template[:, None], 4) for s in series])
     assert to_template < per_instance
+
+
+# --- edge cases of the C kernels (issue 20) ------------------------------------------------
+def _padded(series: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    lengths = np.array([len(s) for s in series], np.int64)
+    X = np.zeros((len(series), lengths.max(), series[0].shape[1]))
+    for i, s in enumerate(series):
+        X[i, :len(s)] = s
+    return X, lengths
+
+
+@pytest.mark.parametrize("dims", [1, 3])
+def test_length_one_series(dims: int) -> None:
+    rng = np.random.default_rng(41)
+    for n, m in [(1, 1), (1, 6), (6, 1), (1, 9)]:
+        a, b = _series(rng, n, dims), _series(rng, m, dims)
+        for radius in (0, 1, 5):
+            expected, sums, counts = naive.path_sums(a, b, radius)
+            assert kernels.dtw2(a, b, radius) == pytest.approx(expected, rel=1e-12)
+            got_sums, got_counts = np.zeros((n, dims)), np.zeros(n)
+            total = kernels.dtw2_path_accumulate(a, b, radius, got_sums, got_counts)
+            assert total == pytest.approx(expected, rel=1e-12)
+            np.testing.assert_allclose(got_sums, sums, rtol=1e-12, atol=1e-12)
+            np.testing.assert_array_equal(got_counts, counts)
+
+
+def test_band_without_a_path_gives_inf_and_adds_nothing() -> None:
+    # radius 0 keeps the cells on the diagonal line only: with 3 x 4 row 1 has none, and with
+    # 3 x 5 the rows' single cells (0, 0), (1, 2), (2, 4) are not adjacent
+    rng = np.random.default_rng(43)
+    for n, m in [(3, 4), (3, 5), (9, 12), (13, 7)]:
+        a, b = _series(rng, n, 2), _series(rng, m, 2)
+        assert naive.dtw2(a, b, 0) == np.inf
+        assert kernels.dtw2(a, b, 0) == np.inf
+        sums, counts = np.zeros((n, 2)), np.zeros(n)
+        assert kernels.dtw2_path_accumulate(a, b, 0, sums, counts) == np.inf
+        assert not sums.any() and not counts.any()
+        assert kernels.dtw2(a, b, -3) == np.inf
+    # on equal lengths radius 0 is the squared Euclidean distance
+    a, b = _series(rng, 10, 2), _series(rng, 10, 2)
+    assert kernels.dtw2(a, b, 0) == pytest.approx(float(((a - b) ** 2).sum()), rel=1e-12)
+
+
+@pytest.mark.parametrize("dims", [1, 2, 3])
+@pytest.mark.parametrize("radius", [1, 2, 4, 100])
+def test_path_accumulate_matches_naive(dims: int, radius: int) -> None:
+    # four rows at a time with their cells kept, then one at a time: every n mod 4, n < m and
+    # n > m, bands that move several columns per row
+    rng = np.random.default_rng(47 + dims)
+    for n, m in [(2, 3), (4, 4), (5, 17), (6, 2), (7, 30), (8, 8), (11, 5), (21, 19), (30, 7)]:
+        a, b = _series(rng, n, dims), _series(rng, m, dims)
+        expected, sums, counts = naive.path_sums(a, b, radius)
+        got_sums, got_counts = np.zeros((n, dims)), np.zeros(n)
+        total = kernels.dtw2_path_accumulate(a, b, radius, got_sums, got_counts)
+        assert total == pytest.approx(expected, rel=1e-12), (n, m)
+        np.testing.assert_allclose(got_sums, sums, rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(got_counts, counts)
+
+
+def test_path_accumulate_breaks_ties_like_the_naive_path() -> None:
+    # integer series: many equal costs, where the order diagonal, up, left decides
+    rng = np.random.default_rng(53)
+    for _ in range(30):
+        n, m = (int(v) for v in rng.integers(2, 14, size=2))
+        a = rng.integers(0, 3, size=(n, 1)).astype(float)
+        b = rng.integers(0, 3, size=(m, 1)).astype(float)
+        _, sums, counts = naive.path_sums(a, b, 3)
+        got_sums, got_counts = np.zeros((n, 1)), np.zeros(n)
+        kernels.dtw2_path_accumulate(a, b, 3, got_sums, got_counts)
+        np.testing.assert_array_equal(got_sums, sums)
+        np.testing.assert_array_equal(got_counts, counts)
+
+
+@pytest.mark.parametrize("dims", [1, 3])
+@pytest.mark.parametrize("band", [None, 0.1, 0.3])
+def test_batched_kernels_on_unequal_lengths_match_naive(dims: int, band: float | None) -> None:
+    rng = np.random.default_rng(59 + dims)
+    series = [_series(rng, int(n), dims) for n in [1, 5, 12, 17, 23, 9]]
+    X, lengths = _padded(series)
+    radius = [[kernels.band_radius(len(s), len(t), band) for t in series] for s in series]
+    expected = np.array([[naive.dtw2(s, t, radius[i][j]) if i != j else 0.0
+                          for j, t in enumerate(series)] for i, s in enumerate(series)])
+    np.testing.assert_allclose(kernels.dtw2_matrix(X, lengths, band), expected, rtol=1e-12)
+    kernel_band = kernels.as_band(band)
+    left, right = np.array([0, 5, 3, 2], np.int64), np.array([4, 1, 3, 0], np.int64)
+    np.testing.assert_allclose(kernels.dtw2_pairs(X, lengths, left, right, kernel_band),
+                               expected[left, right], rtol=1e-12)
+    query = _series(rng, 14, dims)
+    to_all = [naive.dtw2(query, s, kernels.band_radius(14, len(s), band)) for s in series]
+    np.testing.assert_allclose(kernels.dtw2_to_all(query, X, lengths, kernel_band), to_all,
+                               rtol=1e-12)
+    refined, total = kernels.dba_update(query, X, lengths, kernel_band)
+    sums, counts = np.zeros_like(query), np.zeros(14)
+    for s in series:
+        _, s_sums, s_counts = naive.path_sums(query, s, kernels.band_radius(14, len(s), band))
+        sums += s_sums
+        counts += s_counts
+    assert total == pytest.approx(sum(to_all), rel=1e-12)
+    np.testing.assert_allclose(refined, sums / counts[:, None], rtol=1e-12)
+
+
+def test_results_do_not_depend_on_the_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    import phasekit.parallel
+
+    rng = np.random.default_rng(61)
+    X, lengths = _padded([_series(rng, int(n), 2) for n in rng.integers(20, 40, size=30)])
+    Y = rng.normal(size=(150, 9))
+    avg = X[0, :lengths[0]]
+
+    def run() -> list[np.ndarray]:
+        refined, total = kernels.dba_update(avg, X, lengths, 0.1)
+        return [kernels.dtw2_matrix(X, lengths, 0.1), kernels.dtw2_to_all(avg, X, lengths, 0.1),
+                refined, np.array(total), pairwise_squared_euclidean(Y),
+                squared_euclidean(Y[:11], Y)]
+
+    results = []
+    for threads in (1, 3):
+        monkeypatch.setattr(phasekit.parallel, "worker_threads", lambda threads=threads: threads)
+        results.append(run())
+    for one, several in zip(*results, strict=True):
+        np.testing.assert_array_equal(one, several)
+
+
+def test_pairwise_squared_euclidean_over_several_tiles() -> None:
+    rng = np.random.default_rng(67)
+    for n in (2, 63, 64, 65, 130, 131):
+        Y = rng.normal(size=(n, 3))
+        full = pairwise_squared_euclidean(Y)
+        np.testing.assert_array_equal(full, squared_euclidean(Y, Y))
+        np.testing.assert_array_equal(full, full.T)
+    assert pairwise_squared_euclidean(np.empty((0, 4))).shape == (0, 0)
+    assert squared_euclidean(np.empty((0, 4)), np.ones((5, 4))).shape == (0, 5)
+
+
+def test_inputs_are_converted_and_checked() -> None:
+    a = np.arange(12, dtype=np.int32).reshape(6, 2)[::-1]  # ints, not contiguous
+    b = np.asfortranarray(np.ones((4, 2)))
+    assert kernels.dtw2(a, b, 2) == pytest.approx(naive.dtw2(a.astype(float), b, 2))
+    with pytest.raises(ValueError):
+        kernels.dtw2(np.ones((3, 2)), np.ones((3, 1)), 1)  # dimensions differ
+    with pytest.raises(ValueError):
+        kernels.dtw2(np.ones((0, 1)), np.ones((3, 1)), 1)  # empty
+    X = np.zeros((2, 5, 1))
+    with pytest.raises(ValueError):
+        kernels.dtw2_to_all(np.ones((3, 1)), X, np.array([5, 6]), 0.1)  # longer than X holds
+    with pytest.raises(ValueError):
+        kernels.dtw2_pairs(X, np.array([5, 5]), np.array([0]), np.array([2]), 0.1)
+    with pytest.raises(ValueError):
+        squared_euclidean(np.ones((2, 3)), np.ones((2, 4)))
+    with pytest.raises(TypeError):  # the sums are updated in place: no silent copy
+        kernels.dtw2_path_accumulate(np.ones((3, 1)), np.ones((3, 1)), 1,
+                                     np.zeros((3, 1), np.float32), np.zeros(3))
+
+
+def test_importing_the_kernels_loads_no_numba() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np; from phasekit.distance import dtw2_matrix;"
+            "dtw2_matrix(np.ones((3, 4, 1)), np.array([4, 3, 2]), 0.1);"
+            "print('numba' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

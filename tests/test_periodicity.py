@@ -225,3 +225,40 @@ def test_bad_parameters_are_usage_errors(bad: dict) -> None:
     profile, _ = generate("nemo", minutes=1, seed=0)
     with pytest.raises(UsageError):
         analyze(profile, **bad)
+
+
+def test_phase_cover_and_extension_match_naive() -> None:
+    from phasekit.periodicity.align import _extend, _phase_cover
+    from phasekit.periodicity.detect import prefix_sums
+
+    rng = np.random.default_rng(21)
+    for trial in range(6):
+        n, k = 1500, int(rng.integers(20, 40))
+        template = rng.normal(size=k).cumsum()
+        x = np.tile(template, n // k + 1)[:n] + rng.normal(0, 0.1 + 0.3 * (trial % 3), n)
+        x[rng.integers(0, n, 3)] = np.nan
+        valid = np.isfinite(x)
+        clean = np.where(valid, x - x[valid].mean(), 0.0)[:, None]
+        cs1, cs2 = prefix_sums(clean)
+        bad = np.concatenate([[0], np.cumsum(~valid)])
+        first = np.sort(rng.choice(np.arange(k, n - 4 * k, 4 * k), size=4, replace=False))
+        length = k + rng.integers(-1, 2, size=4)
+        end = first + length * rng.integers(1, 3, size=4)
+        verified = np.zeros(n, bool)
+        for f, e in zip(first, end, strict=True):
+            verified[f:e] = True
+        covered = np.concatenate([[0], np.cumsum(verified)])
+        rotation = rng.integers(0, 50, size=4)
+        members = np.arange(4)
+        for threshold in (0.25, 0.5):
+            for b in members:
+                lo = int(first[b]) + int(rng.integers(0, length[b]))
+                assert _extend(lo, 1, int(length[b]), int(first[b]), int(end[b]), covered, bad,
+                               clean, cs1, cs2, threshold) == naive.extend_instances(
+                    lo, 1, int(length[b]), int(first[b]), int(end[b]), verified, valid,
+                    clean, threshold)
+            for phase in (0, 3, 17, 49):
+                assert _phase_cover(phase, members, 50, rotation, length, first, end, covered,
+                                    bad, clean, cs1, cs2, threshold) == naive.phase_cover(
+                    phase, members.tolist(), 50, rotation, length, first, end, verified, valid,
+                    clean, threshold)

@@ -10,11 +10,18 @@ import numpy as np
 import pytest
 
 import helpers
+import naive
 from phasekit.io import write_profile
 from phasekit.periodicity import analyze, default_metrics
 from phasekit.periodicity.analyze import padded
 from phasekit.periodicity.cluster import absorb_small, mst_edges, resolution_floor, single_linkage
-from phasekit.periodicity.strength import choose_metric, counter_resolution, moving_average
+from phasekit.periodicity.strength import (
+    choose_metric,
+    counter_resolution,
+    fast_length,
+    moving_average,
+    periodic_strength,
+)
 from phasekit.profile import Profile
 
 PERIOD_S = 4.0
@@ -210,3 +217,24 @@ def test_tied_metrics_are_both_analyzed_and_the_larger_coverage_wins() -> None:
     assert result.metrics == (max(single, key=lambda m: (single[m], m == "quiet")),)
     assert result.coverage == pytest.approx(max(single.values()))
     assert choose_metric(profile.select(["quiet"])).tied == ("quiet",)
+
+
+def test_fft_length_is_scipys_next_fast_len() -> None:
+    sp_fft = pytest.importorskip("scipy.fft")
+    for target in [*range(1, 3000), 32_768, 65_537, 10**6 + 1, 3 * 2**20 + 1]:
+        assert fast_length(target) == sp_fft.next_fast_len(target, real=True), target
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_periodic_strength_matches_direct_autocorrelation(seed: int) -> None:
+    # numpy.fft (issue 20: no scipy.fft on the analysis path) against the direct sums
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(100, 1500))
+    period = int(rng.integers(6, 60))
+    x = np.sin(2 * np.pi * np.arange(n) / period) + 0.01 * np.arange(n) * seed
+    x += rng.normal(0, 0.5, n)
+    x[rng.random(n) < 0.03] = np.nan
+    strength, lag = periodic_strength(x, min_lag=4)
+    expected_strength, expected_lag = naive.periodic_strength(x, 4)
+    assert lag == expected_lag
+    assert strength == pytest.approx(expected_strength, abs=1e-12)

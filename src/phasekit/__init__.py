@@ -23,7 +23,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from importlib import import_module
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,11 +46,6 @@ if TYPE_CHECKING:
     from phasekit.signature.reconstruct import SignatureEstimate
     from phasekit.structure import StructureResult
     from phasekit.trace import Trace
-
-try:
-    __version__ = version("phasekit")
-except PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0.0.0"
 
 __all__ = [
     "VERBS",
@@ -383,7 +377,20 @@ _LAZY = ("periodicity", "phases", "structure", "energy", "powermodel", "schedule
 _MANY = ("periodicity_many", "phases_many", "structure_many")
 
 
+def _version() -> str:
+    """The installed distribution's version (importlib.metadata: 10 ms, so read when asked)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("phasekit")
+    except PackageNotFoundError:  # running from a source tree without installation
+        return "0.0.0"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        globals()["__version__"] = value = _version()
+        return value
     if name in _LAZY:
         return import_module(f"{__name__}.{name}")  # binds itself as this attribute
     if name in _MANY:
@@ -392,4 +399,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY) | set(_MANY))
+    return sorted(set(globals()) | set(_LAZY) | set(_MANY) | {"__version__"})

@@ -20,7 +20,7 @@ from typing import Annotated, Any, TextIO
 
 import typer
 
-from phasekit import __version__
+import phasekit
 from phasekit.cli import analyze as _analyze
 from phasekit.cli import campaign as _campaign
 from phasekit.cli import demo as _demo
@@ -76,7 +76,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        sys.stdout.write(f"phasekit {__version__}\n")
+        sys.stdout.write(f"phasekit {phasekit.__version__}\n")
         raise typer.Exit()
 
 
@@ -137,8 +137,20 @@ class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
         super().emit(record)
 
 
+class _LineFormatter(logging.Formatter):
+    """``phasekit: warning: ...`` on one line, as a PhasekitWarning prints; info and debug
+    messages (-v, -vv) also name their module."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = _one_line(record.getMessage())
+        level = record.levelname.lower()
+        if record.levelno >= logging.WARNING:
+            return f"phasekit: {level}: {text}"
+        return f"phasekit: {level}: {record.name}: {text}"
+
+
 _HANDLER = _StderrHandler()
-_HANDLER.setFormatter(logging.Formatter("phasekit: %(levelname)s: %(name)s: %(message)s"))
+_HANDLER.setFormatter(_LineFormatter())
 
 
 def _configure_logging(verbose: int) -> None:
@@ -249,7 +261,7 @@ def _extensions_loaded(load: Any, module: Any) -> None:
     """numba loads every installed numba extension (the ``numba_extensions`` entry points)
     at the first kernel a process runs: rocket-fft's import alone costs 0.17 s (it imports
     scipy.fft) in commands that use no FFT. Here numba is told its extensions are loaded as
-    soon as it is imported; a module whose kernels need one imports it itself."""
+    soon as it is imported; none of phasekit's kernels uses one."""
     load(module)
     module._already_initialized = True
 

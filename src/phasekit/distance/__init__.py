@@ -1,5 +1,5 @@
 """Distances between series: DTW_2 with bands and early abandoning, squared Euclidean
-(numba kernels)."""
+(C kernels, ``_dtw.c``)."""
 
 from phasekit.distance.dtw import (
     as_band,

@@ -33,10 +33,9 @@ import functools
 from collections.abc import Callable
 
 import numpy as np
-import rocket_fft  # noqa: F401  (np.fft in the kernels; the CLI loads no numba extension itself)
-from numba import njit
 
-from phasekit.periodicity.detect import Batches, prefix_sums, verified_count
+from phasekit.periodicity import _kernels
+from phasekit.periodicity.detect import Batches, prefix_sums
 
 SAME_CYCLE = 0.8
 PHASES = 32
@@ -232,34 +231,17 @@ def _phase_anchors(phase: int, *, members: list[int], reference_length: int,
     return out
 
 
-@njit(cache=True)
 def _phase_cover(phase: int, members: np.ndarray, reference_length: int, rotation: np.ndarray,
                  length: np.ndarray, first: np.ndarray, end: np.ndarray, covered: np.ndarray,
                  bad: np.ndarray, clean: np.ndarray, cs1: np.ndarray, cs2: np.ndarray,
                  threshold: float) -> int:
     """Samples covered by the union of the batches' instances cut at ``phase`` and extended
-    (``_phase_anchors``'s instances, before the anchors of neighbouring batches are merged)."""
-    lo_all = np.empty(members.shape[0], np.int64)
-    hi_all = np.empty(members.shape[0], np.int64)
-    for i in range(members.shape[0]):
-        b = members[i]
-        k = length[b]
-        f, e = first[b], end[b]
-        position = (rotation[b] + phase) * k / reference_length
-        lo = f + int(np.round(position)) % k
-        lo, count = _extend(lo, (e - lo) // k, k, f, e, covered, bad, clean, cs1, cs2,
-                            threshold)
-        lo_all[i] = lo
-        hi_all[i] = lo + count * k
-    order = np.argsort(lo_all)
-    total = 0
-    reach = -1
-    for i in order:
-        lo, hi = max(lo_all[i], reach), hi_all[i]
-        if hi > lo:
-            total += hi - lo
-            reach = hi
-    return total
+    (``_phase_anchors``'s instances, before the anchors of neighbouring batches are merged;
+    in C)."""
+    return _kernels.phase_cover(int(phase), _i64(members), int(reference_length),
+                                _i64(rotation), _i64(length), _i64(first), _i64(end),
+                                _i64(covered), _i64(bad), _f64(clean), _f64(cs1), _f64(cs2),
+                                float(threshold))
 
 
 def _local_variation(cycle: np.ndarray) -> np.ndarray:
@@ -290,30 +272,14 @@ def _verified_cycle(x: np.ndarray, batches: Batches, first: np.ndarray, end: np.
     return mean_cycle(x, int(first[b]), k, int(end[b] - first[b]) // k)
 
 
-@njit(cache=True)
 def _cycles(x: np.ndarray, first: np.ndarray, length: np.ndarray, end: np.ndarray,
             points: int) -> np.ndarray:
     """Per batch, ``resample_cycle(mean_cycle(...), points)`` of its verified range, with
-    NumPy's arithmetic: the mean adds the instances in order, then divides by their number."""
-    dims = x.shape[1]
-    out = np.empty((first.shape[0], points, dims))
-    for b in range(first.shape[0]):
-        k = length[b]
-        count = (end[b] - first[b]) // k
-        cycle = np.empty((k + 1, dims))  # the cycle and its first point again (circular)
-        for t in range(k):
-            for d in range(dims):
-                total = x[first[b] + t, d]
-                for c in range(1, count):
-                    total += x[first[b] + c * k + t, d]
-                cycle[t, d] = total / count
-        cycle[k] = cycle[0]
-        for t in range(points):
-            position = (t * k) / points
-            base = int(np.floor(position))
-            frac = position - base
-            for d in range(dims):
-                out[b, t, d] = cycle[base, d] * (1 - frac) + cycle[base + 1, d] * frac
+    NumPy's arithmetic: the mean adds the instances in order, then divides by their number
+    (in C)."""
+    x = _f64(x)
+    out = np.empty((len(first), points, x.shape[1]))
+    _kernels.cycles(x, _i64(first), _i64(length), _i64(end), out)
     return out
 
 
@@ -325,34 +291,23 @@ def _rotations(reference: Spectrum, cycles: np.ndarray) -> np.ndarray:
     return np.argmax(np.fft.irfft(spectrum, n=reference[0], axis=1), axis=1)
 
 
-@njit(cache=True)
-def _free(a: int, b: int, covered: np.ndarray) -> bool:
-    """No batch verified any sample of [a, b)."""
-    n = covered.shape[0] - 1
-    return a >= b or covered[min(b, n)] == covered[max(a, 0)]
-
-
-@njit(cache=True)
-def _periodic(a: int, k: int, bad: np.ndarray, clean: np.ndarray, cs1: np.ndarray,
-              cs2: np.ndarray, threshold: float) -> bool:
-    """The k samples from ``a`` are valid and resemble the k valid samples before them."""
-    return (a - k >= 0 and a + k <= clean.shape[0] and bad[a + k] == bad[a - k]
-            and verified_count(clean, cs1, cs2, a, k, 1, threshold) == 1)
-
-
-@njit(cache=True)
 def _extend(lo: int, count: int, k: int, first: int, end: int, covered: np.ndarray,
             bad: np.ndarray, clean: np.ndarray, cs1: np.ndarray, cs2: np.ndarray,
             threshold: float) -> tuple[int, int]:
     """A batch's ``count`` instances from ``lo`` extended instance by instance on both sides,
-    into samples no batch verified, while each instance passes the per-instance test."""
-    while _free(lo - k, first, covered) and _periodic(lo, k, bad, clean, cs1, cs2, threshold):
-        lo -= k
-        count += 1
-    while (_free(max(lo + count * k, end), lo + (count + 1) * k, covered)
-           and _periodic(lo + count * k, k, bad, clean, cs1, cs2, threshold)):
-        count += 1
-    return lo, count
+    into samples no batch verified (``covered``, cumulative counts of verified samples, does not
+    change), while each instance is valid (``bad``, cumulative counts of invalid samples) and
+    resembles the k samples before it (delta <= ``threshold``; in C)."""
+    return _kernels.extend(int(lo), int(count), int(k), int(first), int(end), _i64(covered),
+                           _i64(bad), _f64(clean), _f64(cs1), _f64(cs2), float(threshold))
+
+
+def _f64(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.float64)
+
+
+def _i64(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.int64)
 
 
 def _instances_from_anchors(batch_cuts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

@@ -44,12 +44,10 @@ candidates, which the tests check against the exact computation.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
 
 from phasekit.distance.dtw import as_band, dtw2_matrix, dtw2_pairs
 from phasekit.distance.vector import pairwise_squared_euclidean, squared_euclidean
+from phasekit.periodicity import _kernels
 
 CUT_RATIO = 4.0
 NEIGHBORS = 6
@@ -70,38 +68,16 @@ def resample_series(X: np.ndarray, lengths: np.ndarray, length: int) -> np.ndarr
     return out.reshape(n, length * dims)
 
 
-@njit(cache=True)
 def _interp_rows(X: np.ndarray, lengths: np.ndarray, grid_of: np.ndarray, grids: np.ndarray,
                  target: np.ndarray) -> np.ndarray:
     """``np.interp(target, grids[grid_of[i]][:lengths[i]], X[i, :lengths[i], d])`` for every
-    series and dimension, with NumPy's arithmetic and special cases (target increasing)."""
-    n, dims = X.shape[0], X.shape[2]
-    out = np.empty((n, target.shape[0], dims))
-    for i in range(n):
-        m = lengths[i]
-        xp = grids[grid_of[i]]
-        for d in range(dims):
-            fp = X[i, :, d]
-            j = 0
-            for t in range(target.shape[0]):
-                x = target[t]
-                if m == 1 or x < xp[0]:
-                    value = fp[0]
-                elif x > xp[m - 1]:
-                    value = fp[m - 1]
-                else:
-                    while j + 1 < m and xp[j + 1] <= x:
-                        j += 1
-                    if j == m - 1 or xp[j] == x:
-                        value = fp[j]
-                    else:
-                        slope = (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j])
-                        value = slope * (x - xp[j]) + fp[j]
-                        if np.isnan(value):  # NumPy then tries from the right end
-                            value = slope * (x - xp[j + 1]) + fp[j + 1]
-                            if np.isnan(value) and fp[j] == fp[j + 1]:
-                                value = fp[j]
-                out[i, t, d] = value
+    series and dimension, with NumPy's arithmetic and special cases (target increasing; in C)."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    out = np.empty((X.shape[0], len(target), X.shape[2]))
+    _kernels.interp_rows(X, np.ascontiguousarray(lengths, dtype=np.int64),
+                         np.ascontiguousarray(grid_of, dtype=np.int64),
+                         np.ascontiguousarray(grids, dtype=np.float64),
+                         np.ascontiguousarray(target, dtype=np.float64), out)
     return out
 
 
@@ -144,22 +120,45 @@ def mst_edges(X: np.ndarray, lengths: np.ndarray, *, band: float | None,
         i, j = euclidean_neighbors(Y, neighbors)
         weights = dtw2_pairs(X, lengths, i, j, as_band(band))
         i, j, weights = _join_components(X, lengths, Y, i, j, weights, band)
-    # a zero weight would read as "no edge" in a sparse graph: offset every edge by a tiny amount
-    graph = coo_matrix((weights + _tiny(weights), (i, j)), shape=(n, n)).tocsr()
-    tree = minimum_spanning_tree(graph).tocoo()
-    return tree.row.astype(np.int64), tree.col.astype(np.int64), tree.data - _tiny(weights)
+    # every edge offset by a tiny amount, as when the tree came from scipy's sparse graphs (a
+    # zero weight read as "no edge" there): the offset's rounding makes the same ties
+    tree_i, tree_j, tree_w = spanning_tree(i, j, weights + _tiny(weights), n)
+    return tree_i, tree_j, tree_w - _tiny(weights)
 
 
 def _tiny(weights: np.ndarray) -> float:
     return 1e-12 * (float(np.max(weights)) if weights.size else 1.0) + 1e-300
 
 
+def spanning_tree(i: np.ndarray, j: np.ndarray, weights: np.ndarray, n: int
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The minimum spanning tree (forest) of the graph of ``n`` vertices and the distinct edges
+    (i, j, weights), as ``scipy.sparse.csgraph.minimum_spanning_tree`` of its CSR matrix gives
+    it, ties included: Kruskal's algorithm on the edges in row-major order, sorted stably by
+    weight; the tree's edges in row-major order (without importing scipy.sparse: issue 20)."""
+    i, j = np.asarray(i, np.int64), np.asarray(j, np.int64)
+    order = np.lexsort((j, i))
+    i, j, weights = i[order], j[order], np.asarray(weights, np.float64)[order]
+    keep = np.empty(i.size, bool)
+    _kernels.kruskal(int(n), i, j, np.argsort(weights, kind="stable").astype(np.int64), keep)
+    return i[keep], j[keep], weights[keep]
+
+
+def connected_components(n: int, i: np.ndarray, j: np.ndarray) -> tuple[int, np.ndarray]:
+    """Number of connected components of the undirected graph of ``n`` vertices and edges
+    (i, j), and the component of each vertex, numbered in the order of their lowest vertex (as
+    ``scipy.sparse.csgraph.connected_components(..., directed=False)``)."""
+    labels = np.empty(n, np.int64)
+    count = _kernels.components(int(n), np.ascontiguousarray(i, dtype=np.int64),
+                                np.ascontiguousarray(j, dtype=np.int64), labels)
+    return count, labels
+
+
 def _join_components(X: np.ndarray, lengths: np.ndarray, Y: np.ndarray, i: np.ndarray,
                      j: np.ndarray, weights: np.ndarray, band: float | None
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n = X.shape[0]
-    graph = coo_matrix((np.ones(i.size), (i, j)), shape=(n, n))
-    count, component = connected_components(graph, directed=False)
+    count, component = connected_components(n, i, j)
     if count == 1:
         return i, j, weights
     # join every pair of components through their Euclidean-closest members
@@ -200,8 +199,7 @@ def cut_tree(n: int, i: np.ndarray, j: np.ndarray, weights: np.ndarray, *,
         relative = 1e-9 * float(np.max(weights)) if np.max(weights) > 0 else 0.0
         keep = weights <= cut_ratio * max(scale, relative, floor)
         i, j = i[keep], j[keep]
-    graph = coo_matrix((np.ones(i.size), (i, j)), shape=(n, n))
-    _, labels = connected_components(graph, directed=False)
+    _, labels = connected_components(n, i, j)
     return _renumber(labels)
 
 

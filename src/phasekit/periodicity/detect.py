@@ -37,8 +37,10 @@ When a periodic window follows a non-periodic one, the copy matched in LSW (the 
 just before RSW) is an instance too: the distance verified it, and the seed's definition of a
 periodic region counts the first occurrence.
 
-Distances are computed directly in numba for small windows and by FFT correlation for large
-ones, from prefix sums of the segment, in O(L log L) per window.
+Distances are computed from prefix sums of the segment and the cross products of RSW with
+its shifts, directly for small windows and by FFT correlation for large ones, in O(L log L)
+per window. The pass runs in C (``_kernels.c``, the GIL released: the tuning runs passes on
+threads); the functions below are its thin wrappers.
 """
 
 from __future__ import annotations
@@ -46,8 +48,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import rocket_fft  # noqa: F401  (np.fft in the kernels; the CLI loads no numba extension itself)
-from numba import njit
+
+from phasekit.periodicity import _kernels
 
 NEAR_ZERO = 0.25
 RISE = 0.5
@@ -103,231 +105,51 @@ class Batches:
         return Batches(*ints, np.concatenate([p.leading for p in parts]).astype(bool))
 
 
-@njit(cache=True, nogil=True)
+def _f64(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.float64)
+
+
 def base_period(delta: np.ndarray, min_period: int, near_zero: float, rise: float,
                 multiple_tolerance: float, refine_tolerance: float) -> int:
     """k_bp from the distance curve ``delta[k]`` (k = 1..L-1; index 0 unused); 0 if none."""
-    last = delta.shape[0] - 1
-    first = 0
-    for k in range(1, last + 1):
-        if delta[k] >= rise:
-            first = k
-            break
-    if first == 0:
-        return 0
-    first = max(first, min_period)
-    if first > last:
-        return 0
-    best = first
-    for k in range(first, last + 1):
-        if delta[k] < delta[best]:
-            best = k
-    if delta[best] > near_zero:
-        return 0
-    for k in range(first, best + 1):
-        if delta[k] > 2.0 * near_zero:
-            continue
-        if k > 1 and delta[k - 1] < delta[k]:
-            continue
-        if k < last and delta[k + 1] < delta[k]:
-            continue
-        multiple = round(best / k)
-        if multiple >= 1 and abs(best - multiple * k) <= max(1.0, multiple_tolerance * best):
-            spread = max(1, int(refine_tolerance * k))
-            chosen = k
-            for j in range(max(first, k - spread), min(last, k + spread) + 1):
-                if delta[j] < delta[chosen]:
-                    chosen = j
-            return chosen
-    return best
+    return _kernels.base_period(_f64(delta), int(min_period), float(near_zero), float(rise),
+                                float(multiple_tolerance), float(refine_tolerance))
 
 
-@njit(cache=True, nogil=True)
 def pair_delta(cs1: np.ndarray, cs2: np.ndarray, a: int, b: int, length: int,
                cross: float) -> float:
     """delta between x[a:a+length] and x[b:b+length] from prefix sums and their cross product:
     the squared distance over the sum of squares about the pooled mean of both blocks."""
-    squared_distance = -2.0 * cross
-    spread = 0.0
-    level_gap = 0.0
-    for d in range(cs1.shape[1]):
-        sum_a = cs1[a + length, d] - cs1[a, d]
-        sum_b = cs1[b + length, d] - cs1[b, d]
-        squares = cs2[a + length, d] - cs2[a, d] + cs2[b + length, d] - cs2[b, d]
-        squared_distance += squares
-        spread += squares - (sum_a * sum_a + sum_b * sum_b) / length
-        gap = (sum_a - sum_b) / length
-        level_gap += gap * gap
-    denominator = spread + 0.5 * length * level_gap
-    if denominator <= 1e-9 * (squared_distance + 2.0 * cross) + 1e-300:
-        return 1.0  # constant blocks (relative to rounding of the prefix sums) are not periodic
-    return max(0.0, squared_distance / denominator)
+    return _kernels.pair_delta(_f64(cs1), _f64(cs2), int(a), int(b), int(length), float(cross))
 
 
-@njit(cache=True, nogil=True)
 def verified_count(x: np.ndarray, cs1: np.ndarray, cs2: np.ndarray, first: int, k: int,
                    count: int, threshold: float) -> int:
     """How many of the ``count`` instances of ``k`` samples from ``first`` each resemble the
     k samples before them (delta <= threshold), counted until the first that does not."""
-    for j in range(count):
-        a = first + j * k
-        cross = 0.0
-        for i in range(k):
-            for d in range(x.shape[1]):
-                cross += x[a + i, d] * x[a - k + i, d]
-        if pair_delta(cs1, cs2, a, a - k, k, cross) > threshold:
-            return j
-    return count
+    return _kernels.verified_count(_f64(x), _f64(cs1), _f64(cs2), int(first), int(k),
+                                   int(count), float(threshold))
 
 
-@njit(cache=True, nogil=True)
-def _extract(x: np.ndarray, cs1: np.ndarray, cs2: np.ndarray, rsw: int, half: int, k: int,
-             opens: bool, instance_threshold: float, found: int, starts: np.ndarray,
-             lengths: np.ndarray, counts: np.ndarray, leading: np.ndarray) -> int:
-    """Record the verified instances of RSW as batch ``found``; returns how many (0: none)."""
-    count = verified_count(x, cs1, cs2, rsw, k, half // k, instance_threshold)
-    if count > 0:
-        starts[found] = rsw - k if opens else rsw
-        lengths[found] = k
-        counts[found] = count + 1 if opens else count
-        leading[found] = opens
-    return count
-
-
-@njit(cache=True, nogil=True)
 def _delta_from_cross(cross: np.ndarray, cs1: np.ndarray, cs2: np.ndarray, rsw: int,
                       half: int, out: np.ndarray) -> None:
-    """delta[k] from the raw cross products ``cross[k] = sum R * R_k`` (all dimensions)."""
-    out[0] = 0.0
-    if cs1.shape[1] != 1:
-        for k in range(1, half):
-            out[k] = pair_delta(cs1, cs2, rsw, rsw - k, half, cross[k])
-        return
-    # one dimension: pair_delta's arithmetic, operation for operation, on flat prefix sums
-    # with the terms of RSW hoisted out of the loop over k
-    c1 = cs1.reshape(cs1.shape[0])
-    c2 = cs2.reshape(cs2.shape[0])
-    sum_a = c1[rsw + half] - c1[rsw]
-    squares_a = c2[rsw + half] - c2[rsw]
-    for k in range(1, half):
-        b = rsw - k
-        sum_b = c1[b + half] - c1[b]
-        squares = squares_a + c2[b + half] - c2[b]
-        squared_distance = -2.0 * cross[k] + squares
-        spread = 0.0 + (squares - (sum_a * sum_a + sum_b * sum_b) / half)
-        gap = (sum_a - sum_b) / half
-        denominator = spread + 0.5 * half * (0.0 + gap * gap)
-        if denominator <= 1e-9 * (squared_distance + 2.0 * cross[k]) + 1e-300:
-            out[k] = 1.0
-        else:
-            out[k] = max(0.0, squared_distance / denominator)
+    """delta[k] from the raw cross products ``cross[k] = sum R * R_k`` (all dimensions) into
+    ``out`` (float64); with one dimension, pair_delta's arithmetic operation for operation on
+    flat prefix sums, the terms of RSW hoisted out of the loop over k."""
+    _kernels.delta_from_cross(_f64(cross), _f64(cs1), _f64(cs2), int(rsw), int(half), out)
 
 
-@njit(cache=True, nogil=True)
 def _cross_direct(x: np.ndarray, rsw: int, half: int, cross: np.ndarray) -> None:
-    if x.shape[1] == 1:  # four shifts at a time: independent sums, each in the same order
-        v = x.reshape(x.shape[0])
-        k = 1
-        while k + 3 < half:
-            t0 = t1 = t2 = t3 = 0.0
-            for i in range(half):
-                r = v[rsw + i]
-                t0 += r * v[rsw - k + i]
-                t1 += r * v[rsw - k - 1 + i]
-                t2 += r * v[rsw - k - 2 + i]
-                t3 += r * v[rsw - k - 3 + i]
-            cross[k], cross[k + 1], cross[k + 2], cross[k + 3] = t0, t1, t2, t3
-            k += 4
-        for kk in range(k, half):
-            total = 0.0
-            for i in range(half):
-                total += v[rsw + i] * v[rsw - kk + i]
-            cross[kk] = total
-        return
-    for k in range(1, half):
-        total = 0.0
-        for i in range(half):
-            for d in range(x.shape[1]):
-                total += x[rsw + i, d] * x[rsw - k + i, d]
-        cross[k] = total
+    """cross[k] = sum_i R[i] x[rsw - k + i] for k = 1..L-1 directly into ``cross`` (float64);
+    with one dimension four shifts at a time, each sum in the same order."""
+    _kernels.cross_direct(_f64(x), int(rsw), int(half), cross)
 
 
-@njit(cache=True, nogil=True)
-def _fft_size(half: int) -> int:
-    """Transform length of ``_cross_fft``: the power of two at least 3 L."""
-    size = 1
-    while size < 3 * half:
-        size *= 2
-    return size
-
-
-@njit(cache=True, nogil=True)
-def _fft_work(half: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Buffers of ``_cross_fft`` for windows of half-length ``half``, reused window to window."""
-    size = _fft_size(half)
-    return (np.empty(size // 2 + 1, np.complex128), np.empty(size // 2 + 1, np.complex128),
-            np.empty(size // 2 + 1, np.complex128), np.empty(size))
-
-
-@njit(cache=True, nogil=True)
-def _cross_fft(x: np.ndarray, rsw: int, half: int, cross: np.ndarray, right: np.ndarray,
-               context: np.ndarray, spectrum: np.ndarray, correlation: np.ndarray) -> None:
-    """cross[k] = sum_i R[i] x[rsw - k + i] for k = 1..L-1 by FFT correlation (buffers from
-    ``_fft_work``)."""
-    size = correlation.shape[0]
-    spectrum[:] = 0.0
-    for d in range(x.shape[1]):
-        if x.shape[1] == 1:  # the one column is contiguous: no copy
-            column = x.reshape(x.shape[0])
-            np.fft.rfft(column[rsw:rsw + half], size, -1, None, right)
-            np.fft.rfft(column[rsw - half:rsw + half], size, -1, None, context)
-        else:
-            np.fft.rfft(np.ascontiguousarray(x[rsw:rsw + half, d]), size, -1, None, right)
-            np.fft.rfft(np.ascontiguousarray(x[rsw - half:rsw + half, d]), size, -1, None, context)
-        for f in range(spectrum.shape[0]):
-            spectrum[f] += context[f] * np.conj(right[f])
-    # correlation[j] = sum_i R[i] context[i + j]; shift k reads the context from j = L - k
-    np.fft.irfft(spectrum, size, -1, None, correlation)
-    for k in range(1, half):
-        cross[k] = correlation[half - k]
-
-
-@njit(cache=True, nogil=True)
-def _scan(x: np.ndarray, cs1: np.ndarray, cs2: np.ndarray, half: int, min_period: int,
-          near_zero: float, rise: float, multiple_tolerance: float, refine_tolerance: float,
-          aperiodic_step: int, lagged_copy: bool, use_fft: bool, starts: np.ndarray,
-          lengths: np.ndarray, counts: np.ndarray, leading: np.ndarray) -> int:
-    n = x.shape[0]
-    cross = np.zeros(half)
-    delta = np.zeros(half)
-    right, context, spectrum, correlation = _fft_work(half if use_fft else 1)
-    w = 0
-    found = 0
-    previous_periodic = False
-    while w + 2 * half <= n:
-        rsw = w + half
-        if use_fft:
-            _cross_fft(x, rsw, half, cross, right, context, spectrum, correlation)
-        else:
-            _cross_direct(x, rsw, half, cross)
-        _delta_from_cross(cross, cs1, cs2, rsw, half, delta)
-        k = base_period(delta, min_period, near_zero, rise, multiple_tolerance, refine_tolerance)
-        count = 0
-        if k > 0:
-            count = _extract(x, cs1, cs2, rsw, half, k, lagged_copy and not previous_periodic,
-                             INSTANCE_FACTOR * near_zero, found, starts, lengths, counts, leading)
-        elif previous_periodic:  # the region may go on past the window: extend it instance by instance
-            k = lengths[found - 1]
-            count = _extract(x, cs1, cs2, rsw, min(half, n - rsw), k, False, INSTANCE_FACTOR * near_zero,
-                             found, starts, lengths, counts, leading)
-        if count > 0:
-            found += 1
-            w += k * count
-            previous_periodic = True
-        else:
-            w += aperiodic_step
-            previous_periodic = False
-    return found
+def _cross_fft(x: np.ndarray, rsw: int, half: int, cross: np.ndarray) -> None:
+    """cross[k] = sum_i R[i] x[rsw - k + i] for k = 1..L-1 by FFT correlation of RSW with the
+    window's 2 L samples, through real FFTs of the power of two at least 2 L (lags up to L - 1
+    of 2 L samples: 2 L - 1 points or more do not wrap around)."""
+    _kernels.cross_fft(_f64(x), int(rsw), int(half), cross)
 
 
 def prefix_sums(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -343,7 +165,7 @@ def distance_curve(x: np.ndarray, window_start: int, half: int) -> np.ndarray:
     cross = np.zeros(half)
     rsw = window_start + half
     if half > FFT_ABOVE:
-        _cross_fft(x, rsw, half, cross, *_fft_work(half))
+        _cross_fft(x, rsw, half, cross)
     else:
         _cross_direct(x, rsw, half, cross)
     delta = np.zeros(half)
@@ -383,19 +205,20 @@ def detect(x: np.ndarray | Prepared, half: int, *, min_period: int = MIN_PERIOD,
 
     ``half`` is L, the length of LSW and RSW (seed 000, section III-A).
     """
-    x, cs1, cs2 = x if isinstance(x, tuple) else prepare(x)
+    x, cs1, cs2 = (_f64(a) for a in x) if isinstance(x, tuple) else prepare(x)
     n = x.shape[0]
     step = max(1, int(aperiodic_step * half))
     if half < 2 or 2 * half > n:
         return Batches.concat([])
-    capacity = n // max(1, min(step, min_period)) + 2  # _scan writes batch b before reading it
+    capacity = n // max(1, min(step, min_period)) + 2  # a batch spans min_period samples or more
     starts = np.empty(capacity, np.int64)
     lengths = np.empty(capacity, np.int64)
     counts = np.empty(capacity, np.int64)
     leading = np.empty(capacity, np.bool_)
-    found = _scan(x, cs1, cs2, half, min_period, near_zero, rise, multiple_tolerance,
-                  refine_tolerance, step, lagged_copy, half > FFT_ABOVE, starts, lengths, counts,
-                  leading)
+    found = _kernels.scan(x, cs1, cs2, int(half), int(min_period), near_zero, rise,
+                          multiple_tolerance, refine_tolerance, step, lagged_copy,
+                          half > FFT_ABOVE, INSTANCE_FACTOR * near_zero, starts, lengths,
+                          counts, leading)
     return Batches(starts[:found].copy(), lengths[:found].copy(), counts[:found].copy(),
                    leading[:found].copy())
 

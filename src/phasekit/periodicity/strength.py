@@ -64,7 +64,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import fft as sp_fft
 
 from phasekit.errors import InputError
 from phasekit.periodicity import detect, tune
@@ -172,9 +171,9 @@ def periodic_strength(x: np.ndarray, *, min_lag: int,
     energy = float(y @ y)
     if not energy > 1e-24 * float(np.sum(x[valid] ** 2)):
         return 0.0, 0
-    size = sp_fft.next_fast_len(n + max_lag + 1, real=True)  # no wrap-around up to max_lag
-    spectrum = sp_fft.rfft(y, size)
-    r = sp_fft.irfft(spectrum.real ** 2 + spectrum.imag ** 2, size)[:max_lag + 1] / energy
+    size = fast_length(n + max_lag + 1)  # no wrap-around up to max_lag
+    spectrum = np.fft.rfft(y, size)
+    r = np.fft.irfft(spectrum.real ** 2 + spectrum.imag ** 2, size)[:max_lag + 1] / energy
     below = np.flatnonzero(r[1:] < 0)
     if below.size == 0:
         return 0.0, 0
@@ -183,6 +182,23 @@ def periodic_strength(x: np.ndarray, *, min_lag: int,
         return 0.0, 0
     lag = start + int(np.argmax(r[start:]))
     return max(0.0, float(r[lag])), lag
+
+
+def fast_length(target: int) -> int:
+    """The smallest 5-smooth number (2^a 3^b 5^c) at least ``target``: the length
+    ``scipy.fft.next_fast_len(target, real=True)`` gives, without importing scipy.fft (issue 20;
+    numpy's pocketfft takes any length, fastest on these)."""
+    if target <= 1:
+        return 1
+    best = 1 << (target - 1).bit_length()  # the power of two at or above target
+    power5 = 1
+    while power5 < best:
+        odd = power5  # 3^b 5^c, times the power of two that brings it to target or above
+        while odd < best:
+            best = min(best, odd << (-(-target // odd) - 1).bit_length())
+            odd *= 3
+        power5 *= 5
+    return best
 
 
 @dataclass(frozen=True)
