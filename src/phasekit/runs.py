@@ -9,13 +9,15 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from phasekit.errors import InputError
 from phasekit.results import check_version, plain, short_repr
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 CAMPAIGN_VERSION = 1
 STATUSES = ("ok", "failed")
@@ -205,6 +207,8 @@ class Campaign:
 
     @cached_property
     def _table(self) -> pd.DataFrame:
+        import pandas as pd
+
         rows = {c: [] for c in (*CONFIG_COLUMNS, "status", "reason", "start_s", "stop_s",
                                 "time_s", "energy_j", "power_w")}
         regions = {name: [] for name in self.region_names}

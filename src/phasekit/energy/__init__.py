@@ -11,22 +11,57 @@ modules').
 
 from __future__ import annotations
 
-from phasekit.energy.choose import ChoiceResult, Ensemble, Uncertainty, fit_ensemble, regret
-from phasekit.energy.fit import (
-    BASELINES,
-    DESIGNS,
-    EnergyFitResult,
-    FittedModel,
-    choose_training,
-    configurations,
-    fit_energy,
-    fit_model,
-    learning_curve,
-    mpe,
-    mse,
-)
-from phasekit.energy.models import MODELS, get_model, optimal_frequency
-from phasekit.energy.suggest import Suggestion, SuggestResult
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from phasekit.energy.choose import (
+        ChoiceResult,
+        Ensemble,
+        Uncertainty,
+        fit_ensemble,
+        regret,
+    )
+    from phasekit.energy.fit import (
+        BASELINES,
+        DESIGNS,
+        EnergyFitResult,
+        FittedModel,
+        choose_training,
+        configurations,
+        fit_energy,
+        fit_model,
+        learning_curve,
+        mpe,
+        mse,
+    )
+    from phasekit.energy.models import MODELS, get_model, optimal_frequency
+    from phasekit.energy.suggest import Suggestion, SuggestResult
+
+#: Each name exported here and its module, imported on first use: ``phasekit energy phasediv``
+#: needs none of them, and they import pandas and scipy.optimize (0.45 s; issue 20).
+_EXPORTS = {
+    **dict.fromkeys(("ChoiceResult", "Ensemble", "Uncertainty", "fit_ensemble", "regret"),
+                    "choose"),
+    **dict.fromkeys(("BASELINES", "DESIGNS", "EnergyFitResult", "FittedModel",
+                     "choose_training", "configurations", "fit_energy", "fit_model",
+                     "learning_curve", "mpe", "mse"), "fit"),
+    **dict.fromkeys(("MODELS", "get_model", "optimal_frequency"), "models"),
+    **dict.fromkeys(("Suggestion", "SuggestResult"), "suggest"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
 
 __all__ = [
     "BASELINES",
