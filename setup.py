@@ -55,9 +55,11 @@ setup(ext_modules=[Extension("phasekit.record._sampler", ["src/phasekit/record/_
                              extra_compile_args=["-O2", "-std=c11", "-D_GNU_SOURCE"],
                              libraries=["pthread", "m"], optional=True),
                    Extension("phasekit.distance._dtw", ["src/phasekit/distance/_dtw.c"],
+                             depends=["src/phasekit/_buffers.h"],
                              extra_compile_args=KERNEL_FLAGS, extra_link_args=["-fopenmp"],
                              libraries=["m"]),
                    Extension("phasekit.periodicity._kernels",
                              ["src/phasekit/periodicity/_kernels.c"],
+                             depends=["src/phasekit/_buffers.h"],
                              extra_compile_args=["-O3", "-std=c11"], libraries=["m"])],
       cmdclass={"build_py": BuildWithKernels})

@@ -9,8 +9,7 @@
  * numba kernels they replace (ISO C11 contracts no a*b+c into an FMA), so the results do not
  * depend on the number of threads.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "../_buffers.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -21,53 +20,9 @@
 
 /* ---- arrays through the buffer protocol -------------------------------------------------- */
 
-typedef struct {
-    Py_buffer view;
-} Array;
-
-static int get_array(PyObject *obj, Array *array, char kind, int writable) {
-    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
-    if (PyObject_GetBuffer(obj, &array->view, flags) < 0)
-        return 0;
-    const char *format = array->view.format ? array->view.format : "B";
-    if (*format == '@' || *format == '=')
-        format++;
-    int ok = array->view.itemsize == 8 && format[0] != '\0' && format[1] == '\0' &&
-             (kind == 'd' ? format[0] == 'd' : format[0] == 'q' || format[0] == 'l');
-    if (!ok) {
-        PyErr_Format(PyExc_TypeError, "expected a C-contiguous %s%s array, got format '%s'",
-                     writable ? "writable " : "", kind == 'd' ? "float64" : "int64",
-                     array->view.format ? array->view.format : "B");
-        PyBuffer_Release(&array->view);
-        return 0;
-    }
-    return Py_CLEANUP_SUPPORTED;
-}
-
-/* PyArg_ParseTuple "O&" converters; called again with NULL to release on a later failure */
-#define CONVERTER(name, kind, writable)                                                        \
-    static int name(PyObject *obj, void *address) {                                            \
-        Array *array = address;                                                                \
-        if (obj == NULL) {                                                                     \
-            PyBuffer_Release(&array->view);                                                    \
-            return 1;                                                                          \
-        }                                                                                      \
-        return get_array(obj, array, kind, writable);                                          \
-    }
-CONVERTER(f64_in, 'd', 0)
-CONVERTER(f64_out, 'd', 1)
-CONVERTER(i64_in, 'q', 0)
-
-static void release(Array *arrays, int count) {
-    for (int i = 0; i < count; i++)
-        PyBuffer_Release(&arrays[i].view);
-}
-
 static const double *f64(const Array *array) { return array->view.buf; }
 static double *f64_mut(const Array *array) { return array->view.buf; }
 static const int64_t *i64(const Array *array) { return array->view.buf; }
-
-static Py_ssize_t dim(const Array *array, int axis) { return array->view.shape[axis]; }
 
 /* 0 with a ValueError set unless every array has its number of dimensions */
 static int check_ndim(const Array *arrays, const int *ndims, const char *const *names, int count) {
