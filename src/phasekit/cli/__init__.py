@@ -282,23 +282,34 @@ def _blas_checked_later(load: Any, module: Any) -> None:
         module.ensure_blas = ensure_blas
 
 
-class _NumbaImportShortcuts(importlib.abc.MetaPathFinder):
-    """Two of numba's import-time costs that a ``phasekit`` command does not need, cut when
-    the module is first imported (issue 20; the library, imported from a program, leaves
-    numba alone)."""
+#: numpy's submodules that no command uses but that scipy imports at its own import (its
+#: array-API layer reads every attribute of numpy, which imports numpy's lazy submodules:
+#: numpy.f2py alone is 0.05 s). In the ``phasekit`` process they load on first use instead.
+_LAZY_NUMPY = ("numpy.f2py", "numpy.testing", "numpy.ctypeslib", "numpy.typing",
+               "numpy.polynomial", "numpy.matlib")
+
+
+class _ImportShortcuts(importlib.abc.MetaPathFinder):
+    """Import-time costs that a ``phasekit`` command does not need, cut when the module is
+    first imported (issue 20; the library, imported from a program, leaves its dependencies
+    alone): two of numba's, and numpy's unused submodules loaded lazily."""
 
     def __init__(self) -> None:
-        self.pending = {"numba.core.entrypoints": _extensions_loaded,
-                        "numba.np.arraymath": _blas_checked_later}
+        self.pending: dict[str, Any] = {"numba.core.entrypoints": _extensions_loaded,
+                                        "numba.np.arraymath": _blas_checked_later,
+                                        **dict.fromkeys(_LAZY_NUMPY)}
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        shortcut = self.pending.pop(fullname, None)
-        if shortcut is None:
+        if fullname not in self.pending:
             return None
+        shortcut = self.pending.pop(fullname)
         if not self.pending:
             sys.meta_path.remove(self)
         spec = importlib.util.find_spec(fullname)
         if spec is None or spec.loader is None:
+            return spec
+        if shortcut is None:
+            spec.loader = importlib.util.LazyLoader(spec.loader)
             return spec
         load = spec.loader.exec_module
 
@@ -309,10 +320,10 @@ class _NumbaImportShortcuts(importlib.abc.MetaPathFinder):
         return spec
 
 
-def _shorten_numba_imports() -> None:
-    if "numba" in sys.modules:
-        return  # numba is already loaded (phasekit imported from a program): leave it be
-    sys.meta_path.insert(0, _NumbaImportShortcuts())
+def _shorten_imports() -> None:
+    if "numba" in sys.modules or "scipy" in sys.modules:
+        return  # phasekit imported from a program: leave its dependencies be
+    sys.meta_path.insert(0, _ImportShortcuts())
 
 
 def entry_point() -> None:
@@ -323,7 +334,7 @@ def entry_point() -> None:
     2.5 GHz core. Frozen, they are skipped: objects are still freed by reference counting,
     atexit handlers run and the standard streams are flushed; objects only in reference
     cycles are not finalized (every file phasekit writes is closed before)."""
-    _shorten_numba_imports()
+    _shorten_imports()
     try:
         main()
     finally:
