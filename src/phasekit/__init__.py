@@ -99,9 +99,14 @@ def _json_head(path: Path) -> Any:
         raise InputError(str(exc), path=str(path)) from None
 
 
-def read(path: PathLike) -> Any:
+def read(path: PathLike, **options: Any) -> Any:
     """Read ``path`` into what it holds, by its content (``phasekit analyze``, ``structure``,
     ``energy fit``, ... each read one of these).
+
+    - ``prometheus://HOST:PORT``: one :class:`Profile` per node from a Prometheus server's
+      range queries; ``options`` are those of :func:`phasekit.io.prometheus.read_prometheus`
+      (``queries``, ``start``, ``end``, ``step``, ``label``), e.g.
+      ``read("prometheus://localhost:9090", queries=["node_load1"], start="now-1h")``;
 
     - a trace (Paraver ``.prv``/``.prv.gz``, an OTF2 anchor or archive directory): a
       :class:`~phasekit.trace.Trace`;
@@ -117,8 +122,14 @@ def read(path: PathLike) -> Any:
     Errors are :class:`InputError` (bad content) or :class:`UsageError` (a name that says no
     format), both ``ValueError``; they name the file.
     """
-    from phasekit.io import is_trace, read_profile, read_trace
+    from phasekit.io import is_prometheus_url, is_trace, read_profile, read_trace
 
+    if is_prometheus_url(path):
+        from phasekit.io.prometheus import read_prometheus
+
+        return read_prometheus(str(path), **options)
+    if options:
+        raise UsageError(f"read() options {', '.join(options)} apply to prometheus:// only")
     path = Path(path)
     if is_trace(path):
         return read_trace(path)

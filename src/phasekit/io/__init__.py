@@ -239,6 +239,17 @@ def read_trace(path: str | os.PathLike[str], *, format: str | None = None,
     return trace
 
 
+# --- Prometheus ------------------------------------------------------------------------------
+#: URL schemes of a Prometheus server (:mod:`phasekit.io.prometheus`, imported when used).
+PROMETHEUS_SCHEMES = ("prometheus", "prometheus+http", "prometheus+https")
+
+
+def is_prometheus_url(text: object) -> bool:
+    """Whether ``text`` names a Prometheus server (``prometheus://HOST:PORT``)."""
+    return (isinstance(text, str) and "://" in text
+            and text.split("://", 1)[0].lower() in PROMETHEUS_SCHEMES)
+
+
 # --- tables ----------------------------------------------------------------------------------
 #: File names read as CSV/TSV tables (optionally ``.gz``) by :func:`read_csv_table`.
 CSV_SUFFIXES = (".csv", ".tsv", ".txt")

@@ -1,0 +1,176 @@
+"""Profiles from a real Prometheus server on loopback (issue 22; tests/prometheus_server.py
+starts Debian's ``prometheus`` on a temporary TSDB filled by ``promtool``)."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+import pytest
+
+import phasekit as pk
+import prometheus_server as ps
+from phasekit.errors import InputError, UnsupportedError, UsageError
+from phasekit.io import prometheus as prom
+from phasekit.io import read_profile
+from phasekit.io.prometheus import Query, parse_duration, parse_time, read_prometheus
+from phasekit.periodicity import analyze
+from phasekit.phases import phases as detect_phases
+from phasekit.synth.periodic import generate
+
+DATA = Path(__file__).parent / "data"
+#: Where the backfilled samples start: a day ago (inside the retention, before the head).
+START = float(int(time.time()) - 86400)
+
+
+@pytest.fixture(scope="module")
+def recording() -> pk.Profile:
+    return read_profile(DATA / "real_backtoback_1s.parquet")
+
+
+@pytest.fixture(scope="module")
+def synthetic() -> pk.Profile:
+    profile, _ = generate("nemo", minutes=3.0, seed=2)
+    return profile
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, recording: pk.Profile,
+           synthetic: pk.Profile) -> Iterator[ps.Prometheus]:
+    assert ps.PROMETHEUS and ps.PROMTOOL, "needs Debian's prometheus package (.ci/run installs it)"
+    folder = tmp_path_factory.mktemp("prometheus")
+    (folder / "data").mkdir()
+    ps.backfill({"node-a": recording, "node-b": _scaled(recording, 2.0)}, folder / "data",
+                START)
+    ps.backfill({"nemo": synthetic}, folder / "data", START)
+    with ps.running(folder) as running:
+        yield running
+
+
+def _scaled(profile: pk.Profile, factor: float) -> pk.Profile:
+    return pk.Profile(values=profile.values * factor, period=profile.period,
+                      metrics=profile.metrics, start=profile.start)
+
+
+def _queries(profile: pk.Profile) -> list[str]:
+    return [f"{m}={ps.metric_name(m)}" for m in profile.metrics]
+
+
+def _end(profile: pk.Profile) -> float:
+    return START + (profile.n_samples - 1) * profile.period
+
+
+def test_a_recording_read_back_from_prometheus_is_the_file(server: ps.Prometheus,
+                                                           recording: pk.Profile) -> None:
+    profiles = read_prometheus(server.url, _queries(recording), start=START,
+                               end=_end(recording), step="1s")
+    assert [p.node for p in profiles] == ["node-a", "node-b"]
+    node_a = profiles[0]
+    assert node_a.metrics == recording.metrics and node_a.period == recording.period
+    assert np.array_equal(node_a.values, recording.values, equal_nan=True)
+    assert np.allclose(profiles[1].values, 2.0 * recording.values, equal_nan=True)
+    assert node_a.meta["prometheus"]["label"] == "instance"
+    # the same periodicity and phases as the file's
+    from_file, from_server = analyze(recording), analyze(node_a)
+    assert from_server.summary().equals(from_file.summary())
+    assert detect_phases(node_a).summary().equals(detect_phases(recording).summary())
+
+
+def test_a_periodic_profile_keeps_its_period_through_prometheus(server: ps.Prometheus,
+                                                                synthetic: pk.Profile) -> None:
+    (profile,) = pk.read(server.url, queries=_queries(synthetic), start=START,
+                         end=_end(synthetic), step=synthetic.period, label="instance")
+    assert profile.node == "nemo"
+    expected = [p.period_s for p in analyze(synthetic).patterns]
+    assert [p.period_s for p in analyze(profile).patterns] == pytest.approx(expected)
+
+
+def test_long_ranges_come_in_chunks_with_progress(server: ps.Prometheus, recording: pk.Profile,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    whole = read_prometheus(server.url, _queries(recording)[:3], start=START,
+                            end=_end(recording), step=1)
+    monkeypatch.setattr(prom, "MAX_POINTS", 64)  # 300 points: 5 chunks per query
+    told: list[float] = []
+    chunked = read_prometheus(server.url, _queries(recording)[:3], start=START,
+                              end=_end(recording), step=1, progress=told.append)
+    assert len(told) == 15 and told == sorted(told) and told[-1] == 1.0
+    for a, b in zip(whole, chunked, strict=True):
+        assert np.array_equal(a.values, b.values, equal_nan=True)
+
+
+def test_a_coarser_step_and_gaps(server: ps.Prometheus, recording: pk.Profile) -> None:
+    (first, _) = read_prometheus(server.url, _queries(recording)[:2], start=START,
+                                 end=_end(recording), step="5s")
+    assert first.period == 5.0 and first.n_samples == (recording.n_samples - 1) // 5 + 1
+    assert np.array_equal(first.values, recording.values[::5, :2], equal_nan=True)
+    # beyond the data, Prometheus has no sample: the grid points stay NaN (then after its
+    # 5-minute lookback)
+    (later, _) = read_prometheus(server.url, _queries(recording)[:1], start=START,
+                                 end=_end(recording) + 900, step=60)
+    assert np.isnan(later.values[-1, 0])
+
+
+def test_server_errors_are_one_line_with_the_servers_message(server: ps.Prometheus) -> None:
+    with pytest.raises(InputError, match=r"HTTP 400: .*parse error"):
+        read_prometheus(server.url, ["sum(("], start=START, end=START + 60)
+    with pytest.raises(InputError, match="no series for the queries"):
+        read_prometheus(server.url, ["no_such_metric_anywhere"], start=START, end=START + 60)
+    with pytest.raises(InputError, match=r"several series for instance=.*sum by \(instance\)"):
+        read_prometheus(server.url, ["x={__name__=~'phasekit_page_faults|phasekit_cpu_user_s'}"],
+                        start=START, end=START + 60)
+    closed = ps.free_port()
+    with pytest.raises(UnsupportedError, match=r"cannot reach the Prometheus server"):
+        read_prometheus(f"prometheus://127.0.0.1:{closed}", ["up"], start=START, end=START + 60)
+    with pytest.raises(UsageError, match="--end must be after --start"):
+        read_prometheus(server.url, ["up"], start=START, end=START - 1)
+
+
+class _Refusing(http.server.BaseHTTPRequestHandler):
+    seen: ClassVar[list[str | None]] = []
+
+    def do_GET(self) -> None:
+        _Refusing.seen.append(self.headers.get("Authorization"))
+        body = b'{"status": "error", "error": "unauthorized"}'
+        self.send_response(401)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_credentials_are_sent_and_a_refusal_is_exit_4(monkeypatch: pytest.MonkeyPatch) -> None:
+    httpd = http.server.HTTPServer(("127.0.0.1", 0), _Refusing)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        port = httpd.server_address[1]
+        with pytest.raises(UnsupportedError, match=r"refused the credentials \(HTTP 401") as info:
+            read_prometheus(f"prometheus://ann:s3cret@127.0.0.1:{port}", ["up"], start=0, end=60)
+        assert info.value.exit_code == 4
+        monkeypatch.setenv(prom.TOKEN_VARIABLE, "t0ken")
+        with pytest.raises(UnsupportedError):
+            read_prometheus(f"prometheus://127.0.0.1:{port}", ["up"], start=0, end=60)
+    finally:
+        httpd.shutdown()
+    assert _Refusing.seen == ["Basic YW5uOnMzY3JldA==", "Bearer t0ken"]
+
+
+def test_query_names_durations_and_times() -> None:
+    assert Query.parse("ipc=rate(x[1m]) / rate(y[1m])") == Query("ipc", "rate(x[1m]) / rate(y[1m])")
+    assert Query.parse('node_load1{job="n"}') == Query("node_load1", 'node_load1{job="n"}')
+    assert Query.parse("sum(rate(a[5m]))").name == "sum(rate(a[5m]))"
+    assert parse_duration("1m30s") == 90.0 and parse_duration("250ms") == 0.25
+    assert parse_duration(5) == 5.0
+    with pytest.raises(UsageError):
+        parse_duration("5 parsecs")
+    assert parse_time("now-1h", now=10_000.0) == 6400.0
+    assert parse_time("-30m", now=10_000.0) == 8200.0
+    assert parse_time("2026-11-26T00:00:00Z") == 1795651200.0
+    assert parse_time("1795651200") == 1795651200.0
