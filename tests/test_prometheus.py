@@ -174,3 +174,48 @@ def test_query_names_durations_and_times() -> None:
     assert parse_time("-30m", now=10_000.0) == 8200.0
     assert parse_time("2026-11-26T00:00:00Z") == 1795651200.0
     assert parse_time("1795651200") == 1795651200.0
+
+
+def test_live_metrics_are_scraped_by_a_real_prometheus(tmp_path: Path) -> None:
+    from phasekit.live import LiveMetrics
+
+    live = LiveMetrics(node="n1")
+    url = live.serve("127.0.0.1:0")
+    target = url.removeprefix("http://").removesuffix("/metrics")
+    try:
+        with ps.running(tmp_path, targets=[target]) as server:
+            live.sample(3.0)
+            live.phase_changed(2, start_s=10.0)
+            live.sample(12.5)
+            live.periodicity(1.5, 0.8)
+            deadline = time.monotonic() + 20
+            seen: dict[str, float] = {}
+            while time.monotonic() < deadline and seen.get("phase") != 2.0:
+                time.sleep(0.5)
+                now = time.time()
+                try:
+                    (node,) = read_prometheus(
+                        server.url, ["phase=phasekit_phase", "in_phase=phasekit_phase_seconds",
+                                     "changes=phasekit_phase_changes_total",
+                                     "period=phasekit_period_seconds"],
+                        start=now - 5, end=now, step=1, label="node")
+                except InputError:  # not scraped yet
+                    continue
+                last = node.values[-1]
+                seen = dict(zip(node.metrics, last.tolist(), strict=True))
+    finally:
+        live.close()
+    assert node.node == "n1"
+    assert seen == {"phase": 2.0, "in_phase": 2.5, "changes": 1.0, "period": 1.5}
+
+
+def test_windowed_periodicity_finds_the_period_of_a_live_series() -> None:
+    from phasekit.live import WindowedPeriodicity
+
+    profile, truth = generate("nemo", minutes=4.0, seed=3)
+    live = WindowedPeriodicity("ipc", profile.period, window_s=120.0, every_s=30.0)
+    found = [r for r in (live.push(v) for v in profile.values[:, 0]) if r is not None]
+    assert len(found) == int(profile.duration // 30.0)
+    period, coverage = found[-1]
+    assert period == pytest.approx(truth.mean_length("compute") * profile.period, rel=0.05)
+    assert coverage > 0.5
