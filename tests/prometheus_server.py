@@ -122,3 +122,11 @@ def running(folder: Path, targets: Sequence[str] = ()) -> Iterator[Prometheus]:
         yield server
     finally:
         server.stop()
+
+
+def prometheus_version() -> str:
+    """The version of the prometheus binary (``2.42.0+ds``)."""
+    done = subprocess.run([str(PROMETHEUS), "--version"], capture_output=True, text=True,
+                          check=False)
+    words = (done.stdout or done.stderr).split()
+    return words[2] if len(words) > 2 else "unknown"
