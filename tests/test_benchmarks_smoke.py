@@ -42,6 +42,7 @@ def run(script: str, *args: str) -> str:
     ("segmentation_tssb.py", "segmentation_tssb"),
     ("energy_choose.py", "energy_choose"),
     ("energy_real.py", "energy_real"),
+    ("prometheus_read.py", "prometheus_read"),
 ])
 def test_quick_run_writes_its_section(tmp_path: Path, script: str, section: str) -> None:
     shared = BENCHMARKS.parent.parent / "shared" / "data"
