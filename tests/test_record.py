@@ -419,9 +419,10 @@ def test_a_write_failure_is_one_line_naming_what_was_kept(tmp_path: Path) -> Non
         resource.setrlimit(resource.RLIMIT_FSIZE, (60_000, 60_000))
 
     done = subprocess.run([sys.executable, "-m", "phasekit.cli", "record", "--sources", "proc",
-                           "--interval", "5ms", "-o", str(output), "--", "sleep", "30"],
+                           "--interval", "5ms", "-o", str(output), "--", "sh", "-c",
+                           "sleep 3; exit 7"],
                           capture_output=True, text=True, timeout=60, preexec_fn=small_files)
-    assert done.returncode == 2, done.stderr
+    assert done.returncode == 7, done.stderr  # the command's own exit code, kept
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "recording failed" in lines[0] and "partial.arrows" in lines[0]
     assert not output.exists()

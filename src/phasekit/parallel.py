@@ -22,7 +22,9 @@ killer, a crash in native code) breaks the pool: the items that had not finished
 once, each in a process of its own, and the one whose process dies again is reported as
 failed. On Dask the cluster's own limits hold (``memory_limit`` of each worker: its nanny
 restarts a worker past 95 % of it; the scheduler gives up on a task after
-``distributed.scheduler.allowed-failures`` restarts, reported here as that item's failure).
+``distributed.scheduler.allowed-failures`` restarts, reported here as that item's failure),
+and a cluster left with no worker at all for :data:`NO_WORKERS_TIMEOUT` seconds (its last
+worker died and no nanny restarts it) fails the items not done, instead of waiting forever.
 Every task runs in :func:`roomy_heap`, which matters where the environment fixes glibc's
 malloc thresholds, as Dask's nanny does: the heap is kept while the task runs and given
 back after it.
@@ -45,6 +47,7 @@ import logging
 import os
 import sys
 import threading
+import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -78,6 +81,12 @@ Progress = Callable[[str, float], None]
 MAX_TASKS_PER_CHILD = 100
 #: Seconds to wait for a Dask scheduler to answer.
 CONNECT_TIMEOUT = 10.0
+#: Seconds a Dask cluster may have no worker at all while items remain (its last worker
+#: died without a nanny to restart it, or left) before those items are reported as failed
+#: rather than waited for (our choice: longer than a nanny takes to restart a worker).
+NO_WORKERS_TIMEOUT = 60.0
+#: How often the Dask cluster's workers are counted while no item finishes.
+WORKER_CHECK_S = 1.0
 
 _log = logging.getLogger(__name__)
 _budget = threading.local()
@@ -462,15 +471,75 @@ def _on_dask(func: Callable[[T], R], items: list[T], client: Any, report: Progre
     index = {future.key: i for i, future in enumerate(futures)}
     if futures:
         _announce(started)
+    completed = dask_completed(futures, loop=client.loop)
+    alone_since: float | None = None  # since when the cluster has had no worker
+    checked = time.monotonic()
     try:
-        for future in dask_completed(futures, loop=client.loop):
-            i = index[future.key]
-            try:
-                outcomes[i] = future.result()
-            except Exception as exc:  # KilledWorker, a lost connection, a cancellation
-                outcomes[i] = Outcome(item=items[i], failure=describe(exc, items[i]))
-            ticker.tick()
+        while not completed.is_empty():
+            batch = completed.next_batch(block=False)
+            for future in batch:
+                i = index[future.key]
+                try:
+                    outcomes[i] = future.result()
+                except Exception as exc:  # KilledWorker, a lost connection, a cancellation
+                    outcomes[i] = Outcome(item=items[i], failure=_dask_failure(exc, items[i]))
+                ticker.tick()
+            now = time.monotonic()
+            if batch:
+                alone_since, checked = None, now
+                continue
+            _pause(completed)
+            if now - checked < WORKER_CHECK_S:
+                continue
+            checked = now
+            if _workers(client):
+                alone_since = None
+            elif alone_since is None:
+                alone_since = now
+            elif now - alone_since >= NO_WORKERS_TIMEOUT:
+                left = [i for i, o in enumerate(outcomes) if o is None]
+                client.cancel([futures[i] for i in left])
+                for i in left:
+                    outcomes[i] = Outcome(item=items[i], failure=Failure(
+                        message=f"{items[i]}: no Dask worker left to run it (none on the "
+                                f"cluster for {NO_WORKERS_TIMEOUT:g} s)",
+                        exit_code=1, error="NoWorkers"))
+                    ticker.tick()
+                break
     except BaseException:
         client.cancel(futures)
         raise
     return [o for o in outcomes if o is not None]
+
+
+def _pause(completed: Any) -> None:
+    """Wait up to 50 ms for a Dask future of ``completed`` to finish."""
+    condition = getattr(completed, "thread_condition", None)
+    if condition is None:
+        time.sleep(0.05)
+        return
+    with condition:
+        condition.wait(timeout=0.05)
+
+
+def _workers(client: Any) -> int:
+    """The workers the cluster has now (0 when the scheduler does not answer)."""
+    try:
+        return len(client.nthreads())
+    except Exception:  # a scheduler gone: no worker either
+        return 0
+
+
+def _dask_failure(exc: BaseException, item: object) -> Failure:
+    """The failure of an item on Dask: a worker that died under it (``KilledWorker``: the
+    scheduler gave up after ``allowed-failures`` retries) is said in those words, naming the
+    item; anything else as :func:`describe`."""
+    if type(exc).__name__ != "KilledWorker":
+        return describe(exc, item)
+    tries = getattr(exc, "allowed_failures", None)
+    last = getattr(getattr(exc, "last_worker", None), "address", None)
+    times = f"{tries + 1} time(s)" if isinstance(tries, int) else "again"
+    return Failure(message=f"{item}: the Dask worker running it died, {times} (last: "
+                           f"{last or 'unknown'}; killed, perhaps for lack of memory: see the "
+                           "workers' logs)", exit_code=1, error="KilledWorker",
+                   traceback="".join(traceback.format_exception(exc)))

@@ -69,7 +69,9 @@ def record(
     Samples every source at a fixed interval against the monotonic clock and streams the
     samples to OUTPUT.partial.arrows in chunks (one a second), so a recording killed even
     with SIGKILL keeps all but its last second; on a normal end, SIGINT or SIGTERM the file
-    is finalized into OUTPUT. Counters are stored per interval, energy as power (W).
+    is finalized into OUTPUT. Counters are stored per interval, energy as power (W). A full
+    disk stops the recording, not the command: the chunks written are kept, one line says
+    where, and the exit code is still the command's.
     """
     from phasekit.record import Recorder, builtin_sources, select_sources
     from phasekit.record.sources.command import CommandSource

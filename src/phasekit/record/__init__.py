@@ -10,7 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from phasekit.errors import UsageError
-from phasekit.record.recorder import MIN_INTERVAL, Recorder, RecordingSummary, partial_path
+from phasekit.record.recorder import (
+    MIN_INTERVAL,
+    Recorder,
+    RecordingFailed,
+    RecordingSummary,
+    partial_path,
+)
 from phasekit.record.sources.base import Availability, Metric, Source
 from phasekit.verbmodule import make_callable
 
@@ -19,6 +25,7 @@ __all__ = [
     "Availability",
     "Metric",
     "Recorder",
+    "RecordingFailed",
     "RecordingSummary",
     "Source",
     "builtin_sources",

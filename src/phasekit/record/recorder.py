@@ -33,7 +33,10 @@ a recording killed with SIGKILL keeps every chunk but the last second's. When th
 ends (the command exits, ``duration`` is over, SIGINT, SIGTERM or SIGHUP) the stream is
 closed and converted, chunk by chunk, into OUTPUT (Parquet or Arrow by its name; CSV in
 memory) with the summary in its metadata (``meta["recording"]``, ``"complete": true``), and
-the partial file is removed. An existing partial file is never overwritten.
+the partial file is removed. An existing partial file is never overwritten. A write that
+fails once the recording has started (a full disk) stops the sampling, not the command: the
+stream is cut back to its whole chunks and kept, the command runs to its end, and
+:class:`RecordingFailed` (one line: why, what is kept where) carries its exit code.
 
 The command. It is started held before ``exec`` (a tiny trampoline waits on a pipe, with the
 default dispositions of SIGINT, SIGPIPE and SIGXFSZ restored), the sources are opened on it
@@ -55,6 +58,7 @@ import logging
 import math
 import os
 import queue
+import re
 import shutil
 import signal
 import socket
@@ -74,7 +78,7 @@ from phasekit.errors import PhasekitError, PhasekitWarning, UnsupportedError, Us
 from phasekit.record.sources.base import Metric, Scope, Source
 from phasekit.results import short_repr
 
-__all__ = ["MIN_INTERVAL", "Recorder", "RecordingSummary", "partial_path"]
+__all__ = ["MIN_INTERVAL", "Recorder", "RecordingFailed", "RecordingSummary", "partial_path"]
 
 logger = logging.getLogger(__name__)
 
@@ -362,11 +366,16 @@ class Recorder:
         start_utc = _dt.datetime.now(_dt.UTC)
         header = self._header(opened, command, start_utc)
         partial = partial_path(output)
-        appender = StreamAppender(partial, header["metrics"], header)
+        try:
+            appender = StreamAppender(partial, header["metrics"], header)
+        except OSError as exc:  # the header does not fit (a full disk): nothing has run yet
+            partial.unlink(missing_ok=True)
+            raise UsageError(f"cannot write {partial}: {_why(exc)}") from None
         layout = _Layout.of(opened)
         writer = _ChunkWriter(appender, layout, self.interval, status)
         loop = _choose_loop(opened, layout, self.interval, self.flush_interval, writer)
         cpu_start = time.process_time()
+        started = time.monotonic()
         try:
             loop.run(stop, child, duration, self.grace)
             writer.finish()
@@ -375,6 +384,13 @@ class Recorder:
             appender.abandon()
             partial.unlink(missing_ok=True)
             raise UsageError(f"cannot run {command[0] if command else '?'}: {exc}") from None
+        except _WriteFailed as failed:
+            writer.finish(raise_error=False)
+            appender.abandon()
+            writer.cut_back()
+            code = _outlive(child, stop, started + (duration or math.inf), self.grace)
+            raise _write_failure(failed.error, partial, appender.n_rows, command, code,
+                                 f"recording failed at {writer.failed_at:.1f} s") from None
         except BaseException as exc:
             writer.finish(raise_error=False)
             appender.abandon()
@@ -386,8 +402,13 @@ class Recorder:
                 raise _kept(partial, exc) from None
             raise
         cpu = time.process_time() - cpu_start
-        appender.close()
         exit_code = child.exit_code() if child else None
+        try:
+            appender.close()
+        except OSError as exc:  # the end-of-stream marker does not fit
+            writer.cut_back()
+            raise _write_failure(exc, partial, appender.n_rows, command, exit_code,
+                                 "recording could not be closed") from None
         summary = loop.summary(output, exit_code, header["metrics"], cpu,
                                stopped_by=stop.reason or ("command exited" if child
                                                           else "duration"),
@@ -395,8 +416,69 @@ class Recorder:
         try:
             _finalize(partial, output, header, summary, start_utc)
         except (OSError, PhasekitError) as exc:
-            raise _kept(partial, exc) from None
+            raise _write_failure(exc, partial, appender.n_rows, command, exit_code,
+                                 f"could not write {output}") from None
         return summary
+
+
+class RecordingFailed(PhasekitError, RuntimeError):
+    """A recording that could not be written once it had started (a full disk). The samples
+    written before are kept in ``partial`` (``n_samples`` of them; the file is removed when
+    there are none); the command was left to run to its end, and ``exit_code`` is its exit
+    code (what ``phasekit record`` exits with, as documented), 1 without a command."""
+
+    def __init__(self, message: str, *, partial: Path, n_samples: int,
+                 command_exit_code: int | None) -> None:
+        super().__init__(message)
+        self.partial = partial
+        self.n_samples = n_samples
+        self.command_exit_code = command_exit_code
+        self.exit_code = 1 if command_exit_code is None else command_exit_code
+
+
+def _why(exc: BaseException) -> str:
+    """The reason of an I/O error in a few words: its strerror (Arrow's errors carry the
+    errno in their text only), else its first line."""
+    text = str(exc).strip()
+    found = re.search(r"\[errno (\d+)\]", text)
+    if found:
+        return os.strerror(int(found.group(1)))
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return (text.splitlines() or [type(exc).__name__])[0][:200]
+
+
+def _write_failure(exc: BaseException, partial: Path, n_samples: int,
+                   command: list[str] | None, exit_code: int | None, what: str
+                   ) -> RecordingFailed:
+    """The one-line error of a recording that could not be written: why, what is kept where,
+    what became of the command."""
+    if n_samples and partial.exists():
+        kept = (f"the {n_samples} samples written before are kept in {partial} (phasekit "
+                "info and analyze read it)")
+    else:
+        partial.unlink(missing_ok=True)
+        kept = "no sample had been written"
+    ran = (f"; {command[0]} ran to its end and exited with code {exit_code}"
+           if command and exit_code is not None else "")
+    return RecordingFailed(f"{what}: {_why(exc)}; {kept}{ran}",
+                           partial=partial, n_samples=n_samples, command_exit_code=exit_code)
+
+
+def _outlive(child: PausedChild | None, stop: _StopFlag, end: float, grace: float
+             ) -> int | None:
+    """After the recording stopped early: wait for the command to end on its own (a stop
+    signal, or the end of ``--duration`` at monotonic time ``end``, still reaches it as
+    while recording); its exit code."""
+    if child is None or not child.released:
+        return None
+    escalation = _Escalation(child, grace)
+    while not child.exited():
+        if time.monotonic() >= end and stop.reason is None:
+            stop.set("duration", signal.SIGTERM)
+        escalation.step(stop)
+        time.sleep(MAX_SLEEP)
+    return child.exit_code()
 
 
 def _kept(partial: Path, exc: BaseException) -> PhasekitError:
@@ -552,8 +634,20 @@ def _stdin_is_terminal() -> bool:
         return False
 
 
+class _WriteFailed(Exception):
+    """The writer thread could not append a chunk (``error``: why, e.g. a full disk)."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 class _ChunkWriter:
-    """Turns chunks of cumulative readings into stored values, in a thread of its own."""
+    """Turns chunks of cumulative readings into stored values, in a thread of its own.
+
+    After each chunk appended it notes the size of the stream (``good_size``); when an append
+    fails (a full disk), later chunks are dropped, :meth:`put` and :meth:`finish` raise
+    :class:`_WriteFailed`, and :meth:`cut_back` truncates the stream to its whole chunks."""
 
     def __init__(self, appender: Any, layout: _Layout, interval: float,
                  status: Callable[[float, int], None] | None) -> None:
@@ -561,15 +655,24 @@ class _ChunkWriter:
         self.layout = layout
         self.interval = interval
         self.status = status
+        self.path: Path | None = getattr(appender, "path", None)
+        self.good_size = self._size()
         self.queue: queue.Queue[tuple[np.ndarray, np.ndarray] | None] = queue.Queue()
         self.error: BaseException | None = None
+        self.failed_at = 0.0  # seconds into the recording of the first sample not written
         self.thread = threading.Thread(target=self._work, name="phasekit-writer", daemon=True)
         self.thread.start()
+
+    def _size(self) -> int | None:
+        try:
+            return None if self.path is None else os.stat(self.path).st_size
+        except OSError:
+            return None
 
     def put(self, previous: np.ndarray, rows: np.ndarray) -> None:
         """``previous``: the row before the chunk (tick, time, readings); ``rows``: the chunk."""
         if self.error is not None:
-            raise self.error
+            raise _WriteFailed(self.error)
         self.queue.put((previous, rows))
 
     def finish(self, raise_error: bool = True) -> None:
@@ -577,7 +680,16 @@ class _ChunkWriter:
             self.queue.put(None)
             self.thread.join()
         if self.error is not None and raise_error:
-            raise self.error
+            raise _WriteFailed(self.error)
+
+    def cut_back(self) -> None:
+        """Truncate the stream to the chunks appended whole (a failed append may leave part
+        of a chunk, and a full disk gets the space back)."""
+        if self.path is None or self.good_size is None:
+            return
+        with contextlib.suppress(OSError):
+            if os.stat(self.path).st_size > self.good_size:
+                os.truncate(self.path, self.good_size)
 
     def _work(self) -> None:
         while True:
@@ -591,7 +703,9 @@ class _ChunkWriter:
                 self.appender.append(times, values)
             except BaseException as exc:  # reported to the sampling loop at its next flush
                 self.error = exc
+                self.failed_at = float(item[1][0, 1])
                 continue
+            self.good_size = self._size()
             if self.status is not None:
                 try:
                     self.status(float(item[1][-1, 1]), self.appender.n_rows)

@@ -14,9 +14,12 @@ meter), which the campaign labels as estimated.
 
 Every run is appended to a JSON-lines log as soon as it ends (:func:`phasekit.campaign.
 append_run`): an interrupted campaign keeps every finished run, and running it again with the
-same output resumes (configurations already in the log are skipped). A run that fails (non-zero
-exit, timeout, command not found) is recorded as failed with its reason and the campaign goes
-on. The actuators' refusals (no cpufreq interface, too many cores) come before any run.
+same output resumes (configurations already in the log are skipped; a log of another program or
+measured with another energy sensor is refused, so that runs of two campaigns never mix). A
+log line cut short by a crash is skipped on resume (its run is made again) and the log is
+rewritten without it at the end. A run that fails (non-zero exit, timeout, command not found)
+is recorded as failed with its reason and the campaign goes on. The actuators' refusals (no
+cpufreq interface, too many cores) come before any run.
 """
 
 from __future__ import annotations
@@ -31,17 +34,19 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from phasekit.campaign import Campaign, Run, append_run, read_campaign
-from phasekit.errors import InputError, UsageError
+from phasekit.campaign import Campaign, Run, append_run, read_campaign, write_campaign
+from phasekit.errors import InputError, PhasekitWarning, UsageError
 from phasekit.record.actuators import FrequencyActuator, affinity_setter, usable_cpus
 from phasekit.regions import ENV as REGIONS_ENV
 from phasekit.regions import read_regions
 
-__all__ = ["CampaignPlan", "CpuTimeEstimate", "PowerCommandMeter", "RaplMeter", "run_campaign"]
+__all__ = ["CampaignPlan", "CpuTimeEstimate", "PowerCommandMeter", "RaplMeter", "run_campaign",
+           "run_label"]
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
@@ -303,13 +308,46 @@ def _execute(plan: CampaignPlan, argv: list[str], env: dict[str, str], cores: in
     return _Outcome()
 
 
+def run_label(plan: CampaignPlan, threads: int | None, cores: int | None,
+              freq: float | None, inp: str | None, rep: int) -> str:
+    """``t=2 in=large r=3``: the settings of one run that the plan sets (not those left
+    alone), for the progress line."""
+    parts = [f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}"
+             for name, values, value in (("t", plan.threads, threads), ("c", plan.cores, cores),
+                                         ("f", plan.frequencies_ghz, freq),
+                                         ("in", plan.inputs, inp))
+             if any(v is not None for v in values)]
+    if plan.repetitions > 1:
+        parts.append(f"r={rep}")
+    return " ".join(parts)
+
+
+def _check_resumable(log: Path, existing: Campaign, program: str, energy: str) -> None:
+    """UsageError when the log ``existing`` (read from ``log``) is not this campaign's: another
+    program, or energy from another sensor (their runs must not mix)."""
+    if existing.program and existing.program != program:
+        raise UsageError(f"{log} holds runs of {existing.program!r}, not of {program!r}: run "
+                         "that command again to resume it, or move the log away to start anew")
+    before = existing.meta.get("energy")
+    if isinstance(before, str) and _gist(before) != _gist(energy):
+        raise UsageError(f"{log} holds runs with {_gist(before)}, this command would give "
+                         f"{_gist(energy)}: give the energy options it was started with to "
+                         "resume it, or move the log away to start anew")
+
+
+def _gist(note: str) -> str:
+    """The energy note without its details: ``energy ESTIMATED, not measured``."""
+    return note.split(":")[0].split(" (")[0]
+
+
 def run_campaign(plan: CampaignPlan, output: str | os.PathLike[str], *,
                  progress: Callable[[int, int, str], None] | None = None) -> Campaign:
     """Run ``plan``, appending every run to the JSON-lines log ``output`` (resuming it when
-    it exists); returns the whole campaign. ``progress(done, total, label)`` after each run."""
+    it exists); returns the whole campaign. ``progress(done, total, label)`` after each run,
+    counted over the whole grid (and once before the first run when resuming)."""
     output = Path(output)
-    done_keys = read_campaign(output).done() if output.exists() and output.stat().st_size \
-        else set()
+    existing = read_campaign(output) if output.exists() and output.stat().st_size else None
+    done_keys = existing.done() if existing is not None else set()
     cores_needed = max((c for c in plan.cores if c is not None), default=0)
     if cores_needed:
         affinity_setter(cores_needed)  # refuses now when there are not enough CPUs
@@ -321,11 +359,24 @@ def run_campaign(plan: CampaignPlan, output: str | os.PathLike[str], *,
             if f is not None:
                 frequency.set(f)  # checks every frequency is available before running
     meter, energy_note = _energy_meter(plan)
+    program = shlex.join(plan.command)
+    if existing is not None:
+        try:
+            _check_resumable(output, existing, program, energy_note)
+        except UsageError:
+            if frequency is not None:
+                frequency.restore()
+            if meter is not None:
+                meter.close()
+            raise
     meta = {"command": list(plan.command), "energy": energy_note, "idle_s": plan.idle_s,
             "timeout_s": plan.timeout_s, "hostname": os.uname().nodename,
             "kernel": os.uname().release}
-    todo = [c for c in plan.configurations() if c not in done_keys]
-    total = len(todo)
+    grid = list(plan.configurations())
+    todo = [c for c in grid if c not in done_keys]
+    total, already = len(grid), len(grid) - len(todo)
+    if progress is not None and already and todo:
+        progress(already, total, f"resuming {output}: {already} run(s) already done")
     try:
         for k, (threads, cores, freq, inp, rep) in enumerate(todo):
             if k and plan.idle_s:
@@ -367,14 +418,20 @@ def run_campaign(plan: CampaignPlan, output: str | os.PathLike[str], *,
                       energy_j=measured.get("energy_j"),  # type: ignore[union-attr]
                       sensors=measured.get("sensors", {}),  # type: ignore[union-attr]
                       regions=regions, extra=outcome.extra)
-            append_run(output, run, program=shlex.join(plan.command),
+            append_run(output, run, program=program,
                        inputs=[i for i in plan.inputs if i is not None], meta=meta)
             if progress is not None:
-                progress(k + 1, total, f"t={threads} c={cores} f={freq} in={inp} r={rep}: "
-                                       f"{run.status}")
+                label = run_label(plan, threads, cores, freq, inp, rep)
+                progress(already + k + 1, total,
+                         f"{label}: {run.status}" if label else run.status)
     finally:
         if frequency is not None:
             frequency.restore()
         if meter is not None:
             meter.close()
-    return read_campaign(output)
+    with warnings.catch_warnings(record=True) as cut:  # said once already, when resuming
+        warnings.simplefilter("always", PhasekitWarning)
+        campaign = read_campaign(output)
+    if cut:
+        write_campaign(campaign, output)  # the log without the lines an earlier crash cut
+    return campaign
