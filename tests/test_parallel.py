@@ -295,3 +295,35 @@ def test_every_task_runs_in_a_roomy_heap_restored_after_the_last(
         assert parallel.call(square, "x").failure is not None  # a second task, overlapping
         assert fake.calls == raised
     assert fake.calls == [*raised, *restored]
+
+
+def test_a_scheduler_address_where_something_else_answers_is_one_usage_error(
+        tmp_path: Path) -> None:
+    """An HTTP server (a proxy, say) at the --scheduler address: its reply read as Dask's
+    frames once asked for exabytes of memory (an internal error); now one line."""
+    import socket
+    import threading
+
+    from phasekit.errors import UsageError
+    from phasekit.many import periodicity_many
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+
+    def answer() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n" * 64)
+
+    threading.Thread(target=answer, daemon=True).start()
+    try:
+        with pytest.raises(UsageError, match=r"--scheduler tcp://127\.0\.0\.1:\d+: "):
+            periodicity_many([tmp_path / "a.csv"], scheduler=f"tcp://{listener.getsockname()[0]}"
+                                                             f":{listener.getsockname()[1]}")
+    finally:
+        listener.close()

@@ -458,6 +458,10 @@ def _connect(scheduler: str) -> Any:
     except (OSError, TimeoutError, ValueError, TypeError) as exc:
         raise UsageError(f"--scheduler {scheduler}: cannot connect to a Dask scheduler: "
                          f"{' '.join(str(exc).split())}") from None
+    except (MemoryError, EOFError) as exc:  # something else answers there: its bytes are not
+        # Dask's protocol (a proxy's reply read as a frame length of exabytes)
+        raise UsageError(f"--scheduler {scheduler}: what answers there is not a Dask "
+                         f"scheduler ({type(exc).__name__} reading its reply)") from None
 
 
 def _on_dask(func: Callable[[T], R], items: list[T], client: Any, report: Progress,
