@@ -2,7 +2,9 @@
 
 Every case is one ``phasekit`` command on one bad input: a file that is missing, not a
 regular file, empty, binary, damaged, of another kind, or a valid file with one bad value
-(text in a number column, 1e308, a ragged row...). :func:`run_case` runs it the way a user
+(text in a number column, 1e308, a ragged row...), given as an argument or on stdin (``-``);
+a recording cut by SIGKILL; or an output that cannot be written (a figure format the name
+does not tell, two outputs on one path, a FIFO). :func:`run_case` runs it the way a user
 does, in a child process, and :func:`problems` says what is wrong with the outcome: an exit
 code outside {2, 3, 4, 5}, anything but one line on stderr, a traceback, an internal error,
 a hang, or a file left behind.
@@ -48,6 +50,7 @@ class Case:
     outputs: tuple[str, ...] = ()  # files the command would write: none may be left
     timeout_s: float = TIMEOUT_S
     valid: bool = False  # an odd input that is still valid: the command must succeed
+    stdin: bool = False  # the input is given on stdin (the command reads -)
 
 
 @dataclass
@@ -134,6 +137,33 @@ def _copy(source: Path, name: str) -> Callable[[Path], Path]:
         shutil.copyfile(source, folder / name)
         return folder / name
     return make
+
+
+def _cut_recording(name: str, partial_only: bool = False) -> Callable[[Path], Path]:
+    """A recording killed before it finalized: ``NAME.partial.arrows`` (two flushed chunks,
+    no end-of-stream marker) and no ``NAME``; the path given is ``NAME``, or with
+    ``partial_only`` the partial file itself."""
+    def make(folder: Path) -> Path:
+        from phasekit.io.arrow import StreamAppender
+
+        partial = folder / (name + ".partial.arrows")
+        stream = StreamAppender(partial, ["ipc", "cycles"], {"version": 1, "period": 0.01})
+        t = np.arange(3000) * 0.01
+        for part in np.array_split(np.arange(3000), 2):
+            stream.append(t[part], np.column_stack([1 + 0.5 * np.sin(2 * np.pi * t[part]),
+                                                    1e6 + 0 * t[part]]))
+        stream.abandon()
+        return partial if partial_only else folder / name
+    return make
+
+
+def _with_fifo(make: Callable[[Path], Path], name: str) -> Callable[[Path], Path]:
+    """``make``'s input, and a FIFO ``name`` in the folder (an output that must be refused:
+    a rename onto it would replace it)."""
+    def both(folder: Path) -> Path:
+        os.mkfifo(folder / name)
+        return make(folder)
+    return both
 
 
 def generic_bad_files(suffix: str) -> dict[str, Callable[[Path], Path]]:
@@ -290,6 +320,52 @@ def cases(bases: Bases) -> list[Case]:
     add("signature_run", ["signature", "run", "{}", "-o", "out.json"],
         {**generic_bad_files(".json"), **_json_variants(bases.result_json, "signature")},
         ("out.json",))
+    add("signature_build", ["signature", "build", "{}", "-o", "sig"],
+        {name: generic_bad_files(".c")[name] for name in ("missing", "directory", "empty",
+                                                           "garbage", "nul", "utf16", "elf")}
+        | {"no_compile": _write("bad.c", "int main(void) { return x; }\n"),
+           "no_main": _write("lib.c", "int helper(void) { return 1; }\n")}, ("sig",))
+    # a program named like a bundled kernel is the program, even when it is not C
+    out.append(Case("signature_build-elf_named_stencil", ("signature", "build", "stencil"),
+                    _copy(Path(shutil.which("true") or "/bin/true"), "stencil"),
+                    ("stencil.signature",)))
+
+    # stdin: - reads a CSV profile (phasekit's own, with its # phasekit: line, is valid)
+    stdin_bad = {name: make for name, make in profile_bad.items() if name in {
+        "empty", "blank", "garbage", "nul", "utf16", "long_line", "header_only", "text_cell",
+        "huge", "infinite", "ragged", "no_header", "wrong_profile_parquet", "wrong_trace",
+        "wrong_campaign_json"}} | {"phasekit_csv": _copy(bases.profile_csv, "own.csv")}
+    for verb, argv, outputs in (("analyze", ["analyze", "-", "-o", "out.json"], ("out.json",)),
+                                ("info", ["info", "-", "--json"], ()),
+                                ("phases", ["phases", "-", "-o", "out.json"], ("out.json",)),
+                                ("watch", ["watch", "-", "--json"], ())):
+        for name, make in stdin_bad.items():
+            out.append(Case(f"{verb}_stdin-{name}", tuple(argv), make, outputs,
+                            valid=name == "phasekit_csv", stdin=True))
+
+    # a recording cut by SIGKILL: the missing file points to its .partial.arrows, read as is
+    for verb in ("analyze", "info", "phases"):
+        out.append(Case(f"{verb}-cut_recording", (verb, "{}"), _cut_recording("run.parquet")))
+        out.append(Case(f"{verb}-cut_recording_partial", (verb, "{}"),
+                        _cut_recording("run.parquet", partial_only=True), valid=True))
+
+    # outputs checked before the work, written only when all of it succeeded
+    valid_profile = _copy(bases.profile_csv, "profile.csv")
+    valid_campaign = _copy(bases.campaign_json, "campaign.json")
+    for verb, argv, make in (
+            ("analyze", ["analyze", "{}"], valid_profile),
+            ("phases", ["phases", "{}"], valid_profile),
+            ("energy_choose", ["energy", "choose", "{}", "--no-uncertainty"], valid_campaign),
+            ("energy_plot", ["energy", "plot", "{}"], valid_campaign)):
+        for name, extra, maker in (
+                ("plot_format", ["-o", "out.json", "--plot", "out.txt"], make),
+                ("same_output", ["-o", "out.png", "--plot", "out.png"], make),
+                ("output_fifo", ["-o", "out.json", "--plot", "fifo.png"],
+                 _with_fifo(make, "fifo.png"))):
+            if verb == "energy_plot" and name == "same_output":
+                extra = ["-o", "out.json", "--plot", "out.json"]
+            out.append(Case(f"{verb}-{name}", (*argv, *extra), maker,
+                            ("out.json", "out.png", "out.txt")))
     return out
 
 
@@ -313,6 +389,7 @@ def run_case(case: Case, folder: Path) -> Outcome:
     target = case.make(folder)
     before = set(os.listdir(folder))
     argv = [str(target) if a == "{}" else a for a in case.argv]
+    stdin = os.open(target if case.stdin else os.devnull, os.O_RDONLY)
     out_path, err_path = folder.parent / (folder.name + ".out"), folder.parent / (folder.name
                                                                                  + ".err")
     sys.stdout.flush()
@@ -325,6 +402,7 @@ def run_case(case: Case, folder: Path) -> Outcome:
             os.setpgid(0, 0)
             os.chdir(folder)
             os.environ["COLUMNS"] = "100"
+            os.dup2(stdin, 0)
             for fd, path in ((1, out_path), (2, err_path)):
                 handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
                 os.dup2(handle, fd)
@@ -347,6 +425,7 @@ def run_case(case: Case, folder: Path) -> Outcome:
                 sys.stderr.flush()
             finally:
                 os._exit(code)
+    os.close(stdin)
     code = _wait(pid, case.timeout_s)
     seconds = time.monotonic() - start
     left = sorted(set(os.listdir(folder)) - before)

@@ -389,3 +389,156 @@ def test_the_command_freezes_the_collector_before_the_interpreter_exits(
     with pytest.raises(SystemExit) as exited:
         cli.entry_point()
     assert exited.value.code == 3 and frozen == [True, True]
+
+
+# --- issue 21: outputs, stdin, cut recordings, piped output ------------------------------------
+def test_outputs_are_written_together_or_not_at_all(tmp_path: Path) -> None:
+    """write_all: a figure that fails leaves neither the JSON nor a temporary file, and a
+    file of that name as it was."""
+    from phasekit.cli.common import figure_file, json_file, write_all
+
+    result, figure = tmp_path / "r.json", tmp_path / "f.png"
+    result.write_text("old\n")
+
+    def fail(path: Path) -> None:
+        path.write_bytes(b"half a figure")
+        raise RuntimeError("the figure failed")
+
+    with pytest.raises(RuntimeError, match="the figure failed"):
+        write_all(json_file(result, {"kind": "x"}), figure_file(figure, fail))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+    assert result.read_text() == "old\n"
+    written = write_all(json_file(result, lambda: {"kind": "x"}),
+                        figure_file(figure, lambda path: path.write_bytes(b"png")))
+    assert written == [("result", result), ("figure", figure)]
+    assert json.loads(result.read_text()) == {"kind": "x"} and figure.read_bytes() == b"png"
+
+
+def test_a_plot_that_fails_writes_no_result(nemo: Path, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise UsageError("cannot draw this figure")
+
+    monkeypatch.setattr("phasekit.plot.plot_analysis", broken)
+    result = tmp_path / "result.json"
+    code, _, err = run("analyze", nemo, "-o", result, "--plot", tmp_path / "fig.png")
+    assert code == 2 and "cannot draw this figure" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("option", "expected"), [
+    (["--plot", "fig.txt"], "cannot tell the format"),
+    (["-o", "same.png", "--plot", "same.png"], "both write"),
+    (["-o", "pipe"], "not a regular file"),
+])
+def test_outputs_are_checked_before_the_work(option: list[str], expected: str, nemo: Path,
+                                             tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the analysis ran")
+
+    monkeypatch.setattr("phasekit.periodicity.analyze", never)
+    monkeypatch.chdir(tmp_path)
+    import os
+
+    os.mkfifo(tmp_path / "pipe")
+    code, _, err = run("analyze", nemo, *option)
+    assert code == 2 and expected in err and err.count("\n") == 1, err
+    assert [p.name for p in tmp_path.iterdir()] == ["pipe"]
+
+
+def _cut_recording(folder: Path) -> Path:
+    """``run.parquet.partial.arrows`` of a recording killed before it finalized (200 samples
+    flushed, no end-of-stream marker)."""
+    from phasekit.io.arrow import StreamAppender
+
+    partial = folder / "run.parquet.partial.arrows"
+    stream = StreamAppender(partial, ["ipc", "cycles"], {"version": 1, "period": 0.01})
+    t = np.arange(200) * 0.01
+    stream.append(t, np.column_stack([1 + 0.5 * np.sin(2 * np.pi * t), 1e6 + 0 * t]))
+    stream.abandon()
+    return partial
+
+
+@pytest.mark.parametrize("verb", ["info", "analyze", "phases"])
+def test_a_cut_recording_is_pointed_to(verb: str, tmp_path: Path) -> None:
+    partial = _cut_recording(tmp_path)
+    code, out, err = run(verb, tmp_path / "run.parquet")
+    assert code == 3 and out == "" and err.count("\n") == 1
+    assert err.startswith(f"phasekit: error: {tmp_path / 'run.parquet'}: no such file; the "
+                          "recording was cut: its samples are in run.parquet.partial.arrows")
+    code, out, err = run("info", partial, "--json")
+    assert code == 0 and json.loads(out)["n_samples"] == 200
+    assert "warning" in err and "cut short" in err
+
+
+def _stdin(args: list[str], data: bytes) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "phasekit.cli", *args], input=data.decode(),
+                          capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_analyze_reads_a_csv_profile_from_stdin(nemo: Path) -> None:
+    """phasekit's own CSV (its ``# phasekit:`` line first) on stdin, as from a file."""
+    done = _stdin(["analyze", "-", "--json"], nemo.read_bytes())
+    assert done.returncode == 0, done.stderr
+    from_file = json.loads(run("analyze", nemo, "--json")[1])
+    assert json.loads(done.stdout)["patterns"] == from_file["patterns"]
+    done = _stdin(["info", "-"], b"time,a\n0,1\n0.1,x\n")
+    assert done.returncode == 3
+    assert done.stderr == "phasekit: error: <stdin>, line 3, column 'a': expected a number, " \
+                          "found 'x'\n"
+
+
+def test_watch_reads_phasekits_csv_and_prints_one_object_per_line(nemo: Path) -> None:
+    done = _stdin(["watch", "-", "--json"], nemo.read_bytes())
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    objects = [json.loads(line) for line in lines]  # every line is one object
+    assert objects[-1]["phases"] == len(objects) and objects[-1]["starts_s"][0] == 0.0
+    plain = _stdin(["watch", "-", "--json"], b"".join(
+        line + b"\n" for line in nemo.read_bytes().splitlines()[1:]))
+    assert plain.stdout == done.stdout  # the metadata line only adds the exact period
+
+
+def test_piped_tables_are_not_wrapped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """stdout not a terminal: rows and titles are whole lines, numbers never split."""
+    monkeypatch.setenv("COLUMNS", "80")
+    names = [f"a_rather_long_metric_name_{k}" for k in range(3)]
+    t = np.arange(400) * 0.01
+    profile = Profile(np.column_stack([1e-7 * (1 + np.sin(t + k)) for k in range(3)]),
+                      period=0.01, metrics=names)
+    path = tmp_path / "p.csv"
+    write_profile(profile, path)
+    code, out, err = run("info", path)
+    assert code == 0, err
+    for name in names:
+        row = next(line for line in out.splitlines() if name in line)
+        assert len(row.split()) >= 7, row  # name, unit column, missing, min, mean, max
+
+
+def test_near_zero_parameters_print_as_zero() -> None:
+    from phasekit.cli.common import number
+
+    assert number(3.192e-14, 398.6) == "0" and number(-1e-12, 400.0) == "0"
+    assert number(1.568e-05, 398.6) == "1.568e-05" and number(3.192e-14, 0.0) == "3.192e-14"
+    assert number(float("nan"), 1.0) == "nan"
+
+
+def test_energy_fit_prints_a_parameter_at_its_bound_as_zero(tmp_path: Path) -> None:
+    import re
+
+    from phasekit.campaign import write_campaign
+    from phasekit.synth.campaigns import seed_campaign
+
+    path = tmp_path / "campaign.json"
+    write_campaign(seed_campaign(seed=0, frequencies=(1.2, 1.8, 2.4), cores=(1, 2, 4, 8),
+                                 inputs=(1, 2)).campaign, path)
+    code, out, err = run("energy", "fit", path, "--json")
+    assert code == 0, err
+    params = json.loads(out)["params"]
+    tiny = [k for k, v in params.items() if 0 < abs(v) < 1e-12]
+    assert tiny  # the solver leaves d3 and k a rounding error above their bound 0
+    code, out, err = run("energy", "fit", path)
+    line = next(line for line in out.splitlines() if line.startswith("parameters"))
+    for name in tiny:
+        assert re.search(rf"\b{name} = 0(,|$)", line), line

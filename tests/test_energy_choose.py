@@ -468,3 +468,49 @@ def test_failed_readings_are_neither_regret_references_nor_chosen_by_their_time(
     pick = choose(MODEL, [1], frequencies_ghz=freqs, cores=cores, measured=slow,
                   trusted=slow.loc[row.index], max_time_s=limit).choices[0]
     assert (round(pick.best.frequency_ghz, 6), pick.best.cores) != cheap
+
+
+# --- issue 21: outputs only on success, options before the fit ------------------------------
+def test_cli_choose_whose_plot_fails_writes_no_result(campaign_file: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise UsageError("the figure cannot be drawn")
+
+    monkeypatch.setattr("phasekit.plot.energy.plot_choice", broken)
+    code, _, err = run("energy", "choose", str(campaign_file), "--no-uncertainty",
+                       "--plot", str(tmp_path / "p.png"), "-o", str(tmp_path / "c.json"))
+    assert code == 2 and "the figure cannot be drawn" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["--input", "large"], "--input 'large': not an input of the campaign"),
+    (["--user-cores", "3"], "--user-cores 3: not among the core counts"),
+    (["--max-cores", "0"], "--max-cores 0: expected at least 1"),
+    (["--min-freq", "9"], "the limits leave no frequency or no core count"),
+    (["--plot", "choice.txt"], "cannot tell the format from the name"),
+])
+@pytest.mark.parametrize("verb", ["choose", "suggest"])
+def test_cli_options_are_checked_before_the_fit(verb: str, args: list[str], expected: str,
+                                                campaign_file: Path, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    if verb == "suggest" and args[0] == "--user-cores":
+        return  # an option of choose only
+    if verb == "suggest" and args[0] == "--plot":
+        args, expected = ["-o", "."], "is a directory"
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the model was fitted")
+
+    monkeypatch.setattr("phasekit.energy.workflow.fit_then_choose", never)
+    monkeypatch.setattr("phasekit.energy.suggest.suggest", never)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("energy", verb, str(campaign_file), *args)
+    assert code == 2 and out == "" and expected in err and err.count("\n") == 1, err
+
+
+def test_cli_choose_titles_are_whole_lines(campaign_file: Path) -> None:
+    code, out, err = run("energy", "choose", str(campaign_file), "--no-uncertainty")
+    assert code == 0, err
+    assert ("Savings vs ondemand (maximum frequency) at the worst, a random, the best core "
+            "count, %: predicted (measured)") in out.splitlines()

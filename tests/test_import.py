@@ -394,12 +394,9 @@ def test_generic_csv_is_not_taken_for_tool_output(tmp_path: Path) -> None:
         path = tmp_path / name
         shutil.copy(tmp_path / "source.csv", path)
         assert sniff_profile_format(path) is None
-        if name.endswith(".csv"):
-            assert read_profile(path).metrics == ("a", "b")
-        else:  # only the name .csv says CSV
-            with pytest.raises(UsageError, match="neither perf stat"):
-                read_profile(path)
-            assert read_profile(path, format="csv").metrics == ("a", "b")
+        # not tool output: read as the CSV profile its content is (issue 21: by content)
+        assert read_profile(path).metrics == ("a", "b")
+        assert read_profile(path, format="csv").metrics == ("a", "b")
     numeric = _write(tmp_path, "n.csv", "t,a,b,c,d,e\n0.123456789,1.5,2.5,3.5,4,5.5\n"
                      "0.223456789,1.5,2.5,3.5,4,5.5\n")
     assert not looks_like_perfstat(numeric.read_text())

@@ -124,3 +124,33 @@ def test_literal_text_keeps_log_ticks_in_mathtext() -> None:
     assert shown["cost \\$5 and \\$6"] == ("cost $5 and $6", False)
     assert shown["node\\$1\\$"] == ("node$1$", False)
     assert any(math and "10^" in text for text, math in shown.values())
+
+
+def test_fingerprint_figure_keeps_a_long_ratio_inside_the_figure() -> None:
+    """Issue 21: the ratio named the y axis, and a long one ran off the figure; it is in the
+    title now, wrapped at the figure's edge, and every label stays inside."""
+    import dataclasses
+
+    from matplotlib.text import Text
+
+    from phasekit.energy.fingerprint import fingerprint_profiles
+    from phasekit.plot.fingerprint import fingerprints_figure
+    from phasekit.synth.power import generate_fingerprint_runs
+
+    runs = generate_fingerprint_runs(programs=2, inputs=2, seed=1)
+    result = fingerprint_profiles(runs, names=[f"run{i}" for i in range(len(runs))])
+    ratio = "inst_retired.any/mem_inst_retired.all_loads+mem_inst_retired.all_stores"
+    fig = fingerprints_figure(dataclasses.replace(result, ratio=ratio))
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    box = fig.bbox
+    texts = [t for ax in fig.axes for t in (ax.xaxis.label, ax.yaxis.label, ax.title)
+             if t.get_text()]  # the wrapped title is measured unwrapped: checked below
+    assert texts
+    for text in texts:
+        extent = text.get_window_extent(renderer)
+        assert (extent.x0 >= box.x0 - 1 and extent.x1 <= box.x1 + 1
+                and extent.y0 >= box.y0 - 1 and extent.y1 <= box.y1 + 1), text.get_text()
+    titles = [t.get_text() for t in fig.findobj(Text) if t.get_wrap()]
+    assert titles == ["Fingerprints of inst_retired.any / mem_inst_retired.all_loads + "
+                      "mem_inst_retired.all_stores, coloured by cluster"]

@@ -437,3 +437,27 @@ def test_demo_ends_by_writing_its_report(tmp_path: Path) -> None:
     assert set(found) == {"periodicity", "demo_comparison"}
     assert found["periodicity"].count("<svg ") == 2
     assert "adjusted" not in found["periodicity"] and "ari" in found["demo_comparison"]
+
+
+@pytest.mark.parametrize(("comparison", "shown"), [
+    ({"expected_period_s": 0.4, "found_period_s": 0.398, "period_error": 0.005,
+      "coverage": 0.75, "metrics": ["page_faults"],
+      "metric_choice": {"rule": "strength", "metric": "page_faults", "reason": "no IPC"},
+      "recording": {"n_samples": 420, "interval_s": 0.01, "achieved_interval_s": 0.01003,
+                    "jitter_s": {"p99": 0.0035}, "sources": ["perf-sw", "proc"],
+                    "stopped_by": "command exited"}},
+     ["known iteration period", "0.4 s", "0.398 s (0.5% off)", "page_faults (no IPC)",
+      "perf-sw, proc", "3.5 ms"]),
+    ({"expected_period_s": 0.4, "found_period_s": None, "period_error": None,
+      "coverage": 0.0, "metrics": ["x"]}, ["no periodicity found"]),
+    ({"coverage": 0.889, "true_coverage": 0.89, "patterns": 3, "true_patterns": 3,
+      "ari": 0.997}, ["88.9% (true 89.0%)", "3 (true 3)", "0.997"]),
+])
+def test_the_demos_comparison_has_its_own_view(comparison: dict[str, Any],
+                                              shown: list[str]) -> None:
+    """Issue 21: ``phasekit demo``'s report shows its comparison, not the generic view."""
+    page = build_report([ReportItem("phasekit demo", {"kind": "demo_comparison",
+                                                      "version": 1, **comparison})])
+    assert "No dedicated view" not in page and "How the demo compares" in page
+    for text in shown:
+        assert html.escape(text) in page, text

@@ -521,6 +521,32 @@ def test_a_program_that_does_not_compile_is_one_line(tmp_path: Path) -> None:
         call_graph(source)
 
 
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+def test_a_failed_build_leaves_nothing_and_a_rebuild_keeps_the_old_signature(
+        tmp_path: Path) -> None:
+    """Issue 21: a signature is built in a temporary sibling folder, renamed at the end."""
+    source = tmp_path / "bad.c"
+    source.write_text("int main(void) { return x; }\n")
+    for _ in range(2):  # the retry fails the same way: nothing was left to refuse it
+        code, out, err = run("signature", "build", source, "-o", tmp_path / "sig")
+        assert code == 3 and out == "" and "does not compile" in err, err
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.c"]
+    old = tmp_path / "old.sig"
+    (old / "bin").mkdir(parents=True)
+    (old / "signature.json").write_text("{}")
+    with pytest.raises(InputError, match="does not compile"):
+        build_signature(source, old)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.c", "old.sig"]
+    assert sorted(p.name for p in old.iterdir()) == ["bin", "signature.json"]
+    assert (old / "signature.json").read_text() == "{}"
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    code, _, err = run("signature", "build", source, "-o", other)
+    assert code == 2 and "holds no signature" in err
+    assert [p.name for p in other.iterdir()] == ["notes.txt"]
+
+
 TWO_PATHS = r'''
 #include <stdio.h>
 #include <stdlib.h>

@@ -119,6 +119,24 @@ def _calls(rank: list[int], time: list[float], site: list[int]) -> Trace:
     return Trace(frame, max(rank) + 1, (1,) * (max(rank) + 1), max(time) + 1.0, counters)
 
 
+@pytest.mark.parametrize(("frame", "shown"), [
+    ("main", "main()"), ("int main(int, char**)", "int main(int, char**)"),
+    ("A::step(double) const", "A::step(double) const"),
+    ("(anonymous namespace)::solve", "(anonymous namespace)::solve()")])
+def test_a_demangled_name_keeps_its_own_parameter_list(frame: str, shown: str) -> None:
+    """Issue 21: ``int main(int, char**)`` is not written ``int main(int, char**)()``."""
+    n = 30
+    codes = np.zeros(n, np.int64)
+    calls, counters = make_calls(
+        rank=np.zeros(n, np.int64), thread=np.zeros(n), time_s=np.arange(n, dtype=float),
+        duration_s=np.full(n, 1e-5), call=(codes, ["MPI_Allreduce"]),
+        call_path=(codes, [frame]), call_lines=(codes, ["f.c:10"]),
+        call_site=(codes, ["f.c:10"]), bytes=np.full(n, 8.0),
+        burst_duration_s=np.full(n, 1e-3), counters={})
+    result = structure(Trace(calls, 1, (1,), n + 1.0, counters))
+    assert result.table()[0]["PSEUDOCODE"] == shown
+
+
 def test_calls_repeating_unequally_in_one_loop_are_reported() -> None:
     # two calls in one loop; the second is skipped in two of the 30 iterations
     first = [float(k) for k in range(30)]

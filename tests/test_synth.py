@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import run
 from phasekit import InputError, UsageError
 from phasekit.synth import KINDS, Truth, generate, read_truth, truth_path, write_truth
 
@@ -226,3 +227,124 @@ def test_truth_rejects_bad_input(tmp_path: Path) -> None:
         read_truth(bad)
     with pytest.raises(UsageError, match="compute"):
         truth.coverage("nope")
+
+
+# --- phasekit synth: the inputs of the other verbs (issue 21) --------------------------------
+def test_synth_nodes_writes_a_folder_and_its_truth(tmp_path: Path) -> None:
+    from phasekit.io import read_profile
+    from phasekit.synth import generate_nodes
+
+    folder = tmp_path / "runs" / "job42"
+    code, out, err = run("synth", "nodes", "--nodes", "5", "--minutes", "0.5", "--seed", "1",
+                         "-o", folder)
+    assert code == 0, err
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == [f"node0{i}.parquet" for i in range(5)]
+    truth = json.loads((tmp_path / "runs" / "job42.truth.json").read_text())
+    profiles, expected = generate_nodes("nemo", n_nodes=5, minutes=0.5, seed=1,
+                                        outliers=("slow", "idle"))
+    assert truth["outliers"] == expected.outliers and sorted(truth["outliers"].values()) == \
+        ["idle", "slow"]
+    np.testing.assert_allclose(read_profile(folder / "node03.parquet").values,
+                               profiles[3].values)
+    assert "5 node profiles" in out
+    assert not [p for p in tmp_path.rglob(".*")], "no temporary folder left"
+    # again into the same folder: files replaced, nothing else touched
+    (folder / "notes.txt").write_text("mine")
+    code, _, err = run("synth", "nodes", "--nodes", "2", "--minutes", "0.5", "-o", folder)
+    assert code == 0, err
+    assert len(list(folder.iterdir())) == 6 and (folder / "notes.txt").read_text() == "mine"
+
+
+def test_synth_power_feeds_phase_division(tmp_path: Path) -> None:
+    from phasekit.energy.phasediv import divide_phases, power_profiles_from_dict
+
+    path = tmp_path / "profiles.json"
+    code, out, err = run("synth", "power", "--seed", "2", "-o", path, "--json")
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["configs"] == 42
+    profiles = power_profiles_from_dict(json.loads(path.read_text()), source=str(path))
+    truth = json.loads((tmp_path / "profiles.json.truth.json").read_text())
+    assert profiles.n_configs == 42 and truth["kind"] == "power_truth"
+    division = divide_phases(profiles, max_phases=truth["n_phases"])
+    # the optimum on the generator's own segments, within the noise of the readings
+    assert division.energy_j == pytest.approx(truth["energy_j"], rel=0.02)
+
+
+def test_synth_counters_is_a_power_model_table(tmp_path: Path) -> None:
+    import pandas as pd
+
+    from phasekit.synth.counters import COUNTERS, NONLINEAR_EXPRESSION
+
+    path = tmp_path / "counters.csv"
+    code, out, err = run("synth", "counters", "--minutes", "10", "--seed", "1", "-o", path)
+    assert code == 0, err
+    table = pd.read_csv(path)
+    assert list(table.columns) == ["time_s", *COUNTERS, "power_w"] and len(table) == 300
+    assert np.all(np.diff(table["time_s"]) == 2.0)
+    truth = json.loads((tmp_path / "counters.csv.truth.json").read_text())
+    assert truth["expression"] == NONLINEAR_EXPRESSION and truth["target"] == "power_w"
+    code, out, err = run("powermodel", "fit", path, "--model", "linear", "--json")
+    assert code == 0, err
+    fit = json.loads(out)
+    assert fit["time_column"] == "time_s" and "time_s" not in fit["features"]
+    assert fit["test"]["rmse"] < 0.8 * fit["mean_baseline"]["rmse"]
+
+
+@pytest.mark.parametrize(("name", "pascal"), [("c.json", False), ("c.csv", False),
+                                              ("p.json", True)])
+def test_synth_campaign_reads_back(name: str, pascal: bool, tmp_path: Path) -> None:
+    from phasekit.campaign import read_campaign
+    from phasekit.synth.campaigns import realistic_campaign
+
+    path = tmp_path / name
+    code, _, err = run("synth", "campaign", "--seed", "1", "-o", path,
+                       *(["--pascal"] if pascal else []))
+    assert code == 0, err
+    expected = realistic_campaign("mixed", seed=1).campaign
+    if name.endswith(".csv"):
+        import pandas as pd
+
+        table = pd.read_csv(path)
+        assert len(table) == len(expected.runs)
+        return
+    campaign = read_campaign(path)
+    assert len(campaign.runs) == len(expected.runs) == 935
+    assert ("pascal" in campaign.meta) is pascal
+    np.testing.assert_allclose([r.time_s for r in campaign.runs],
+                               [r.time_s for r in expected.runs], rtol=1e-9)
+    truth = json.loads((tmp_path / f"{name}.truth.json").read_text())
+    assert len(truth["energy_j"]) == 935
+
+
+def test_synth_fingerprints_cluster_by_program(tmp_path: Path) -> None:
+    folder = tmp_path / "runs"
+    code, _, err = run("synth", "fingerprints", "--seed", "1", "-o", folder)
+    assert code == 0, err
+    files = sorted(folder.iterdir())
+    assert len(files) == 12 and files[0].name == "prog0-in0.parquet"
+    code, out, err = run("fingerprint", *files, "--json")
+    assert code == 0, err
+    assert json.loads(out)["n_clusters"] == 4
+
+
+@pytest.mark.parametrize("args", [
+    ["power", "--minutes", "3"], ["nemo", "--nodes", "4"], ["campaign", "--period", "1"],
+    ["nodes", "--pascal"], ["counters", "--repetitions", "2"], ["power", "-o", "p.csv"],
+    ["counters", "-o", "c.parquet"], ["campaign", "-o", "c.txt"], ["nodes", "--minutes", "-1"],
+])
+def test_synth_options_that_do_not_apply_are_usage_errors(args: list[str],
+                                                          tmp_path: Path) -> None:
+    out = ["-o", str(tmp_path / "out.json")] if "-o" not in args else []
+    args = [str(tmp_path / a) if a.endswith((".csv", ".parquet", ".txt")) else a for a in args]
+    code, _, err = run("synth", *args, *out)
+    assert code == 2 and err.count("\n") == 1 and err.startswith("phasekit: error:"), err
+    assert not list(tmp_path.iterdir())
+
+
+def test_synth_folder_kinds_refuse_a_file(tmp_path: Path) -> None:
+    taken = tmp_path / "runs"
+    taken.write_text("a file")
+    code, _, err = run("synth", "fingerprints", "-o", taken)
+    assert code == 2 and "not a folder" in err and taken.read_text() == "a file"

@@ -10,7 +10,7 @@ import typer
 
 from phasekit.cli.common import (
     check_metrics,
-    check_output,
+    check_outputs,
     load_profile,
     name_file,
     out_console,
@@ -45,20 +45,19 @@ Example:
     phasekit analyze run.parquet
     phasekit analyze run.csv --metric ipc --window 60:660 --plot run.png -o run.json
     phasekit analyze run.csv -m dram_rd -m dram_wr --json > result.json
+    my-sampler | phasekit analyze -            (a CSV profile on stdin)
     phasekit analyze runs/job42/ --workers 8 -o job42.json
     phasekit analyze 'runs/job42/node*.parquet' --scheduler tcp://10.0.0.1:8786 --json
 """
-
-FIGURE_SUFFIXES = ("png", "svg", "pdf", "jpg", "jpeg", "webp", "tif", "tiff", "eps", "ps")
 
 
 def analyze(
     profiles: Annotated[list[Path], typer.Argument(
         metavar="PROFILE",
         help="Profile file: CSV (.csv, .tsv, .csv.gz), Parquet (.parquet), a recording "
-             "(.arrows), or perf stat -I / likwid-perfctr -t output. Several files, folders "
-             "(their profiles) or quoted glob patterns: one profile per node of a run, "
-             "analyzed in parallel and compared.",
+             "(.arrows), or perf stat -I / likwid-perfctr -t output; - reads a CSV profile from "
+             "stdin. Several files, folders (their profiles) or quoted glob patterns: one "
+             "profile per node of a run, analyzed in parallel and compared.",
         show_default=False)],
     metric: Annotated[list[str] | None, typer.Option(
         "--metric", "-m", metavar="NAME",
@@ -105,8 +104,7 @@ def analyze(
     window_s = parse_window(window)
     given = {"band": band, "cut_ratio": cut_ratio, "half_window": half_window}
     options = {name: value for name, value in given.items() if value is not None}
-    check_output(output, "--output")
-    check_output(plot, "--plot", FIGURE_SUFFIXES)
+    check_outputs(output, plot)
     if is_many(profiles):
         if metric and len(set(metric)) != len(metric):
             raise UsageError("--metric: each metric may be given once")

@@ -17,24 +17,32 @@ import typer
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
-from phasekit.errors import UsageError
+from phasekit.errors import PhasekitError, UsageError
 from phasekit.io import CSV_SUFFIXES, is_csv, read_csv_table  # noqa: F401 (their old home)
 from phasekit.io.naming import name_file
-from phasekit.many import check_metrics
-from phasekit.many import read_named_profile as load_profile
+from phasekit.many import check_metrics, read_named_profile
 
 if TYPE_CHECKING:
 
     from phasekit.periodicity import PeriodicityResult
+    from phasekit.profile import Profile
 
 __all__ = [
+    "FIGURE_SUFFIXES",
     "STATE",
+    "STDIN",
+    "Output",
     "check_metrics",
     "check_output",
+    "check_outputs",
     "err_console",
+    "figure_file",
+    "json_file",
     "load_profile",
     "name_file",
+    "number",
     "out_console",
     "parse_duration",
     "parse_window",
@@ -45,6 +53,7 @@ __all__ = [
     "print_written",
     "progress_reporter",
     "summary_table",
+    "write_all",
     "write_json",
     "write_outputs",
 ]
@@ -61,9 +70,35 @@ STATE = State()
 
 
 # --- consoles --------------------------------------------------------------------------------
+#: Width of the console when stdout is not a terminal: wide enough that no table is folded
+#: or wrapped (a pipe or a file gets whole lines, a number is never split).
+PIPE_WIDTH = 10_000
+
+
+class _OutConsole(Console):
+    """A Console that prints a table's title as a line of its own, wrapped by nothing but the
+    terminal (rich wraps a title at its table's width, splitting the long titles of narrow
+    tables)."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        table = objects[0] if len(objects) == 1 else None
+        if not (isinstance(table, Table) and isinstance(table.title, str) and table.title):
+            super().print(*objects, **kwargs)
+            return
+        title, table.title = table.title, None
+        try:
+            super().print(Text(title, style=table.title_style or "table.title"),
+                          soft_wrap=True)
+            super().print(table, **kwargs)
+        finally:
+            table.title = title
+
+
 def out_console() -> Console:
-    """A console on the current stdout (created per use, so redirections are honoured)."""
-    return Console(file=sys.stdout, highlight=False, markup=False)
+    """A console on the current stdout (created per use, so redirections are honoured);
+    :data:`PIPE_WIDTH` wide when stdout is not a terminal."""
+    width = None if sys.stdout.isatty() else PIPE_WIDTH
+    return _OutConsole(file=sys.stdout, highlight=False, markup=False, width=width)
 
 
 def err_console() -> Console:
@@ -140,12 +175,21 @@ def parse_list(text: str | None, option: str, kind: type[int] | type[float]
         raise UsageError(f"{option} {text!r}: expected {what} separated by commas") from None
 
 
+#: Figure formats of --plot, told from the file name's suffix (matplotlib's Agg canvas).
+FIGURE_SUFFIXES = ("eps", "jpeg", "jpg", "pdf", "png", "ps", "svg", "tif", "tiff", "webp")
+
+
 def check_output(path: Path | None, what: str, suffixes: Sequence[str] | None = None) -> None:
-    """Fail early (before a long analysis) when ``path`` cannot be written."""
+    """Fail early (before a long analysis) when ``path`` cannot be written: a folder, a
+    special file (a device, a FIFO: the atomic rename would replace it), a missing or
+    read-only folder, or, with ``suffixes``, a name whose format cannot be told."""
     if path is None:
         return
     if path.is_dir():
         raise UsageError(f"{what} {path}: is a directory; expected a file name")
+    if path.exists() and not path.is_file():
+        raise UsageError(f"{what} {path}: is not a regular file (outputs are written to a "
+                         "temporary file renamed onto the name); --json prints to stdout")
     parent = path.parent
     if not parent.is_dir():
         raise UsageError(f"{what} {path}: directory {parent} does not exist")
@@ -156,7 +200,68 @@ def check_output(path: Path | None, what: str, suffixes: Sequence[str] | None = 
                          "ending in " + ", ".join("." + s for s in sorted(suffixes)))
 
 
+def check_outputs(output: Path | None = None, plot: Path | None = None,
+                  *others: tuple[str, Path | None, Sequence[str] | None]) -> None:
+    """Check every output of a verb before its work (:func:`check_output`): ``-o`` (JSON),
+    ``--plot`` (a figure format from its suffix, :data:`FIGURE_SUFFIXES`) and ``others`` as
+    ``(option, path, suffixes)``; two outputs may not share a path."""
+    given = [("--output", output, None), ("--plot", plot, FIGURE_SUFFIXES), *others]
+    seen: dict[Path, str] = {}
+    for option, path, suffixes in given:
+        if path is None:
+            continue
+        check_output(path, option, suffixes)
+        key = Path(os.path.abspath(path))
+        if key in seen:
+            raise UsageError(f"{seen[key]} and {option}: both write {path}; give two names")
+        seen[key] = option
+
+
 # --- profiles --------------------------------------------------------------------------------
+#: The PROFILE argument that reads a CSV profile from stdin.
+STDIN = "-"
+#: How errors and warnings name stdin.
+STDIN_NAME = "<stdin>"
+
+
+def load_profile(path: str | os.PathLike[str]) -> Profile:
+    """The profile in ``path``, every error naming the file; ``-`` reads a CSV profile
+    (phasekit's own, with its ``# phasekit:`` line, or any CSV the CSV reader takes) from
+    stdin."""
+    if os.fspath(path) != STDIN:
+        return read_named_profile(path)
+    if sys.stdin is None or sys.stdin.isatty():
+        raise UsageError("-: reads a CSV profile from stdin, which is a terminal; pipe one in "
+                         "(my-sampler | phasekit analyze -) or give a file")
+    import tempfile
+    import warnings
+
+    from phasekit.io import read_profile
+
+    data = sys.stdin.buffer.read()
+    with tempfile.TemporaryDirectory(prefix="phasekit-stdin-") as folder:
+        temporary = Path(folder) / "stdin.csv"
+        temporary.write_bytes(data)
+
+        def renamed(text: str) -> str:
+            return text.replace(str(temporary), STDIN_NAME)
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                profile = read_profile(temporary, format="csv")
+            except PhasekitError as exc:
+                try:
+                    error = type(exc)(renamed(str(exc)))
+                except TypeError:  # a subclass with another signature
+                    raise exc from None
+                raise error from None
+    for warning in caught:
+        warnings.warn_explicit(renamed(str(warning.message)), warning.category,
+                               warning.filename, warning.lineno)
+    return profile
+
+
 # --- progress --------------------------------------------------------------------------------
 @contextlib.contextmanager
 def progress_reporter(enabled: bool, description: str
@@ -200,18 +305,50 @@ def bar_fraction(fraction: float) -> float:
 
 
 # --- output ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Output:
+    """One file a verb writes: ``what`` it is (``wrote WHAT: PATH``), where, and how
+    (``write(path)`` writes it to the path it is given)."""
+
+    what: str
+    path: Path
+    write: Callable[[Path], object]
+
+
+def json_file(path: Path | None, data: Callable[[], Any] | dict[str, Any] | list[Any],
+              what: str = "result") -> Output | None:
+    """The ``-o`` JSON output (None when not asked); ``data`` or a function giving it."""
+    if path is None:
+        return None
+    return Output(what, path, lambda target: _dump_json(
+        target, data() if callable(data) else data))
+
+
+def figure_file(path: Path | None, draw: Callable[[Path], object],
+                what: str = "figure") -> Output | None:
+    """The ``--plot`` figure (None when not asked), drawn to a path by ``draw``."""
+    return None if path is None else Output(what, path, draw)
+
+
+def write_all(*outputs: Output | None) -> list[tuple[str, Path]]:
+    """Write every output, or none: each to a temporary sibling of its path, all renamed
+    onto their paths once every one is written. When one fails the temporary files are
+    removed and the files of those names are left as they were. Call it after all the work
+    succeeded, with the paths checked before it (:func:`check_outputs`); returns what was
+    written as ``(what, path)`` pairs for :func:`print_written`."""
+    from phasekit.io.atomic import atomic_path
+
+    items = [item for item in outputs if item is not None]
+    with contextlib.ExitStack() as stack:
+        for item in items:
+            item.write(stack.enter_context(atomic_path(item.path)))
+    return [(item.what, item.path) for item in items]
+
+
 def write_outputs(output: Path | None, plot: Path | None, to_dict: Callable[[], dict[str, Any]],
                   draw: Callable[[Path], object]) -> list[tuple[str, Path]]:
-    """Write the result JSON (``-o``) and the figure (``--plot``) when asked; returns what was
-    written as ``(what, path)`` pairs for :func:`print_written`."""
-    written: list[tuple[str, Path]] = []
-    if output is not None:
-        write_json(output, to_dict())
-        written.append(("result", output))
-    if plot is not None:
-        draw(plot)
-        written.append(("figure", plot))
-    return written
+    """:func:`write_all` of the result JSON (``-o``) and the figure (``--plot``) when asked."""
+    return write_all(json_file(output, to_dict), figure_file(plot, draw))
 
 
 def print_written(console: Console, written: Sequence[tuple[str, Path]]) -> None:
@@ -220,10 +357,27 @@ def print_written(console: Console, written: Sequence[tuple[str, Path]]) -> None
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
-    """Write ``data`` as indented JSON atomically."""
-    from phasekit.io.atomic import atomic_write_text
+    """Write ``data`` as indented JSON atomically (:func:`write_all` for a verb's outputs)."""
+    write_all(json_file(path, data))
 
-    atomic_write_text(path, json.dumps(data, indent=2) + "\n")
+
+def _dump_json(path: Path, data: Any) -> None:
+    with open(path, "w", encoding="utf-8", newline="\n") as handle:
+        handle.write(json.dumps(data, indent=2) + "\n")
+
+
+#: A value within this fraction of its scale is zero to rounding (:func:`number`).
+ZERO_RTOL = 1e-9
+
+
+def number(value: float, scale: float, spec: str = ".4g") -> str:
+    """``value`` in format ``spec``, or ``0`` when it is zero to rounding: within
+    :data:`ZERO_RTOL` of ``scale``, the magnitude it is read against (the largest parameter
+    of a fit, the total of a breakdown). A solver's 3.192e-14 for a parameter at its bound
+    prints as 0."""
+    if math.isfinite(value) and math.isfinite(scale) and abs(value) <= ZERO_RTOL * abs(scale):
+        return "0"
+    return format(value, spec)
 
 
 def percent(fraction: float | None) -> str:

@@ -17,7 +17,16 @@ import numpy as np
 import typer
 
 from phasekit.cli.analyze import metric_choice_line
-from phasekit.cli.common import out_console, print_json, print_result, progress_reporter, write_json
+from phasekit.cli.common import (
+    Output,
+    figure_file,
+    json_file,
+    out_console,
+    print_json,
+    print_result,
+    progress_reporter,
+    write_all,
+)
 from phasekit.errors import UnsupportedError, UsageError
 
 if TYPE_CHECKING:
@@ -89,32 +98,32 @@ def demo(
         _recorded_demo(output_dir, iterations, json_output)
 
 
-def _analyze_and_write(profile: Profile, metrics: list[str] | None, output_dir: Path,
-                       name: str, quiet: bool) -> tuple[PeriodicityResult, dict[str, str]]:
+def _analyze(profile: Profile, name: str, quiet: bool) -> PeriodicityResult:
+    """``phasekit analyze``'s default analysis of ``profile`` (the metric it chooses)."""
     from phasekit.periodicity import analyze as run_analysis
-    from phasekit.plot import plot_analysis
 
-    result_file = output_dir / "result.json"
-    figure_file = output_dir / "analysis.png"
     with progress_reporter(not quiet, f"analyzing {name}") as progress:
-        result = run_analysis(profile, metrics=metrics, progress=progress)
-    write_json(result_file, result.to_dict())
-    plot_analysis(profile, result, figure_file)
-    return result, {"result": str(result_file), "figure": str(figure_file)}
+        return run_analysis(profile, progress=progress)
 
 
-def _write_report(output_dir: Path, files: dict[str, str], result: PeriodicityResult,
-                  comparison: dict[str, Any], what: str) -> dict[str, str]:
-    """Write DIR/report.html (the result and the comparison); ``files`` with its path added
-    last (the demo ends by printing it)."""
+def _write_files(output_dir: Path, profile: Profile, result: PeriodicityResult,
+                 comparison: dict[str, Any], what: str) -> dict[str, str]:
+    """Write DIR/result.json, the figure DIR/analysis.png and DIR/report.html (the result
+    and the comparison) together (:func:`write_all`); returns their paths, the report last
+    (the demo ends by printing it)."""
+    from phasekit.plot import plot_analysis
     from phasekit.report import ReportItem, write_report
 
-    report_file = output_dir / "report.html"
-    write_report(report_file, [
-        ReportItem(files["result"], result.to_dict()),
-        ReportItem("phasekit demo", {"kind": "demo_comparison", "version": 1, **comparison}),
-    ], title=f"phasekit demo: {what}")
-    return {**files, "report": str(report_file)}
+    files = {"result": output_dir / "result.json", "figure": output_dir / "analysis.png",
+             "report": output_dir / "report.html"}
+    items = [ReportItem(str(files["result"]), result.to_dict()),
+             ReportItem("phasekit demo", {"kind": "demo_comparison", "version": 1,
+                                          **comparison})]
+    write_all(json_file(files["result"], result.to_dict),
+              figure_file(files["figure"], lambda path: plot_analysis(profile, result, path)),
+              Output("report", files["report"], lambda path: write_report(
+                  path, items, title=f"phasekit demo: {what}")))
+    return {name: str(path) for name, path in files.items()}
 
 
 def _recorded_demo(output_dir: Path, iterations: int, json_output: bool) -> None:
@@ -155,9 +164,8 @@ def _recorded_demo(output_dir: Path, iterations: int, json_output: bool) -> None
     profile = read_profile(recording)
     # the default choice, as a user's 'phasekit analyze' makes it: IPC where hardware
     # counters were recorded, else the most periodic metric (phasekit.periodicity.strength)
-    result, files = _analyze_and_write(profile, None, output_dir, recording.name, json_output)
+    result = _analyze(profile, recording.name, json_output)
     metrics = list(result.metrics)
-    files = {"recording": str(recording), **files}
     found = result.patterns[0].period_s if result.patterns else None
     comparison: dict[str, Any] = {
         "expected_period_s": DEMO_PERIOD, "found_period_s": found,
@@ -166,8 +174,8 @@ def _recorded_demo(output_dir: Path, iterations: int, json_output: bool) -> None
         "metric_choice": result.params.get("metric_choice", {}),
         "recording": {k: v for k, v in summary.to_dict().items() if k != "output"},
     }
-    files = _write_report(output_dir, files, result, comparison,
-                          "the built-in workload recorded on this machine")
+    files = {"recording": str(recording), **_write_files(
+        output_dir, profile, result, comparison, "the built-in workload recorded on this machine")}
     if json_output:
         print_json({"comparison": comparison, "files": files})
         return
@@ -195,12 +203,11 @@ def _synthetic_demo(output_dir: Path, json_output: bool) -> None:
     profile, truth = generate("hpcg", minutes=10.0, seed=0)
     write_profile(profile, profile_file)
     truth_file = write_truth(truth, truth_path(profile_file))
-    result, written = _analyze_and_write(profile, None, output_dir, profile_file.name,
-                                         json_output)
+    result = _analyze(profile, profile_file.name, json_output)
     scores = compare(result, truth)
-    files = {"profile": str(profile_file), "truth": str(truth_file), **written}
-    files = _write_report(output_dir, files, result, dict(scores),
-                          "a generated HPCG-like profile against its ground truth")
+    files = {"profile": str(profile_file), "truth": str(truth_file), **_write_files(
+        output_dir, profile, result, dict(scores),
+        "a generated HPCG-like profile against its ground truth")}
     if json_output:
         print_json({"comparison": scores, "files": files})
         return

@@ -16,16 +16,18 @@ from rich import box
 from rich.table import Table
 
 from phasekit.cli.common import (
-    check_output,
+    check_outputs,
     is_csv,
+    json_file,
     name_file,
+    number,
     out_console,
     print_json,
     print_written,
     progress_reporter,
     read_csv_table,
     sub_app,
-    write_json,
+    write_all,
     write_outputs,
 )
 from phasekit.errors import InputError, PhasekitError, UsageError
@@ -177,7 +179,7 @@ def fit(
     if names and train is None:
         raise UsageError("--baselines: needs --train N (the baselines are scored on the "
                          "configurations held out)")
-    check_output(output, "--output")
+    check_outputs(output)
     configs = load_table(table)
     with progress_reporter(not json_output, f"fitting {table.name}") as progress:
         try:
@@ -188,8 +190,7 @@ def fit(
         except PhasekitError as exc:
             raise name_file(exc, table) from exc
     data = result.to_dict()
-    if output is not None:
-        write_json(output, data)
+    written = write_all(json_file(output, data))
     if json_output:
         print_json(data)
         return
@@ -209,7 +210,8 @@ def fit(
                            _pct(values.get("mpe_holdout", float("nan"))),
                            f"{mse_value:.4g}" if math.isfinite(mse_value) else "n/a")
     console.print(scores)
-    params = ", ".join(f"{k} = {v:.4g}" for k, v in result.params.items())
+    largest = max((abs(v) for v in result.params.values() if math.isfinite(v)), default=0.0)
+    params = ", ".join(f"{k} = {number(v, largest)}" for k, v in result.params.items())
     console.print(f"parameters ({result.model}): {params}", soft_wrap=True)
     if result.selection:
         losses = ", ".join(f"{k} {v:.4g}" for k, v in result.selection.items())
@@ -221,8 +223,7 @@ def fit(
                       soft_wrap=True)
     if result.explanation:
         console.print(f"note: {result.explanation}", soft_wrap=True)
-    if output is not None:
-        console.print(f"wrote result: {output}", soft_wrap=True)
+    print_written(console, written)
 
 
 #: Grid options shared by `energy choose` and `energy suggest`.
@@ -260,6 +261,41 @@ def _inputs(configs: pd.DataFrame, asked: Sequence[str] | None
 
     names = [name for text in asked or () for name in text.split(",")]
     return input_numbers(configs, names or None, option="--input")
+
+
+def _check_grid(configs: pd.DataFrame, frequencies: Sequence[float] | None,
+                core_counts: Sequence[int] | None, *, max_cores: int | None,
+                min_freq: float | None, max_freq: float | None,
+                user_cores: int | None = None) -> None:
+    """The grid options against the campaign, before any fit: UsageError when a frequency or
+    core count is not positive, --user-cores is not a core count of the grid, or the limits
+    leave no frequency or no core count (the checks :func:`phasekit.energy.choose.choose`
+    makes after the fit)."""
+    from phasekit.energy.fit import configuration_grid
+
+    default_f, default_p = configuration_grid(configs)
+    grid_f = tuple(frequencies) if frequencies else default_f
+    grid_p = tuple(core_counts) if core_counts else default_p
+    if any(not (math.isfinite(f) and f > 0) for f in grid_f):
+        raise UsageError("--freqs: expected positive frequencies in GHz")
+    if any(p < 1 for p in grid_p):
+        raise UsageError("--cores: expected core counts of at least 1")
+    if max_cores is not None and max_cores < 1:
+        raise UsageError(f"--max-cores {max_cores}: expected at least 1")
+    for option, value in (("--min-freq", min_freq), ("--max-freq", max_freq)):
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise UsageError(f"{option} {value:g}: expected a positive frequency in GHz")
+    if user_cores is not None and user_cores not in grid_p:
+        raise UsageError(f"--user-cores {user_cores}: not among the core counts "
+                         f"{', '.join(map(str, sorted(set(grid_p))))}")
+    low, high = min_freq or 0.0, max_freq or math.inf
+    allowed_f = [f for f in grid_f if low <= f <= high] if grid_f else [None]
+    allowed_p = [p for p in grid_p if p <= (max_cores or math.inf)]
+    if not allowed_f or not allowed_p:
+        raise UsageError("--max-cores, --min-freq, --max-freq: the limits leave no frequency "
+                         "or no core count of the grid (frequencies "
+                         f"{', '.join(f'{f:g}' for f in sorted(set(grid_f))) or 'uncontrolled'}"
+                         f" GHz; cores {', '.join(map(str, sorted(set(grid_p))))})")
 
 
 def _savings_text(predicted: dict[str, float], measured: dict[str, float], key: str) -> str:
@@ -372,8 +408,7 @@ def choose(
     if design not in DESIGNS:
         raise UsageError(f"--design {design!r}: expected one of {', '.join(DESIGNS)}")
     _check_percent(tolerance, "--tolerance")
-    check_output(output, "--output")
-    check_output(plot, "--plot")
+    check_outputs(output, plot)
     configs = load_table(table)
     if freqs and not configs["frequency_ghz"].notna().any():
         raise UsageError("--freqs: the campaign did not control the frequency, so the model "
@@ -383,6 +418,8 @@ def choose(
     frequencies = parse_list(freqs, "--freqs", float) if freqs else None
     core_counts = parse_list(cores, "--cores", int) if cores else None
     limit_s = parse_duration(max_time, "--max-time") if max_time else None
+    _check_grid(configs, frequencies, core_counts, max_cores=max_cores, min_freq=min_freq,
+                max_freq=max_freq, user_cores=user_cores)
     fitted_result = _read_fit(fit_file) if fit_file is not None else None
     if freqs and fitted_result is not None and not fitted_result.frequency_controlled:
         raise UsageError("--freqs: the fit did not control the frequency, so the model "
@@ -579,8 +616,14 @@ def suggest(
     if k < 1:
         raise UsageError(f"-k {k}: expected at least 1")
     _check_percent(tolerance, "--tolerance")
-    check_output(output, "--output")
+    check_outputs(output)
     configs = load_table(table)
+    numbers, labels = _inputs(configs, inputs)
+    default_f, default_p = configuration_grid(configs)
+    frequencies = parse_list(freqs, "--freqs", float) if freqs else default_f
+    core_counts = parse_list(cores, "--cores", int) if cores else default_p
+    _check_grid(configs, frequencies, core_counts, max_cores=max_cores, min_freq=min_freq,
+                max_freq=max_freq)
     if fit_file is not None:
         fitted_result = _read_fit(fit_file)
         measured = training_rows(configs, fitted_result)
@@ -596,10 +639,6 @@ def suggest(
                                                 model=model)]
     else:
         measured = configs
-    numbers, labels = _inputs(configs, inputs)
-    default_f, default_p = configuration_grid(configs)
-    frequencies = parse_list(freqs, "--freqs", float) if freqs else default_f
-    core_counts = parse_list(cores, "--cores", int) if cores else default_p
     with progress_reporter(not json_output, f"suggesting for {table.name}") as progress:
         try:
             result = suggest_next(
@@ -610,7 +649,7 @@ def suggest(
         except PhasekitError as exc:
             raise name_file(exc, table) from exc
     data = result.to_dict()
-    written = write_outputs(output, None, lambda: data, lambda path: None)
+    written = write_all(json_file(output, data))
     if json_output:
         print_json(data)
         return

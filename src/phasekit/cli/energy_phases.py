@@ -14,7 +14,7 @@ from rich import box
 from rich.table import Table
 
 from phasekit.cli.common import (
-    check_output,
+    check_outputs,
     name_file,
     out_console,
     print_json,
@@ -37,8 +37,6 @@ Example:
     phasekit energy phasediv pascal.json --input 3 --rep 1 --switch-cost-j 50 --json
     phasekit energy phasediv profiles.json --method ga --max-phases 20
 """
-
-FIGURE_SUFFIXES = ("png", "svg", "pdf", "jpg", "jpeg", "webp", "tif", "tiff", "eps", "ps")
 
 
 def load_power_profiles(path: Path, *, input: str | None = None, rep: str | None = None,
@@ -126,8 +124,7 @@ def phases(
                          + ", ".join(INTEGRATORS))
     if max_phases < 1 or grid < 1 or max_phases > grid:
         raise UsageError(f"--max-phases {max_phases} --grid {grid}: expected 1 <= K <= G")
-    check_output(output, "--output")
-    check_output(plot, "--plot", FIGURE_SUFFIXES)
+    check_outputs(output, plot)
     data = load_power_profiles(profiles, input=input_name, rep=rep, sensor=sensor)
     with progress_reporter(not json_output, f"dividing {profiles.name}") as progress:
         try:

@@ -17,16 +17,18 @@ from rich import box
 from rich.table import Table
 
 from phasekit.cli.common import (
-    check_output,
+    FIGURE_SUFFIXES,
+    check_outputs,
+    figure_file,
+    json_file,
     name_file,
     out_console,
     print_json,
     print_written,
     progress_reporter,
-    write_json,
+    write_all,
 )
 from phasekit.cli.energy import load_runs
-from phasekit.cli.energy_phases import FIGURE_SUFFIXES
 from phasekit.errors import PhasekitError, UsageError
 
 if TYPE_CHECKING:
@@ -161,8 +163,7 @@ def plot(
         if figure is not None:  # -o FIGURE: the old spelling of --plot
             raise UsageError(f"--output {output}: a figure; give it with --plot (or -o a .json)")
         figure, output = output, None
-    check_output(output, "--output", ("json",))
-    check_output(figure, "--plot", FIGURE_SUFFIXES)
+    check_outputs(None, figure, ("--output", output, ("json",)))
     source = str(campaign)
     data = load_runs(campaign)
     try:
@@ -182,13 +183,6 @@ def plot(
                                        cores=cores, inputs=order, source=source)
         if kind in ("energy", "all"):
             configs = configuration_table(frame, inputs=order, source=source)
-        written: list[tuple[str, Path]] = []
-        if figure is not None:
-            with progress_reporter(not json_output, f"plotting {campaign.name}") as progress:
-                if progress is not None:
-                    progress("drawing", 0.2)
-                plot_energy(figure, tables=tables, configs=configs, mode=mode)
-            written.append(("figure", figure))
     except PhasekitError as exc:
         raise name_file(exc, campaign) from exc
     notes: list[str] = list(dict.fromkeys(n for t in tables for n in t.notes))
@@ -201,9 +195,15 @@ def plot(
         "has_energy": None if configs is None else configs.has_energy,
         "notes": notes, "figure": None if figure is None else str(figure),
     }
-    if output is not None:
-        write_json(output, data_out)
-        written.append(("result", output))
+    try:
+        with progress_reporter(not json_output and figure is not None,
+                               f"plotting {campaign.name}") as progress:
+            if progress is not None:
+                progress("drawing", 0.2)
+            written = write_all(figure_file(figure, lambda path: plot_energy(
+                path, tables=tables, configs=configs, mode=mode)), json_file(output, data_out))
+    except PhasekitError as exc:
+        raise name_file(exc, campaign) from exc
     if json_output:
         print_json(data_out)
         return

@@ -10,7 +10,7 @@ from rich import box
 from rich.table import Table
 
 from phasekit.cli.common import (
-    check_output,
+    check_outputs,
     load_profile,
     out_console,
     print_json,
@@ -27,8 +27,6 @@ Example:
     phasekit fingerprint a.csv b.csv c.csv --ratio instructions/mem_loads+mem_stores
     phasekit fingerprint runs/*.parquet --clusters 5 --plot dendrogram.png --json
 """
-
-FIGURE_SUFFIXES = ("png", "svg", "pdf", "jpg", "jpeg", "webp", "tif", "tiff", "eps", "ps")
 
 
 def fingerprint(
@@ -71,8 +69,7 @@ def fingerprint(
         raise UsageError("give at least two profiles to compare")
     if points < 5:
         raise UsageError(f"--points {points}: expected at least 5")
-    check_output(output, "--output")
-    check_output(plot, "--plot", FIGURE_SUFFIXES)
+    check_outputs(output, plot)
     loaded = [load_profile(p) for p in profiles]
     names = [p.name for p in profiles]
     if len(set(names)) != len(names):

@@ -82,7 +82,7 @@ def _print_trace(path: Path, data: dict[str, Any]) -> None:
 
 def info(
     profile: Annotated[Path, typer.Argument(
-        metavar="FILE", help="Profile file: CSV (.csv, .tsv, .csv.gz), Parquet (.parquet), a recording (.arrows), or perf stat -I / likwid-perfctr -t output; or a trace: Paraver (.prv, .prv.gz) or OTF2 (.otf2 anchor).",
+        metavar="FILE", help="Profile file: CSV (.csv, .tsv, .csv.gz), Parquet (.parquet), a recording (.arrows), or perf stat -I / likwid-perfctr -t output; or a trace: Paraver (.prv, .prv.gz) or OTF2 (.otf2 anchor); - reads a CSV profile from stdin.",
         show_default=False)],
     json_output: Annotated[bool, typer.Option(
         "--json", help="Print {n_samples, period_s, duration_s, metrics, ...} as JSON (for a trace: {n_ranks, duration_s, n_calls, calls, counters, ...}).")] = False,

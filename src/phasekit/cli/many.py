@@ -12,7 +12,14 @@ from typing import Annotated, Any
 
 import typer
 
-from phasekit.cli.common import STATE, out_console, print_json, print_written, write_json
+from phasekit.cli.common import (
+    STATE,
+    json_file,
+    out_console,
+    print_json,
+    print_written,
+    write_all,
+)
 from phasekit.errors import UsageError
 from phasekit.many import FileRuns, file_stem, node_names
 from phasekit.results import NodeError
@@ -75,10 +82,7 @@ def finish_many(data: dict[str, Any], *, output: Path | None, json_output: bool,
                 n_done: int, errors: Sequence[NodeError], show: Callable[[], None]) -> int:
     """Write ``data`` (``-o``), print it as JSON or through ``show`` (the human view) with a
     line on the failed inputs; returns the exit code (:func:`exit_code`)."""
-    written: list[tuple[str, Path]] = []
-    if output is not None:
-        write_json(output, data)
-        written.append(("result", output))
+    written = write_all(json_file(output, data))
     if json_output:
         print_json(data)
         return exit_code(n_done, errors)

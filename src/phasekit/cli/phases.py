@@ -10,7 +10,7 @@ from rich import box
 from rich.table import Table
 
 from phasekit.cli.common import (
-    check_output,
+    check_outputs,
     load_profile,
     name_file,
     out_console,
@@ -43,14 +43,12 @@ Example:
 #: ``kind`` of the JSON of several profiles (:class:`phasekit.many.MultiPhaseResult`).
 MANY_KIND = PHASES_KIND
 
-FIGURE_SUFFIXES = ("png", "svg", "pdf", "jpg", "jpeg", "webp", "tif", "tiff", "eps", "ps")
-
 
 def phases(
     profiles: Annotated[list[Path], typer.Argument(
         metavar="PROFILE", show_default=False,
-        help="Profile: CSV, Parquet, a recording (.arrows), perf stat or LIKWID output. "
-             "Several files, folders or quoted glob patterns: analyzed in parallel, one row "
+        help="Profile: CSV, Parquet, a recording (.arrows), perf stat or LIKWID output; - "
+             "reads a CSV profile from stdin. Several files, folders or quoted glob patterns: analyzed in parallel, one row "
              "each.")],
     method: Annotated[str, typer.Option(
         "--method", metavar="auto|ev|ev-literal|shape",
@@ -97,8 +95,7 @@ def phases(
     from phasekit.phases import phases as run_phases
 
     sensor = [*(metric or ()), *(sensor or ())]  # --sensor: the old name of --metric
-    check_output(output, "--output")
-    check_output(plot, "--plot", FIGURE_SUFFIXES)
+    check_outputs(output, plot)
     if is_many(profiles):
         refuse_plot(plot, "profile")
         return phases_many(profiles, options={

@@ -17,14 +17,17 @@ from rich import box
 from rich.table import Table
 
 from phasekit.cli.common import (
-    check_output,
+    check_outputs,
+    json_file,
     name_file,
+    number,
     out_console,
     print_json,
+    print_written,
     progress_reporter,
     read_csv_table,
     sub_app,
-    write_json,
+    write_all,
 )
 from phasekit.errors import InputError, PhasekitError, UsageError
 
@@ -68,10 +71,14 @@ def load_counters(path: Path) -> pd.DataFrame:
     return table
 
 
-def _number(value: float, unit: str = "") -> str:
+def _number(value: float, unit: str = "", scale: float = 0.0) -> str:
+    """Three significant digits (whole numbers from 1000); 0 when zero to rounding against
+    ``scale`` (:func:`phasekit.cli.common.number`)."""
     if value is None or not math.isfinite(value):
         return "n/a"
-    return f"{value:.3g}{unit}" if abs(value) < 1000 else f"{value:.0f}{unit}"
+    if abs(value) >= 1000:
+        return f"{value:.0f}{unit}"
+    return number(value, scale, ".3g") + unit
 
 
 def _scores_table(title: str, rows: list[tuple[str, int, dict[str, float]]]) -> Table:
@@ -179,7 +186,7 @@ def fit(
         if not names:
             raise UsageError(f"--features {features!r}: expected column names separated by "
                              "commas")
-    check_output(output, "--output")
+    check_outputs(output)
     breakdown = _server_options(server, leakage, fan, memory_column, idle_w, disk_w)
     frame = load_counters(table)
     options: dict[str, Any] = {"generations": generations, "grammar": grammar,
@@ -193,8 +200,7 @@ def fit(
                                      **options)
     except PhasekitError as exc:
         raise name_file(exc, table) from exc
-    if output is not None:
-        write_json(output, result.model.to_dict())
+    written = write_all(json_file(output, result.model.to_dict(), what="model"))
     if json_output:
         print_json(result.to_dict())
         return
@@ -226,13 +232,12 @@ def fit(
             parts.add_column(column, justify="left" if column == "component" else "right")
         total = result.breakdown.get("total_w", math.nan)
         for name, watts in result.breakdown.items():
-            parts.add_row(name.removesuffix("_w"), _number(watts),
-                          _number(100 * watts / total, "%"))
+            parts.add_row(name.removesuffix("_w"), _number(watts, scale=total),
+                          _number(100 * watts / total, "%", scale=100))
         console.print(parts)
     console.print(f"counters: {', '.join(result.model.features)}; fitted in "
                   f"{result.fit_time_s:.2f} s (seed {seed})", soft_wrap=True)
-    if output is not None:
-        console.print(f"wrote model: {output}", soft_wrap=True)
+    print_written(console, written)
 
 
 def _coefficients_or_fit(value: str, option: str, x: str, y: str, degree: int

@@ -8,7 +8,15 @@ from typing import Annotated
 
 import typer
 
-from phasekit.cli.common import check_output, out_console, print_json, progress_reporter
+from phasekit.cli.common import (
+    Output,
+    check_output,
+    out_console,
+    print_json,
+    print_written,
+    progress_reporter,
+    write_all,
+)
 from phasekit.errors import InputError, PhasekitError, PhasekitWarning
 from phasekit.io.inputs import input_file, read_json
 from phasekit.report import ReportItem
@@ -80,7 +88,8 @@ def report(
     check_output(output, "--output", ("html", "htm"))
     items = [load_result(path) for path in results]
     with progress_reporter(not json_output, "writing the report") as progress:
-        write_report(output, items, title=title, progress=progress)
+        written = write_all(Output("report", output, lambda path: write_report(
+            path, items, title=title, progress=progress)))
     if json_output:
         print_json({"report": str(output),
                     "results": [{"file": item.source, "kind": item.kind} for item in items]})
@@ -88,4 +97,4 @@ def report(
     console = out_console()
     for item in items:
         console.print(f"{item.source}: {item.kind}", soft_wrap=True)
-    console.print(f"wrote report: {output}", soft_wrap=True)
+    print_written(console, written)

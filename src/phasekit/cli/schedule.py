@@ -11,13 +11,16 @@ from rich import box
 from rich.table import Table
 
 from phasekit.cli.common import (
-    check_output,
+    Output,
+    check_outputs,
+    figure_file,
+    json_file,
     out_console,
     parse_duration,
     print_json,
     print_written,
     progress_reporter,
-    write_outputs,
+    write_all,
 )
 from phasekit.errors import UsageError
 
@@ -39,7 +42,6 @@ synth:large[:SEED] generate the thesis's scenarios (66 tasks on 5 x 12 cores,
 900 on 50 x 12) with estimated columns est_time_s and est_power_w.
 """
 
-FIGURE_SUFFIXES = ("png", "svg", "pdf", "jpg", "jpeg", "webp", "tif", "tiff", "eps", "ps")
 POLICY_CHOICES = ("rr", "heuristic", "sa", "milp", "all")
 _SYNTH = re.compile(r"synth:(small|large)(?::(\d+))?")
 _LABELS = {"rr": "round robin", "heuristic": "LTF heuristic", "sa": "annealing",
@@ -119,9 +121,7 @@ def schedule(
         raise UsageError(f"--policy {policy!r}: expected one of {', '.join(POLICY_CHOICES)}")
     limit = parse_duration(time_limit, "--time-limit")
     est = _estimated(estimated)
-    check_output(output, "--output")
-    check_output(plot, "--plot", FIGURE_SUFFIXES)
-    check_output(save_batch, "--save-batch")
+    check_outputs(output, plot, ("--save-batch", save_batch, None))
 
     synth = _SYNTH.fullmatch(batch_path.strip())
     if synth is not None and not Path(batch_path).exists():
@@ -147,8 +147,6 @@ def schedule(
             est = (est[0], None, False)
     dc = DataCenter(servers=servers, cores=cores)
     batch.check_fits(dc.cores)
-    if save_batch is not None:
-        write_batch(batch, save_batch)
 
     with progress_reporter(policy in ("all", "sa", "milp"), "scheduling") as progress:
         result = schedule_batch(batch, dc, policies=policy, seed=seed, time_limit_s=limit,
@@ -160,9 +158,10 @@ def schedule(
 
         plot_schedule(result, path)
 
-    written = write_outputs(output, plot, result.to_dict, draw)
-    if save_batch is not None:
-        written.insert(0, ("batch", save_batch))
+    written = write_all(
+        None if save_batch is None else Output("batch", save_batch,
+                                               lambda path: write_batch(batch, path)),
+        json_file(output, result.to_dict), figure_file(plot, draw))
     if json_output:
         summaries = result.summaries()
         print_json(summaries if policy == "all" else summaries[0])

@@ -19,15 +19,17 @@ from rich import box
 from rich.table import Table
 
 from phasekit.cli.common import (
-    check_output,
+    check_outputs,
     err_console,
+    figure_file,
+    json_file,
     out_console,
     parse_duration,
     print_json,
     print_written,
     progress_reporter,
     sub_app,
-    write_json,
+    write_all,
 )
 from phasekit.errors import InputError, UsageError
 
@@ -36,8 +38,6 @@ if TYPE_CHECKING:
     from phasekit.signature.reconstruct import SignatureEstimate
 
 __all__ = ["BUILD_EPILOG", "RUN_EPILOG", "build", "run", "signature_app"]
-
-FIGURE_SUFFIXES = ("png", "svg", "pdf", "jpg", "jpeg", "webp", "tif", "tiff", "eps", "ps")
 
 signature_app = sub_app(
     "signature",
@@ -80,21 +80,6 @@ def _program(program: str) -> tuple[Path, tuple[str, ...] | None, int | None]:
     if path.is_dir():
         raise UsageError(f"{program}: is a directory; expected a C file")
     return path, None, None
-
-
-def _prepare_directory(directory: Path) -> None:
-    from phasekit.signature.paths import SIGNATURE_FILE, remove_directory_contents
-
-    if directory.exists():
-        if not directory.is_dir():
-            raise UsageError(f"-o {directory}: exists and is not a directory")
-        if (directory / SIGNATURE_FILE).exists():
-            remove_directory_contents(directory)  # rebuilding a signature
-        elif any(directory.iterdir()):
-            raise UsageError(f"-o {directory}: exists, is not empty and holds no signature; "
-                             "give a new directory")
-    elif not directory.parent.is_dir():
-        raise UsageError(f"-o {directory}: directory {directory.parent} does not exist")
 
 
 def _fmt(value: float, spec: str = ".4g") -> str:
@@ -158,7 +143,7 @@ def build(
 ) -> None:
     """Build a signature: call graph (Doxygen), independent paths, one executable each,
     their instructions (seed 004, 4.1.1-4.1.3)."""
-    from phasekit.signature.paths import build_signature
+    from phasekit.signature.paths import build_signature, check_signature_directory
 
     source, default_args, default_steps = _program(program)
     arguments = tuple(args) if args else (default_args or ())
@@ -170,7 +155,7 @@ def build(
         raise UsageError(f"--probe-steps {probe_steps!r}: expected whole numbers separated "
                          "by commas") from None
     directory = output or Path(f"{source.stem}.signature")
-    _prepare_directory(directory)
+    check_signature_directory(directory)  # built in a sibling, renamed at the end
     with progress_reporter(not json_output, f"signature of {source.name}") as progress:
         signature = build_signature(
             source, directory, args=arguments, cflags=shlex.split(cflags),
@@ -314,8 +299,7 @@ def run(
     from phasekit.signature.paths import load_signature
     from phasekit.signature.reconstruct import run_signature
 
-    check_output(output, "--output")
-    check_output(plot, "--plot", FIGURE_SUFFIXES)
+    check_outputs(output, plot)
     sm = parse_duration(interval, "--interval")
     limit = parse_duration(timeout, "--timeout") if timeout else None
     model = _load_model(power_model)
@@ -324,13 +308,8 @@ def run(
         estimate = run_signature(signature, p=p, s=s, interval=sm, power_model=model,
                                  compare=compare, cores=cores, mode=mode, timeout=limit,
                                  repeats=repeats, progress=progress)
-    written: list[tuple[str, Path]] = []
-    if output is not None:
-        write_json(output, estimate.to_dict())
-        written.append(("result", output))
-    if plot is not None:
-        _draw(estimate, plot)
-        written.append(("figure", plot))
+    written = write_all(json_file(output, estimate.to_dict),
+                        figure_file(plot, lambda path: _draw(estimate, path)))
     if json_output:
         print_json(estimate.to_dict())
         if written:

@@ -10,7 +10,7 @@ from rich import box
 from rich.table import Table
 
 from phasekit.cli.common import (
-    check_output,
+    check_outputs,
     name_file,
     out_console,
     print_json,
@@ -26,7 +26,6 @@ from phasekit.cli.many import (
     refuse_plot,
     report_failures,
 )
-from phasekit.cli.phases import FIGURE_SUFFIXES
 from phasekit.errors import PhasekitError
 from phasekit.many import STRUCTURE_KIND, check_trace
 
@@ -88,8 +87,7 @@ def structure(
     from phasekit.io import read_trace
     from phasekit.structure import structure as run_structure
 
-    check_output(output, "--output")
-    check_output(plot, "--plot", FIGURE_SUFFIXES)
+    check_outputs(output, plot)
     if is_many(trace_paths):
         refuse_plot(plot, "trace")
         return structure_many(trace_paths, options={

@@ -8,7 +8,7 @@ import json
 import math
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TextIO
@@ -16,8 +16,9 @@ from typing import Annotated, Any, TextIO
 import numpy as np
 import typer
 
-from phasekit.cli.common import parse_duration, print_json
+from phasekit.cli.common import parse_duration
 from phasekit.errors import InputError
+from phasekit.io.inputs import LARGEST
 
 EPILOG = """\
 Example:
@@ -78,8 +79,12 @@ def watch(
     if not names:
         raise InputError("none of the execution-vector sensors is in this input; it has: "
                          + ", ".join(header.metrics), path=source)
-    streaming: StreamingVectors | None = None
-    detector = None
+    period = header.period or 1.0
+    # the options against the header, before the first sample (a recording may take long)
+    streaming = StreamingVectors(header.metrics, names, period, smooth,
+                                 levels=[n for n in names if sensor_kind(n) == "level"])
+    detector = make_detector(method, len(names), threshold=threshold, sensors=names,
+                             period=period)
     changes = 0
     starts: list[float] = [0.0]
     first_time: float | None = None
@@ -87,17 +92,10 @@ def watch(
         t, values = item  # type: ignore[misc]
         if first_time is None:
             first_time = t
-            period = header.period or 1.0
-            streaming = StreamingVectors(header.metrics, names, period, smooth,
-                                         levels=[n for n in names if sensor_kind(n) == "level"])
-            detector = make_detector(method, len(names), threshold=threshold, sensors=names,
-                                     period=period)
-        assert streaming is not None and detector is not None
         change = detector.update(streaming.push(values))
         if change is None:
             continue
         changes += 1
-        period = header.period or 1.0
         start_s = first_time + change.start * period
         detected_s = first_time + change.detected_at * period
         starts.append(start_s)
@@ -111,8 +109,8 @@ def watch(
     if first_time is None:
         raise InputError("no samples to watch", path=source)
     summary = {"phases": changes + 1, "starts_s": starts}
-    if json_output:
-        print_json(summary)
+    if json_output:  # one object per line, the summary too
+        sys.stdout.write(json.dumps(summary) + "\n")
     else:
         sys.stdout.write(f"{changes + 1} phases; starts (s): "
                          + ", ".join(f"{s:.6g}" for s in starts) + "\n")
@@ -211,21 +209,49 @@ def _follow_stream(partial: Path, final: Path | None, poll_s: float
 
 
 def _csv_rows(stream: TextIO, name: str) -> Iterator[_Header | tuple[float, np.ndarray]]:
-    from phasekit.io.csv import find_time_column, parse_column_name
+    """Rows of CSV lines as they arrive: blank and comment lines before the header are
+    skipped, and phasekit's own ``# phasekit: {json}`` line gives the period and the exact
+    metric names (a CSV written by phasekit reads as its file does)."""
+    from phasekit.io.csv import (
+        METADATA_KEY,
+        find_time_column,
+        parse_column_name,
+        parse_metadata,
+    )
 
-    reader = csv.reader(stream)
-    header = next(reader, None)
-    if not header:
-        raise InputError("no header line; expected a time column and metric columns",
-                         path=name, line=1)
+    metadata: dict[str, Any] = {}
+    line = 0
+    while True:
+        text = stream.readline()
+        line += 1
+        if not text:
+            raise InputError("no header line; expected a time column and metric columns",
+                             path=name, line=line)
+        stripped = text.strip()
+        if stripped and not stripped.startswith("#"):
+            break
+        key, _, value = stripped.lstrip("#").partition(":")
+        if key.strip() == METADATA_KEY and not metadata:
+            metadata = parse_metadata(value, lambda m, at=line: InputError(m, path=name,
+                                                                           line=at))
+    header_line = line
+    header = next(_csv_lines([text], name, line - 1))
     names = [parse_column_name(cell)[0] for cell in header]
-    time_index = find_time_column(names, error=lambda m: InputError(m, path=name, line=1))
+    time_index = find_time_column(names, error=lambda m: InputError(m, path=name,
+                                                                    line=header_line),
+                                  declared=metadata.get("time_column"))
     metrics = [n for k, n in enumerate(names) if k != time_index]
     if not metrics:
-        raise InputError("no metric columns", path=name, line=1)
+        raise InputError("no metric columns", path=name, line=header_line)
+    exact = metadata.get("metrics") or []
+    if len(exact) == len(metrics):
+        metrics = list(exact)  # names the header cannot hold exactly
+    period = metadata.get("period")
     pending: list[tuple[float, np.ndarray]] | None = []
-    line = 1
-    for cells in reader:
+    if period is not None:
+        yield _Header(metrics, float(period), None)
+        pending = None
+    for cells in _csv_lines(stream, name, line):
         line += 1
         if not cells or cells[0].startswith("#"):
             continue
@@ -235,6 +261,9 @@ def _csv_rows(stream: TextIO, name: str) -> Iterator[_Header | tuple[float, np.n
             numbers = [float(c) if c.strip() else math.nan for c in cells]
         except ValueError:
             raise InputError("a value is not a number", path=name, line=line) from None
+        if any(abs(v) > LARGEST for v in numbers if not math.isnan(v)):
+            raise InputError(f"a value beyond ±{LARGEST:g} (or infinite): a unit or export "
+                             "error", path=name, line=line)
         sample = (numbers[time_index],
                   np.array([v for k, v in enumerate(numbers) if k != time_index]))
         if pending is None:
@@ -242,11 +271,26 @@ def _csv_rows(stream: TextIO, name: str) -> Iterator[_Header | tuple[float, np.n
             continue
         pending.append(sample)
         if len(pending) == 2:  # the first step gives the period
-            period = pending[1][0] - pending[0][0]
-            if not period > 0:
+            step = pending[1][0] - pending[0][0]
+            if not step > 0:
                 raise InputError("times must increase", path=name, line=line)
-            yield _Header(metrics, period, None)
+            yield _Header(metrics, step, None)
             yield from pending
             pending = None
     if pending is not None:
         raise InputError("fewer than two samples; at least two are needed", path=name)
+
+
+def _csv_lines(lines: Iterable[str], name: str, line: int) -> Iterator[list[str]]:
+    """csv.reader over ``lines``, its errors (a NUL byte, a field too long...) as InputError
+    naming the line (``line``: the lines before these)."""
+    reader = csv.reader(lines)
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise InputError(f"not CSV text ({exc})", path=name,
+                             line=line + reader.line_num) from None
+        yield cells

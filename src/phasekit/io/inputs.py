@@ -43,7 +43,7 @@ def input_file(path: str | os.PathLike[str], what: str = "a file") -> Path:
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
-        raise InputError("no such file", path=str(path)) from None
+        raise InputError("no such file" + _cut_recording(path), path=str(path)) from None
     except OSError as exc:
         raise InputError(f"cannot read the file ({exc.strerror or exc})", path=str(path)) from None
     if stat.S_ISDIR(mode):
@@ -56,6 +56,16 @@ def input_file(path: str | os.PathLike[str], what: str = "a file") -> Path:
     if not os.access(path, os.R_OK):
         raise InputError("cannot read the file (permission denied)", path=str(path))
     return path
+
+
+def _cut_recording(path: Path) -> str:
+    """For a missing recording whose ``.partial.arrows`` stream is there (``phasekit record``
+    killed before it finalized), where its samples are; else ""."""
+    partial = path.with_name(path.name + ".partial.arrows")
+    if path.name and partial.is_file():
+        return (f"; the recording was cut: its samples are in {partial.name} (phasekit "
+                "info/analyze read it)")
+    return ""
 
 
 def read_bytes(path: str | os.PathLike[str], what: str = "a file") -> bytes:

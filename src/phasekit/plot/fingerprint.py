@@ -7,6 +7,7 @@ fingerprints (0-100 % of the value against 0-100 % of the execution), coloured t
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,9 @@ def draw_curves(ax: Axes, result: Any) -> None:
         ax.plot(x, curve, color=color(int(result.clusters[i]) - 1), lw=1, alpha=0.8)
     ax.set_xlim(0, 100)
     ax.set_xlabel("execution (%)")
-    ax.set_ylabel(f"{result.ratio or 'ratio'} (% of its range)")
-    ax.set_title("Fingerprints, coloured by cluster")
+    ax.set_ylabel("value (% of its range)")
+    # the ratio in the title, wrapped at the figure's edge: as the axis label, a long one ran
+    # off the figure
+    ratio = re.sub(r"\s*([/+])\s*", r" \1 ", result.ratio or "the ratio")  # breakable
+    ax.set_title(f"Fingerprints of {ratio}, coloured by cluster", loc="left", wrap=True)
     ax.grid(True, alpha=0.3)

@@ -647,6 +647,41 @@ def schedule(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     return join(parts)
 
 
+def demo_comparison(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
+    """How ``phasekit demo`` compares with what it knows: the recorded workload's iteration
+    period against the one found, with the recording's timing; or, with ``--synthetic``, the
+    analysis against the generated profile's ground truth."""
+    if "expected_period_s" in data:  # the built-in workload, recorded here
+        found = number(data.get("found_period_s"))
+        error = number(data.get("period_error"))
+        choice = _map(data.get("metric_choice"))
+        metrics = ", ".join(str(m) for m in _list(data.get("metrics"))) or "-"
+        rows = [("known iteration period", _seconds(data.get("expected_period_s"))),
+                ("period found", "no periodicity found" if not math.isfinite(found)
+                 else f"{_seconds(found)} ({percent(error)} off)"),
+                ("coverage", percent(number(data.get("coverage")))),
+                ("metric", metrics + (f" ({choice['reason']})" if choice.get("reason") else ""))]
+        recording = _map(data.get("recording"))
+        if recording:
+            sources = ", ".join(str(x) for x in _list(recording.get("sources"))) or "-"
+            jitter = _map(recording.get("jitter_s"))
+            rows += [("samples", fmt(recording.get("n_samples"))),
+                     ("interval", f"{fmt(number(recording.get('interval_s')) * 1e3, '.3g')} ms "
+                                  f"(achieved "
+                                  f"{fmt(number(recording.get('achieved_interval_s')) * 1e3)} "
+                                  "ms)"),
+                     ("jitter p99", fmt(number(jitter.get("p99")) * 1e3, ".3g", " ms")),
+                     ("sources", sources),
+                     ("stopped by", recording.get("stopped_by", "-"))]
+        return kv_table(rows)
+    rows = [("coverage", f"{percent(number(data.get('coverage')))} (true "
+                         f"{percent(number(data.get('true_coverage')))})"),
+            ("patterns", f"{fmt(data.get('patterns'))} (true {fmt(data.get('true_patterns'))})"),
+            ("adjusted Rand index of the samples' patterns", fmt(number(data.get("ari")), ".3f"))]
+    return join([kv_table(rows), note("Against the ground truth of the generated profile: "
+                                      "which samples belong to which pattern.")])
+
+
 #: The renderer of each result kind; any other kind gets :func:`generic`.
 RENDERERS: dict[str, Renderer] = {
     "periodicity": periodicity,
@@ -660,6 +695,7 @@ RENDERERS: dict[str, Renderer] = {
     "phase_division": phase_division,
     "fingerprints": fingerprints,
     "schedule": schedule,
+    "demo_comparison": demo_comparison,
 }
 
 _TITLES = {
@@ -667,7 +703,7 @@ _TITLES = {
     "structure": "Loop structure", "mpi-structure-result": "Loop structure", "campaign": "Energy campaign",
     "energy_choice": "Energy-optimal configurations", "energy_fit": "Energy model",
     "phase_division": "Energy phase division", "fingerprints": "Fingerprints",
-    "schedule": "Schedule",
+    "schedule": "Schedule", "demo_comparison": "How the demo compares",
 }
 
 

@@ -60,7 +60,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -85,11 +85,13 @@ __all__ = [
     "Signature",
     "Unit",
     "build_signature",
+    "check_signature_directory",
     "independent_paths",
     "kept_edges",
     "kernel_source",
     "load_signature",
     "remove_calls",
+    "signature_directory",
     "sites_to_remove",
 ]
 
@@ -504,8 +506,8 @@ def compile_c(cc: str, cflags: Sequence[str], ldflags: Sequence[str], source: Pa
     """Compile ``source`` into ``output``; None when it compiles, else (line, message)."""
     command = [cc, *cflags, "-o", str(output), str(source), *ldflags]
     try:
-        done = subprocess.run(command, capture_output=True, text=True, check=False,
-                              timeout=600)
+        done = subprocess.run(command, capture_output=True, text=True, errors="replace",
+                              check=False, timeout=600)  # a binary source: binary messages
     except OSError as exc:
         raise UnsupportedError(f"cannot run the compiler {cc}: {exc.strerror or exc}") from None
     except subprocess.TimeoutExpired:
@@ -700,7 +702,10 @@ def build_signature(source: str | os.PathLike[str], directory: str | os.PathLike
     source per executable (``directory/src``, ``directory/bin``), and counts their
     instructions (module docstring), ``workers`` at a time (default: the usable cores). A
     path whose copy does not compile or whose executable fails is kept in the signature as
-    failed with its reason; the others go on. ``signature.json`` is written last.
+    failed with its reason; the others go on. Everything is built in a temporary sibling of
+    ``directory``, renamed onto it at the end (:func:`signature_directory`): a build that
+    fails leaves nothing, and a signature being rebuilt stays as it was until the new one is
+    complete.
     """
     started = time.perf_counter()
     source = Path(source)
@@ -718,10 +723,70 @@ def build_signature(source: str | os.PathLike[str], directory: str | os.PathLike
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", path=str(source)) from None
     counter = _choose_counter(counter)
-    report = progress or (lambda stage, fraction: None)
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / "src").mkdir(exist_ok=True)
-    (directory / "bin").mkdir(exist_ok=True)
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    with signature_directory(directory) as building:
+        signature = _build(source, text, building, args=args, cflags=cflags, ldflags=ldflags,
+                           cc=cc, steps_arg=steps_arg, probe_steps=probe_steps,
+                           counter=counter, count_program=count_program, max_paths=max_paths,
+                           workers=workers, workdir=workdir, doxygen=doxygen,
+                           report=progress or (lambda stage, fraction: None), started=started)
+    return replace(signature, directory=str(directory.resolve()))
+
+
+def check_signature_directory(directory: str | os.PathLike[str]) -> None:
+    """UsageError unless ``directory`` can take a signature: absent (in an existing folder),
+    empty, or holding a signature (which a build replaces)."""
+    directory = Path(directory)
+    if directory.exists() or directory.is_symlink():
+        if not directory.is_dir():
+            raise UsageError(f"-o {directory}: exists and is not a directory")
+        if not (directory / SIGNATURE_FILE).exists() and any(directory.iterdir()):
+            raise UsageError(f"-o {directory}: exists, is not empty and holds no signature; "
+                             "give a new directory")
+    elif not directory.parent.is_dir():
+        raise UsageError(f"-o {directory}: directory {directory.parent} does not exist")
+
+
+@contextlib.contextmanager
+def signature_directory(directory: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a new temporary sibling of ``directory`` to build in; when the block succeeds it
+    is renamed onto ``directory`` (a signature there is replaced), when it raises it is
+    removed and ``directory`` is left as it was (:func:`check_signature_directory` first)."""
+    directory = Path(directory)
+    check_signature_directory(directory)
+    try:
+        building = Path(tempfile.mkdtemp(dir=directory.parent, prefix=f".{directory.name}.",
+                                         suffix=".building"))
+    except OSError as exc:
+        raise UsageError(f"-o {directory}: cannot write in {directory.parent} "
+                         f"({exc.strerror or exc})") from None
+    old: Path | None = None
+    try:
+        yield building
+        if directory.exists():
+            old = Path(tempfile.mkdtemp(dir=directory.parent, prefix=f".{directory.name}.",
+                                        suffix=".old"))
+            os.replace(directory, old)  # an empty folder or the signature being rebuilt
+        os.replace(building, directory)
+    except BaseException:
+        if old is not None and not directory.exists():
+            os.replace(old, directory)  # the rename failed: the old signature stays
+        elif old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _build(source: Path, text: str, directory: Path, *, args: tuple[str, ...],
+           cflags: tuple[str, ...], ldflags: tuple[str, ...], cc: str, steps_arg: int | None,
+           probe_steps: tuple[int, ...], counter: str, count_program: bool, max_paths: int,
+           workers: int | None, workdir: str | None, doxygen: str, report: Progress,
+           started: float) -> Signature:
+    """:func:`build_signature`'s work, in ``directory`` (a new, empty folder)."""
+    (directory / "src").mkdir()
+    (directory / "bin").mkdir()
     notes: list[str] = []
 
     report("compiling the program", 0.0)
@@ -848,12 +913,3 @@ def _count_all(signature: Signature, probe_steps: tuple[int, ...], counter: str,
         probes = [(k, float(v)) for k, v in values]
         out.append(replace(unit, count=InstructionCount.fit(probes, steps)))
     return out
-
-
-def remove_directory_contents(directory: Path) -> None:
-    """Empty a signature directory being rebuilt (only what a build writes)."""
-    for name in ("src", "bin"):
-        with contextlib.suppress(FileNotFoundError):
-            shutil.rmtree(directory / name)
-    with contextlib.suppress(FileNotFoundError):
-        (directory / SIGNATURE_FILE).unlink()

@@ -15,6 +15,7 @@ calls go through; the trace cannot tell whether the loop is there or one level u
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -24,7 +25,7 @@ from phasekit.results import format_count
 from phasekit.structure.ranks import CallItem, IfItem, Item, LoopItem
 from phasekit.structure.reduce import Reduction
 
-__all__ = ["Row", "call_stats", "format_count", "format_ranks", "rows"]
+__all__ = ["Row", "call_stats", "format_count", "format_ranks", "function_text", "rows"]
 
 _Node = tuple[str, str]
 
@@ -66,6 +67,16 @@ def format_ranks(ranks: Sequence[int]) -> str:
     return "[" + ", ".join(parts) + "]" if ordered else "[]"
 
 
+#: A name that ends in a parameter list, maybe qualified: ``int main(int, char**)``,
+#: ``A::f(int) const &`` (a demangled C++ name).
+_PARAMETERS_RE = re.compile(r"\)(?:\s*(?:const|volatile|noexcept|&&|&))*\s*$")
+
+
+def function_text(name: str) -> str:
+    """A function's row: ``name()``, or ``name`` when it already has its parameter list."""
+    return name if _PARAMETERS_RE.search(name) else f"{name}()"
+
+
 def _split_site(site: str) -> tuple[str, str]:
     file, _, line = site.rpartition(":")
     return (file, line) if line.isdigit() else (site, "")
@@ -98,7 +109,7 @@ class _Renderer:
                 j = i + 1
                 while j < len(items) and len(chains[j]) > done and chains[j][done] == node:
                     j += 1
-                self.out.append(Row(*_split_site(node[1]), depth, f"{node[0]}()"))
+                self.out.append(Row(*_split_site(node[1]), depth, function_text(node[0])))
                 self.render(items[i:j], done + 1, depth + 1)
                 i = j
                 continue
