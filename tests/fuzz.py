@@ -23,6 +23,7 @@ import os
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -480,12 +481,49 @@ def problems(case: Case, outcome: Outcome) -> list[str]:
     return found
 
 
+def prometheus_cases(fake: str, closed: str) -> list[Case]:
+    """``analyze``, ``info`` and ``phases`` on a Prometheus server that is not there, refuses
+    the credentials, rejects the query, has no data, is not Prometheus or gives several series
+    per node, and on missing or bad range options (``fake``: tests/fake_prometheus.py's URL,
+    ``closed``: a port nothing listens on)."""
+    here: Callable[[Path], Path] = lambda folder: folder  # noqa: E731 (no file: a URL)
+    good = ["--start", "0", "--end", "60", "--step", "5s"]
+    variants = {
+        "unreachable": [closed, "-q", "up", *good],
+        "auth_refused": [fake + "/auth", "-q", "up", *good],
+        "bad_promql": [fake, "-q", "x=sum((", *good],
+        "no_data": [fake, "-q", "nothing", *good],
+        "not_prometheus": [fake, "-q", "notjson", *good],
+        "several_series": [fake, "-q", "several", *good],
+        "no_query": [fake, *good],
+        "no_start": [fake, "-q", "up"],
+        "bad_step": [fake, "-q", "up", "--start", "0", "--step", "5 parsecs"],
+        "bad_time": [fake, "-q", "up", "--start", "yesterday-ish"],
+        "end_before_start": [fake, "-q", "up", "--start", "100", "--end", "50"],
+        "query_on_a_file": ["nothing.csv", "-q", "up", *good],
+        "two_names_alike": [fake, "-q", "a=up", "-q", "a=down", *good],
+    }
+    return [Case(f"{verb}-prometheus_{name}", (verb, *argv), here)
+            for verb in ("analyze", "info", "phases") for name, argv in variants.items()]
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python tests/fuzz.py FOLDER``: every case, run in FOLDER; prints one JSON object per
     case (id, exit code, seconds, problems, last stderr lines). Run in a process of its own:
     the forked cases must not inherit threads that kernels started in the parent."""
     folder = Path((argv or sys.argv[1:])[0])
     table = cases(Bases(folder / "bases"))
+    folder.mkdir(parents=True, exist_ok=True)
+    port_file = folder / "fake_prometheus.port"
+    fake = subprocess.Popen([sys.executable, str(Path(__file__).with_name("fake_prometheus.py")),
+                             str(port_file)])
+    deadline = time.monotonic() + 20
+    while not (port_file.exists() and port_file.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
+    table += prometheus_cases(f"prometheus://127.0.0.1:{port_file.read_text()}",
+                              f"prometheus://127.0.0.1:{closed.getsockname()[1]}")
     preload()
     for index, case in enumerate(table):
         outcome = run_case(case, folder / f"case{index:04d}")
@@ -493,6 +531,9 @@ def main(argv: list[str] | None = None) -> int:
                           "seconds": round(outcome.seconds, 3),
                           "problems": problems(case, outcome),
                           "stderr": outcome.stderr.strip().splitlines()[-3:]}), flush=True)
+    fake.kill()
+    fake.wait()
+    closed.close()
     return 0
 
 

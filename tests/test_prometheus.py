@@ -219,3 +219,33 @@ def test_windowed_periodicity_finds_the_period_of_a_live_series() -> None:
     period, coverage = found[-1]
     assert period == pytest.approx(truth.mean_length("compute") * profile.period, rel=0.05)
     assert coverage > 0.5
+
+
+def test_the_verbs_read_prometheus_and_compare_its_nodes(server: ps.Prometheus,
+                                                         recording: pk.Profile) -> None:
+    import json
+    import subprocess
+    import sys
+
+    queries = [arg for q in _queries(recording) for arg in ("-q", q)]
+    span = ["--start", str(START), "--end", str(_end(recording)), "--step", "1s"]
+
+    def phasekit(*args: str) -> dict:
+        done = subprocess.run([sys.executable, "-m", "phasekit.cli", *args, "--json"],
+                              capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    info = phasekit("info", server.url, *queries, *span)
+    assert [n["node"] for n in info["nodes"]] == ["node-a", "node-b"]
+    assert info["nodes"][0]["n_samples"] == recording.n_samples
+    analyzed = phasekit("analyze", server.url, *queries, *span)
+    assert analyzed["kind"] == "multinode_analysis"
+    assert [n["node"] for n in analyzed["nodes"]] == ["node-a", "node-b"]
+    expected = [p.period_s for p in analyze(recording).patterns]
+    assert [p["period_s"] for p in analyzed["nodes"][0]["patterns"]] == pytest.approx(expected)
+    one = phasekit("phases", server.url, *queries, *span, "--label", "instance")
+    assert [n["node"] for n in one["nodes"]] == ["node-a", "node-b"]
+    from_file = detect_phases(recording).to_dict()
+    assert [p["start_s"] for p in one["nodes"][0]["phases"]] == \
+        [p["start_s"] for p in from_file["phases"]]

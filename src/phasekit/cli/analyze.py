@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from phasekit.cli import prometheus as prom
 from phasekit.cli.common import (
     check_metrics,
     check_outputs,
@@ -87,6 +88,11 @@ def analyze(
         "--output", "-o", metavar="RESULT.json", help="Write the result as JSON.")] = None,
     workers: WorkersOption = None,
     scheduler: SchedulerOption = None,
+    query: prom.QueryOption = None,
+    start: prom.StartOption = None,
+    end: prom.EndOption = "now",
+    step: prom.StepOption = "5s",
+    label: prom.LabelOption = "instance",
 ) -> int:
     """Find the periodicities of a profile and one representative pattern each.
 
@@ -105,6 +111,8 @@ def analyze(
     given = {"band": band, "cut_ratio": cut_ratio, "half_window": half_window}
     options = {name: value for name, value in given.items() if value is not None}
     check_outputs(output, plot)
+    profiles = prom.expand(profiles, query=query, start=start, end=end, step=step,
+                           label=label, quiet=json_output)
     if is_many(profiles):
         if metric and len(set(metric)) != len(metric):
             raise UsageError("--metric: each metric may be given once")

@@ -10,6 +10,7 @@ import numpy as np
 import typer
 from rich.table import Table
 
+from phasekit.cli import prometheus as prom
 from phasekit.cli.common import load_profile, name_file, out_console, print_json
 from phasekit.errors import PhasekitError
 from phasekit.profile import Profile
@@ -85,7 +86,12 @@ def info(
         metavar="FILE", help="Profile file: CSV (.csv, .tsv, .csv.gz), Parquet (.parquet), a recording (.arrows), or perf stat -I / likwid-perfctr -t output; or a trace: Paraver (.prv, .prv.gz) or OTF2 (.otf2 anchor); - reads a CSV profile from stdin.",
         show_default=False)],
     json_output: Annotated[bool, typer.Option(
-        "--json", help="Print {n_samples, period_s, duration_s, metrics, ...} as JSON (for a trace: {n_ranks, duration_s, n_calls, calls, counters, ...}).")] = False,
+        "--json", help="Print {n_samples, period_s, duration_s, metrics, ...} as JSON (for a trace: {n_ranks, duration_s, n_calls, calls, counters, ...}; for several nodes of prometheus://: {\"nodes\": [...]}).")] = False,
+    query: prom.QueryOption = None,
+    start: prom.StartOption = None,
+    end: prom.EndOption = "now",
+    step: prom.StepOption = "5s",
+    label: prom.LabelOption = "instance",
 ) -> None:
     """Show the samples, sampling period, duration and metrics of a profile, or the ranks,
     MPI calls and counters of a trace."""
@@ -102,11 +108,18 @@ def info(
         else:
             _print_trace(profile, summary)
         return
-    data = describe(load_profile(profile))
+    paths = prom.expand([profile], query=query, start=start, end=end, step=step, label=label,
+                        quiet=json_output)
+    described = [describe(load_profile(path)) for path in paths]
     if json_output:
-        print_json(data)
+        print_json(described[0] if paths == [profile] else {"nodes": described})
         return
-    head = Table(show_header=False, title=str(profile), title_justify="left")
+    for path, data in zip(paths, described, strict=True):
+        _print_profile(data["node"] or str(path) if paths != [profile] else str(profile), data)
+
+
+def _print_profile(title: str, data: dict[str, Any]) -> None:
+    head = Table(show_header=False, title=title, title_justify="left")
     head.add_column(style="bold")
     head.add_column()
     head.add_row("samples", f"{data['n_samples']} ({data['n_missing']} with a missing value)")

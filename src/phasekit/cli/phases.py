@@ -9,6 +9,7 @@ import typer
 from rich import box
 from rich.table import Table
 
+from phasekit.cli import prometheus as prom
 from phasekit.cli.common import (
     check_outputs,
     load_profile,
@@ -79,6 +80,11 @@ def phases(
         "--output", "-o", metavar="RESULT.json", help="Write the result as JSON.")] = None,
     workers: WorkersOption = None,
     scheduler: SchedulerOption = None,
+    query: prom.QueryOption = None,
+    start: prom.StartOption = None,
+    end: prom.EndOption = "now",
+    step: prom.StepOption = "5s",
+    label: prom.LabelOption = "instance",
 ) -> int:
     """Detect phase changes from execution vectors and identify recurring phases.
 
@@ -96,6 +102,8 @@ def phases(
 
     sensor = [*(metric or ()), *(sensor or ())]  # --sensor: the old name of --metric
     check_outputs(output, plot)
+    profiles = prom.expand(profiles, query=query, start=start, end=end, step=step,
+                           label=label, quiet=json_output)
     if is_many(profiles):
         refuse_plot(plot, "profile")
         return phases_many(profiles, options={
