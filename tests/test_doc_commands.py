@@ -18,7 +18,9 @@ command uses the files the commands before it on its page wrote, and ``tests/dat
   :func:`test_hardware_counter_commands_on_a_fake_pmu` runs it after the page's recordings
   made with a fake PMU in the recorder; ``perf`` runs as written where ``perf`` is installed,
   else the command after ``&&`` reads a recorded ``perf stat`` output; ``an IPMI power
-  meter`` runs with a fake ``ipmitool`` first on the PATH for the whole page.
+  meter`` runs with a fake ``ipmitool`` first on the PATH for the whole page; ``a Prometheus
+  server`` (the site's) runs as written and must succeed, or stop with one line and exit code
+  2 or 4 where nothing answers (tests/test_prometheus.py runs the same verbs on a real one).
 - Output lines shown under a ``$`` command are a sample pasted from a real run: each line
   but ``...`` and those saying ``(times vary)`` must be a line of the real output, in order.
 
@@ -49,7 +51,7 @@ from helpers import run as run_in_process
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 #: What a ``# needs: WHAT`` comment may name.
-NEEDS = ("hardware counters", "perf", "an IPMI power meter")
+NEEDS = ("hardware counters", "perf", "an IPMI power meter", "a Prometheus server")
 #: Seconds one command may take (the longest here, the demo, takes about 25 s).
 TIMEOUT = 300
 #: The recorded ``perf stat -I`` output that stands in for ``perf`` where it is missing.
@@ -276,6 +278,14 @@ def run_page(page: str, base: Path, demo: concurrent.futures.Future[Outcome]) ->
                 outcomes.append(Outcome(command, 0 if ok else rc or 1, out, err,
                                         "no PMU: stopped with one line" if ok else
                                         "no PMU: expected exit 2 or 4 and one error line"))
+                continue
+            if command.needs == "a Prometheus server":  # the site's: tests/test_prometheus.py
+                rc, out, err = _shell(code, work, env)  # runs the verbs on a real one
+                ok = rc == 0 or _fails_cleanly(rc, err)
+                outcomes.append(Outcome(command, 0 if ok else rc or 1, out, err,
+                                        "ran on a server" if rc == 0 else "no server here: "
+                                        "stopped with one line" if ok else
+                                        "no server: expected exit 2 or 4 and one error line"))
                 continue
             if command.needs == "perf" and shutil.which("perf") is None:
                 head, _, code = code.partition("&&")

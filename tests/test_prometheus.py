@@ -6,7 +6,7 @@ from __future__ import annotations
 import http.server
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import ClassVar
 
@@ -249,3 +249,61 @@ def test_the_verbs_read_prometheus_and_compare_its_nodes(server: ps.Prometheus,
     from_file = detect_phases(recording).to_dict()
     assert [p["start_s"] for p in one["nodes"][0]["phases"]] == \
         [p["start_s"] for p in from_file["phases"]]
+
+
+def test_watch_serve_is_scraped_by_a_real_prometheus(tmp_path: Path) -> None:
+    """``phasekit watch - --serve``: Prometheus scrapes the phase number as the stream goes."""
+    import subprocess
+    import sys
+
+    from phasekit.io import write_profile
+    from phasekit.synth.phases import generate_bench
+
+    bench, truth = generate_bench("bench_1", seed=0, idle_s=5.0)
+    write_profile(bench, tmp_path / "bench.csv")
+    lines = (tmp_path / "bench.csv").read_text().splitlines(keepends=True)
+    first_change = int(truth.change_times_s[0] / bench.period)
+    header = sum(1 for line in lines if line.startswith("#")) + 1
+    port = ps.free_port()
+    watch = subprocess.Popen([sys.executable, "-m", "phasekit.cli", "watch", "-", "--json",
+                              "--serve", f"127.0.0.1:{port}", "--linger", "2s"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    assert watch.stdin is not None
+
+    def latest(server: ps.Prometheus) -> dict[str, float]:
+        now = time.time()
+        try:
+            (node,) = read_prometheus(server.url, ["phase=phasekit_phase",
+                                                   "samples=phasekit_samples_total"],
+                                      start=now - 3, end=now, step=1, label="node")
+        except InputError:  # not scraped yet
+            return {}
+        return dict(zip(node.metrics, node.values[-1].tolist(), strict=True))
+
+    def until(server: ps.Prometheus, done: Callable[[dict[str, float]], bool]) -> dict:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            seen = latest(server)
+            if seen and done(seen):
+                return seen
+            time.sleep(0.5)
+        raise AssertionError(f"not scraped in time: {latest(server)}")
+
+    try:
+        with ps.running(tmp_path / "prometheus", targets=[f"127.0.0.1:{port}"]) as server:
+            watch.stdin.write("".join(lines[:header + first_change - 5]))
+            watch.stdin.flush()
+            seen = until(server, lambda s: s.get("samples", 0) >= first_change - 5)
+            assert seen["phase"] == 1.0
+            watch.stdin.write("".join(lines[header + first_change - 5:header + first_change + 20]))
+            watch.stdin.flush()
+            seen = until(server, lambda s: s.get("phase", 0) >= 2.0)
+            assert seen["phase"] == 2.0
+            out, err = watch.communicate(timeout=60)  # closes stdin: the stream ends
+    finally:
+        if watch.poll() is None:
+            watch.kill()
+    assert watch.returncode == 0, err
+    assert err.startswith("phasekit: serving Prometheus metrics at http://127.0.0.1:")
+    assert out.splitlines()[0].startswith('{"phase": 2')

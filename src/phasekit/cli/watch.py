@@ -17,7 +17,7 @@ import numpy as np
 import typer
 
 from phasekit.cli.common import parse_duration
-from phasekit.errors import InputError
+from phasekit.errors import InputError, UsageError
 from phasekit.io.inputs import LARGEST
 
 EPILOG = """\
@@ -59,6 +59,16 @@ def watch(
     ] = "100ms",
     json_output: Annotated[bool, typer.Option(
         "--json", help="One JSON object per line and per change.")] = False,
+    serve: Annotated[str | None, typer.Option(
+        "--serve", metavar="[HOST]:PORT", show_default=False,
+        help="Also expose the current phase, the time in it, the changes so far and the "
+             "period of the last 10 minutes (Phase-TA) as Prometheus metrics at "
+             "http://HOST:PORT/metrics (HOST default 127.0.0.1; 0.0.0.0 for every interface).")
+    ] = None,
+    linger: Annotated[str | None, typer.Option(
+        "--linger", metavar="DURATION", show_default=False,
+        help="With --serve: keep serving this long after the input ends, for a last scrape.")
+    ] = None,
 ) -> None:
     """Print each phase change of a recording as it is detected, with its latency.
 
@@ -85,6 +95,37 @@ def watch(
                                  levels=[n for n in names if sensor_kind(n) == "level"])
     detector = make_detector(method, len(names), threshold=threshold, sensors=names,
                              period=period)
+    linger_s = parse_duration(linger, "--linger") if linger is not None else 0.0
+    if linger is not None and serve is None:
+        raise UsageError("--linger applies with --serve")
+    live, window = _live(serve, source, header, names, period)
+    try:
+        _follow(rows, detector, streaming, header, period, source, json_output, live, window)
+    finally:
+        if live is not None:
+            time.sleep(linger_s)
+            live.close()
+
+
+def _live(serve: str | None, source: str, header: _Header, names: list[str], period: float
+          ) -> tuple[Any, Any]:
+    """The Prometheus metrics of ``--serve`` (serving from now on) and the windowed
+    periodicity of the first sensor that is a column (or the first column)."""
+    if serve is None:
+        return None, None
+    from phasekit.live import LiveMetrics, WindowedPeriodicity
+
+    node = "stdin" if source == "-" else Path(source).name
+    live = LiveMetrics(node=node)
+    url = live.serve(serve)
+    sys.stderr.write(f"phasekit: serving Prometheus metrics at {url}\n")
+    column = next((header.metrics.index(n) for n in names if n in header.metrics), 0)
+    return live, (column, WindowedPeriodicity(header.metrics[column], period))
+
+
+def _follow(rows: Iterator[Any], detector: Any, streaming: Any, header: _Header, period: float,
+            source: str, json_output: bool, live: Any, window: Any) -> None:
+    """Report each phase change of ``rows`` (and feed ``live``), then the phases found."""
     changes = 0
     starts: list[float] = [0.0]
     first_time: float | None = None
@@ -93,12 +134,19 @@ def watch(
         if first_time is None:
             first_time = t
         change = detector.update(streaming.push(values))
+        if live is not None:
+            live.sample(t - first_time)
+            found = window[1].push(float(values[window[0]]))
+            if found is not None:
+                live.periodicity(*found)
         if change is None:
             continue
         changes += 1
         start_s = first_time + change.start * period
         detected_s = first_time + change.detected_at * period
         starts.append(start_s)
+        if live is not None:
+            live.phase_changed(changes + 1, start_s - first_time)
         report: dict[str, Any] = {"phase": changes + 1, "start_s": start_s,
                                   "detected_at_s": detected_s,
                                   "latency_s": detected_s - start_s + period}
