@@ -147,7 +147,7 @@ class ImportGraph:
                                  f"{i.source} (line {i.line}) takes {i.name} from {i.target}")
             elif any(_private(p) for p in i.target.split(".")):
                 package = i.target.rpartition(".")[0]
-                if not i.source.startswith(package + "."):
+                if i.source != package and not i.source.startswith(package + "."):
                     found.setdefault((i.source, i.target), f"{i.source} (line {i.line}) "
                                      f"imports {i.target}, private to {package}")
         return found
