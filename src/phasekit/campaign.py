@@ -118,12 +118,20 @@ def append_run(path: str | os.PathLike[str], run: Run, *, program: str = "",
         os.close(fd)
 
 
-def write_campaign(campaign: Campaign, path: str | os.PathLike[str]) -> None:
-    """Write ``campaign`` atomically: JSON lines for a ``.jsonl`` name, indented JSON otherwise."""
+def write_campaign(campaign: Campaign, path: str | os.PathLike[str], *,
+                   pascal: bool = False) -> None:
+    """Write ``campaign`` atomically: its tidy table for a ``.csv`` name, PaScal Analyzer JSON
+    with ``pascal``, JSON lines for a ``.jsonl`` name, indented JSON otherwise."""
     from phasekit.io.atomic import atomic_write_text
 
     target = Path(path)
-    if target.suffix.lower() == ".jsonl":
+    if target.suffix.lower() == ".csv":
+        atomic_write_text(target, campaign.table().to_csv(index=False))
+    elif pascal:
+        from phasekit.io.pascal import write_pascal
+
+        write_pascal(campaign, target)
+    elif target.suffix.lower() == ".jsonl":
         lines = [_header_line(campaign.program, campaign.inputs, campaign.meta)]
         lines += [json.dumps(r.to_dict(), separators=(",", ":")) for r in campaign.runs]
         atomic_write_text(target, "\n".join(lines) + "\n")

@@ -23,7 +23,6 @@ from phasekit.cli.common import (
 if TYPE_CHECKING:
     import pandas as pd
 
-    from phasekit.campaign import Campaign
 
 campaign_app = sub_app(
     "campaign",
@@ -71,21 +70,6 @@ def _table(table: pd.DataFrame, title: str) -> Table:
     for _, row in table.iterrows():
         out.add_row(*(_cell(row[c]) for c in columns))
     return out
-
-
-def _write(campaign: Campaign, output: Path, pascal: bool) -> None:
-    from phasekit.campaign import write_campaign
-
-    if output.suffix.lower() == ".csv":
-        from phasekit.io.atomic import atomic_write_text
-
-        atomic_write_text(output, campaign.table().to_csv(index=False))
-    elif pascal:
-        from phasekit.io.pascal import write_pascal
-
-        write_pascal(campaign, output)
-    else:
-        write_campaign(campaign, output)
 
 
 @campaign_app.command("run", epilog=RUN_EPILOG,
@@ -160,7 +144,9 @@ def run(
 
     campaign = run_campaign(plan, log, progress=progress)
     if log != output:
-        _write(campaign, output, pascal)
+        from phasekit.campaign import write_campaign
+
+        write_campaign(campaign, output, pascal=pascal)
         log.unlink()
     if json_output:
         print_json(campaign.to_dict())
@@ -187,12 +173,12 @@ def import_(
 ) -> None:
     """Read a campaign (PaScal Analyzer JSON: frequencies in GHz or kHz, sensors as [value,
     timestamp] pairs) and show or convert it."""
-    from phasekit.campaign import read_campaign
+    from phasekit.campaign import read_campaign, write_campaign
 
     check_output(output, "--output")
     campaign = read_campaign(source)
     if output is not None:
-        _write(campaign, output, pascal=False)
+        write_campaign(campaign, output)
     if json_output:
         print_json(campaign.to_dict())
         return

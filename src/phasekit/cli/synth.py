@@ -338,21 +338,13 @@ def _counters(output: Path, *, seed: int, minutes: float | None, **_: Any) -> di
 def _campaign(output: Path, *, seed: int, pascal: bool, **_: Any) -> dict[str, Any]:
     """A PARSEC-like campaign over the thesis's grid (phasekit energy ...)."""
     from phasekit.campaign import write_campaign
-    from phasekit.io.atomic import atomic_write_text
     from phasekit.synth import truth_path
     from phasekit.synth.campaigns import realistic_campaign
     from phasekit.synth.periodic import write_json_truth
 
     synth = realistic_campaign("mixed", seed=seed)
     campaign = synth.campaign
-    if output.suffix.lower() == ".csv":
-        atomic_write_text(output, campaign.table().to_csv(index=False))
-    elif pascal:
-        from phasekit.io.pascal import write_pascal
-
-        write_pascal(campaign, output)
-    else:
-        write_campaign(campaign, output)
+    write_campaign(campaign, output, pascal=pascal)
     truth = {"kind": "campaign_truth", "version": 1, "seed": seed, "program": synth.kind,
              "noise": synth.noise, "params": dict(synth.params),
              "time_s": synth.time_s.ravel().tolist(),
