@@ -415,21 +415,31 @@ done:
     return result;
 }
 
+/* The arguments (one, X, lengths, band, threads, out) of dtw2_to_all and dba_update: one
+ * nonempty series ``name`` (n x d; ``what`` in the message when empty) against the batch X of
+ * series of d dimensions; 0 with an exception set (and the arrays released) otherwise. */
+static int one_and_batch(PyObject *args, Array arr[4], double *band, int *threads,
+                         const char *name, const char *what) {
+    if (!PyArg_ParseTuple(args, "O&O&O&diO&", f64_in, &arr[0], f64_in, &arr[1], i64_in,
+                          &arr[2], band, threads, f64_out, &arr[3]))
+        return 0;
+    if (check_ndim(arr, (int[]){2}, (const char *const[]){name}, 1) && dim(&arr[0], 0) > 0 &&
+        check_batch(&arr[1], &arr[2], dim(&arr[0], 1)))
+        return 1;
+    if (!PyErr_Occurred())
+        PyErr_Format(PyExc_ValueError, "the %s is empty", what);
+    release(arr, 4);
+    return 0;
+}
+
 /* dtw2_to_all(query, X, lengths, band, threads, out): out[s] = DTW_2 of query to series s */
 static PyObject *py_dtw2_to_all(PyObject *self, PyObject *args) {
     Array arr[4] = {0}; /* query, X, lengths, out */
     double band;
     int threads;
-    if (!PyArg_ParseTuple(args, "O&O&O&diO&", f64_in, &arr[0], f64_in, &arr[1], i64_in,
-                          &arr[2], &band, &threads, f64_out, &arr[3]))
+    if (!one_and_batch(args, arr, &band, &threads, "query", "query"))
         return NULL;
     PyObject *result = NULL;
-    if (!check_ndim(arr, (int[]){2}, (const char *const[]){"query"}, 1) || dim(&arr[0], 0) == 0 ||
-        !check_batch(&arr[1], &arr[2], dim(&arr[0], 1))) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_ValueError, "the query is empty");
-        goto done;
-    }
     Py_ssize_t n = dim(&arr[0], 0), n_series = dim(&arr[1], 0), max_len = dim(&arr[1], 1),
                dims = dim(&arr[1], 2);
     if (arr[3].view.len / 8 != n_series) {
@@ -507,16 +517,9 @@ static PyObject *py_dba_update(PyObject *self, PyObject *args) {
     Array arr[4] = {0}; /* avg, X, lengths, refined */
     double band;
     int threads;
-    if (!PyArg_ParseTuple(args, "O&O&O&diO&", f64_in, &arr[0], f64_in, &arr[1], i64_in,
-                          &arr[2], &band, &threads, f64_out, &arr[3]))
+    if (!one_and_batch(args, arr, &band, &threads, "avg", "average"))
         return NULL;
     PyObject *result = NULL;
-    if (!check_ndim(arr, (int[]){2}, (const char *const[]){"avg"}, 1) || dim(&arr[0], 0) == 0 ||
-        !check_batch(&arr[1], &arr[2], dim(&arr[0], 1))) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_ValueError, "the average is empty");
-        goto done;
-    }
     Py_ssize_t length = dim(&arr[0], 0), n_series = dim(&arr[1], 0), max_len = dim(&arr[1], 1),
                dims = dim(&arr[1], 2), cells = length * dims;
     if (arr[3].view.len / 8 != cells) {

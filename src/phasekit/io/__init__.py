@@ -240,8 +240,10 @@ def read_trace(path: str | os.PathLike[str], *, format: str | None = None,
 
 
 # --- Prometheus ------------------------------------------------------------------------------
-#: URL schemes of a Prometheus server (:mod:`phasekit.io.prometheus`, imported when used).
-PROMETHEUS_SCHEMES = ("prometheus", "prometheus+http", "prometheus+https")
+#: URL schemes of a Prometheus server and the HTTP scheme each stands for
+#: (:mod:`phasekit.io.prometheus`, imported when used).
+PROMETHEUS_SCHEMES = {"prometheus": "http", "prometheus+http": "http",
+                      "prometheus+https": "https"}
 
 
 def is_prometheus_url(text: object) -> bool:

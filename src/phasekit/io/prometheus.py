@@ -55,8 +55,6 @@ MAX_POINTS = 10_000
 TOKEN_VARIABLE = "PHASEKIT_PROMETHEUS_TOKEN"
 #: Seconds one HTTP request may take.
 TIMEOUT_S = 60.0
-_SCHEMES = {"prometheus": "http", "prometheus+http": "http", "prometheus+https": "https"}
-assert set(_SCHEMES) == set(PROMETHEUS_SCHEMES)
 _NAMED = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.:-]*)\s*=(?!=)\s*(.+)$", re.DOTALL)
 _SELECTOR = re.compile(r"^\s*([A-Za-z_:][A-Za-z0-9_:]*)\s*(\{[^{}]*\})?\s*$")
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w|y)")
@@ -139,7 +137,7 @@ class _Server:
 
     def __init__(self, url: str, timeout: float) -> None:
         parts = urllib.parse.urlsplit(url)
-        scheme = _SCHEMES.get(parts.scheme.lower())
+        scheme = PROMETHEUS_SCHEMES.get(parts.scheme.lower())
         if scheme is None or not parts.hostname:
             raise UsageError(f"{url!r}: expected prometheus://HOST:PORT (or prometheus+https://)")
         host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
