@@ -17,6 +17,7 @@ from phasekit.energy.fit import (
     candidate_label,
     choose_training,
     configurations,
+    design_cores,
     fit_energy,
     fit_model,
     learning_curve,
@@ -175,11 +176,22 @@ def test_designs_are_balanced_and_deterministic(seed_configs: list[pd.DataFrame]
         per_input = configs.iloc[chosen]["input"].value_counts()
         assert sorted(per_input.tolist()) == [2, 2, 2, 2, 2]
     spread = configs.iloc[choose_training(configs, 10, design="maximin")]
-    assert {1.2, 2.2} <= set(spread.frequency_ghz) and {1, 32} <= set(spread.cores)
+    assert {1.2, 2.2} <= set(spread.frequency_ghz) and {2, 32} <= set(spread.cores)
+    assert set(spread.cores) <= {2, 4, 8, 16, 32}  # design_cores: powers of two from 2
     random = choose_training(configs, 10, design="random", seed=1)
     assert not np.array_equal(random, choose_training(configs, 10, design="random", seed=2))
     with pytest.raises(UsageError, match="unknown design"):
         choose_training(configs, 10, design="sobol")
+
+
+def test_design_cores_prefers_powers_of_two_from_two_cores() -> None:
+    p = np.array([1, 2, 3, 4, 6, 8, 12, 16], float)
+    assert design_cores(p, 4).tolist() == [False, True, False, True, False, True, False, True]
+    # too few configurations at powers of two for the design's size: every count from 2
+    assert design_cores(p, 5).tolist() == [False] + [True] * 7
+    # fewer than three distinct counts from 2: every configuration
+    assert design_cores(np.array([1, 2, 4, 1, 2, 4], float), 2).all()
+    assert design_cores(np.array([1.5, 2.0, 4.0, 8.0]), 3).tolist() == [False, True, True, True]
 
 
 def test_learning_curve_rows(seed_configs: list[pd.DataFrame]) -> None:
@@ -296,7 +308,7 @@ def test_failed_runs_are_reported_and_do_not_pull_the_fit(
     reads at core counts it cannot run on): the robust fit stays within 3 % on the holdout and
     names them; least squares on relative errors does not."""
     configs = _energy_only(seed_configs[0])
-    train = choose_training(configs, 10, design="doptimal", with_time=False)
+    train = choose_training(configs, 10, design="doptimal", model="pt", with_time=False)
     broken = configs.copy()
     failed = train[[2, 7]]
     broken.loc[failed, "energy_j"] = 0.46
