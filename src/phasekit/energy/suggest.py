@@ -22,7 +22,8 @@ the grid not measured yet by :func:`next_configurations`'s rule (our choice), in
 
 On the pascal_dev campaigns (``benchmarks/energy_choose.py``, 22 campaigns, 6 starts of 10
 configurations, the choice keeping measured energies) the votes brought the mean regret after
-1, 2, 3 rounds of 5 to 11.0, 6.7, 4.8 % where ranking the promising by their spread alone
+1, 2, 3, 4 rounds of 5 to 11.2, 6.9, 5.1, 4.6 % (with the power-of-two designs; 11.0, 6.7,
+4.8 % after 3 rounds before them) where ranking the promising by their spread alone
 gave 9.5, 7.5, 5.4 % (that rule led before issue 18's last session; a vote-free
 probability-of-improvement score gave 9.0, 6.8, 5.3 % on 3 starts). Tried and not kept
 earlier: expected improvement over the best measured energy under the ensemble members (mean
