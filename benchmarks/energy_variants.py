@@ -12,8 +12,9 @@ worst campaign. Rows:
 - parameter variants through ``fit_model``'s keywords (``deviation_penalty``, ``prior``);
 - ``OVER_SCALE`` variants: the robust loss's scale for over-predictions (a module constant,
   set for the row and restored);
-- ``under soft-L1``: the robust loss with under-predictions (readings above the fit) also
-  down-weighted (soft L1 of that scale) instead of squared;
+- ``under soft-L1``: the robust loss with under-predictions (readings above the fit)
+  down-weighted by a soft L1 of that scale (the default's is ``UNDER_SCALE``, 0.1);
+  ``UNDER_SCALE 1000``: those squared, the default before issue 18's last change;
 - ``average with pt``: the geometric mean of the default's prediction and the thesis model's.
 
 Run: ``python benchmarks/energy_variants.py [--quick]`` (``--quick``: the default and the
@@ -146,7 +147,9 @@ def variants(quick: bool) -> list[tuple[str, Callable[..., Any], Callable[[], An
     rows += [(f"OVER_SCALE {v}", default(), lambda v=v: _constant("OVER_SCALE", v), False)
              for v in (0.1, 0.3, 0.5)]
     rows += [(f"under soft-L1 {v}", default(), lambda v=v: _under_soft_l1(v), False)
-             for v in (0.1, 0.2, 0.4)]
+             for v in (0.05, 0.2, 0.4)]
+    rows.append(("UNDER_SCALE 1000 (square)", default(),
+                 lambda: _constant("UNDER_SCALE", 1000.0), False))
     rows += [(f"average with pt, weight {w}", averaged(w), _nothing, False) for w in (0.5, 0.7)]
     return rows
 

@@ -51,16 +51,25 @@ _EXPORTS = {
 }
 
 
+#: The submodules, reachable as attributes before anything imported them
+#: (``pk.energy.suggest(...)`` runs the verb, :mod:`phasekit.verbmodule`).
+_SUBMODULES = frozenset(("choose", "efficiency", "fingerprint", "fit", "models", "phasediv",
+                         "suggest", "workflow"))
+
+
 def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
         value = getattr(import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    elif name in _SUBMODULES:
+        value = import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+    return sorted(set(globals()) | set(_EXPORTS) | _SUBMODULES)
 
 
 __all__ = [
