@@ -8,7 +8,9 @@
   extensions (issue 20): ``phasekit analyze`` imports no numba, which with its cached
   kernels cost 0.3-0.5 s of every command. They are required: installing phasekit from
   source needs a C compiler (gcc or clang).
-- numba's machine code for the other analysis kernels (phases, structure, energy, schedule;
+- The Paraver reader's parser and column kernels (phasekit.io._paraver), a C extension for
+  the same reason: ``phasekit structure`` imports no numba. Required as well.
+- numba's machine code for the other analysis kernels (phases, energy, schedule;
   issue 20): a wheel build runs
   :mod:`phasekit.warmup` on the built package, whose kernels are then cached in its
   ``__pycache__`` folders and shipped in the wheel, so the first command after
@@ -58,6 +60,8 @@ setup(ext_modules=[Extension("phasekit.record._sampler", ["src/phasekit/record/_
                              depends=["src/phasekit/_buffers.h"],
                              extra_compile_args=KERNEL_FLAGS, extra_link_args=["-fopenmp"],
                              libraries=["m"]),
+                   Extension("phasekit.io._paraver", ["src/phasekit/io/_paraver.c"],
+                             extra_compile_args=["-O3", "-std=c11"]),
                    Extension("phasekit.periodicity._kernels",
                              ["src/phasekit/periodicity/_kernels.c"],
                              depends=["src/phasekit/_buffers.h"],

@@ -9,7 +9,7 @@ outer loop's iteration count sets the size: 10 million event records (entry and 
 million MPI calls), the issue's size.
 
 The measured run is a fresh process (its peak RSS, VmHWM, is the pipeline's alone):
-a warm-up on a tiny trace (numba kernels loaded from the cache), then ``read_trace`` and
+a warm-up on a tiny trace (modules loaded), then ``read_trace`` and
 ``structure`` timed together. The structure found must be the program's (checked against
 ``Program.outline()``), or the run fails. Target (issue 5): >= 1 million events/s end to end,
 <= 2 GB.
@@ -153,8 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         f"ranks, FOR 1 TO {outer:,} {{ FOR 1 TO 5 {{Irecv; Isend; Waitall}}; Allreduce; "
         "FOR 1 TO 3 {Allreduce; Allreduce} }, two caller levels, instructions and cycles per "
         "call. `read_trace` + `structure` timed together in a fresh process after a warm-up "
-        "(numba kernels loaded); one core; peak RSS (VmHWM) of that process (Python, numpy, pandas, "
-        "numba and scikit-learn included). 'structure': the pseudocode's outline equals the "
+        "(modules loaded); one core; peak RSS (VmHWM) of that process (Python and numpy "
+        "included). 'structure': the pseudocode's outline equals the "
         "program's.", "",
         _common.markdown_table(header, rows, "rrrrrrrlrll"),
     ])

@@ -12,8 +12,8 @@ calls, ~1.3 GB), the issue's trace size; and a gzip-compressed (level 1) copy of
 trace for .prv.gz.
 
 Each read runs in a fresh process (so the peak RSS is the reader's alone, from
-``getrusage``), after a warm-up read of a tiny trace in that process (numba loads its
-compiled kernels from the cache, or compiles them); each file is read ``--repeat`` times (3)
+``getrusage``), after a warm-up read of a tiny trace in that process (the C parser and the
+modules loaded); each file is read ``--repeat`` times (3)
 and the median reported, since one read on a shared VM can be off by a factor of two. The
 issue's target, reading plus analysis at >= 1 million events/s, needs the reader well above
 that.
@@ -281,11 +281,11 @@ def main(argv: list[str] | None = None) -> int:
         f"- Generated Extrae-like traces: {N_RANKS} ranks, 8 MPI call sites in a loop, 3 caller "
         "levels, 2 counters at every entry and exit, a state record per call and per burst, a "
         "communication record per MPI_Isend. `read_trace` in a fresh process after a warm-up "
-        f"read (numba kernels loaded), one core; the median of {repeat} such reads (their "
-        "range beside it) and the largest peak RSS of those processes (Python, numpy, pandas "
-        "and numba included). Of the median read: *input* is reading (and decompressing) the "
+        f"read (modules loaded), one core; the median of {repeat} such reads (their "
+        "range beside it) and the largest peak RSS of those processes (Python and numpy "
+        "included). Of the median read: *input* is reading (and decompressing) the "
         "file, *parsing* the compiled line parser, *columns* the rest (ordering the calls by "
-        "rank, attributing message sizes, the labels, the Trace's DataFrame).", "",
+        "rank, attributing message sizes, the labels, the Trace's columns).", "",
         _common.markdown_table(header, rows, "lrrrrrrrrrrrrr"),
     ])
     _common.publish(SECTION, md, args.results, quick=args.quick)

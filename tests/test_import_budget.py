@@ -51,7 +51,7 @@ BUDGETS = {
     "info {profile} --json": {"pyarrow"},
     "analyze {profile} --json": {"pyarrow"},  # the kernels are C (issue 20)
     "phases {recording} --json": {"numba", "scipy", "pyarrow"},
-    "structure {trace} --json": {"numba", "scipy", "pandas", "pyarrow"},
+    "structure {trace} --json": set(),  # C reader, NumPy arrays: no numba, no pandas
     "energy fit {campaign} --json": {"scipy", "pandas", "pyarrow"},
 }
 

@@ -12,10 +12,12 @@ import re
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from phasekit.errors import InputError, PhasekitWarning
+from phasekit.io import _paraver
 from phasekit.io.paraver import read_paraver
 from test_trace_io import random_trace
 
@@ -92,3 +94,24 @@ def test_entries_out_of_order_still_find_their_messages(tmp_path: Path) -> None:
     got = {(r, round(t * 1e9)): b for r, t, b in zip(calls["rank"], calls["time_s"],
                                                       calls["bytes"], strict=True)}
     assert got == {(0, 50): 4096.0, (0, 100): 0.0, (1, 10): 4096.0}
+
+
+def test_the_kernels_reject_bad_arrays() -> None:
+    """The C kernels check the types and sizes of what they are given instead of writing
+    out of bounds."""
+    dest = np.arange(4, dtype=np.int32)
+    with pytest.raises(TypeError):
+        _paraver.scatter_values(np.zeros(4, np.float32), dest, np.zeros(4, np.float32))
+    with pytest.raises(ValueError, match="scatter_values"):
+        _paraver.scatter_values(np.zeros(4), dest, np.zeros(3))  # a place past the output
+    with pytest.raises(ValueError, match="scatter_codes"):  # an id past the remap table
+        _paraver.scatter_codes(np.array([0, 1, 2, 5], np.int32), dest, np.zeros(3, np.int64),
+                               np.empty(4, np.int8))
+    with pytest.raises(ValueError, match="group_rows"):  # a thread id past the threads
+        _paraver.group_rows(np.array([0, 3], np.int32), np.ones(2, np.int64), 1,
+                            np.empty(2, np.int32), np.zeros(3, np.int64))
+    with pytest.raises(TypeError, match="27 arguments"):
+        _paraver.scan()
+    out = np.zeros(4)
+    _paraver.scatter_values(np.arange(4.0), dest[::-1].copy(), out)
+    assert out.tolist() == [3.0, 2.0, 1.0, 0.0]

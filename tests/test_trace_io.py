@@ -1,7 +1,7 @@
 """Trace readers (issue 5): Paraver (.prv, .prv.gz with .pcf/.row) and OTF2 -> Trace.
 
 Ground truth from ../shared/data/README.md, checked on the copies in tests/data/paraver and
-tests/data/otf2; the numba Paraver kernel against the line-by-line reference in
+tests/data/otf2; the compiled Paraver kernel against the line-by-line reference in
 tests/naive.py; corrupted input with hypothesis.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import pickle
 import random
 import shutil
 import sys
@@ -486,3 +487,32 @@ def test_trace_model_checks_and_helpers(lulesh: Trace) -> None:
     json.dumps(summary)
     assert summary["n_calls"] == 856 and summary["n_signatures"] == len(lulesh.signatures()[1])
     assert "856 calls" in repr(lulesh)
+
+
+def test_arrays_and_dataframe_are_one_table(lulesh: Trace) -> None:
+    """A reader's Trace holds NumPy arrays and makes its DataFrame from them; a Trace built
+    from a DataFrame makes its arrays from it: the same columns and signatures either way
+    (issue 20: ``phasekit structure`` uses only the arrays, without importing pandas)."""
+    fresh = read_trace(LULESH_GZ)
+    arrays = fresh.arrays
+    assert fresh.n_calls == arrays.n_rows == 856
+    assert list(arrays) == list(fresh.calls.columns)
+    pd.testing.assert_frame_equal(arrays.to_frame(), lulesh.calls)
+    given = Trace(fresh.calls.copy(), fresh.n_ranks, fresh.threads_per_rank, fresh.duration_s,
+                  fresh.counters)
+    for name in arrays:
+        np.testing.assert_array_equal(given.arrays[name], arrays[name])
+        assert given.arrays.is_categorical(name) == arrays.is_categorical(name)
+        if arrays.is_categorical(name):
+            assert given.arrays.labels(name) == arrays.labels(name)
+    codes, rows = fresh.signature_codes()
+    frame_codes, table = given.signatures()
+    assert codes.dtype == np.int64 and np.array_equal(codes, frame_codes)
+    assert [tuple(row) for row in table.itertuples(index=False)] == rows
+    copy = pickle.loads(pickle.dumps(fresh))
+    pd.testing.assert_frame_equal(copy.calls, fresh.calls)
+    assert copy.meta == fresh.meta and copy.counters == fresh.counters
+    with pytest.raises(AttributeError, match="cannot assign"):
+        fresh.n_ranks = 3  # type: ignore[misc]
+    with pytest.raises(UsageError, match="must be a pandas DataFrame"):
+        Trace(calls={"rank": []}, n_ranks=0, threads_per_rank=(), duration_s=0.0)  # type: ignore[arg-type]

@@ -57,19 +57,28 @@ the file header where there is one), ``counters``, ``sources`` (files read), ``a
 .pcf, unterminated calls, unattributed messages, ...). A trace without MPI calls is a valid
 empty Trace whose ``explanation`` says why.
 
-The Trace is immutable by convention: treat ``calls`` as read-only (use ``.copy()`` to modify).
+The same columns as NumPy arrays, without pandas: :attr:`Trace.arrays` (a
+:class:`CallArrays`; the categorical columns as codes and labels). The readers build these,
+and the DataFrame is made from them on first use of :attr:`Trace.calls`, so that what needs
+only arrays (``phasekit structure``) does not import pandas (0.2 s; issue 20). Built from a
+DataFrame, a Trace makes its arrays from it instead.
+
+The Trace is immutable by convention: treat ``calls`` and ``arrays`` as read-only (use
+``.copy()`` to modify).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import FrozenInstanceError
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from phasekit.errors import UsageError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "BASE_COLUMNS",
@@ -77,8 +86,11 @@ __all__ = [
     "CYCLE_COUNTERS",
     "INSTRUCTION_COUNTERS",
     "PATH_SEP",
+    "CallArrays",
     "Trace",
+    "empty_arrays",
     "empty_calls",
+    "make_arrays",
     "make_calls",
 ]
 
@@ -120,7 +132,8 @@ def split_counters(names: Sequence[str]) -> tuple[str | None, str | None, list[s
     return ins, cyc, [n for n in names if n not in (ins, cyc)]
 
 
-def _categorical(codes: np.ndarray, labels: Sequence[str]) -> pd.Categorical:
+def _categorical(codes: np.ndarray, labels: Sequence[str]) -> tuple[np.ndarray, tuple[Any, ...]]:
+    """Codes and labels of a categorical column, two ids with one label merged into one."""
     labels = list(labels)
     if len(set(labels)) != len(labels):  # two ids with one label: merge them
         uniq, inverse = np.unique(np.asarray(labels, dtype=object), return_inverse=True)
@@ -129,7 +142,7 @@ def _categorical(codes: np.ndarray, labels: Sequence[str]) -> pd.Categorical:
     codes = np.asarray(codes)
     if codes.dtype.kind not in "iu":
         codes = codes.astype(np.int64)
-    return pd.Categorical.from_codes(codes, categories=labels)
+    return codes, tuple(labels)
 
 
 def _sorted(rank: np.ndarray, thread: np.ndarray, time_s: np.ndarray) -> bool:
@@ -140,18 +153,82 @@ def _sorted(rank: np.ndarray, thread: np.ndarray, time_s: np.ndarray) -> bool:
     return not np.any(same_rank & (thread[1:] == thread[:-1]) & (time_s[1:] < time_s[:-1]))
 
 
-def make_calls(*, rank: np.ndarray, thread: np.ndarray, time_s: np.ndarray,
-               duration_s: np.ndarray, call: tuple[np.ndarray, Sequence[str]],
-               call_path: tuple[np.ndarray, Sequence[str]],
-               call_lines: tuple[np.ndarray, Sequence[str]],
-               call_site: tuple[np.ndarray, Sequence[str]], bytes: np.ndarray,
-               burst_duration_s: np.ndarray, counters: Mapping[str, np.ndarray]
-               ) -> tuple[pd.DataFrame, tuple[str, ...]]:
-    """Build the ``calls`` frame of the contract from arrays (readers and generators).
+class CallArrays(Mapping[str, np.ndarray]):
+    """The ``calls`` of a Trace as NumPy arrays, in the column order and the row order of the
+    contract (module docstring), without pandas: a read-only mapping from column name to
+    array, where a categorical column (``call``, ``call_path``, ``call_lines``,
+    ``call_site``) maps to its integer codes and :meth:`labels` gives its categories.
+    :meth:`to_frame` makes the DataFrame of the contract (:attr:`Trace.calls`)."""
+
+    def __init__(self, columns: Mapping[str, np.ndarray],
+                 labels: Mapping[str, Sequence[Any]]) -> None:
+        self._columns = dict(columns)
+        self._labels = {name: tuple(values) for name, values in labels.items()}
+        sizes = {len(v) for v in self._columns.values()}
+        if len(sizes) > 1:
+            raise UsageError(f"CallArrays: columns of different lengths {sorted(sizes)}")
+        self._n = sizes.pop() if sizes else 0
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self._columns[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._columns)
+
+    def __len__(self) -> int:
+        return len(self._columns)
+
+    @property
+    def n_rows(self) -> int:
+        return self._n
+
+    def is_categorical(self, name: str) -> bool:
+        return name in self._labels
+
+    def labels(self, name: str) -> tuple[Any, ...]:
+        """The categories of categorical column ``name`` (its codes index them)."""
+        return self._labels[name]
+
+    def to_frame(self) -> pd.DataFrame:
+        """The ``calls`` DataFrame of the contract (imports pandas)."""
+        import pandas as pd
+
+        data: dict[str, Any] = {
+            name: (pd.Categorical.from_codes(values, categories=list(self._labels[name]))
+                   if name in self._labels else values)
+            for name, values in self._columns.items()}
+        return pd.DataFrame(data, copy=False)
+
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame) -> CallArrays:
+        """The arrays of a ``calls`` DataFrame (categorical columns: codes and categories)."""
+        import pandas as pd
+
+        columns: dict[str, np.ndarray] = {}
+        labels: dict[str, list[Any]] = {}
+        for name in frame.columns:
+            column = frame[name]
+            if isinstance(column.dtype, pd.CategoricalDtype):
+                columns[str(name)] = column.cat.codes.to_numpy()
+                labels[str(name)] = list(column.cat.categories)
+            else:
+                columns[str(name)] = column.to_numpy()
+        return cls(columns, labels)
+
+
+def make_arrays(*, rank: np.ndarray, thread: np.ndarray, time_s: np.ndarray,
+                duration_s: np.ndarray, call: tuple[np.ndarray, Sequence[str]],
+                call_path: tuple[np.ndarray, Sequence[str]],
+                call_lines: tuple[np.ndarray, Sequence[str]],
+                call_site: tuple[np.ndarray, Sequence[str]], bytes: np.ndarray,
+                burst_duration_s: np.ndarray, counters: Mapping[str, np.ndarray]
+                ) -> tuple[CallArrays, tuple[str, ...]]:
+    """Build the ``calls`` of the contract from arrays, as :class:`CallArrays` (readers and
+    generators; no pandas).
 
     The categorical columns are given as ``(codes, labels)``; ``counters`` maps counter
     names to their burst totals. Rows are sorted by rank, thread and time (stable).
-    Returns the frame and the counter names.
+    Returns the arrays and the counter names.
     """
     rank = np.asarray(rank, dtype=np.int32)
     thread = np.asarray(thread, dtype=np.int32)
@@ -163,81 +240,150 @@ def make_calls(*, rank: np.ndarray, thread: np.ndarray, time_s: np.ndarray,
     ipc = np.full(n, np.nan)
     if ins and cyc:
         np.divide(instructions, cycles, out=ipc, where=cycles > 0)
-    data: dict[str, Any] = {
+    labels: dict[str, tuple[Any, ...]] = {}
+    columns: dict[str, np.ndarray] = {
         "rank": rank, "thread": thread,
         "time_s": np.asarray(time_s, dtype=np.float64),
-        "duration_s": np.asarray(duration_s, dtype=np.float64),
-        "call": _categorical(*call), "call_path": _categorical(*call_path),
-        "call_lines": _categorical(*call_lines), "call_site": _categorical(*call_site),
+        "duration_s": np.asarray(duration_s, dtype=np.float64)}
+    for name, given in (("call", call), ("call_path", call_path), ("call_lines", call_lines),
+                        ("call_site", call_site)):
+        columns[name], labels[name] = _categorical(*given)
+    columns.update({
         "bytes": np.asarray(bytes, dtype=np.float64),
         "burst_duration_s": np.asarray(burst_duration_s, dtype=np.float64),
-        "burst_instructions": instructions, "burst_cycles": cycles, "burst_ipc": ipc,
-    }
+        "burst_instructions": instructions, "burst_cycles": cycles, "burst_ipc": ipc})
     for name in others:
-        data[COUNTER_PREFIX + name] = np.asarray(counters[name], dtype=np.float64)
-    frame = pd.DataFrame(data, copy=False)
-    if n and not _sorted(rank, thread, frame["time_s"].to_numpy()):
+        columns[COUNTER_PREFIX + name] = np.asarray(counters[name], dtype=np.float64)
+    if n and not _sorted(rank, thread, columns["time_s"]):
         key = rank.astype(np.int64) << 32 | thread.astype(np.int64)
-        order = np.lexsort((frame["time_s"].to_numpy(), key))
-        frame = frame.take(order).reset_index(drop=True)
-    return frame, tuple(names)
+        order = np.lexsort((columns["time_s"], key))
+        columns = {name: values[order] for name, values in columns.items()}
+    return CallArrays(columns, labels), tuple(names)
+
+
+def make_calls(*, rank: np.ndarray, thread: np.ndarray, time_s: np.ndarray,
+               duration_s: np.ndarray, call: tuple[np.ndarray, Sequence[str]],
+               call_path: tuple[np.ndarray, Sequence[str]],
+               call_lines: tuple[np.ndarray, Sequence[str]],
+               call_site: tuple[np.ndarray, Sequence[str]], bytes: np.ndarray,
+               burst_duration_s: np.ndarray, counters: Mapping[str, np.ndarray]
+               ) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """Build the ``calls`` frame of the contract from arrays (:func:`make_arrays`, then its
+    DataFrame). Returns the frame and the counter names."""
+    arrays, names = make_arrays(
+        rank=rank, thread=thread, time_s=time_s, duration_s=duration_s, call=call,
+        call_path=call_path, call_lines=call_lines, call_site=call_site, bytes=bytes,
+        burst_duration_s=burst_duration_s, counters=counters)
+    return arrays.to_frame(), names
+
+
+def empty_arrays(counters: Sequence[str] = ()) -> CallArrays:
+    """The ``calls`` of the contract with no rows, as :class:`CallArrays`."""
+    empty = np.zeros(0)
+    cat = (np.zeros(0, dtype=np.int64), [])
+    arrays, _ = make_arrays(rank=empty, thread=empty, time_s=empty, duration_s=empty, call=cat,
+                            call_path=cat, call_lines=cat, call_site=cat, bytes=empty,
+                            burst_duration_s=empty,
+                            counters={name: empty for name in counters})
+    return arrays
 
 
 def empty_calls(counters: Sequence[str] = ()) -> pd.DataFrame:
     """A ``calls`` frame of the contract with no rows."""
-    empty = np.zeros(0)
-    cat = (np.zeros(0, dtype=np.int64), [])
-    frame, _ = make_calls(rank=empty, thread=empty, time_s=empty, duration_s=empty, call=cat,
-                          call_path=cat, call_lines=cat, call_site=cat, bytes=empty,
-                          burst_duration_s=empty,
-                          counters={name: empty for name in counters})
-    return frame
+    return empty_arrays(counters).to_frame()
 
 
-@dataclass(frozen=True, eq=False)
 class Trace:
-    """The MPI calls of a parallel run (see the module docstring for the column contract)."""
+    """The MPI calls of a parallel run (see the module docstring for the column contract).
 
-    calls: pd.DataFrame
-    n_ranks: int
-    threads_per_rank: tuple[int, ...]
-    duration_s: float
-    counters: tuple[str, ...] = ()
-    sources: tuple[str, ...] = ()
-    application: int | None = None
-    format: str = ""
-    explanation: str = ""
-    meta: Mapping[str, Any] = field(default_factory=dict)
+    ``calls`` is the DataFrame of the contract or its :class:`CallArrays` (what the readers
+    give); either way :attr:`calls` is the DataFrame (made on first use) and :attr:`arrays`
+    the arrays. Immutable: its attributes cannot be set."""
 
-    def __post_init__(self) -> None:
-        calls = self.calls
-        if not isinstance(calls, pd.DataFrame):
-            raise UsageError(f"Trace.calls must be a pandas DataFrame, got {type(calls).__name__}")
-        missing = [c for c in BASE_COLUMNS if c not in calls.columns]
+    __slots__ = ("_arrays", "_frame", "application", "counters", "duration_s", "explanation",
+                 "format", "meta", "n_ranks", "sources", "threads_per_rank")
+
+    def __init__(self, calls: pd.DataFrame | CallArrays, n_ranks: int,
+                 threads_per_rank: Sequence[int], duration_s: float,
+                 counters: Sequence[str] = (), sources: Sequence[str] = (),
+                 application: int | None = None, format: str = "", explanation: str = "",
+                 meta: Mapping[str, Any] | None = None) -> None:
+        arrays: CallArrays | None = None
+        frame = None
+        if isinstance(calls, CallArrays):
+            arrays = calls
+            names: Sequence[str] = list(calls)
+            categorical = [name for name in _CATEGORICAL if calls.is_categorical(name)]
+        else:
+            import pandas as pd
+
+            if not isinstance(calls, pd.DataFrame):
+                raise UsageError(f"Trace.calls must be a pandas DataFrame, got "
+                                 f"{type(calls).__name__}")
+            frame = calls
+            names = list(calls.columns)
+            categorical = [name for name in _CATEGORICAL if name in names
+                           and isinstance(calls[name].dtype, pd.CategoricalDtype)]
+        missing = [c for c in BASE_COLUMNS if c not in names]
         if missing:
             raise UsageError(f"Trace.calls lacks the columns {missing}")
         for name in _CATEGORICAL:
-            if not isinstance(calls[name].dtype, pd.CategoricalDtype):
+            if name not in categorical:
                 raise UsageError(f"Trace.calls[{name!r}] must be categorical")
-        threads = tuple(int(t) for t in self.threads_per_rank)
-        if len(threads) != int(self.n_ranks):
+        threads = tuple(int(t) for t in threads_per_rank)
+        if len(threads) != int(n_ranks):
             raise UsageError(f"threads_per_rank has {len(threads)} entries for "
-                             f"{self.n_ranks} ranks")
-        object.__setattr__(self, "n_ranks", int(self.n_ranks))
-        object.__setattr__(self, "threads_per_rank", threads)
-        object.__setattr__(self, "duration_s", float(self.duration_s))
-        object.__setattr__(self, "counters", tuple(str(c) for c in self.counters))
-        object.__setattr__(self, "sources", tuple(str(s) for s in self.sources))
-        object.__setattr__(self, "meta", dict(self.meta))
+                             f"{n_ranks} ranks")
+        init = object.__setattr__
+        init(self, "_arrays", arrays)
+        init(self, "_frame", frame)
+        init(self, "n_ranks", int(n_ranks))
+        init(self, "threads_per_rank", threads)
+        init(self, "duration_s", float(duration_s))
+        init(self, "counters", tuple(str(c) for c in counters))
+        init(self, "sources", tuple(str(s) for s in sources))
+        init(self, "application", application)
+        init(self, "format", format)
+        init(self, "explanation", explanation)
+        init(self, "meta", dict(meta or {}))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __setstate__(self, state: Mapping[str, Any]) -> None:
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+
+    # --- the calls -----------------------------------------------------------------------
+    @property
+    def calls(self) -> pd.DataFrame:
+        """One row per MPI call, the DataFrame of the contract (made from :attr:`arrays` on
+        first use, which imports pandas)."""
+        if self._frame is None:
+            object.__setattr__(self, "_frame", self._arrays.to_frame())  # type: ignore[union-attr]
+        return self._frame
+
+    @property
+    def arrays(self) -> CallArrays:
+        """The columns of :attr:`calls` as NumPy arrays (:class:`CallArrays`; no pandas)."""
+        if self._arrays is None:
+            object.__setattr__(self, "_arrays", CallArrays.from_frame(self._frame))
+        return self._arrays  # type: ignore[return-value]
 
     # --- shape -------------------------------------------------------------------------
     @property
     def n_calls(self) -> int:
-        return len(self.calls)
+        return self._arrays.n_rows if self._arrays is not None else len(self._frame)
 
     @property
     def empty(self) -> bool:
-        return len(self.calls) == 0
+        return self.n_calls == 0
 
     @property
     def instruction_counter(self) -> str | None:
@@ -277,11 +423,29 @@ class Trace:
 
     def call_counts(self) -> pd.DataFrame:
         """Number of calls per rank (rows) and call name (columns), int64."""
+        import pandas as pd
+
         calls = self.calls
         table = pd.crosstab(calls["rank"], calls["call"]).reindex(
             index=range(self.n_ranks), fill_value=0)
         table.columns = [str(c) for c in table.columns]
         return table.astype(np.int64)
+
+    def signature_codes(self) -> tuple[np.ndarray, list[tuple[str, str, str, str]]]:
+        """:meth:`signatures` without pandas: the ``codes`` and, per code, the signature's
+        ``(call, call_path, call_lines, call_site)`` as text."""
+        cols = ["call", "call_path", "call_lines"]
+        if self.empty:
+            return np.zeros(0, dtype=np.int64), []
+        arrays = self.arrays
+        key = np.zeros(self.n_calls, dtype=np.int64)
+        for c in cols:  # one integer per combination of the categories (exact below 2**63)
+            key = key * len(arrays.labels(c)) + arrays[c]
+        _, inverse = np.unique(key, return_inverse=True)
+        first = np.unique(inverse, return_index=True)[1]
+        table = [tuple(str(arrays.labels(c)[code]) for code in arrays[c][first])
+                 for c in (*cols, "call_site")]
+        return inverse.reshape(-1).astype(np.int64), list(zip(*table, strict=True))
 
     def signatures(self) -> tuple[np.ndarray, pd.DataFrame]:
         """Number every call by its signature (call, call_path, call_lines).
@@ -289,18 +453,15 @@ class Trace:
         Returns ``codes`` (int64, one per row of ``calls``) and a frame of the unique
         signatures (columns call, call_path, call_lines, call_site), indexed by code.
         """
-        cols = ["call", "call_path", "call_lines"]
+        import pandas as pd
+
+        columns = ["call", "call_path", "call_lines", "call_site"]
         if self.empty:
-            return np.zeros(0, dtype=np.int64), pd.DataFrame(columns=[*cols, "call_site"])
-        key = np.zeros(self.n_calls, dtype=np.int64)
-        for c in cols:  # one integer per combination of the categories (exact below 2**63)
-            key = key * len(self.calls[c].cat.categories) + self.calls[c].cat.codes.to_numpy()
-        inverse, _ = pd.factorize(key, sort=True)
-        first = np.unique(inverse, return_index=True)[1]
-        table = self.calls.iloc[first][[*cols, "call_site"]].reset_index(drop=True)
-        for c in (*cols, "call_site"):
-            table[c] = table[c].astype(str)
-        return inverse.astype(np.int64), table
+            return np.zeros(0, dtype=np.int64), pd.DataFrame(columns=columns)
+        codes, rows = self.signature_codes()
+        table = pd.DataFrame({c: [row[k] for row in rows] for k, c in enumerate(columns)},
+                             columns=columns)
+        return codes, table
 
     def summary(self) -> dict[str, Any]:
         """Plain-data description: ranks, threads, duration, calls per type, counters."""
@@ -316,7 +477,7 @@ class Trace:
             "calls": {str(name): {"count": int(row["count"]), "time_s": float(row["time_s"]),
                                   "bytes": float(row["bytes"])}
                       for name, row in per_call.iterrows()},
-            "n_signatures": len(self.signatures()[1]) if self.n_calls else 0,
+            "n_signatures": len(self.signature_codes()[1]) if self.n_calls else 0,
             "explanation": self.explanation,
             "meta": {k: v for k, v in self.meta.items()
                      if isinstance(v, str | int | float | bool | type(None) | list)},

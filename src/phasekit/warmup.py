@@ -59,18 +59,6 @@ def _phases(folder: Path) -> None:
     phases(profile, method="shape", metrics=[profile.metrics[0]])
 
 
-def _structure(folder: Path) -> None:
-    from phasekit.io import read_trace
-    from phasekit.io.paraver import compile_code_scatter
-    from phasekit.structure import structure
-    from phasekit.synth.traces import SUITE, write_paraver
-
-    path = folder / "trace.prv"
-    write_paraver(SUITE["test-2"], path)
-    structure(read_trace(path))
-    compile_code_scatter()
-
-
 def _phase_division(folder: Path) -> None:
     from phasekit.energy.phasediv import divide_phases
     from phasekit.synth.power import generate_power_profiles
@@ -104,7 +92,6 @@ JOBS: dict[str, Callable[[Path], None]] = {
     "analyze": _periodicity,
     "analyze (many nodes)": _many_nodes,
     "phases": _phases,
-    "structure": _structure,
     "energy phasediv": _phase_division,
     "schedule": _schedule,
     "powermodel fit --model ge": _power_models,

@@ -40,7 +40,7 @@ import numpy as np
 
 from phasekit.errors import InputError, UnsupportedError, UsageError
 from phasekit.io.inputs import input_file
-from phasekit.trace import PATH_SEP, Trace, empty_calls, make_calls
+from phasekit.trace import PATH_SEP, Trace, empty_arrays, make_arrays
 
 __all__ = ["read_otf2"]
 
@@ -264,7 +264,7 @@ def _read(otf2: Any, anchor: Path) -> Trace:
         meta["unterminated_calls"] = open_calls
     sources = (os.fspath(anchor),)
     if not rows_time:
-        return Trace(calls=empty_calls(), n_ranks=n_ranks,
+        return Trace(calls=empty_arrays(), n_ranks=n_ranks,
                      threads_per_rank=tuple(threads_per_rank), duration_s=duration,
                      sources=sources, application=None, format="otf2",
                      explanation=f"no MPI region (paradigm MPI or MPI_*) entered in "
@@ -283,14 +283,14 @@ def _read(otf2: Any, anchor: Path) -> Trace:
         uniq, inverse = np.unique(np.asarray(labels, dtype=object), return_inverse=True)
         return inverse.reshape(-1), [str(u) for u in uniq]
 
-    frame, counter_names = make_calls(
+    calls, counter_names = make_arrays(
         rank=loc_arr[:, 0], thread=loc_arr[:, 1], time_s=(entry - offset) / resolution,
         duration_s=np.where(exit_ >= 0, (exit_ - entry) / resolution, np.nan),
         call=codes(rows_call), call_path=codes(rows_path), call_lines=codes(rows_site),
         call_site=codes(rows_site), bytes=np.asarray(rows_bytes),
         burst_duration_s=(entry - np.asarray(rows_burst, dtype=np.int64)) / resolution,
         counters=counters)
-    return Trace(calls=frame, n_ranks=n_ranks, threads_per_rank=tuple(threads_per_rank),
+    return Trace(calls=calls, n_ranks=n_ranks, threads_per_rank=tuple(threads_per_rank),
                  duration_s=duration, counters=counter_names, sources=sources,
                  application=None, format="otf2", meta=meta)
 

@@ -30,13 +30,13 @@ What is read (Extrae conventions):
   not the burst.
 - State records only give each thread's first time (the start of its first burst).
 
-The parser is a numba kernel over blocks of raw bytes (:data:`CHUNK_BYTES`;
-:mod:`phasekit.io._prv_kernel`), keeping only the output rows: memory grows with the number of
-MPI calls, not the file. Lines of the usual form are read 8 bytes at a time, the others byte
-by byte (the same values, the same errors). The columns are then written one at a time in
-rank order, each row array dropped once used, so that the rows and the columns are not all
-in memory at once. Bad lines raise :class:`~phasekit.errors.InputError` naming the file, the
-line and what was expected.
+The parser is a C kernel over blocks of raw bytes (:data:`CHUNK_BYTES`; ``_paraver.c``, which
+replaced numba kernels so that a command loads no numba), keeping only the output rows:
+memory grows with the number of MPI calls, not the file. Lines of the usual form are read 8
+bytes at a time, the others byte by byte (the same values, the same errors). The columns are
+then written one at a time in rank order, each row array dropped once used, so that the rows
+and the columns are not all in memory at once. Bad lines raise
+:class:`~phasekit.errors.InputError` naming the file, the line and what was expected.
 """
 
 from __future__ import annotations
@@ -55,15 +55,14 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from phasekit.errors import InputError, PhasekitWarning, UsageError
-from phasekit.io import _prv_kernel as _k
+from phasekit.io import _paraver as _k
 from phasekit.io.inputs import input_file
-from phasekit.trace import PATH_SEP, Trace, empty_calls, make_calls
+from phasekit.trace import PATH_SEP, Trace, empty_arrays, make_arrays
 
 __all__ = [
     "CHUNK_BYTES",
     "MAX_LEVELS",
     "Pcf",
-    "compile_code_scatter",
     "parse_header",
     "parse_pcf",
     "read_paraver",
@@ -527,15 +526,6 @@ def _grouped(values: np.ndarray, dest: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
-def compile_code_scatter() -> None:
-    """Compile the code scatter for every code width :func:`_codes_dtype` may choose (a
-    trace's width follows its number of distinct calls and paths): :mod:`phasekit.warmup`."""
-    ids, dest = np.zeros(4, np.int32), np.arange(4, dtype=np.int32)
-    remap = np.zeros(1, np.int64)
-    for dtype in (np.int8, np.int16, np.int32):
-        _k.scatter_codes(ids, dest, remap, np.empty(4, dtype))
-
-
 def _codes_dtype(n: int) -> type:
     """The smallest integer type for the codes of ``n`` categories (pandas' own choice)."""
     return np.int8 if n < 1 << 7 else np.int16 if n < 1 << 15 else np.int32
@@ -644,7 +634,8 @@ def read_paraver(path: str | os.PathLike[str], *, application: int | None = None
     # column is written in that order and its row array dropped, so that the rows and the
     # columns are never all in memory at once; message sizes go to their calls
     dest = np.empty(n_rows, dtype=np.int32 if n_rows < 2**31 - 1 else np.int64)
-    starts = _k.group_rows(tid, thread_appl, application, dest)
+    starts = np.zeros(len(thread_appl) + 1, dtype=np.int64)
+    _k.group_rows(tid, thread_appl, application, dest, starts)
     n = int(starts[-1])
     burst = np.empty(n)
     _k.scatter_burst(rows["entry"], rows.pop("burst"), dest, header.tick_s, burst)
@@ -659,7 +650,8 @@ def read_paraver(path: str | os.PathLike[str], *, application: int | None = None
     buffers.c_int = buffers.c_int[:0]
     del g_tid, tid
     rows.pop("tid")
-    time_s, duration = _k.times_in_place(entry, exit_, header.tick_s)
+    _k.times_in_place(entry, exit_, header.tick_s)  # in their memory, as float64
+    time_s, duration = entry.view(np.float64), exit_.view(np.float64)
     del entry, exit_
     rank = np.empty(n, dtype=np.int32)
     thread = np.empty(n, dtype=np.int32)
@@ -670,7 +662,9 @@ def read_paraver(path: str | os.PathLike[str], *, application: int | None = None
     # calls: codes in the order of their (type, value) keys
     call_ids = rows.pop("call")
     n_calls = int(counts[_k.N_CALLS])
-    used = np.flatnonzero(_k.used_ids(call_ids, dest, n_calls))
+    used = np.zeros(n_calls, dtype=np.bool_)
+    _k.used_ids(call_ids, dest, used)
+    used = np.flatnonzero(used)
     keys = buffers.k_keys[used]
     used = used[np.argsort(keys, kind="stable")]
     remap = np.full(n_calls, -1, dtype=np.int64)
@@ -689,7 +683,9 @@ def read_paraver(path: str | os.PathLike[str], *, application: int | None = None
     # paths: codes in the order of their ids
     path_ids = rows.pop("path")
     n_paths = int(counts[_k.N_PATHS])
-    used = np.flatnonzero(_k.used_ids(path_ids, dest, n_paths))
+    used = np.zeros(n_paths, dtype=np.bool_)
+    _k.used_ids(path_ids, dest, used)
+    used = np.flatnonzero(used)
     remap = np.full(n_paths, -1, dtype=np.int64)
     remap[used] = np.arange(len(used))
     path_codes = np.empty(n, dtype=_codes_dtype(len(used)))
@@ -745,15 +741,15 @@ def read_paraver(path: str | os.PathLike[str], *, application: int | None = None
         explanation = (f"no MPI call events (types {MPI_TYPE_MIN}-{MPI_TYPE_MAX}) in "
                        f"application {application} of {os.fspath(path)}")
         log.info(explanation)
-        frame = empty_calls()
+        calls = empty_arrays()
         counter_names: tuple[str, ...] = ()
     else:
-        frame, counter_names = make_calls(
+        calls, counter_names = make_arrays(
             rank=rank, thread=thread, time_s=time_s, duration_s=duration,
             call=(call_codes, call_labels), call_path=(path_codes, fn_labels),
             call_lines=(path_codes, line_labels), call_site=(path_codes, site_labels),
             bytes=bytes_, burst_duration_s=burst, counters=counters)
-    return Trace(calls=frame, n_ranks=len(ranks_threads), threads_per_rank=ranks_threads,
+    return Trace(calls=calls, n_ranks=len(ranks_threads), threads_per_rank=ranks_threads,
                  duration_s=header.duration * header.tick_s, counters=counter_names,
                  sources=tuple(sources), application=application, format="paraver",
                  explanation=explanation, meta=meta)

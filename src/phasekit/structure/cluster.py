@@ -79,7 +79,8 @@ def dbscan(X: np.ndarray, *, eps: float, min_pts: int) -> np.ndarray:
                 continue
             labels[i] = label
             if core[i]:
-                stack.extend(int(j) for j in near[i] if labels[j] == -1)
+                around = near[i]
+                stack.extend(around[labels[around] == -1].tolist())
         label += 1
     return labels
 

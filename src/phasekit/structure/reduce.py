@@ -1,7 +1,7 @@
 """Trace reduction (seed 003, "Trace reduction step"): one entry per unique MPI call and rank.
 
 A call is identified by its *signature*, the call type and its call path (the dynamic
-position, :meth:`phasekit.trace.Trace.signatures`); calls with one signature on different
+position, :meth:`phasekit.trace.Trace.signature_codes`); calls with one signature on different
 ranks stay apart here (the inter-rank reduction merges them later, seed 003 "Inter-rank
 reduction"). Each entry keeps what the seed lists: the number of repetitions ``it``, the mean
 time between repetitions ``imt``, the call path, the preceding-burst statistics, all
@@ -118,12 +118,10 @@ class Reduction:
 
 def reduce_trace(trace: Trace, *, min_explained: float = MIN_EXPLAINED) -> Reduction:
     """Reduce ``trace`` to one entry per (rank, signature) (module docstring)."""
-    codes, table = trace.signatures()
-    signatures = tuple(
-        Signature(str(row.call), _frames(str(row.call_path), str(row.call_lines)))
-        for row in table.itertuples(index=False))
-    calls = trace.calls
-    rank = calls["rank"].to_numpy().astype(np.int64)
+    codes, table = trace.signature_codes()  # NumPy only: no pandas (issue 20)
+    signatures = tuple(Signature(call, _frames(path, lines)) for call, path, lines, _ in table)
+    calls = trace.arrays
+    rank = calls["rank"].astype(np.int64)
     n_sig = max(len(signatures), 1)
     key = rank * n_sig + codes
     order = np.argsort(key, kind="stable")  # calls are in time order per rank: stays so
@@ -132,7 +130,7 @@ def reduce_trace(trace: Trace, *, min_explained: float = MIN_EXPLAINED) -> Reduc
         if key.size else np.zeros(0, np.int64)
     offsets = np.r_[starts, key.size].astype(np.int64)
     it = np.diff(offsets)
-    times = calls["time_s"].to_numpy()[order]
+    times = calls["time_s"][order]
     first = times[starts] if key.size else np.zeros(0)
     last = times[offsets[1:] - 1] if key.size else np.zeros(0)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -141,7 +139,7 @@ def reduce_trace(trace: Trace, *, min_explained: float = MIN_EXPLAINED) -> Reduc
     delta = np.where(it > 1, it * imt / max(total, 1e-300), 0.0)
 
     def sums(column: str) -> tuple[np.ndarray, np.ndarray]:
-        values = calls[column].to_numpy()[order]
+        values = calls[column][order]
         finite = np.isfinite(values)
         if not key.size:
             return np.zeros(0), np.zeros(0, np.int64)
