@@ -7,14 +7,20 @@ efficiency is 1 / (0.1 p + 0.9).
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 import helpers
 from phasekit.campaign import Campaign, Run, write_campaign
+from phasekit.cli.energy_plot import MODES as CLI_MODES
 from phasekit.energy.efficiency import (
     configuration_table,
     efficiency_table,
@@ -22,7 +28,15 @@ from phasekit.energy.efficiency import (
     pareto_mask,
 )
 from phasekit.errors import InputError, UsageError
-from phasekit.plot.energy import plot_energy, smooth_grid
+from phasekit.plot.common import literal_text
+from phasekit.plot.energy import (
+    MODES,
+    _compact,
+    _nice_ticks,
+    energy_figure,
+    plot_energy,
+    smooth_grid,
+)
 from phasekit.synth.campaigns import seed_campaign
 
 run = helpers.run
@@ -250,6 +264,82 @@ def test_plot_time_only_campaign(tmp_path: Path) -> None:
         plot_energy(tmp_path / "x.png", tables=efficiency_tables(campaign), mode="wavy")
 
 
+def drawn_inside(fig: Figure) -> None:
+    """Every Axes of ``fig``, its labels and title included, lies inside the figure (the
+    layout is fixed by hand, not by constrained layout), and no text is mathtext."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        box = ax.get_tightbbox(renderer)
+        assert box.x0 >= -1 and box.y0 >= -1, ax.get_title()
+        assert box.x1 <= fig.bbox.x1 + 1 and box.y1 <= fig.bbox.y1 + 1, ax.get_title()
+    assert not any(re.search(r"(?<!\\)\$", t.get_text()) for t in fig.findobj(Text))
+
+
+def test_energy_figure_shows_the_landscape_and_the_least_energy() -> None:
+    campaign = seed_campaign(seed=0, frequencies=(1.2, 1.6, 2.0, 2.4), cores=(1, 2, 4, 8, 16),
+                             inputs=(1, 2, 3)).campaign
+    configs = configuration_table(campaign)
+    fig = energy_figure(tables=efficiency_tables(campaign), configs=configs)
+    assert fig.get_layout_engine() is None
+    titles = [ax.get_title() for ax in fig.axes]
+    # discrete, smoothed, their colour bar; energy vs time, one heatmap per input, colour bar
+    assert titles[:2] == ["program (discrete)", "program (smoothed)"]
+    assert titles[3] == "energy vs time, every input"
+    frame = configs.frame
+    for k, label in enumerate(configs.inputs):
+        rows = frame[frame["input"] == label]
+        best = rows.loc[rows["energy_j"].idxmin()]
+        ax = fig.axes[4 + k]
+        assert ax.get_title() == f"input {label}: least {best['energy_j']:.4g} J"
+        image = ax.get_images()[0].get_array()
+        assert image.shape == (5, 4)  # cores x frequencies
+        i, j = np.unravel_index(np.ma.argmin(image), image.shape)
+        assert (configs.frequencies[j], (1, 2, 4, 8, 16)[i]) == (
+            pytest.approx(best["frequency_ghz"]), best["cores"])
+        assert image.min() == pytest.approx(1.0)  # relative to the least energy
+        box = next(line for line in ax.get_lines() if line.get_linewidth() > 2)
+        assert np.nanmin(box.get_xdata()) == j - 0.5 and np.nanmin(box.get_ydata()) == i - 0.5
+        dots = next(line for line in ax.get_lines() if line.get_marker() == "o")
+        assert len(dots.get_xdata()) == int(rows["pareto"].sum())
+    drawn_inside(fig)
+
+
+def test_energy_figure_one_frequency_and_long_labels() -> None:
+    runs = [Run(threads=p, cores=p, input=label, time_s=amdahl(t1, p),
+                energy_j=amdahl(t1, p) * (10 + 5 * p))
+            for label, t1 in (("a$very_long_input_name", 10.0), ("b", 20.0)) for p in (1, 2, 4)]
+    campaign = Campaign(runs=tuple(runs))
+    fig = energy_figure(tables=efficiency_tables(campaign),
+                        configs=configuration_table(campaign))
+    heat = [ax for ax in fig.axes if ax.get_title() == "every input"]
+    assert len(heat) == 1 and heat[0].get_images()[0].get_array().shape == (3, 2)
+    literal_text(fig)
+    drawn_inside(fig)
+    vm = vm_campaign()
+    fig = energy_figure(configs=configuration_table(vm))
+    assert len(fig.axes) == 2  # the time heatmap and its colour bar: no energy panel
+    drawn_inside(fig)
+
+
+@pytest.mark.parametrize("suffix", ["svg", "pdf"])
+def test_energy_figure_vector_formats(tmp_path: Path, suffix: str) -> None:
+    campaign = seed_campaign(seed=2, frequencies=(1.2, 2.2), cores=(1, 4),
+                             inputs=(1, 2)).campaign
+    path = plot_energy(tmp_path / f"e.{suffix}", tables=efficiency_tables(campaign),
+                       configs=configuration_table(campaign), mode="discrete")
+    head = path.read_bytes()[:64]
+    assert head.lstrip().startswith(b"<?xml" if suffix == "svg" else b"%PDF")
+
+
+def test_plain_tick_helpers() -> None:
+    assert _nice_ticks(2.6, 113.0, 5) == [5.0, 10.0, 20.0, 50.0, 100.0]
+    assert _nice_ticks(1.0, 12.0, 6) == [1.0, 2.0, 5.0, 10.0]
+    assert len(_nice_ticks(1e-3, 1e6, 5)) <= 5
+    assert [_compact(v) for v in (3, 300, 5000, 20000, 3e6)] == ["3", "300", "5000", "20k",
+                                                                "3M"]
+
+
 # --- command line ------------------------------------------------------------------------------
 def test_cli_time_only_campaign(tmp_path: Path) -> None:
     path, figure = tmp_path / "vm.jsonl", tmp_path / "vm.png"
@@ -289,10 +379,33 @@ def test_cli_campaign_with_energy_json(tmp_path: Path) -> None:
     assert json.loads(out)["figure"] is None
 
 
+def test_cli_without_a_figure_does_not_import_matplotlib(tmp_path: Path) -> None:
+    """The tables and --json need NumPy only; matplotlib (0.3 s) loads for --plot."""
+    assert CLI_MODES == MODES
+    path = tmp_path / "seed.json"
+    write_campaign(seed_campaign(seed=1, frequencies=(1.2, 2.2), cores=(1, 2),
+                                 inputs=(1,)).campaign, path)
+    code = ("import contextlib, io, sys\n"
+            "from phasekit.cli import entry_point\n"
+            f"sys.argv = ['phasekit', 'energy', 'plot', {str(path)!r}, '--json']\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    try:\n"
+            "        entry_point()\n"
+            "    except SystemExit as exc:\n"
+            "        assert exc.code in (0, None), exc.code\n"
+            "print('matplotlib' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "False"
+
+
 @pytest.mark.parametrize("name, content, args, expected", [
     ("missing.json", None, (), 3),
     ("notjson.json", "{not json", (), 3),
-    ("notime.csv", "threads,input,energy_j\n1,a,5\n2,a,3\n", (), 3),
+    ("notime.csv", "threads,input,power_w\n1,a,5\n2,a,3\n", (), 3),  # no time, no energy
+    ("notime_energy.csv", "threads,input,energy_j\n1,a,5\n2,a,3\n", ("--kind", "efficiency"),
+     3),
     ("nanotime.csv", "threads,input,time_s\n1,a,\n2,a,\n", (), 3),
     ("notime.json", '{"kind": "campaign", "version": 1, "runs": [{"threads": 1}]}', (), 3),
     ("ok.csv", "threads,input,time_s\n1,a,2\n2,a,1.2\n", ("--kind", "pie"), 2),

@@ -1,9 +1,11 @@
 """``phasekit energy plot``: the PaScal Viewer's diagrams of a campaign (seed 002, §3.10.1).
 
 Efficiency heatmaps (speedup / threads over inputs x threads, discrete and smoothed, one per
-region and one for the program) and energy/time plots over configurations with the Pareto
-frontier; works from time alone (a campaign recorded on a virtual machine), skipping the
-energy panels with a note.
+region and one for the program) and energy over configurations (heatmaps per input, energy
+against time with the Pareto frontier); works from time alone (a campaign recorded on a
+virtual machine), time heatmaps instead of the energy panels, and from energy alone (PaScal's
+tables of frequency_ghz, cores, input, energy_j), the energy heatmaps without what needs time,
+each with a note. Reading, the tables and the figure import no pandas (0.25 s).
 """
 
 from __future__ import annotations
@@ -20,26 +22,27 @@ from phasekit.cli.common import (
     FIGURE_SUFFIXES,
     check_outputs,
     figure_file,
+    is_csv,
     json_file,
     name_file,
     out_console,
     print_json,
     print_written,
-    progress_reporter,
     write_all,
 )
-from phasekit.cli.energy import load_runs
-from phasekit.errors import PhasekitError, UsageError
+from phasekit.errors import InputError, PhasekitError, UsageError
 
 if TYPE_CHECKING:
+    import numpy as np
 
+    from phasekit.campaign import Campaign
     from phasekit.energy.efficiency import ConfigurationTable, EfficiencyTable
 
 #: The kind of ``--json``/``-o``'s object: its ``view`` is ``--kind`` (before issue 19 this
 #: field was "kind" itself, which clashed with the result kind "efficiency").
 VIEW_KIND = "energy_view"
 
-__all__ = ["EPILOG", "KINDS", "plot"]
+__all__ = ["EPILOG", "KINDS", "MODES", "plot"]
 
 EPILOG = """\
 Example:
@@ -55,6 +58,11 @@ Example:
 
 #: What to draw: the efficiency heatmaps, the energy/time panels, or both.
 KINDS = ("efficiency", "energy", "all")
+#: Heatmap modes (:data:`phasekit.plot.energy.MODES`, repeated here so that a command without
+#: a figure does not import matplotlib, 0.3 s).
+MODES = ("discrete", "smoothed", "both")
+
+
 def _cell(value: float) -> str:
     return "-" if not math.isfinite(value) else f"{value:.2f}"
 
@@ -76,28 +84,50 @@ def _efficiency_table(table: EfficiencyTable) -> Table:
 
 
 def _best_lines(configs: ConfigurationTable) -> list[str]:
+    """Per input: its least energy, where, and how many configurations are on its frontier
+    (when time was measured)."""
+    import numpy as np
+
     lines = []
-    frame = configs.frame
+    columns = configs.columns
+    energy = columns["energy_j"]
     for label in configs.inputs:
-        rows = frame[(frame["input"] == label) & frame["energy_j"].notna()]
-        if rows.empty:
+        rows = np.flatnonzero((columns["input"] == label) & np.isfinite(energy))
+        if not rows.size:
             continue
-        best = rows.loc[rows["energy_j"].idxmin()]
-        f = best["frequency_ghz"]
+        best = rows[np.argmin(energy[rows])]
+        f, t = float(columns["frequency_ghz"][best]), float(columns["time_s"][best])
         at = "" if not math.isfinite(f) else f", {f:g} GHz"
-        lines.append(f"input {label}: least energy {best['energy_j']:.4g} J at "
-                     f"{int(best['cores'])} {configs.unit}{at} ({best['time_s']:.4g} s); "
-                     f"{int(rows['pareto'].sum())} of {len(rows)} configurations on the "
-                     "time-energy Pareto frontier")
+        line = (f"input {label}: least energy {energy[best]:.4g} J at "
+                f"{int(columns['cores'][best])} {configs.unit}{at}")
+        if configs.has_time:
+            line += (f" ({t:.4g} s); {int(columns['pareto'][rows].sum())} of {rows.size} "
+                     "configurations on the time-energy Pareto frontier")
+        else:
+            line += f" (least of {rows.size} configurations)"
+        lines.append(line)
     return lines
+
+
+def _load(path: Path) -> Campaign | dict[str, np.ndarray]:
+    """A campaign (our JSON or JSON lines, PaScal Analyzer JSON) or, for a ``.csv``/``.tsv``
+    (optionally ``.gz``), its columns (:func:`phasekit.io.table.read_csv_columns`: the same
+    table as ``phasekit energy fit`` reads, without pandas). Errors name the file."""
+    from phasekit.campaign import read_campaign
+    from phasekit.io.table import read_csv_columns
+
+    try:
+        return read_csv_columns(path) if is_csv(path) else read_campaign(path)
+    except PhasekitError as exc:
+        raise name_file(exc, path) from exc
 
 
 def plot(
     campaign: Annotated[Path, typer.Argument(
         metavar="CAMPAIGN", show_default=False,
         help="Campaign JSON (phasekit's, a .jsonl log or PaScal Analyzer's) or a CSV with "
-             "columns time_s, input, threads or cores, and optionally frequency_ghz, "
-             "energy_j, status, region:NAME.")],
+             "columns input, threads or cores, time_s or energy_j or both, and optionally "
+             "frequency_ghz, status, region:NAME.")],
     figure: Annotated[Path | None, typer.Option(
         "--plot", metavar="FILE", show_default=False,
         help="Write the figure (png, svg, pdf...: from the name).")] = None,
@@ -107,8 +137,9 @@ def plot(
              "the old spelling of --plot) still writes the figure.")] = None,
     kind: Annotated[str, typer.Option(
         "--kind", metavar="efficiency|energy|all",
-        help="efficiency: the heatmaps; energy: energy and time over configurations with the "
-             "Pareto frontier; all: both.")] = "all",
+        help="efficiency: the heatmaps; energy: energy over frequency and cores per input "
+             "(time without energy) and energy against time with the Pareto frontier; all: "
+             "both.")] = "all",
     mode: Annotated[str, typer.Option(
         "--mode", metavar="discrete|smoothed|both",
         help="Heatmaps with one cell per configuration, interpolated (the thesis's smoothed "
@@ -130,7 +161,8 @@ def plot(
     json_output: Annotated[bool, typer.Option(
         "--json", help="Print {\"efficiency\": [{\"region\", \"unit\", \"inputs\", \"rows\": "
         "[{\"input\", \"threads\", \"time_s\", \"speedup\", \"efficiency\"}], \"reference\", "
-        "\"notes\"}], \"configurations\", \"has_energy\", \"notes\", \"figure\"} as JSON.")
+        "\"notes\"}], \"configurations\", \"has_energy\", \"has_time\", \"notes\", "
+        "\"figure\"} as JSON.")
     ] = False,
 ) -> None:
     """Plot a campaign as the PaScal Viewer does: efficiency heatmaps and energy over
@@ -140,17 +172,18 @@ def plot(
     the same input, one heatmap per region and one for the whole program (x = input,
     y = threads), discrete and smoothed. Without a 1-thread run T(1) is estimated from the
     fewest threads measured, assuming linear speedup up to them (said in a note). Then, per
-    input: energy over frequency and cores, time over cores, and energy against time with
-    the Pareto frontier (section 4.11). Campaigns without energy (a virtual machine) get the
-    heatmaps and time panels. Prints the efficiency tables.
-    """
+    input, a heatmap of energy over frequency and cores relative to the input's least (the
+    least boxed, the Pareto frontier dotted), and energy against time of every input with
+    the frontiers (section 4.11). Campaigns without energy (a virtual machine) get the
+    efficiency heatmaps and time heatmaps; tables with energy but no time (PaScal's
+    frequency_ghz, cores, input, energy_j) the energy heatmaps alone, with a note. Prints the
+    efficiency tables and each input's least energy."""
     from phasekit.energy.efficiency import (
-        campaign_frame,
+        NO_TIME_NOTE,
+        campaign_columns,
         configuration_table,
         efficiency_tables,
     )
-    from phasekit.plot.energy import MODES, plot_energy
-
     if kind not in KINDS:
         raise UsageError(f"--kind {kind!r}: expected one of {', '.join(KINDS)}")
     if mode not in MODES:
@@ -165,24 +198,26 @@ def plot(
         figure, output = output, None
     check_outputs(None, figure, ("--output", output, ("json",)))
     source = str(campaign)
-    data = load_runs(campaign)
+    data = _load(campaign)
     try:
-        frame, order = campaign_frame(data, source=source)
+        runs = campaign_columns(data, source=source)
         if inputs:
             wanted = list(dict.fromkeys(str(x) for x in inputs))
-            unknown = [x for x in wanted if x not in order]
+            unknown = [x for x in wanted if x not in runs.inputs]
             if unknown:
                 raise UsageError(f"--input {unknown[0]!r}: the campaign's inputs are "
-                                 + ", ".join(order))
-            frame = frame[frame["input"].isin(wanted)]
-            order = tuple(x for x in order if x in wanted)
+                                 + ", ".join(runs.inputs))
+            runs = runs.select([x in wanted for x in runs["input"].tolist()])
         tables: tuple[EfficiencyTable, ...] = ()
         configs: ConfigurationTable | None = None
         if kind in ("efficiency", "all"):
-            tables = efficiency_tables(frame, regions=regions or None, frequency=frequency,
-                                       cores=cores, inputs=order, source=source)
+            tables = efficiency_tables(runs, regions=regions or None, frequency=frequency,
+                                       cores=cores, source=source)
+            if kind == "efficiency" and not tables:
+                raise InputError(f"{NO_TIME_NOTE} (--kind energy draws the energy)",
+                                 path=source, column="time_s")
         if kind in ("energy", "all"):
-            configs = configuration_table(frame, inputs=order, source=source)
+            configs = configuration_table(runs, source=source)
     except PhasekitError as exc:
         raise name_file(exc, campaign) from exc
     notes: list[str] = list(dict.fromkeys(n for t in tables for n in t.notes))
@@ -193,15 +228,16 @@ def plot(
         "efficiency": [t.to_dict() for t in tables],
         "configurations": None if configs is None else configs.to_dict()["configurations"],
         "has_energy": None if configs is None else configs.has_energy,
+        "has_time": None if configs is None else configs.has_time,
         "notes": notes, "figure": None if figure is None else str(figure),
     }
-    try:
-        with progress_reporter(not json_output and figure is not None,
-                               f"plotting {campaign.name}") as progress:
-            if progress is not None:
-                progress("drawing", 0.2)
-            written = write_all(figure_file(figure, lambda path: plot_energy(
-                path, tables=tables, configs=configs, mode=mode)), json_file(output, data_out))
+    def draw(path: Path) -> Path:
+        from phasekit.plot.energy import plot_energy
+
+        return plot_energy(path, tables=tables, configs=configs, mode=mode)
+
+    try:  # no progress bar: the figure takes a fraction of a second (issue 20)
+        written = write_all(figure_file(figure, draw), json_file(output, data_out))
     except PhasekitError as exc:
         raise name_file(exc, campaign) from exc
     if json_output:

@@ -25,29 +25,43 @@ frequency and no energy). Choices the thesis leaves open, ours:
 - Inputs in the campaign's declared order (``Campaign.inputs``, smallest first, the thesis's
   convention that input k+1 needs twice the sequential time of input k), else numerically
   when every label is a number, else in order of appearance.
+- Energy without time (PaScal's tables of frequency_ghz, cores, input, energy_j): the
+  configurations keep their energy (:func:`configuration_table`, the per-input energy
+  heatmaps), :func:`efficiency_tables` is empty and the note :data:`NO_TIME_NOTE` says why;
+  :func:`efficiency_table` refuses them (InputError).
+
+The tables are computed with NumPy alone (:class:`RunColumns`), so that ``phasekit energy
+plot`` does not import pandas (0.25 s of a 1 s command); pandas is imported where a caller
+asks for a DataFrame (:func:`campaign_frame`, ``to_frame()``, ``ConfigurationTable.frame``)
+or passes one in.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
 from phasekit.campaign import REGION_PREFIX, Campaign
 from phasekit.errors import InputError, UsageError
 from phasekit.results import Result, check_version, plain
 
 if TYPE_CHECKING:
+    import pandas as pd
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 __all__ = [
+    "NO_TIME_NOTE",
     "ConfigurationTable",
     "EfficiencyTable",
+    "RunColumns",
+    "campaign_columns",
     "campaign_frame",
     "configuration_table",
     "efficiency_table",
@@ -58,22 +72,48 @@ __all__ = [
 EFFICIENCY_VERSION = 1
 #: Label of an input when the campaign has none (a program without inputs).
 NO_INPUT = "-"
+#: The note of a campaign that measured energy but no run time (PaScal's tables).
+NO_TIME_NOTE = "no run times: efficiency and the time-energy frontier need time_s"
 _FREQ_TOL = 1e-6  # GHz: frequencies equal within 1 kHz
+_NUMERIC = ("threads", "cores", "frequency_ghz", "time_s", "energy_j")
 
 
-# --- the tidy frame ----------------------------------------------------------------------------
-def _labels(values: pd.Series) -> pd.Series:
-    """Input labels as strings: numbers as ``%g`` (1.0 -> "1"), missing as :data:`NO_INPUT`."""
-    def label(v: Any) -> str:
-        if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA:
-            return NO_INPUT
-        if isinstance(v, float | np.floating):
-            return f"{float(v):g}"
-        if isinstance(v, np.integer):
-            return str(int(v))
-        return str(v).strip() or NO_INPUT
+# --- the runs as columns -----------------------------------------------------------------------
+def _label(v: Any) -> str:
+    """An input label as a string: numbers as ``%g`` (1.0 -> "1"), missing as
+    :data:`NO_INPUT`."""
+    if v is None or (isinstance(v, float) and math.isnan(v)) or type(v).__name__ == "NAType":
+        return NO_INPUT
+    if isinstance(v, float | np.floating):
+        return f"{float(v):g}"
+    if isinstance(v, np.integer):
+        return str(int(v))
+    return str(v).strip() or NO_INPUT
 
-    return values.map(label).astype(object)
+
+def _number(v: Any) -> float:
+    """``v`` as pandas.to_numeric(errors="coerce") reads one value: NaN when it is not a
+    number (a string Python's float() reads, ASCII only and without underscores)."""
+    if isinstance(v, str):
+        if not v.isascii() or "_" in v:
+            return math.nan
+        try:
+            return float(v)
+        except ValueError:
+            return math.nan
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _floats(values: Any) -> np.ndarray:
+    """A column as float64, NaN where a cell is not a number."""
+    array = np.asarray(values)
+    if array.dtype.kind in "biuf":
+        return array.astype(float)
+    return np.fromiter((_number(v) for v in array.ravel().tolist()), dtype=float,
+                       count=array.size)
 
 
 def _input_order(present: Sequence[str], declared: Sequence[str]) -> tuple[str, ...]:
@@ -81,66 +121,175 @@ def _input_order(present: Sequence[str], declared: Sequence[str]) -> tuple[str, 
     seen = list(dict.fromkeys(present))
     ordered = [x for x in dict.fromkeys(map(str, declared)) if x in seen]
     rest = [x for x in seen if x not in ordered]
-    numbers = pd.to_numeric(pd.Series(rest, dtype=object), errors="coerce")
-    if rest and not numbers.isna().any():
-        rest = [x for _, x in sorted(zip(numbers.tolist(), rest, strict=True))]
+    numbers = [_number(x) for x in rest]
+    if rest and not any(math.isnan(v) for v in numbers):
+        rest = [x for _, x in sorted(zip(numbers, rest, strict=True))]
     return tuple(ordered + rest)
 
 
-def campaign_frame(data: Campaign | pd.DataFrame, *, source: str | None = None,
-                   inputs: Sequence[str] = ()) -> tuple[pd.DataFrame, tuple[str, ...]]:
-    """The ``ok`` runs of ``data`` as a tidy frame, and the input order.
+class RunColumns:
+    """The ok runs of a campaign as NumPy columns, and the input order (:func:`campaign_columns`).
 
-    ``data`` is a :class:`Campaign` or a table with its columns (``time_s``, ``input`` and
-    ``threads`` or ``cores``; optionally ``frequency_ghz``, ``energy_j``, ``status``,
-    ``region:NAME``). The frame has numeric ``threads``, ``cores``, ``frequency_ghz``,
-    ``time_s``, ``energy_j`` (NaN when not measured), ``input`` labels (strings) and the region
-    columns. InputError naming ``source`` and the column when a required column is missing or
-    no run has a positive time.
+    ``columns`` maps threads, cores, frequency_ghz, time_s, energy_j (float64, NaN when not
+    measured) and each ``region:NAME`` (float64) to arrays of one value per run, and ``input``
+    to an object array of labels (strings); ``inputs`` is the input order.
     """
-    if isinstance(data, Campaign):
-        table = data.table()
-        inputs = tuple(inputs) or data.inputs
-    elif isinstance(data, pd.DataFrame):
-        table = data
+
+    __slots__ = ("columns", "inputs")
+
+    def __init__(self, columns: Mapping[str, np.ndarray], inputs: Sequence[str]) -> None:
+        self.columns = dict(columns)
+        self.inputs = tuple(inputs)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.columns[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.columns
+
+    def __len__(self) -> int:
+        return len(self.columns["input"])
+
+    def __repr__(self) -> str:
+        return f"RunColumns({len(self)} runs, inputs {', '.join(self.inputs) or '-'})"
+
+    @property
+    def regions(self) -> tuple[str, ...]:
+        """The regions' names (their columns without the ``region:`` prefix)."""
+        return tuple(c[len(REGION_PREFIX):] for c in self.columns if c.startswith(REGION_PREFIX))
+
+    @property
+    def has_time(self) -> bool:
+        """Whether any run has a positive time (energy-only campaigns have none)."""
+        return bool(np.any(self.columns["time_s"] > 0))
+
+    def select(self, mask: np.ndarray) -> RunColumns:
+        """The runs where ``mask`` is true, and the inputs still present, in order."""
+        mask = np.asarray(mask, dtype=bool)
+        columns = {k: v[mask] for k, v in self.columns.items()}
+        present = set(columns["input"].tolist())
+        return RunColumns(columns, tuple(x for x in self.inputs if x in present))
+
+    def to_frame(self) -> pd.DataFrame:
+        """The columns as a DataFrame (:func:`campaign_frame`'s)."""
+        import pandas as pd
+
+        return pd.DataFrame({k: pd.Series(v, dtype=object) if v.dtype == object else v
+                             for k, v in self.columns.items()})
+
+
+def _campaign_raw(campaign: Campaign) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The columns of every run of ``campaign`` (as :meth:`Campaign.table` has them, without
+    pandas) and the mask of the ok runs."""
+    runs = campaign.runs
+
+    def floats(name: str) -> np.ndarray:
+        return np.fromiter((math.nan if (v := getattr(r, name)) is None else v for r in runs),
+                           dtype=float, count=len(runs))
+
+    columns = {name: floats(name) for name in _NUMERIC}
+    columns["input"] = np.array([_label(r.input) for r in runs], dtype=object)
+    for name in campaign.region_names:
+        columns[REGION_PREFIX + name] = np.fromiter(
+            (r.region_time(name) if name in r.regions else math.nan for r in runs),
+            dtype=float, count=len(runs))
+    return columns, np.fromiter((r.ok for r in runs), dtype=bool, count=len(runs))
+
+
+def _table_raw(data: Any, source: str | None) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The columns of a table (a DataFrame or a mapping of column name to values) and the
+    mask of its ok runs; InputError naming ``source`` and the column when a required column
+    is missing."""
+    pandas = sys.modules.get("pandas")
+    if pandas is not None and isinstance(data, pandas.DataFrame):
+        names = {str(c).strip(): c for c in data.columns}
+
+        def numeric(name: str) -> np.ndarray:
+            return pandas.to_numeric(data[names[name]], errors="coerce").to_numpy(
+                dtype=float, na_value=np.nan)
+
+        def cells(name: str) -> list[Any]:
+            return data[names[name]].tolist()
+    elif isinstance(data, Mapping):
+        names = {str(c).strip(): c for c in data}
+
+        def numeric(name: str) -> np.ndarray:
+            return _floats(data[names[name]])
+
+        def cells(name: str) -> list[Any]:
+            return np.asarray(data[names[name]], dtype=object).tolist()
     else:
-        raise TypeError(f"expected a Campaign or a DataFrame, got {type(data).__name__}")
-    columns = {str(c).strip(): c for c in table.columns}
-    if "time_s" not in columns:
-        raise InputError("missing column; expected the run time in seconds (time_s) and "
-                         "threads or cores, input", path=source, column="time_s")
-    if "threads" not in columns and "cores" not in columns:
+        raise TypeError("expected a Campaign, a DataFrame or a mapping of columns, got "
+                        f"{type(data).__name__}")
+    if "time_s" not in names and "energy_j" not in names:
+        raise InputError("missing column; expected the run time in seconds (time_s) or the "
+                         "energy in joules (energy_j), and threads or cores, input",
+                         path=source, column="time_s")
+    if "threads" not in names and "cores" not in names:
         raise InputError("missing column; expected threads or cores", path=source,
                          column="threads")
-    ok = pd.Series(True, index=table.index)
-    if "status" in columns:
-        ok = table[columns["status"]].astype(str).str.strip().isin(["ok", "nan", "None", ""])
-
-    def numeric(name: str) -> pd.Series:
-        if name not in columns:
-            return pd.Series(np.nan, index=table.index, dtype=float)
-        return pd.to_numeric(table[columns[name]], errors="coerce").astype(float)
-
-    frame = pd.DataFrame({
-        "threads": numeric("threads"), "cores": numeric("cores"),
-        "frequency_ghz": numeric("frequency_ghz"),
-        "input": (_labels(table[columns["input"]]) if "input" in columns
-                  else pd.Series(NO_INPUT, index=table.index, dtype=object)),
-        "time_s": numeric("time_s"), "energy_j": numeric("energy_j"),
-    })
-    for name, column in columns.items():
+    n = len(cells(next(iter(names)))) if names else 0
+    columns = {name: numeric(name) if name in names else np.full(n, np.nan)
+               for name in _NUMERIC}
+    columns["input"] = (np.array([_label(v) for v in cells("input")], dtype=object)
+                        if "input" in names else np.full(n, NO_INPUT, dtype=object))
+    for name in names:
         if name.startswith(REGION_PREFIX) and len(name) > len(REGION_PREFIX):
-            frame[name] = pd.to_numeric(table[column], errors="coerce").astype(float)
+            columns[name] = numeric(name)
+    ok = np.ones(n, dtype=bool)
+    if "status" in names:
+        ok = np.array([str(v).strip() in ("ok", "nan", "None", "") for v in cells("status")],
+                      dtype=bool)
+    return columns, ok
+
+
+def campaign_columns(data: Campaign | pd.DataFrame | Mapping[str, Any] | RunColumns, *,
+                     source: str | None = None, inputs: Sequence[str] = ()) -> RunColumns:
+    """The ``ok`` runs of ``data`` as NumPy columns with the input order (no pandas).
+
+    ``data`` is a :class:`Campaign`, or a table with its columns (``input``, ``threads`` or
+    ``cores``, ``time_s`` or ``energy_j`` or both; optionally ``frequency_ghz``, ``status``,
+    ``region:NAME``) as a DataFrame or a mapping of column name to values (what
+    :func:`phasekit.io.table.read_csv_columns` returns), or :class:`RunColumns` (returned as
+    they are, in the order ``inputs`` when given). Thread and core counts below 1 are read as
+    not measured. InputError naming ``source`` and the column when a required column is
+    missing or no run has a positive time or energy.
+    """
+    if isinstance(data, RunColumns):
+        if not inputs:
+            return data
+        return RunColumns(data.columns, _input_order(data["input"].tolist(), inputs))
+    if isinstance(data, Campaign):
+        columns, ok = _campaign_raw(data)
+        inputs = tuple(inputs) or data.inputs
+    else:
+        columns, ok = _table_raw(data, source)
     for name in ("threads", "cores"):
-        bad = frame[name].notna() & ~(frame[name] >= 1)
-        frame.loc[bad, name] = np.nan
-    frame = frame[ok.to_numpy()]
-    if frame["threads"].isna().all() and frame["cores"].isna().all():
+        values = columns[name]
+        columns[name] = np.where(np.isfinite(values) & ~(values >= 1), np.nan, values)
+    columns = {k: v[ok] for k, v in columns.items()}
+    if not (np.isfinite(columns["threads"]).any() or np.isfinite(columns["cores"]).any()):
         raise InputError("no run has a thread or core count", path=source, column="threads")
-    if not (frame["time_s"] > 0).any():
-        raise InputError("no successful run with a positive time_s: nothing to plot",
-                         path=source, column="time_s")
-    return frame.reset_index(drop=True), _input_order(frame["input"].tolist(), inputs)
+    if not ((columns["time_s"] > 0).any() or (columns["energy_j"] > 0).any()):
+        raise InputError("no successful run with a positive time_s or energy_j: nothing to "
+                         "plot", path=source, column="time_s")
+    return RunColumns(columns, _input_order(columns["input"].tolist(), inputs))
+
+
+def campaign_frame(data: Campaign | pd.DataFrame | Mapping[str, Any], *,
+                   source: str | None = None, inputs: Sequence[str] = ()
+                   ) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """The ``ok`` runs of ``data`` as a tidy frame, and the input order.
+
+    ``data`` as :func:`campaign_columns` takes it. The frame has numeric ``threads``,
+    ``cores``, ``frequency_ghz``, ``time_s``, ``energy_j`` (NaN when not measured), ``input``
+    labels (strings) and the region columns. InputError naming ``source`` and the column when
+    a required column is missing or no run has a positive time or energy.
+    """
+    runs = campaign_columns(data, source=source, inputs=inputs)
+    frame = runs.to_frame()
+    return frame[["threads", "cores", "frequency_ghz", "input", "time_s", "energy_j",
+                  *(c for c in frame.columns if c.startswith(REGION_PREFIX))]], runs.inputs
 
 
 def _fmt(value: float) -> str:
@@ -184,18 +333,24 @@ class EfficiencyTable(Result):
         """Per input: whether T(1) was estimated from p0 > 1 threads."""
         return tuple(r != 1 for r in self.reference)
 
-    def to_frame(self) -> pd.DataFrame:
-        """One row per measured (input, count): input, threads (or cores), runs, time_s,
-        speedup, efficiency."""
+    def _rows(self) -> list[dict[str, Any]]:
         rows = []
         for j, label in enumerate(self.inputs):
             for i, p in enumerate(self.counts):
                 if self.runs[i, j] > 0:
                     rows.append({"input": label, self.unit: p, "runs": int(self.runs[i, j]),
-                                 "time_s": self.time_s[i, j], "speedup": self.speedup[i, j],
-                                 "efficiency": self.efficiency[i, j]})
-        return pd.DataFrame(rows, columns=["input", self.unit, "runs", "time_s", "speedup",
-                                           "efficiency"])
+                                 "time_s": float(self.time_s[i, j]),
+                                 "speedup": float(self.speedup[i, j]),
+                                 "efficiency": float(self.efficiency[i, j])})
+        return rows
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per measured (input, count): input, threads (or cores), runs, time_s,
+        speedup, efficiency."""
+        import pandas as pd
+
+        return pd.DataFrame(self._rows(), columns=["input", self.unit, "runs", "time_s",
+                                                   "speedup", "efficiency"])
 
     def to_dict(self) -> dict[str, Any]:
         reference = [{"input": label, self.unit: p, "time_s": t, "estimated": p != 1}
@@ -205,7 +360,7 @@ class EfficiencyTable(Result):
             "kind": "efficiency", "version": EFFICIENCY_VERSION, "region": self.region,
             "unit": self.unit, "frequency_ghz": self.frequency_ghz, "cores": self.cores,
             "inputs": list(self.inputs), "counts": list(self.counts), "reference": reference,
-            "rows": self.to_frame().to_dict(orient="records"), "notes": list(self.notes),
+            "rows": self._rows(), "notes": list(self.notes),
         })
 
     @classmethod
@@ -252,9 +407,11 @@ class EfficiencyTable(Result):
         return fig
 
 
-def _select_frequency(frame: pd.DataFrame, frequency: float | None,
-                      notes: list[str]) -> tuple[pd.DataFrame, float | None]:
-    freqs = np.unique(frame["frequency_ghz"].dropna().to_numpy())
+def _select_frequency(freqs_run: np.ndarray, frequency: float | None,
+                      notes: list[str]) -> tuple[np.ndarray, float | None]:
+    """The mask of the runs at the chosen frequency (every run when none was measured) and
+    that frequency."""
+    freqs = np.unique(freqs_run[np.isfinite(freqs_run)])
     if frequency is not None:
         if freqs.size == 0:
             raise UsageError(f"frequency {frequency:g} GHz: the campaign has no frequency "
@@ -265,49 +422,63 @@ def _select_frequency(frame: pd.DataFrame, frequency: float | None,
                              + ", ".join(_fmt(f) for f in freqs) + " GHz")
         chosen = float(freqs[close][0])
     elif freqs.size == 0:
-        return frame, None
+        return np.ones(freqs_run.shape, dtype=bool), None
     else:
         chosen = float(freqs.max())
         if freqs.size > 1:
             notes.append(f"{freqs.size} frequencies measured; efficiency at the highest, "
                          f"{chosen:g} GHz (speedups compare runs at one frequency)")
-    keep = (frame["frequency_ghz"] - chosen).abs() <= _FREQ_TOL
-    return frame[keep], chosen
+    return np.abs(freqs_run - chosen) <= _FREQ_TOL, chosen
 
 
-def efficiency_table(data: Campaign | pd.DataFrame, *, region: str | None = None,
-                     frequency: float | None = None, cores: int | None = None,
-                     inputs: Sequence[str] = (), source: str | None = None) -> EfficiencyTable:
+def _unknown_region(name: str, known: Sequence[str]) -> UsageError:
+    return UsageError(f"no region {name!r}; the campaign has "
+                      + (", ".join(repr(k) for k in known) if known else "no regions"))
+
+
+def efficiency_table(data: Campaign | pd.DataFrame | Mapping[str, Any] | RunColumns, *,
+                     region: str | None = None, frequency: float | None = None,
+                     cores: int | None = None, inputs: Sequence[str] = (),
+                     source: str | None = None) -> EfficiencyTable:
     """The efficiency diagram's data of the whole program (``region=None``) or one region.
 
     Seed 002, section 3.10.1 (the PaScal Viewer): efficiency = speedup / processing units,
     speedup = T(1) / T(p) per input, over inputs x thread counts. ``data`` is a Campaign or a
-    table as accepted by :func:`campaign_frame`. ``frequency`` (GHz) picks the frequency when
-    several were measured (default: the highest); ``cores`` the core count when threads and
-    cores were varied independently (default: the largest); ``inputs`` the input order when
-    ``data`` is a table. See the module docstring for the reference time without a 1-thread
-    run. UsageError for an unknown region or frequency; InputError when nothing was measured.
+    table as accepted by :func:`campaign_columns`. ``frequency`` (GHz) picks the frequency
+    when several were measured (default: the highest); ``cores`` the core count when threads
+    and cores were varied independently (default: the largest); ``inputs`` the input order
+    when ``data`` is a table. See the module docstring for the reference time without a
+    1-thread run. UsageError for an unknown region or frequency; InputError when nothing was
+    measured, or only energy (no time_s: no speedup).
     """
-    frame, order = campaign_frame(data, source=source, inputs=inputs)
+    runs = campaign_columns(data, source=source, inputs=inputs)
     notes: list[str] = []
     if region is None:
         column = "time_s"
+        if not runs.has_time:
+            raise InputError("no successful run with a positive time_s (energy only): "
+                             "efficiency needs run times", path=source, column=column)
     else:
         column = REGION_PREFIX + str(region)
-        if column not in frame.columns:
-            known = [c[len(REGION_PREFIX):] for c in frame.columns if c.startswith(REGION_PREFIX)]
-            raise UsageError(f"no region {region!r}; the campaign has "
-                             + (", ".join(repr(k) for k in known) if known else "no regions"))
-    frame, chosen = _select_frequency(frame, frequency, notes)
-    unit = "threads" if frame["threads"].notna().any() else "cores"
-    other = "cores" if unit == "threads" else "threads"
+        if column not in runs:
+            raise _unknown_region(str(region), runs.regions)
+    keep, chosen = _select_frequency(runs["frequency_ghz"], frequency, notes)
+    threads, cores_run = runs["threads"], runs["cores"]
+    unit = "threads" if np.isfinite(threads[keep]).any() else "cores"
+    units, other = (threads, cores_run) if unit == "threads" else (cores_run, threads)
+    labels_run = runs["input"]
     fixed: int | None = None
     if cores is not None and unit == "cores":
         raise UsageError(f"cores {cores}: the campaign varies cores only (no thread counts); "
                          "its efficiency is over the core counts")
-    spread = frame.dropna(subset=[unit, other]).groupby(["input", unit])[other].nunique()
-    if cores is not None or (spread > 1).any():
-        available = np.unique(frame[other].dropna().to_numpy())
+    both = keep & np.isfinite(units) & np.isfinite(other)
+    seen: dict[tuple[str, float], set[float]] = {}
+    for label, p, c in zip(labels_run[both].tolist(), units[both].tolist(),
+                           other[both].tolist(), strict=True):
+        seen.setdefault((label, p), set()).add(c)
+    spread = any(len(v) > 1 for v in seen.values())
+    if cores is not None or spread:
+        available = np.unique(other[keep & np.isfinite(other)])
         if cores is not None and unit == "threads":
             if cores not in available:
                 raise UsageError(f"no run on {cores} cores; the campaign has "
@@ -318,30 +489,31 @@ def efficiency_table(data: Campaign | pd.DataFrame, *, region: str | None = None
             notes.append(f"threads and cores were varied independently; efficiency on "
                          f"{fixed} cores")
         if fixed is not None:
-            frame = frame[frame["cores"].isna() | (frame["cores"] == fixed)]
-    frame = frame.dropna(subset=[unit])
-    values = frame[column]
-    frame = frame[values > 0]
-    if frame.empty:
+            keep = keep & (np.isnan(cores_run) | (cores_run == fixed))
+    keep = keep & np.isfinite(units) & (runs[column] > 0)
+    if not keep.any():
         what = "the run time" if region is None else f"region {region!r}"
         at = "" if chosen is None else f" at {chosen:g} GHz"
         raise InputError(f"no successful run with a positive time for {what}{at}",
                          path=source, column=column)
-    present = set(frame["input"])
-    labels = tuple(x for x in order if x in present)
-    counts = tuple(int(p) for p in np.unique(frame[unit].to_numpy()))
-    grouped = frame.groupby(["input", unit])[column].agg(["mean", "size"])
-    time_s = np.full((len(counts), len(labels)), np.nan)
-    runs = np.zeros((len(counts), len(labels)), dtype=np.int64)
-    row = {p: i for i, p in enumerate(counts)}
+    values, p_run, label_run = runs[column][keep], units[keep], labels_run[keep]
+    present = set(label_run.tolist())
+    labels = tuple(x for x in runs.inputs if x in present)
+    counts = tuple(int(p) for p in np.unique(p_run))
     col = {x: j for j, x in enumerate(labels)}
-    for (label, p), item in grouped.iterrows():
-        time_s[row[int(p)], col[label]] = item["mean"]
-        runs[row[int(p)], col[label]] = int(item["size"])
+    rows = np.searchsorted(np.asarray(counts, dtype=float), p_run)
+    cells = rows * len(labels) + np.fromiter((col[x] for x in label_run.tolist()), dtype=np.int64,
+                                              count=label_run.size)
+    size = len(counts) * len(labels)
+    runs_n = np.bincount(cells, minlength=size).reshape(len(counts), len(labels))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        time_s = (np.bincount(cells, weights=values, minlength=size).reshape(runs_n.shape)
+                  / runs_n)
+    time_s[runs_n == 0] = np.nan
     reference = []
     t1 = np.full(len(labels), np.nan)
     for j in range(len(labels)):
-        measured = np.flatnonzero(runs[:, j] > 0)
+        measured = np.flatnonzero(runs_n[:, j] > 0)
         p0 = counts[measured[0]]  # counts are sorted: the smallest measured count
         reference.append(p0)
         t1[j] = p0 * time_s[measured[0], j]
@@ -357,35 +529,39 @@ def efficiency_table(data: Campaign | pd.DataFrame, *, region: str | None = None
     speedup = t1[None, :] / time_s
     efficiency = speedup / np.asarray(counts, dtype=float)[:, None]
     return EfficiencyTable(region=region, unit=unit, inputs=labels, counts=counts,
-                           time_s=time_s, runs=runs, speedup=speedup, efficiency=efficiency,
-                           reference=tuple(reference), reference_time_s=t1,
-                           frequency_ghz=chosen, cores=fixed, notes=tuple(notes))
+                           time_s=time_s, runs=runs_n.astype(np.int64), speedup=speedup,
+                           efficiency=efficiency, reference=tuple(reference),
+                           reference_time_s=t1, frequency_ghz=chosen, cores=fixed,
+                           notes=tuple(notes))
 
 
-def efficiency_tables(data: Campaign | pd.DataFrame, *, regions: Sequence[str] | None = None,
-                      frequency: float | None = None, cores: int | None = None,
-                      inputs: Sequence[str] = (), source: str | None = None
-                      ) -> tuple[EfficiencyTable, ...]:
+def efficiency_tables(data: Campaign | pd.DataFrame | Mapping[str, Any] | RunColumns, *,
+                      regions: Sequence[str] | None = None, frequency: float | None = None,
+                      cores: int | None = None, inputs: Sequence[str] = (),
+                      source: str | None = None) -> tuple[EfficiencyTable, ...]:
     """The whole program's table, then one per region (all of them when ``regions`` is None).
 
     A region without a single positive time in the chosen runs is left out (it never ran
-    there); a region named in ``regions`` that does not exist is a UsageError.
+    there); a region named in ``regions`` that does not exist is a UsageError. A campaign
+    that measured energy but no time has no efficiency: the empty tuple
+    (:func:`configuration_table` notes :data:`NO_TIME_NOTE`).
     """
-    frame, order = campaign_frame(data, source=source, inputs=inputs)
-    known = [c[len(REGION_PREFIX):] for c in frame.columns if c.startswith(REGION_PREFIX)]
+    runs = campaign_columns(data, source=source, inputs=inputs)
+    known = runs.regions
     if regions is None:
-        names = known
+        names = list(known)
     else:
         names = list(dict.fromkeys(map(str, regions)))
         missing = [n for n in names if n not in known]
         if missing:
-            raise UsageError(f"no region {missing[0]!r}; the campaign has "
-                             + (", ".join(repr(k) for k in known) if known else "no regions"))
-    kwargs = {"frequency": frequency, "cores": cores, "inputs": order, "source": source}
-    tables = [efficiency_table(frame, **kwargs)]
+            raise _unknown_region(missing[0], known)
+    if not runs.has_time:
+        return ()
+    kwargs = {"frequency": frequency, "cores": cores, "source": source}
+    tables = [efficiency_table(runs, **kwargs)]
     for name in names:
         try:
-            tables.append(efficiency_table(frame, region=name, **kwargs))
+            tables.append(efficiency_table(runs, region=name, **kwargs))
         except InputError:
             if regions is not None:
                 raise
@@ -395,12 +571,25 @@ def efficiency_tables(data: Campaign | pd.DataFrame, *, regions: Sequence[str] |
 # --- configurations, energy and the Pareto frontier ------------------------------------------
 def pareto_mask(time_s: np.ndarray, energy_j: np.ndarray) -> np.ndarray:
     """Mask of the (time, energy) Pareto-efficient points (seed 002, section 4.11, Figs.
-    4.11-4.12): :func:`phasekit.energy.choose.pareto_front` as a boolean mask."""
-    from phasekit.energy.choose import pareto_front
+    4.11-4.12): :func:`phasekit.energy.choose.pareto_front` as a boolean mask (of equal
+    times the lower energy, of exact duplicates the first, non-finite points never).
 
-    mask = np.zeros(np.shape(time_s), dtype=bool)
-    mask[pareto_front(time_s, energy_j)] = True
+    The same frontier computed here, vectorized, rather than imported: phasekit.energy.choose
+    imports pandas and the model fit, which ``phasekit energy plot`` does not need
+    (tests/test_energy_plot.py checks that both agree)."""
+    t, e = np.asarray(time_s, dtype=float), np.asarray(energy_j, dtype=float)
+    mask = np.zeros(t.shape, dtype=bool)
+    finite = np.flatnonzero(np.isfinite(t) & np.isfinite(e))
+    if finite.size:
+        order = finite[np.lexsort((e[finite], t[finite]))]  # by time, then energy: stable
+        lowest = np.minimum.accumulate(np.concatenate([[np.inf], e[order][:-1]]))
+        mask[order[e[order] < lowest]] = True
     return mask
+
+
+#: The columns of :class:`ConfigurationTable`, in order.
+CONFIGURATION_COLUMNS = ("input", "cores", "threads", "frequency_ghz", "time_s", "energy_j",
+                         "power_w", "runs", "pareto")
 
 
 @dataclass(frozen=True)
@@ -408,81 +597,139 @@ class ConfigurationTable:
     """Mean time and energy per configuration (input, cores, frequency), seed 002 Figs.
     3.8-3.9 and 4.11.
 
-    ``frame`` has columns input, cores (the core count, or the thread count when cores were
-    not set), threads, frequency_ghz (NaN when not controlled), time_s, energy_j, power_w,
-    runs and pareto (on the per-input (time, energy) frontier); ``has_energy`` says whether any
-    energy was measured, ``unit`` whether the ``cores`` column holds core counts (``"cores"``)
-    or, in a campaign that set none, thread counts (``"threads"``).
+    ``columns`` maps input (labels), cores (the core count, or the thread count when cores
+    were not set; int64), threads, frequency_ghz (NaN when not controlled), time_s, energy_j
+    (NaN when not measured), power_w, runs and pareto (on the per-input (time, energy)
+    frontier) to NumPy arrays of one value per configuration; :attr:`frame` is the same as a
+    DataFrame. ``has_energy`` and ``has_time`` say whether any energy and any time were
+    measured, ``unit`` whether the ``cores`` column holds core counts (``"cores"``) or, in a
+    campaign that set none, thread counts (``"threads"``).
     """
 
-    frame: pd.DataFrame = field(repr=False)
+    columns: Mapping[str, np.ndarray] = field(repr=False)
     inputs: tuple[str, ...]
     has_energy: bool
     unit: str = "cores"
     notes: tuple[str, ...] = ()
+    has_time: bool = True
+
+    def __len__(self) -> int:
+        return len(self.columns["input"])
+
+    @cached_property
+    def frame(self) -> pd.DataFrame:
+        """The table as a DataFrame, one row per configuration, columns
+        :data:`CONFIGURATION_COLUMNS`."""
+        import pandas as pd
+
+        return pd.DataFrame({c: self.columns[c] for c in CONFIGURATION_COLUMNS})
 
     @property
     def frequencies(self) -> tuple[float, ...]:
-        return tuple(float(f) for f in np.unique(self.frame["frequency_ghz"].dropna()))
+        f = self.columns["frequency_ghz"]
+        return tuple(float(v) for v in np.unique(f[np.isfinite(f)]))
+
+    def records(self) -> list[dict[str, Any]]:
+        """One dict per configuration (JSON-ready: NaN as None)."""
+        values = [np.asarray(self.columns[c]).tolist() for c in CONFIGURATION_COLUMNS]
+        return plain([dict(zip(CONFIGURATION_COLUMNS, row, strict=True))
+                      for row in zip(*values, strict=True)])
 
     def to_dict(self) -> dict[str, Any]:
         return plain({"inputs": list(self.inputs), "has_energy": self.has_energy,
-                      "unit": self.unit,
-                      "configurations": self.frame.to_dict(orient="records"),
-                      "notes": list(self.notes)})
+                      "has_time": self.has_time, "unit": self.unit,
+                      "configurations": self.records(), "notes": list(self.notes)})
 
 
-def configuration_table(data: Campaign | pd.DataFrame, *, inputs: Sequence[str] = (),
-                        source: str | None = None) -> ConfigurationTable:
+def _groups(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Group numbers of the rows by their ``keys`` (NaN equal to NaN), numbered in order of
+    first appearance (pandas's ``groupby(sort=False, dropna=False)``), and each group's first
+    row."""
+    codes = [np.unique(k, return_inverse=True)[1].ravel() for k in keys]
+    dims = [int(c.max()) + 1 if c.size else 1 for c in codes]
+    combined = np.ravel_multi_index(codes, dims) if codes[0].size else np.zeros(0, np.int64)
+    _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return rank[inverse.ravel()], first[order]
+
+
+def _group_mean(group: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """The mean of the finite ``values`` of each of the ``n`` groups, NaN for none."""
+    finite = np.isfinite(values)
+    count = np.bincount(group, weights=finite, minlength=n)
+    total = np.bincount(group, weights=np.where(finite, values, 0.0), minlength=n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / count, np.nan)
+
+
+def configuration_table(data: Campaign | pd.DataFrame | Mapping[str, Any] | RunColumns, *,
+                        inputs: Sequence[str] = (), source: str | None = None
+                        ) -> ConfigurationTable:
     """Mean time and energy of every configuration over its ok repetitions, per input.
 
     The processing units are the core count (the thread count when no cores were set: energy
     follows the cores in use). When several thread counts ran on the same cores, frequency and
     input, the one with the least energy (time without energy) stands for the configuration,
-    noted. The Pareto frontier (:func:`pareto_mask`) is computed per input.
+    noted. The Pareto frontier (:func:`pareto_mask`) is computed per input. A campaign that
+    measured energy but no time (PaScal's tables) keeps the runs with a positive energy, with
+    no frontier, and the note :data:`NO_TIME_NOTE`.
     """
-    frame, order = campaign_frame(data, source=source, inputs=inputs)
+    runs = campaign_columns(data, source=source, inputs=inputs)
+    order = runs.inputs
     notes: list[str] = []
-    frame = frame[frame["time_s"] > 0].copy()
-    unit = "cores" if frame["cores"].notna().any() else "threads"
-    frame["cores"] = frame["cores"].fillna(frame["threads"])
-    frame = frame.dropna(subset=["cores"])
-    energy = frame["energy_j"].where(frame["energy_j"] > 0)
-    frame["energy_j"] = energy
-    has_energy = bool(energy.notna().any())
-    keys = ["input", "cores", "threads", "frequency_ghz"]
-    grouped = frame.groupby(keys, dropna=False, sort=False).agg(
-        time_s=("time_s", "mean"), energy_j=("energy_j", "mean"), runs=("time_s", "size"))
-    table = grouped.reset_index()
-    table["power_w"] = table["energy_j"] / table["time_s"]
+    has_time = runs.has_time
+    keep = runs["time_s"] > 0 if has_time else runs["energy_j"] > 0
+    unit = "cores" if np.isfinite(runs["cores"][keep]).any() else "threads"
+    cores = np.where(np.isfinite(runs["cores"]), runs["cores"], runs["threads"])
+    keep &= np.isfinite(cores)
+    labels, cores = runs["input"][keep], cores[keep]
+    threads, freq = runs["threads"][keep], runs["frequency_ghz"][keep]
+    time_run, energy_run = runs["time_s"][keep], runs["energy_j"][keep]
+    energy_run = np.where(energy_run > 0, energy_run, np.nan)
+    has_energy = bool(np.isfinite(energy_run).any())
+    group, first = _groups(labels, cores, threads, freq)
+    n = first.size
+    table: dict[str, np.ndarray] = {
+        "input": labels[first], "cores": cores[first], "threads": threads[first],
+        "frequency_ghz": freq[first], "time_s": _group_mean(group, time_run, n),
+        "energy_j": _group_mean(group, energy_run, n),
+        "runs": np.bincount(group, minlength=n).astype(np.int64),
+    }
+    with np.errstate(invalid="ignore", divide="ignore"):
+        table["power_w"] = table["energy_j"] / table["time_s"]
     # One row per (input, cores, frequency): the best thread count where several ran.
-    score = table["energy_j"].fillna(table["time_s"]) if has_energy else table["time_s"]
-    table = table.assign(_score=score.to_numpy())
-    sizes = table.groupby(["input", "cores", "frequency_ghz"], dropna=False)["_score"].transform(
-        "size")
-    if (sizes > 1).any():
+    if has_energy:
+        score = np.where(np.isnan(table["energy_j"]), table["time_s"], table["energy_j"])
+    else:
+        score = table["time_s"]
+    config, _ = _groups(table["input"], table["cores"], table["frequency_ghz"])
+    if np.bincount(config).max(initial=0) > 1:
         notes.append("several thread counts ran on the same cores and frequency; each "
                      "configuration shows its " + ("least-energy" if has_energy else "fastest")
                      + " thread count")
-        table = (table.sort_values("_score", kind="stable")
-                 .drop_duplicates(["input", "cores", "frequency_ghz"], keep="first"))
-    table = table.drop(columns="_score")
+        ranked = np.lexsort((np.arange(n), np.where(np.isnan(score), np.inf, score), config))
+        best = ranked[np.r_[True, config[ranked][1:] != config[ranked][:-1]]]
+        table = {k: v[best] for k, v in table.items()}
     rank = {x: k for k, x in enumerate(order)}
-    table["_rank"] = table["input"].map(rank)
-    table = table.sort_values(["_rank", "cores", "frequency_ghz"], kind="stable").drop(
-        columns="_rank").reset_index(drop=True)
-    table["cores"] = table["cores"].astype(int)
-    pareto = np.zeros(len(table), dtype=bool)
-    if has_energy:
-        for _, index in table.groupby("input", sort=False).groups.items():
-            rows = np.asarray(index)
-            pareto[rows] = pareto_mask(table.loc[rows, "time_s"].to_numpy(),
-                                        table.loc[rows, "energy_j"].to_numpy())
-    else:
+    position = np.fromiter((rank.get(x, len(order)) for x in table["input"].tolist()),
+                           dtype=np.int64, count=table["input"].size)
+    ordered = np.lexsort((table["frequency_ghz"], table["cores"], position))
+    table = {k: v[ordered] for k, v in table.items()}
+    table["cores"] = table["cores"].astype(np.int64)
+    pareto = np.zeros(table["input"].size, dtype=bool)
+    if has_energy and has_time:
+        for label in dict.fromkeys(table["input"].tolist()):
+            rows = np.flatnonzero(table["input"] == label)
+            pareto[rows] = pareto_mask(table["time_s"][rows], table["energy_j"][rows])
+    elif not has_energy:
         notes.append("no energy measured: energy panels skipped (time only)")
+    if not has_time:
+        notes.append(NO_TIME_NOTE)
     table["pareto"] = pareto
-    present = set(table["input"])
-    columns = ["input", "cores", "threads", "frequency_ghz", "time_s", "energy_j", "power_w",
-               "runs", "pareto"]
-    return ConfigurationTable(frame=table[columns], inputs=tuple(x for x in order if x in present),
-                              has_energy=has_energy, unit=unit, notes=tuple(notes))
+    present = set(table["input"].tolist())
+    return ConfigurationTable(columns={c: table[c] for c in CONFIGURATION_COLUMNS},
+                              inputs=tuple(x for x in order if x in present),
+                              has_energy=has_energy, unit=unit, notes=tuple(notes),
+                              has_time=has_time)

@@ -16,6 +16,7 @@ column (issue 21), never a silent NaN:
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import os
@@ -29,7 +30,7 @@ from phasekit.io.inputs import LARGEST, looks_like, read_text
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["LABEL_COLUMNS", "LARGEST", "POSITIVE_COLUMNS", "read_csv_table"]
+__all__ = ["LABEL_COLUMNS", "LARGEST", "POSITIVE_COLUMNS", "read_csv_columns", "read_csv_table"]
 
 #: Columns whose cells are names even when some look like numbers.
 LABEL_COLUMNS = frozenset({"input", "status", "reason", "task", "program", "node", "name",
@@ -50,6 +51,13 @@ def read_csv_table(path: str | os.PathLike[str]) -> pd.DataFrame:
     label columns as text; InputError at the first bad line or cell (module docstring)."""
     import pandas as pd
 
+    return pd.DataFrame(read_csv_columns(path))
+
+
+def read_csv_columns(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
+    """:func:`read_csv_table` without pandas (0.25 s to import): the columns in header order,
+    numeric ones as float64 (int64 when every cell is an integer), label and text columns as
+    object arrays of strings; the same checks and errors."""
     where = os.fspath(path)
     text = read_text(path, "a CSV table")
     lines = text.splitlines()
@@ -89,7 +97,7 @@ def read_csv_table(path: str | os.PathLike[str]) -> pd.DataFrame:
     columns = {}
     for j, name in enumerate(names):
         columns[name] = _column(cells[:, j], name, lines_of, where)
-    return pd.DataFrame(columns)
+    return columns
 
 
 def _check_names(names: list[str], where: str, line: int, path: str | os.PathLike[str]) -> None:
@@ -109,19 +117,16 @@ def _check_names(names: list[str], where: str, line: int, path: str | os.PathLik
 
 def _column(cells: np.ndarray, name: str, lines: np.ndarray, where: str) -> np.ndarray:
     """A column as float64 (or int64) when its cells are numbers, else as text."""
-    import pandas as pd
-
     missing = np.isin(cells, list(MISSING))
-    text = pd.Series(cells)
-    values = pd.to_numeric(text.where(~missing), errors="coerce")
-    not_numbers = values.isna().to_numpy() & ~missing
-    if name.strip().lower() in LABEL_COLUMNS or not_numbers.all():
+    if name.strip().lower() in LABEL_COLUMNS:
+        return cells
+    floats, not_numbers, integers = _numbers(cells, missing)
+    if not_numbers.all():
         return cells
     if not_numbers.any():
         row = int(np.argmax(not_numbers))
         raise InputError(f"expected a number, found {_shorten(cells[row])}", path=where,
                          line=int(lines[row]), column=name)
-    floats = values.to_numpy(dtype=np.float64, na_value=np.nan)
     present = ~np.isnan(floats)
     bad = present & ~(np.abs(floats) <= LARGEST)
     if bad.any():
@@ -135,9 +140,48 @@ def _column(cells: np.ndarray, name: str, lines: np.ndarray, where: str) -> np.n
             row = int(np.argmax(negative))
             raise InputError(f"negative value {cells[row]}; expected a number >= 0",
                              path=where, line=int(lines[row]), column=name)
-    if present.all() and values.dtype.kind in "iu":
-        return values.to_numpy()
+    if present.all() and integers is not None:
+        return integers
     return floats
+
+
+_INTEGER_CHARS = frozenset("+-0123456789")
+
+
+def _numbers(cells: np.ndarray, missing: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The cells parsed as pandas.to_numeric(errors="coerce") parses them, without pandas:
+    (float64 values, NaN where missing or not a number; the mask of present cells that are not
+    numbers; the int64 or uint64 values when every cell is an integer, else None). A number
+    is what Python's float() reads, but ASCII only and without underscores (pandas refuses
+    "1_000" and "١٢"), and not NaN ("NAN" is not a missing-value marker)."""
+    floats = np.full(cells.shape, np.nan)
+    not_numbers = np.zeros(cells.shape, dtype=bool)
+    present = cells[~missing]
+    text = "".join(present.tolist())
+    parsed = None
+    if text.isascii() and "_" not in text:
+        try:  # one C loop of float() over the column: the common case, every cell a number
+            parsed = present.astype(np.float64)
+        except (ValueError, TypeError):
+            parsed = None
+    if parsed is None:  # some cell is not a number: find which, one by one
+        parsed = np.full(present.shape, np.nan)
+        for k, cell in enumerate(present.tolist()):
+            if cell.isascii() and "_" not in cell:
+                with contextlib.suppress(ValueError):
+                    parsed[k] = float(cell)
+    floats[~missing] = parsed
+    not_numbers[~missing] = np.isnan(parsed)
+    integers = None
+    if not missing.any() and not not_numbers.any() and set(text) <= _INTEGER_CHARS:
+        for kind in (np.int64, np.uint64):  # pandas's integer types, then float64
+            try:
+                integers = cells.astype(kind)
+                break
+            except (OverflowError, ValueError):
+                continue
+    return floats, not_numbers, integers
 
 
 def _shorten(value: str, limit: int = 40) -> str:

@@ -32,9 +32,10 @@ COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:b
           "tab:pink", "tab:olive", "tab:cyan", "tab:gray")
 
 
-def figure(width: float, height: float) -> Figure:
-    """A figure on its own Agg canvas, constrained layout."""
-    fig = Figure(figsize=(width, height), layout="constrained")
+def figure(width: float, height: float, *, layout: str | None = "constrained") -> Figure:
+    """A figure on its own Agg canvas, constrained layout unless ``layout`` says otherwise
+    (None: the caller places its Axes, which saves the extra draw constrained layout makes)."""
+    fig = Figure(figsize=(width, height), layout=layout)
     FigureCanvasAgg(fig)
     return fig
 

@@ -9,11 +9,21 @@
   200 x 200 mesh: bilinear (scipy RegularGridInterpolator) on a full grid, piecewise-planar
   (scipy griddata) when cells are missing. Every heatmap uses one fixed colour scale, 0 to 1
   (efficiency above 1, superlinear, in a separate colour), so that heatmaps compare.
-- Energy and time over configurations (Figs. 3.8-3.9 and 4.11), one row per input: energy
-  against frequency with one line per core count (against cores when one frequency was
-  measured), time against cores with one line per frequency, and energy against time of every
-  configuration with the Pareto frontier highlighted and the minimum-energy configuration
-  named. Without energy only the time panels are drawn, and the figure says so.
+- Energy over configurations (the data of Figs. 3.8-3.9 and 4.11, drawn our way): one
+  heatmap per input, x = frequency, y = core count, of the energy relative to the input's
+  least (one logarithmic colour scale for all, so that inputs compare; values written in
+  small grids), the least-energy cell boxed and the cells on the time-energy Pareto frontier
+  dotted; one campaign-wide panel of energy against time, a colour per input (that of its
+  heatmap's title), each input's frontier as a line and its least energy as a star. With one
+  frequency (or none) a single heatmap, x = input, relative per input. Without energy the
+  heatmaps show time relative to each input's fastest, and the figure says so; without time
+  (PaScal's tables of energy alone) the energy heatmaps are drawn without the frontier and
+  the energy-time panel, and the section's title says why. (Before issue
+  20: three line panels per input under constrained layout; as heatmaps the information is
+  the same at a third of the drawing time.)
+- The layout is fixed in inches (:class:`_Section`), not constrained layout, whose extra
+  measuring draw was half of the command's time; log axes get plain ``%g``/``k`` tick
+  labels (mathtext's parser costs 0.1 s on first use).
 - ``phasekit energy choose --plot`` (:func:`plot_choice`): per input, the model's predicted
   energy against time over every configuration within the limits, its Pareto frontier, the
   chosen configuration and the ondemand baseline (maximum frequency, every core count).
@@ -31,10 +41,16 @@ import numpy as np
 from matplotlib import colormaps
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import LogNorm, Normalize
-from matplotlib.ticker import NullFormatter
+from matplotlib.ticker import (
+    FixedLocator,
+    FuncFormatter,
+    MaxNLocator,
+    NullFormatter,
+    NullLocator,
+)
 
 from phasekit.errors import UsageError
-from phasekit.plot.common import WIDTH, figure, root_figure, save
+from phasekit.plot.common import WIDTH, color, figure, root_figure, save
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -130,12 +146,13 @@ def _text_color(rgba: Sequence[float]) -> str:
     return "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white"
 
 
-def _discrete(ax: Any, table: EfficiencyTable, cmap: Any, norm: Normalize) -> Any:
+def _discrete(ax: Any, table: EfficiencyTable, cmap: Any, norm: Normalize, *,
+              rotate: bool | None = None) -> Any:
     eff = table.efficiency
     image = ax.imshow(np.ma.masked_invalid(eff), cmap=cmap, norm=norm, origin="lower",
                       aspect="auto", interpolation="nearest")
     ax.set_xticks(range(len(table.inputs)), labels=table.inputs)
-    ax.set_yticks(range(len(table.counts)), labels=[str(p) for p in table.counts])
+    _ticks(ax, "y", [str(p) for p in table.counts])
     cells = eff.size
     if cells <= _ANNOTATE_MAX:
         size = 8 if cells <= 60 else 6 if cells <= 150 else 5
@@ -145,12 +162,13 @@ def _discrete(ax: Any, table: EfficiencyTable, cmap: Any, norm: Normalize) -> An
                 if np.isfinite(value):
                     ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=size,
                             color=_text_color(cmap(norm(value))))
-    if len(table.inputs) > 8:
+    if len(table.inputs) > 8 if rotate is None else rotate:
         ax.tick_params(axis="x", labelrotation=45)
     return image
 
 
-def _smoothed(ax: Any, table: EfficiencyTable, cmap: Any, norm: Normalize) -> Any:
+def _smoothed(ax: Any, table: EfficiencyTable, cmap: Any, norm: Normalize, *,
+              rotate: bool | None = None) -> Any:
     x = np.arange(len(table.inputs), dtype=float)
     y = np.arange(len(table.counts), dtype=float)  # rows as in the discrete view
     xs, ys, grid = smooth_grid(table.efficiency, x, y)
@@ -163,34 +181,401 @@ def _smoothed(ax: Any, table: EfficiencyTable, cmap: Any, norm: Normalize) -> An
     yt = [y[0], y[-1]] if y.size > 1 else [y[0]]
     ax.set_xticks(xt, labels=[table.inputs[0], table.inputs[-1]][:len(xt)])
     ax.set_yticks(yt, labels=[str(table.counts[0]), str(table.counts[-1])][:len(yt)])
+    if rotate:
+        ax.tick_params(axis="x", labelrotation=45)
     return image
 
 
-def _draw_heatmaps(fig: Any, tables: Sequence[EfficiencyTable], mode: str) -> None:
+# --- the fixed layout ---------------------------------------------------------------------------
+# energy_figure places its Axes itself, in inches, instead of constrained layout: that engine
+# measures every text of every Axes in an extra draw before the real one, which was half of
+# ``phasekit energy plot`` (issue 20). The margins fit what is drawn here: short numbers on
+# the y axes, x labels rotated and given room when long, one colour bar right of a section.
+_TITLE_H = 0.45  # a section's title
+_AX_TOP = 0.3  # an Axes' title
+_AX_LEFT = 0.7  # y tick labels and the y label
+_AX_BOTTOM = 0.55  # x tick labels and the x label
+_GAP = 0.3  # between panels
+_BAR = 1.0  # a section's colour bar with its labels
+_PANEL_H = 2.3
+_PANEL_W_MAX = 4.6
+_TICK_CHAR = 0.085  # inches per character of a 10-point tick label
+_MAX_LABELS = 6  # tick labels per heatmap axis at most (every tick is kept)
+_CELL_TEXT_MAX = 48  # cells of a configuration heatmap above which values are not written
+
+
+class _Section:
+    """A titled block of equal panels in rows of ``columns``, with an optional colour bar
+    right of them; sizes in inches."""
+
+    def __init__(self, panels: int, columns: int, *, labels: Sequence[str] = (),
+                 rotate: bool = False, bar: bool = True) -> None:
+        self.panels, self.columns, self.rotate, self.bar = panels, max(1, columns), rotate, bar
+        longest = max((len(s) for s in labels), default=0)
+        self.bottom = _AX_BOTTOM + (0.7 * _TICK_CHAR * max(0, longest - 2) if rotate else 0.0)
+        self.rows = math.ceil(panels / self.columns)
+        self.row_h = _AX_TOP + _PANEL_H + self.bottom
+        self.height = _TITLE_H + self.rows * self.row_h
+
+    def place(self, fig: Figure, top: float, title: str) -> tuple[list[Axes], Axes | None]:
+        """The Axes of the panels (and of the colour bar) of this section, ``top`` inches
+        below the top of ``fig``, under ``title``."""
+        width, height = fig.get_size_inches()
+        room = width - (_BAR if self.bar else 0.2)
+        panel_w = min(_PANEL_W_MAX, room / self.columns - _AX_LEFT - _GAP)
+        used = self.columns * (_AX_LEFT + panel_w + _GAP)
+        x0 = (room - used) / 2
+
+        def rect(left: float, upper: float, w: float, h: float) -> tuple[float, ...]:
+            return (left / width, 1 - (upper + h) / height, w / width, h / height)
+
+        axes = []
+        for k in range(self.panels):
+            r, c = divmod(k, self.columns)
+            axes.append(fig.add_axes(rect(x0 + c * (_AX_LEFT + panel_w + _GAP) + _AX_LEFT,
+                                          top + _TITLE_H + r * self.row_h + _AX_TOP,
+                                          panel_w, _PANEL_H)))
+        fig.text(0.5, 1 - (top + 0.5 * _TITLE_H) / height, title, ha="center", va="center",
+                 fontsize="large")
+        bar = None
+        if self.bar:
+            span = (self.rows - 1) * self.row_h + _PANEL_H
+            short = 0.1 * span if self.rows > 1 else 0.0
+            bar = fig.add_axes(rect(x0 + used + 0.05, top + _TITLE_H + _AX_TOP + short / 2,
+                                    0.15, span - short))
+        return axes, bar
+
+
+def _ticks(ax: Any, axis: str, labels: Sequence[str]) -> None:
+    """Categorical ticks 0, 1, ... with ``labels``, at most :data:`_MAX_LABELS` of them
+    written (the first, the last and evenly between)."""
+    n = len(labels)
+    shown = set(range(n))
+    if n > _MAX_LABELS:  # evenly spaced when a step allows, else the last moved to the end
+        base = math.ceil((n - 1) / (_MAX_LABELS - 1))
+        step = next((s for s in range(base, base + 3) if (n - 1) % s == 0), base)
+        shown = set(range(0, n, step))
+        if (n - 1) % step:
+            if n - 1 - max(shown) < step / 2:
+                shown.discard(max(shown))
+            shown.add(n - 1)
+    text = [s if k in shown else "" for k, s in enumerate(labels)]
+    getattr(ax, f"set_{axis}ticks")(range(n), labels=text)
+
+
+def _label_names(values: Sequence[Any]) -> list[str]:
+    return [f"{v:g}" if isinstance(v, float) and math.isfinite(v) else
+            "-" if isinstance(v, float) else str(v) for v in values]
+
+
+def _long(labels: Sequence[str], panels: int) -> bool:
+    """Whether x tick labels must be rotated to fit: room per label against their length."""
+    per_panel = 10.0 / max(1, min(panels, 4))  # inches of a panel, roughly
+    written = min(len(labels), _MAX_LABELS)
+    return written * (max((len(s) for s in labels), default=0) + 1) * _TICK_CHAR > per_panel
+
+
+def _draw_heatmaps(fig: Figure, top: float, section: _Section,
+                   tables: Sequence[EfficiencyTable], mode: str) -> None:
     modes = ("discrete", "smoothed") if mode == "both" else (mode,)
     panels = [(t, m) for t in tables for m in modes]
-    rows, columns = _heat_layout(len(tables), mode)
-    axes = np.atleast_1d(fig.subplots(rows, columns, squeeze=False)).ravel()
-    cmap, norm = _efficiency_cmap(), Normalize(0.0, 1.0)
-    image = None
-    for ax, (table, m) in zip(axes, panels, strict=False):
-        image = (_discrete if m == "discrete" else _smoothed)(ax, table, cmap, norm)
-        ax.set_title(f"{table.name} ({m})", fontsize="medium")
-        ax.set_xlabel("input")
-        ax.set_ylabel(table.unit)
-    for ax in axes[len(panels):]:
-        ax.set_visible(False)
     first = tables[0]
-    over = any(np.nanmax(t.efficiency, initial=0.0) > 1.0 for t in tables)
-    if image is not None:
-        fig.colorbar(ScalarMappable(norm, cmap), ax=list(axes[:len(panels)]),
-                     extend="max" if over else "neither", shrink=0.9,
-                     label=f"efficiency (speedup / {first.unit})")
     at = "" if first.frequency_ghz is None else f" at {first.frequency_ghz:g} GHz"
     on = "" if first.cores is None else f" on {first.cores} cores"
     estimated = any(any(t.estimated) for t in tables)
     extra = " (T(1) estimated for some inputs, see notes)" if estimated else ""
-    fig.suptitle(f"Parallel efficiency{at}{on}, seed 002 §3.10.1{extra}", fontsize="large")
+    axes, bar = section.place(fig, top, f"Parallel efficiency{at}{on}, seed 002 §3.10.1{extra}")
+    cmap, norm = _efficiency_cmap(), Normalize(0.0, 1.0)
+    for ax, (table, m) in zip(axes, panels, strict=True):
+        (_discrete if m == "discrete" else _smoothed)(ax, table, cmap, norm,
+                                                      rotate=section.rotate)
+        ax.set_title(f"{table.name} ({m})", fontsize="medium")
+        ax.set_xlabel("input")
+        ax.set_ylabel(table.unit)
+    over = any(np.nanmax(t.efficiency, initial=0.0) > 1.0 for t in tables)
+    assert bar is not None
+    fig.colorbar(ScalarMappable(norm, cmap), cax=bar, extend="max" if over else "neither",
+                 label=f"efficiency (speedup / {first.unit})")
+
+
+def _heat_section(tables: Sequence[EfficiencyTable], mode: str) -> _Section:
+    """Discrete/smoothed pairs two to a row, single panels three to a row."""
+    n = len(tables)
+    panels = 2 * n if mode == "both" else n
+    columns = (4 if n > 1 else 2) if mode == "both" else min(3, n)
+    labels = [str(s) for s in tables[0].inputs]  # every table has the same inputs
+    return _Section(panels, columns, labels=labels,
+                    rotate=len(labels) > 8 or _long(labels, columns))
+
+
+class _Landscape:
+    """One configuration heatmap: ``values`` (rows: core counts, columns: ``columns``) relative
+    to the least of each group of columns (the whole panel when it shows one input, each
+    column when the columns are inputs), the frontier and least cells marked."""
+
+    def __init__(self, title: str, xlabel: str, columns: list[str], counts: list[str],
+                 values: np.ndarray, pareto: np.ndarray, per_column: bool,
+                 color: str = "black") -> None:
+        self.title, self.xlabel, self.columns, self.counts = title, xlabel, columns, counts
+        self.color, self.pareto = color, pareto
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if per_column:
+                least = np.nanmin(np.where(np.isfinite(values), values, np.inf), axis=0)
+                self.ratio = values / least[None, :]
+                self.best = [(int(np.nanargmin(np.where(np.isfinite(values[:, j]),
+                                                        values[:, j], np.inf))), j)
+                             for j in range(values.shape[1]) if np.isfinite(least[j])]
+            else:
+                finite = np.where(np.isfinite(values), values, np.inf)
+                k = int(np.argmin(finite))
+                self.ratio = values / finite.flat[k]
+                self.best = [divmod(k, values.shape[1])] if np.isfinite(finite.flat[k]) else []
+
+
+def _landscapes(configs: ConfigurationTable, value: str) -> list[_Landscape]:
+    """The configuration heatmaps of ``configs`` for column ``value`` (energy_j or time_s):
+    one per input over frequency and cores, or, with a single (or no) frequency, one over
+    inputs and cores."""
+    columns = configs.columns
+    cores = np.asarray(columns["cores"], dtype=int)
+    freq = np.round(np.asarray(columns["frequency_ghz"], dtype=float), 6)
+    labels = np.asarray(columns["input"], dtype=object)
+    data = np.asarray(columns[value], dtype=float)
+    front = np.asarray(columns["pareto"], dtype=bool)
+    counts = np.unique(cores)
+    row = np.searchsorted(counts, cores)
+    freqs = list(np.unique(freq[np.isfinite(freq)]))
+    if np.isnan(freq).any():
+        freqs.append(math.nan)
+    inputs = list(configs.inputs)
+    if len(freqs) <= 1:
+        col = np.asarray([inputs.index(x) if x in inputs else -1 for x in labels])
+        keep = col >= 0
+        grid = np.full((counts.size, len(inputs)), np.nan)
+        marks = np.zeros(grid.shape, dtype=bool)
+        grid[row[keep], col[keep]] = data[keep]
+        marks[row[keep], col[keep]] = front[keep]
+        at = f" at {freqs[0]:g} GHz" if freqs and math.isfinite(freqs[0]) else ""
+        return [_Landscape(f"every input{at}", "input", inputs, _label_names(list(counts)),
+                           grid, marks, per_column=True)]
+    fcol = np.asarray([freqs.index(f) if math.isfinite(f) else len(freqs) - 1 for f in freq])
+    out = []
+    for k, label in enumerate(inputs):
+        mine = labels == label
+        grid = np.full((counts.size, len(freqs)), np.nan)
+        marks = np.zeros(grid.shape, dtype=bool)
+        grid[row[mine], fcol[mine]] = data[mine]
+        marks[row[mine], fcol[mine]] = front[mine]
+        least = np.nanmin(grid) if np.isfinite(grid).any() else math.nan
+        what = _amount(least, "J" if value == "energy_j" else "s")
+        word = "least" if value == "energy_j" else "fastest"
+        out.append(_Landscape(f"input {label}: {word} {what}", "frequency (GHz)",
+                              _label_names(freqs), _label_names(list(counts)), grid, marks,
+                              per_column=False, color=color(k)))
+    return out
+
+
+def _amount(value: float, unit: str) -> str:
+    """``value`` in ``unit`` with 4 significant digits, in k``unit`` from 10 000."""
+    return f"{value / 1e3:.4g} k{unit}" if abs(value) >= 1e4 else f"{value:.4g} {unit}"
+
+
+def _compact(value: float, _: Any = None) -> str:
+    """A tick label: 3, 30, 300, 3000, 30k, 300k, 3M."""
+    if abs(value) >= 1e6:
+        return f"{value / 1e6:g}M"
+    return f"{value / 1e3:g}k" if abs(value) >= 1e4 else f"{value:g}"
+
+
+def _outline(ax: Any, cells: Sequence[tuple[int, int]], **style: Any) -> None:
+    """Squares around ``cells`` (row, column), one Line2D."""
+    xs: list[float] = []
+    ys: list[float] = []
+    for i, j in cells:
+        xs += [j - 0.5, j + 0.5, j + 0.5, j - 0.5, j - 0.5, math.nan]
+        ys += [i - 0.5, i - 0.5, i + 0.5, i + 0.5, i - 0.5, math.nan]
+    if xs:
+        ax.plot(xs, ys, solid_joinstyle="miter", **style)
+
+
+def _draw_landscape(ax: Any, land: _Landscape, cmap: Any, norm: Normalize, unit: str,
+                    *, rotate: bool, marks: bool) -> None:
+    ratio = land.ratio
+    ax.imshow(np.ma.masked_invalid(ratio), cmap=cmap, norm=norm, origin="lower",
+              aspect="auto", interpolation="nearest")
+    if ratio.size <= _CELL_TEXT_MAX:
+        size = 8 if ratio.size <= 24 else 7
+        for i, j in zip(*np.nonzero(np.isfinite(ratio)), strict=True):
+            v = float(ratio[i, j])
+            ax.text(j, i, f"{v:.2f}" if v < 10 else f"{v:.0f}", ha="center", va="center",
+                    fontsize=size, color=_text_color(cmap(norm(v))))
+    if marks:  # the frontier: a dot in the upper right corner of its cells
+        i, j = np.nonzero(land.pareto & np.isfinite(ratio))
+        if i.size:
+            ax.plot(j + 0.3, i + 0.28, ls="none", marker="o", ms=3.5, mfc="white",
+                    mec="black", mew=0.7)
+    _outline(ax, land.best, color="black", lw=2.4)
+    ax.set_xlim(-0.5, ratio.shape[1] - 0.5)
+    ax.set_ylim(-0.5, ratio.shape[0] - 0.5)
+    _ticks(ax, "x", land.columns)
+    _ticks(ax, "y", land.counts)
+    if rotate:
+        ax.tick_params(axis="x", labelrotation=45)
+    ax.set_xlabel(land.xlabel)
+    ax.set_ylabel(unit)
+    ax.set_title(land.title, fontsize="medium", color=land.color)
+
+
+def _nice_ticks(lo: float, hi: float, most: int = 7) -> list[float]:
+    """1-2-5 values from ``lo`` to ``hi`` (positive) for a log axis, at most ``most``."""
+    steps = ((1.0, 2.0, 5.0), (1.0, 3.0), (1.0,))
+    low, high = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    for mantissas in steps:
+        ticks = [m * 10.0**e for e in range(low, high + 1) for m in mantissas]
+        ticks = [t for t in ticks if lo * (1 - 1e-9) <= t <= hi * (1 + 1e-9)]
+        if len(ticks) <= most:
+            break
+    while len(ticks) > most:  # decades only, thinned
+        ticks = ticks[::2]
+    if len(ticks) < 3:  # a narrow range: evenly spaced round values
+        ticks = [float(t) for t in MaxNLocator(5, steps=[1, 2, 5, 10]).tick_values(lo, hi)
+                 if lo * (1 - 1e-9) <= t <= hi * (1 + 1e-9)]
+    return ticks or [lo]
+
+
+def _plain_log(ax: Any, axis: str, values: np.ndarray) -> None:
+    """A log scale over ``values`` when they span more than a factor of 4, with plain tick
+    labels (``%g``: the default mathtext labels parse a grammar on first use, 0.1 s) and no
+    minor ticks."""
+    values = values[np.isfinite(values) & (values > 0)]
+    if not values.size or values.max() <= 4 * values.min():
+        return
+    getattr(ax, f"set_{axis}scale")("log")
+    lo, hi = float(values.min()), float(values.max())
+    ticks = _nice_ticks(lo, hi, 5)
+    if len(ticks) < 2:
+        ticks = sorted({lo, hi})
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    target.set_major_locator(FixedLocator(ticks))
+    target.set_major_formatter(FuncFormatter(_compact))
+    target.set_minor_locator(NullLocator())
+
+
+def _draw_tradeoff(ax: Any, configs: ConfigurationTable) -> None:
+    """Energy against time of every configuration, one colour per input (that of its
+    heatmap's title), each input's Pareto frontier as a line and its least energy as a
+    star (seed 002 §4.11)."""
+    columns = configs.columns
+    labels = np.asarray(columns["input"], dtype=object)
+    time_s = np.asarray(columns["time_s"], dtype=float)
+    energy = np.asarray(columns["energy_j"], dtype=float)
+    front = np.asarray(columns["pareto"], dtype=bool)
+    for k, label in enumerate(configs.inputs):
+        mine = (labels == label) & np.isfinite(energy)
+        if not mine.any():
+            continue
+        c = color(k)
+        ax.scatter(time_s[mine], energy[mine], s=9, color=c, alpha=0.45, linewidths=0)
+        on = mine & front
+        order = np.argsort(time_s[on])
+        ax.plot(time_s[on][order], energy[on][order], color=c, lw=1.2, marker="o", ms=3.5,
+                mfc="white")
+        best = np.flatnonzero(mine)[np.argmin(energy[mine])]
+        ax.plot([time_s[best]], [energy[best]], marker="*", ms=11, color=c, mec="black",
+                mew=0.6, ls="none")
+    ok = np.isfinite(energy)
+    _plain_log(ax, "x", time_s[ok])
+    _plain_log(ax, "y", energy[ok])
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("energy (J)")
+    ax.margins(0.06)
+    ax.set_title("energy vs time, every input", fontsize="medium")
+    ax.grid(True, alpha=0.3)
+
+
+def _tradeoff(configs: ConfigurationTable) -> bool:
+    """Whether ``configs`` have the energy-vs-time panel: energy and time measured."""
+    return bool(configs.has_energy and getattr(configs, "has_time", True))
+
+
+def _config_section(configs: ConfigurationTable, lands: Sequence[_Landscape]) -> _Section:
+    panels = len(lands) + (1 if _tradeoff(configs) else 0)
+    columns = panels if panels <= 4 else math.ceil(panels / math.ceil(panels / 4))
+    labels = lands[0].columns  # the same in every heatmap
+    return _Section(panels, columns, labels=labels, rotate=_long(labels, columns))
+
+
+def _ratio_norm(lands: Sequence[_Landscape]) -> Normalize:
+    top = max((float(np.nanmax(land.ratio)) for land in lands if np.isfinite(land.ratio).any()),
+              default=1.0)
+    return LogNorm(1.0, max(top, 1.05))
+
+
+def _draw_configurations(fig: Figure, top: float, section: _Section,
+                         configs: ConfigurationTable, lands: Sequence[_Landscape]) -> None:
+    what = "energy" if configs.has_energy else "time"
+    least = "least energy" if configs.has_energy else "fastest"
+    if _tradeoff(configs):
+        title = ("Energy over configurations relative to each input's least; box and star: "
+                 "least energy, dots and line: time-energy Pareto frontier (§4.11)")
+    elif configs.has_energy:
+        from phasekit.energy.efficiency import NO_TIME_NOTE  # loaded: configs come from it
+
+        title = ("Energy over configurations relative to each input's least (boxed); "
+                 + NO_TIME_NOTE)
+    else:
+        title = ("Time over configurations relative to each input's fastest, box: fastest "
+                 "(no energy measured: energy panels skipped)")
+    axes, bar = section.place(fig, top, title)
+    if _tradeoff(configs):
+        _draw_tradeoff(axes[0], configs)
+        axes = axes[1:]
+    cmap = colormaps["RdYlBu_r"].with_extremes(bad="#d9d9d9")
+    norm = _ratio_norm(lands)
+    for ax, land in zip(axes, lands, strict=True):
+        _draw_landscape(ax, land, cmap, norm, configs.unit, rotate=section.rotate,
+                        marks=_tradeoff(configs))
+    assert bar is not None
+    cb = fig.colorbar(ScalarMappable(norm, cmap), cax=bar,
+                      label=f"{what} / the input's {least}")
+    ticks = _nice_ticks(norm.vmin, norm.vmax, 6)
+    cb.set_ticks(ticks, labels=[f"{t:g}" for t in ticks])
+    cb.ax.yaxis.set_minor_locator(NullLocator())
+
+
+def energy_figure(*, tables: Sequence[EfficiencyTable] = (),
+                  configs: ConfigurationTable | None = None, mode: str = "both") -> Figure:
+    """The efficiency heatmaps of ``tables`` (program and regions) in ``mode``, then the
+    configurations of ``configs``: energy (time when none was measured) relative to each
+    input's least over frequency and cores, and energy against time with the Pareto
+    frontiers (not when no time was measured); either part may be left out."""
+    if mode not in MODES:
+        raise UsageError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
+    tables = list(tables)
+    if not tables and (configs is None or not configs.inputs):
+        raise UsageError("nothing to plot: no efficiency table and no configuration")
+    heat = _heat_section(tables, mode) if tables else None
+    lands: list[_Landscape] = []
+    config = None
+    if configs is not None and configs.inputs:
+        lands = _landscapes(configs, "energy_j" if configs.has_energy else "time_s")
+        config = _config_section(configs, lands)
+    height = sum(s.height for s in (heat, config) if s is not None) + 0.1
+    fig = figure(WIDTH, height, layout=None)
+    top = 0.0
+    if heat is not None:
+        _draw_heatmaps(fig, top, heat, tables, mode)
+        top += heat.height
+    if config is not None:
+        assert configs is not None
+        _draw_configurations(fig, top, config, configs, lands)
+    return fig
+
+
+def plot_energy(path: str | os.PathLike[str], *, tables: Sequence[EfficiencyTable] = (),
+                configs: ConfigurationTable | None = None, mode: str = "both") -> Path:
+    """Write :func:`energy_figure` to ``path`` (format from its name)."""
+    return save(energy_figure(tables=tables, configs=configs, mode=mode), path)
 
 
 def _core_norm(cores: np.ndarray) -> Normalize:
@@ -198,27 +583,6 @@ def _core_norm(cores: np.ndarray) -> Normalize:
     return LogNorm(lo, hi) if hi > lo else Normalize(lo - 1, hi + 1)
 
 
-def _freq_norm(freqs: Sequence[float]) -> Normalize:
-    lo, hi = (min(freqs), max(freqs)) if freqs else (0.0, 1.0)
-    return Normalize(lo, hi) if hi > lo else Normalize(lo - 0.1, hi + 0.1)
-
-
-def _pow2_ticks(lo: float, hi: float) -> list[float]:
-    """Both ends and the powers of two between them, not crowding the ends."""
-    ticks = {lo, hi} | {2.0**k for k in range(math.ceil(math.log2(lo)),
-                                               math.floor(math.log2(hi)) + 1)}
-    return sorted(t for t in ticks if t in (lo, hi) or (
-        math.log2(t / lo) >= 0.5 and math.log2(hi / t) >= 0.5))
-
-
-def _log2_cores(ax: Any, cores: np.ndarray) -> None:
-    """Cores on a log2 axis, ticks at the powers of two in range and at both ends."""
-    values = np.unique(cores)
-    if values.size > 1:
-        ax.set_xscale("log", base=2)
-        ticks = _pow2_ticks(float(values[0]), float(values[-1]))
-        ax.set_xticks(ticks, labels=[f"{t:g}" for t in ticks])
-        ax.minorticks_off()
 
 
 def _log_if_wide(ax: Any, values: Any, axis: str) -> None:
@@ -230,43 +594,6 @@ def _log_if_wide(ax: Any, values: Any, axis: str) -> None:
         target = ax.xaxis if axis == "x" else ax.yaxis
         target.set_minor_formatter(NullFormatter())
 
-
-def _draw_time(ax: Any, rows: Any, freqs: tuple[float, ...], fmap: Any, fnorm: Normalize,
-               label: str, unit: str) -> None:
-    groups = rows.groupby(rows["frequency_ghz"].fillna(-1.0), sort=True)
-    for f, part in groups:
-        colour = fmap(fnorm(f)) if f > 0 and len(freqs) > 1 else "tab:blue"
-        part = part.sort_values("cores")
-        ax.plot(part["cores"], part["time_s"], marker="o", ms=3, lw=1.2, color=colour,
-                label=f"{f:g} GHz" if f > 0 else None)
-    _log2_cores(ax, rows["cores"].to_numpy())
-    _log_if_wide(ax, rows["time_s"], "y")
-    ax.set_xlabel(unit)
-    ax.set_ylabel("time (s)")
-    ax.set_title(f"input {label}: time", fontsize="medium")
-    ax.grid(True, alpha=0.3)
-
-
-def _draw_energy(ax: Any, rows: Any, freqs: tuple[float, ...], cmap: Any, cnorm: Normalize,
-                 label: str, unit: str) -> None:
-    rows = rows.dropna(subset=["energy_j"])
-    if len(freqs) > 1:
-        for p, part in rows.groupby("cores", sort=True):
-            part = part.dropna(subset=["frequency_ghz"]).sort_values("frequency_ghz")
-            ax.plot(part["frequency_ghz"], part["energy_j"], marker="o", ms=2.5, lw=1.0,
-                    color=cmap(cnorm(p)))
-        ax.set_xlabel("frequency (GHz)")
-        ax.set_title(f"input {label}: energy, one line per {unit[:-1]} count",
-                     fontsize="medium")
-    else:
-        part = rows.sort_values("cores")
-        ax.plot(part["cores"], part["energy_j"], marker="o", ms=3, lw=1.2, color="tab:green")
-        _log2_cores(ax, part["cores"].to_numpy())
-        ax.set_xlabel(unit)
-        ax.set_title(f"input {label}: energy", fontsize="medium")
-    _log_if_wide(ax, rows["energy_j"], "y")
-    ax.set_ylabel("energy (J)")
-    ax.grid(True, alpha=0.3)
 
 
 def _draw_pareto(ax: Any, rows: Any, cmap: Any, cnorm: Normalize, label: str,
@@ -290,94 +617,6 @@ def _draw_pareto(ax: Any, rows: Any, cmap: Any, cnorm: Normalize, label: str,
     ax.legend(loc="upper right", fontsize="small")
     ax.grid(True, alpha=0.3)
 
-
-def _draw_configurations(fig: Any, configs: ConfigurationTable) -> None:
-    frame = configs.frame
-    freqs = configs.frequencies
-    cmap, fmap = colormaps["viridis"], colormaps["plasma"]
-    cnorm, fnorm = _core_norm(frame["cores"].to_numpy()), _freq_norm(freqs)
-    inputs, unit = configs.inputs, configs.unit
-    if configs.has_energy:
-        axes = fig.subplots(len(inputs), 3, squeeze=False)
-        for k, label in enumerate(inputs):
-            rows = frame[frame["input"] == label]
-            _draw_energy(axes[k, 0], rows, freqs, cmap, cnorm, label, unit)
-            _draw_time(axes[k, 1], rows, freqs, fmap, fnorm, label, unit)
-            _draw_pareto(axes[k, 2], rows, cmap, cnorm, label, unit)
-        bar = fig.colorbar(ScalarMappable(cnorm, cmap), ax=list(axes[:, 0]), location="bottom",
-                           shrink=0.8, aspect=30, label=f"{unit} (energy lines, scatter points)")
-        if isinstance(cnorm, LogNorm):
-            ticks = _pow2_ticks(cnorm.vmin, cnorm.vmax)
-            bar.set_ticks(ticks, labels=[f"{t:g}" for t in ticks])
-            bar.ax.xaxis.set_minor_formatter(NullFormatter())
-        time_axes = list(axes[:, 1])
-        title = "Energy and time over configurations"
-    else:
-        columns = min(3, len(inputs))
-        grid = fig.subplots(math.ceil(len(inputs) / columns), columns, squeeze=False).ravel()
-        for ax, label in zip(grid, inputs, strict=False):
-            _draw_time(ax, frame[frame["input"] == label], freqs, fmap, fnorm, label, unit)
-        for ax in grid[len(inputs):]:
-            ax.set_visible(False)
-        time_axes = list(grid[:len(inputs)])
-        title = "Time over configurations (no energy measured: energy panels skipped)"
-    if len(freqs) > 1:
-        fig.colorbar(ScalarMappable(fnorm, fmap), ax=time_axes, location="bottom",
-                     shrink=0.8, aspect=30, label="frequency (GHz, time lines)")
-    fig.suptitle(title, fontsize="large")
-
-
-def _heat_layout(n_tables: int, mode: str) -> tuple[int, int]:
-    """(rows, columns) of heatmap panels: discrete/smoothed pairs two to a row, single
-    panels three to a row."""
-    if mode == "both":
-        columns = 4 if n_tables > 1 else 2
-        return math.ceil(2 * n_tables / columns), columns
-    columns = min(3, n_tables)
-    return math.ceil(n_tables / columns), columns
-
-
-def _heat_height(tables: Sequence[EfficiencyTable], mode: str) -> float:
-    return _heat_layout(len(tables), mode)[0] * _ROW_H + 0.6
-
-
-def _config_height(configs: ConfigurationTable) -> float:
-    n = len(configs.inputs)
-    rows = n if configs.has_energy else math.ceil(n / min(3, n))
-    return rows * _ROW_H + 0.6
-
-
-def energy_figure(*, tables: Sequence[EfficiencyTable] = (),
-                  configs: ConfigurationTable | None = None, mode: str = "both") -> Figure:
-    """The efficiency heatmaps of ``tables`` (program and regions) in ``mode``, then the
-    energy/time panels of ``configs``; either part may be left out."""
-    if mode not in MODES:
-        raise UsageError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
-    tables = list(tables)
-    if not tables and (configs is None or not configs.inputs):
-        raise UsageError("nothing to plot: no efficiency table and no configuration")
-    parts: list[tuple[str, float]] = []
-    if tables:
-        parts.append(("heat", _heat_height(tables, mode)))
-    if configs is not None and configs.inputs:
-        parts.append(("config", _config_height(configs)))
-    height = sum(h for _, h in parts)
-    fig = figure(WIDTH, height)
-    subs = ([fig] if len(parts) == 1 else
-            list(fig.subfigures(len(parts), 1, height_ratios=[h for _, h in parts])))
-    for sub, (kind, _) in zip(subs, parts, strict=True):
-        if kind == "heat":
-            _draw_heatmaps(sub, tables, mode)
-        else:
-            assert configs is not None
-            _draw_configurations(sub, configs)
-    return fig
-
-
-def plot_energy(path: str | os.PathLike[str], *, tables: Sequence[EfficiencyTable] = (),
-                configs: ConfigurationTable | None = None, mode: str = "both") -> Path:
-    """Write :func:`energy_figure` to ``path`` (format from its name)."""
-    return save(energy_figure(tables=tables, configs=configs, mode=mode), path)
 
 
 def draw_efficiency(ax: Axes, table: EfficiencyTable, mode: str = "discrete") -> Any:

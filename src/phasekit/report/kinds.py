@@ -477,8 +477,10 @@ def campaign(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     if configs.inputs:
         parts.append(maker.safely("the energy and time figure", lambda: maker.from_figure(
             energy_figure(configs=configs),
-            "Per input: energy over frequency and cores, time over cores, and energy against "
-            "time with the Pareto frontier (seed 002, section 4.11).")))
+            "Per input: energy over frequency and cores relative to the input's least (boxed), "
+            "the time-energy Pareto frontier dotted, and energy against time of every input "
+            "with the frontiers (seed 002, section 4.11); time relative to the fastest when no "
+            "energy was measured, the energy heatmaps alone when no time was.")))
     for text in dict.fromkeys([*(n for t in tables for n in t.notes), *configs.notes]):
         parts.append(note(text))
     return join(parts)
