@@ -497,10 +497,9 @@ def over_cost(r: np.ndarray) -> np.ndarray:
     growth, OVER_SCALE^2 log(1 + (r / OVER_SCALE)^2); below, soft L1,
     2 UNDER_SCALE^2 (sqrt(1 + (r / UNDER_SCALE)^2) - 1)."""
     over = np.maximum(r, 0.0)
-    under = np.minimum(r, 0.0)
+    under = np.minimum(r, 0.0)  # soft L1 as r sqrt(2 / (sqrt(1 + x^2) + 1)): no cancellation
     return np.where(r > 0, OVER_SCALE * np.sqrt(np.log1p((over / OVER_SCALE) ** 2)),
-                    -UNDER_SCALE * np.sqrt(2.0 * (np.sqrt(1.0 + (under / UNDER_SCALE) ** 2)
-                                                  - 1.0)))
+                    under * np.sqrt(2.0 / (np.sqrt(1.0 + (under / UNDER_SCALE) ** 2) + 1.0)))
 
 
 def _arrays(*values: Any) -> list[np.ndarray]:
