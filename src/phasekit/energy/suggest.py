@@ -21,9 +21,10 @@ the grid not measured yet by :func:`next_configurations`'s rule (our choice), in
   and of the same input and core count (neighbouring frequencies tell nearly the same).
 
 On the pascal_dev campaigns (``benchmarks/energy_choose.py``, 22 campaigns, 6 starts of 10
-configurations, the choice keeping measured energies) the votes brought the mean regret after
-1, 2, 3, 4 rounds of 5 to 11.2, 6.9, 5.1, 4.6 % (with the power-of-two designs; 11.0, 6.7,
-4.8 % after 3 rounds before them) where ranking the promising by their spread alone
+configurations, the choice keeping measured energies) the votes bring the mean regret after
+1, 2, 3, 4 rounds of 5 to 11.1, 10.1, 5.2, 4.6 % (the designs on power-of-two core counts and
+the soft L1 loss of issue 18; 11.0, 6.7, 4.8 % after 3 rounds before both), where ranking the
+promising by their spread alone
 gave 9.5, 7.5, 5.4 % (that rule led before issue 18's last session; a vote-free
 probability-of-improvement score gave 9.0, 6.8, 5.3 % on 3 starts). Tried and not kept
 earlier: expected improvement over the best measured energy under the ensemble members (mean
