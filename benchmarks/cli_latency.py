@@ -46,19 +46,26 @@ def make_inputs(folder: Path, quick: bool) -> dict[str, Path]:
     import numpy as np
 
     from phasekit.campaign import write_campaign
-    from phasekit.io import write_profile
+    from phasekit.io import read_profile, write_profile
+    from phasekit.periodicity import analyze
     from phasekit.schedule.batch import write_batch
     from phasekit.synth.batches import generate_batch
     from phasekit.synth.campaigns import seed_campaign
     from phasekit.synth.periodic import generate
     from phasekit.synth.phases import generate_bench
-    from phasekit.synth.power import generate_power_profiles
+    from phasekit.synth.power import generate_fingerprint_runs, generate_power_profiles
 
     out: dict[str, Path] = {}
     for minutes in (2, 10) if quick else (2, 10, 45):
         profile, _ = generate("nemo", minutes=float(minutes), seed=1)
         out[f"nemo{minutes}"] = folder / f"nemo{minutes}.parquet"
         write_profile(profile, out[f"nemo{minutes}"])
+    out["analysis"] = folder / "analysis.json"  # what analyze -o writes, for report
+    out["analysis"].write_text(json.dumps(analyze(read_profile(out["nemo2"])).to_dict()))
+    out["runs"] = folder / "runs"  # what synth fingerprints writes, for fingerprint
+    out["runs"].mkdir()
+    for run in generate_fingerprint_runs(seed=0):
+        write_profile(run, out["runs"] / f"{run.meta['program']}-{run.meta['input']}.parquet")
     bench, _ = generate_bench("bench_1", seed=0, idle_s=5.0)
     rows = bench.window(0.0, 300 * bench.period)
     out["phases300"] = folder / "phases300.csv"
@@ -109,6 +116,13 @@ def commands(inputs: dict[str, Path], folder: Path, quick: bool) -> list[tuple[s
           "--json"]),
         ("powermodel fit", "Kepler slice",
          ["powermodel", "fit", i["kepler"], "--target", "package_power", "--json"]),
+        ("report", "an analysis (2-min profile)",
+         ["report", i["analysis"], "-o", str(folder / "report.html")]),
+        ("synth", "nemo, 2 minutes",
+         ["synth", "nemo", "--minutes", "2", "-o", str(folder / "synth.parquet")]),
+        ("fingerprint", "12 runs",
+         ["fingerprint", *sorted(str(p) for p in inputs["runs"].glob("*.parquet")), "--json"]),
+        ("watch", "real recording, replayed", ["watch", i["recording"], "--json"]),
     ]
     if not quick:
         out.append(("analyze", "45-min 5 ms profile", ["analyze", i["nemo45"], "--json"]))

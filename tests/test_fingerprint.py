@@ -135,6 +135,30 @@ def test_clustering_recovers_the_programs(seed: int) -> None:
     assert labels_ari(programs, blind.clusters) >= 0.7
 
 
+def test_scores_are_scikit_learns_bit_for_bit() -> None:
+    """The adjusted Rand index and the silhouette are computed without scikit-learn (its
+    import, with pandas, was a quarter of the command): the same floats as its functions."""
+    from scipy.spatial.distance import pdist, squareform
+    from sklearn.metrics import adjusted_rand_score, silhouette_score
+
+    from phasekit.energy.fingerprint import _silhouette
+
+    rng = np.random.default_rng(3)
+    for _ in range(400):
+        n = int(rng.integers(2, 30))
+        labels = rng.integers(1, int(rng.integers(1, n + 1)) + 1, n).astype(np.int32)
+        programs = [f"p{v}" for v in rng.integers(0, int(rng.integers(1, n + 1)), n)]
+        assert labels_ari(programs, labels) == adjusted_rand_score(programs, labels)
+        noisy = rng.integers(-1, 3, n)  # -1 is a label like any other
+        assert labels_ari(noisy, labels) == adjusted_rand_score(noisy, labels)
+        D = squareform(pdist(rng.random((n, 12)) * 100, "canberra"))
+        if 2 <= len(set(labels.tolist())) <= n - 1:
+            expected = float(silhouette_score(D, labels, metric="precomputed"))
+            assert np.float64(_silhouette(D, labels)).tobytes() == np.float64(expected).tobytes()
+        else:
+            assert _silhouette(D, labels) == -1.0
+
+
 def test_result_round_trip_and_errors() -> None:
     runs = generate_fingerprint_runs(programs=2, inputs=2, seed=5)
     res = fingerprint_profiles(runs, names=[f"r{i}" for i in range(4)])

@@ -193,6 +193,28 @@ def test_sampling_period_keeps_rates() -> None:
     assert rate2 == pytest.approx(rate1, rel=0.01)
 
 
+def test_moving_mean_is_scipys_uniform_filter_bit_for_bit() -> None:
+    """The smoothing of sub-second periods, in NumPy so that synth needs no scipy.ndimage:
+    the same bits as scipy's running sum, edges, even and odd sizes, windows longer than
+    the series, zeros and negative zeros included."""
+    from scipy.ndimage import uniform_filter1d
+
+    from phasekit.synth.phases import _moving_mean
+
+    rng = np.random.default_rng(0)
+    for trial in range(300):
+        n, k, size = int(rng.integers(1, 2000)), int(rng.integers(1, 10)), int(rng.integers(2, 60))
+        x = np.exp(3 * rng.normal(size=(n, k))) * 10.0 ** int(rng.integers(-3, 9))
+        if trial % 5 == 0:
+            x[rng.random(x.shape) < 0.2] = 0.0
+        if trial % 7 == 0:
+            x = -x
+        expected = uniform_filter1d(x, size=size, axis=0, mode="nearest")
+        assert np.array_equal(_moving_mean(x, size).view(np.int64), expected.view(np.int64))
+    p, _ = generate_bench("bench_1", seed=2, period=0.05)  # smoothed over 8 samples
+    assert np.isfinite(p.values).all()
+
+
 def test_nominal_duration() -> None:
     one = nominal_bench_duration("bench_1")
     assert 300 < one < 500

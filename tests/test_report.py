@@ -237,6 +237,11 @@ def test_periodicity_figures_show_the_profile_and_the_instances(results: dict[st
     vertices = max(p.count("L") for p in re.findall(r'<path d="([^"]*)"', figures_svg[0]))
     assert vertices > 0.9 * PREVIEW_POINTS  # a line through every preview point
     assert figures_svg[1].count("stroke: #1f77b4; stroke-opacity: 0.45") == 10
+    # the representative pattern: one thick black line through its points (it was all NaN,
+    # hence missing, when the pattern's arrays reached the figure unconverted)
+    thick = re.findall(r'<path d="([^"]*)"[^>]*style="[^"]*stroke: #000000; stroke-width: 2\.4',
+                       figures_svg[1])
+    assert max((t.count("L") for t in thick), default=0) > 10  # (the legend has its own)
 
 
 def test_ids_in_figures_are_unique(report_html: str) -> None:

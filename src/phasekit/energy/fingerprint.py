@@ -312,12 +312,32 @@ def _ari(truth: Sequence[str], labels: np.ndarray) -> float:
     return labels_ari(np.asarray(truth), labels)
 
 
+# The silhouette is computed here, the way scikit-learn computes it (the tests compare the
+# results bit for bit), so that fingerprinting does not import scikit-learn and, with it,
+# pandas: 0.25 s of a command that takes under a second otherwise.
 def _silhouette(D: np.ndarray, labels: np.ndarray) -> float:
-    from sklearn.metrics import silhouette_score
-
+    """The mean silhouette of ``labels`` on the distance matrix ``D``
+    (``sklearn.metrics.silhouette_score(D, labels, metric="precomputed")``, its operations in
+    its order); -1 unless 2 <= clusters <= n - 1."""
     if not 2 <= len(set(labels.tolist())) <= len(labels) - 1:
         return -1.0
-    return float(silhouette_score(D, labels, metric="precomputed"))
+    codes = np.unique(np.asarray(labels), return_inverse=True)[1].ravel()
+    freqs = np.bincount(codes)
+    D = np.asarray(D, dtype=float)
+    n = codes.size
+    sums = np.zeros((n, freqs.size))
+    for i in range(n):
+        sums[i] += np.bincount(codes, weights=D[i], minlength=freqs.size)
+    rows = np.arange(n)
+    intra = sums[rows, codes]
+    sums[rows, codes] = np.inf
+    sums /= freqs
+    inter = sums.min(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        intra /= (freqs - 1).take(codes, mode="clip")
+        scores = inter - intra
+        scores /= np.maximum(intra, inter)
+    return float(np.mean(np.nan_to_num(scores)))  # NaN: a run alone in its cluster, 0
 
 
 def fingerprint_profiles(profiles: Sequence[Profile], *, names: Sequence[str] | None = None,

@@ -519,10 +519,8 @@ def _draw_configurations(fig: Figure, top: float, section: _Section,
         title = ("Energy over configurations relative to each input's least; box and star: "
                  "least energy, dots and line: time-energy Pareto frontier (§4.11)")
     elif configs.has_energy:
-        from phasekit.energy.efficiency import NO_TIME_NOTE  # loaded: configs come from it
-
-        title = ("Energy over configurations relative to each input's least (boxed); "
-                 + NO_TIME_NOTE)
+        title = ("Energy over configurations relative to each input's least (boxed); no run "
+                 "times: efficiency and the time-energy frontier need time_s")
     else:
         title = ("Time over configurations relative to each input's fastest, box: fastest "
                  "(no energy measured: energy panels skipped)")

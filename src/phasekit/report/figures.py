@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
 
-from phasekit.plot.common import color, figure
 from phasekit.results import json_number
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = [
     "accuracy_figure",
@@ -36,6 +35,22 @@ __all__ = [
 
 #: Width of the report's figures (inches): 10.5 in = 1008 CSS pixels at 72 pt per inch.
 WIDTH = 10.5
+
+
+# matplotlib is imported when the first figure is drawn, not with this module: a report
+# without figures (or a failed input) does not pay for it.
+def figure(width: float, height: float) -> Figure:
+    """A figure on its own canvas (:func:`phasekit.plot.common.figure`)."""
+    from phasekit.plot.common import figure as make
+
+    return make(width, height)
+
+
+def color(i: int) -> str:
+    """The colour of pattern or node ``i`` (:func:`phasekit.plot.common.color`)."""
+    from phasekit.plot.common import color as pick
+
+    return pick(i)
 
 
 # --- periodicity -----------------------------------------------------------------------------
@@ -76,6 +91,9 @@ def _node_axes(n: int) -> tuple[Figure, Any, bool]:
 def coverage_figure(names: Sequence[str], coverage: np.ndarray, outliers: Sequence[bool]
                     ) -> Figure:
     """Coverage (share of the run in periodic regions) per node, outliers in red."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
     n = len(names)
     fig, ax, horizontal = _node_axes(n)
     colours = ["tab:red" if o else "tab:blue" for o in outliers]
@@ -109,6 +127,8 @@ def distance_figure(names: Sequence[str], distances: Sequence[Sequence[float]],
                     threshold: float, outliers: Sequence[bool]) -> Figure:
     """Each node's patterns' distance to the reference node's (relative, in percent of the
     pattern mean; one point per pattern), the threshold dashed, outliers in red."""
+    from matplotlib.lines import Line2D
+
     n = len(names)
     fig, ax, horizontal = _node_axes(n)
     for k, (values, outlier) in enumerate(zip(distances, outliers, strict=True)):

@@ -33,6 +33,7 @@ from phasekit.report.html import (
 from phasekit.report.svg import FigureMaker
 from phasekit.results import json_array as array
 from phasekit.results import json_number as number
+from phasekit.results import plain
 
 __all__ = ["RENDERERS", "generic", "title_of"]
 
@@ -129,7 +130,7 @@ def periodicity(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     if result.patterns:
         parts.append(maker.safely("the patterns figure", lambda: maker.from_figure(
             figures.instances_figure(
-                [p.to_dict() for p in result.patterns],
+                [plain(p.to_dict()) for p in result.patterns],
                 _dicts(result.preview.get("instances")), list(result.metrics),
                 result.sampling_period, {str(k): str(v) for k, v in _map(
                     preview.get("units")).items()}),

@@ -13,11 +13,12 @@ import io
 import logging
 import re
 from collections.abc import Callable
-
-import matplotlib
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING
 
 from phasekit.report.html import Safe, esc, note
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["FigureMaker"]
 
@@ -63,6 +64,8 @@ class FigureMaker:
 
     def from_figure(self, fig: Figure, caption: str = "") -> Safe:
         """A figure drawn here (on its own canvas)."""
+        import matplotlib
+
         from phasekit.plot.common import literal_text
 
         buffer = io.StringIO()

@@ -110,7 +110,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.ndimage import uniform_filter1d
 
 from phasekit.errors import InputError, UsageError
 from phasekit.profile import Profile
@@ -506,7 +505,21 @@ def _render(plan: _Plan, tau: np.ndarray, rng: np.random.Generator, dt: float) -
     state[:, 0] = np.minimum(state[:, 0], C_MAX)
     rates = _to_rates(state)
     width = max(1, round(_SMOOTH_S / dt))
-    return uniform_filter1d(rates, size=width, axis=0, mode="nearest") if width > 1 else rates
+    return _moving_mean(rates, width) if width > 1 else rates
+
+
+def _moving_mean(x: np.ndarray, size: int) -> np.ndarray:
+    """The mean of ``size`` samples around each row of ``x`` (edges repeated), bit for bit
+    ``scipy.ndimage.uniform_filter1d(x, size, axis=0, mode="nearest")``: scipy's running sum
+    (the first window added in order from 0, then one sample in and one out per row, each
+    mean the sum over ``size``), in NumPy (``cumsum`` adds in order) so that generating a
+    profile does not import scipy.ndimage (0.1 s; the tests compare the two)."""
+    n, before = x.shape[0], size // 2
+    ext = np.concatenate([np.repeat(x[:1], before, axis=0), x,
+                          np.repeat(x[-1:], size - before - 1, axis=0)])
+    steps = np.concatenate([np.zeros((1, *x.shape[1:])), ext[:size],
+                            ext[size:size + n - 1] - ext[:n - 1]])
+    return np.cumsum(steps, axis=0)[size:] / size
 
 
 def _pulses(t: np.ndarray, dt: float, starts: np.ndarray, durations: np.ndarray,

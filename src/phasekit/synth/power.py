@@ -30,14 +30,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from phasekit.energy.phasediv import PowerProfiles
 from phasekit.errors import UsageError
 from phasekit.profile import Profile
 from phasekit.results import plain
+
+if TYPE_CHECKING:
+    from phasekit.energy.phasediv import PowerProfiles
 
 __all__ = [
     "SEGMENT_KINDS",
@@ -179,6 +181,8 @@ def generate_power_profiles(*, cores: Sequence[int] = tuple(range(1, 33)),
         times.append(starts[c] + t_rel)
         power.append(reading)
         params.append({"cores": int(p[c]), "frequency_ghz": float(f[c])})
+    from phasekit.energy.phasediv import PowerProfiles  # its numba kernels: not for fingerprints
+
     profiles = PowerProfiles.from_series(
         labels, starts, total, times, power, params=params,
         meta={"source": "phasekit.synth.generate_power_profiles", "seed": seed,
