@@ -210,6 +210,16 @@ def test_cli_json_contract(run_files: list[Path], tmp_path: Path) -> None:
     assert "2 cluster(s): given" in out
 
 
+def test_cli_reads_a_folder_of_runs(run_files: list[Path], tmp_path: Path) -> None:
+    """A folder (what ``phasekit synth fingerprints`` writes) gives its profiles, sorted."""
+    code, out, err = _cli(run_files[0].parent, "--json")
+    assert code == 0, err
+    assert [r["name"] for r in json.loads(out)["runs"]] == sorted(p.name for p in run_files)
+    code, out, err = _cli(tmp_path)  # a folder without profiles
+    assert code == 3 and "no profile in this folder" in err
+    assert len(err.strip().splitlines()) == 1
+
+
 def test_cli_bad_input_is_one_line(run_files: list[Path], tmp_path: Path) -> None:
     code, out, err = _cli(run_files[0], tmp_path / "missing.csv")
     assert code == 3 and out == "" and "missing.csv" in err

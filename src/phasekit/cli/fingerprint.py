@@ -17,7 +17,7 @@ from phasekit.cli.common import (
     print_written,
     write_outputs,
 )
-from phasekit.errors import UsageError
+from phasekit.errors import InputError, UsageError
 
 EPILOG = """\
 Example:
@@ -32,7 +32,8 @@ Example:
 def fingerprint(
     profiles: Annotated[list[Path], typer.Argument(
         metavar="PROFILE...", show_default=False,
-        help="Two or more profiles (CSV, Parquet, perf stat, LIKWID, recordings), one run "
+        help="Two or more profiles (CSV, Parquet, perf stat, LIKWID, recordings), or a folder "
+             "of them, one run "
              "each, with an instruction and a memory-instruction counter.")],
     ratio: Annotated[str | None, typer.Option(
         "--ratio", metavar="NUM/DEN", show_default=False,
@@ -64,9 +65,15 @@ def fingerprint(
     linkage. Prints each run's cluster, in dendrogram order.
     """
     from phasekit.energy.fingerprint import fingerprint_profiles
+    from phasekit.io import PROFILE_SUFFIXES
+    from phasekit.parallel import expand_inputs
 
+    profiles, problems = expand_inputs(profiles, PROFILE_SUFFIXES)  # folders, patterns
+    if problems:
+        where, why = problems[0]
+        raise InputError(why, path=where)
     if len(profiles) < 2:
-        raise UsageError("give at least two profiles to compare")
+        raise UsageError("give at least two profiles to compare (files, or a folder of them)")
     if points < 5:
         raise UsageError(f"--points {points}: expected at least 5")
     check_outputs(output, plot)
