@@ -27,7 +27,13 @@ import pyarrow as pa
 
 from phasekit.errors import InputError, PhasekitWarning, UsageError
 from phasekit.io.atomic import atomic_path
-from phasekit.io.parquet import ARROW_ERRORS, arrow_table, brief_error, profile_from_arrow
+from phasekit.io.parquet import (
+    ARROW_ERRORS,
+    arrow_table,
+    brief_error,
+    float64_array,
+    profile_from_arrow,
+)
 from phasekit.profile import Profile
 
 __all__ = ["END_OF_STREAM", "StreamAppender", "read_arrow_profile", "write_arrow_profile"]
@@ -159,9 +165,8 @@ class StreamAppender:
         """Write ``len(times)`` samples: ``values`` is samples x metrics."""
         if len(times) == 0:
             return
-        arrays = [pa.array(np.ascontiguousarray(times, dtype=np.float64))]
-        arrays += [pa.array(np.ascontiguousarray(values[:, j], dtype=np.float64))
-                   for j in range(values.shape[1])]
+        arrays = [float64_array(times)]
+        arrays += [float64_array(values[:, j]) for j in range(values.shape[1])]
         self._writer.write_batch(pa.record_batch(arrays, schema=self.schema))
         self.n_rows += len(times)
         self.n_chunks += 1
