@@ -20,7 +20,9 @@ from phasekit.synth.power import generate_fingerprint_runs
 
 DATA = Path(__file__).resolve().parent / "data"
 HEAVY = ("numba", "scipy", "pandas", "pyarrow", "sklearn", "matplotlib", "dask", "distributed",
-         "highspy", "tslearn", "dtaidistance")
+         "highspy", "tslearn", "dtaidistance",
+         # the heaviest parts of scipy: 0.25 s of start-up (scipy.signal imports scipy.stats)
+         "scipy.signal", "scipy.stats")
 PROBE = """
 import contextlib, io, json, sys
 sys.argv, heavy = ["phasekit", *json.loads(sys.argv[1])], json.loads(sys.argv[2])
@@ -65,7 +67,8 @@ BUDGETS = {
     "report {analysis} -o {out}/report.html": {"matplotlib"},
     # pandas: pyarrow imports it to write a column from a NumPy array (phasekit.io.parquet)
     "synth nemo --minutes 1 -o {out}/synth.parquet": {"pyarrow", "pandas"},
-    "fingerprint {runs} --json": {"scipy", "pyarrow"},  # the scores without scikit-learn
+    # the scores without scikit-learn, the filters without scipy.signal (NumPy)
+    "fingerprint {runs} --json": {"scipy", "pyarrow"},
 }
 
 

@@ -12,15 +12,16 @@ Choices the thesis leaves open (ours):
 - Samples where the numerator or the denominator is missing (NaN) or the denominator is not
   positive are dropped; the remaining samples are taken as evenly spread over the run.
 - Median filter: kernel 5 samples (removes isolated spikes up to 2 samples long), shrunk to
-  the largest odd size <= the run's length.
+  the largest odd size <= the run's length, zeros beyond the ends (``scipy.signal.medfilt``,
+  computed in NumPy).
 - B-spline: cubic interpolating spline (``scipy.interpolate.make_interp_spline``, k = 3, or
   lower for runs under 4 samples) through the filtered samples at x = sample index / (n - 1),
   evaluated at 101 points (0, 1, ..., 100 % of execution). A run with more than 4 x 101
   samples is first averaged in 4 x 101 equal bins, so that the resampling does not alias its
   noise.
 - Savitzky-Golay: window 11 points (about 10 % of the execution), polynomial order 3
-  (``scipy.signal.savgol_filter``, mode "interp"): it removes what is left of sample noise
-  and keeps features spanning at least ~10 % of the run.
+  (``scipy.signal.savgol_filter``, mode "interp", computed in NumPy): it removes what is
+  left of sample noise and keeps features spanning at least ~10 % of the run.
 - Value normalization last (after smoothing), min-max to 0-100 (a constant series becomes 0),
   so that curves of the same shape at another scale match (ch. 5.10.2, Fig. 5.14).
 - Ward's linkage on Canberra distances (as the thesis; scipy applies the Lance-Williams
@@ -114,7 +115,6 @@ def fingerprint(values: Any, *, n_points: int = _POINTS, median_kernel: int = 5,
     """The post-processed fingerprint of one ratio series (Fig. 3.4; choices in the module
     docstring): ``n_points`` values in 0..100 at 0..100 % of the execution."""
     from scipy.interpolate import make_interp_spline
-    from scipy.signal import medfilt, savgol_filter
 
     y = np.asarray(values, dtype=np.float64).reshape(-1)
     y = y[np.isfinite(y)]
@@ -124,7 +124,7 @@ def fingerprint(values: Any, *, n_points: int = _POINTS, median_kernel: int = 5,
         raise UsageError("fingerprint: n_points >= 2, median_kernel >= 1, savgol_order >= 0")
     kernel = min(median_kernel, y.size if y.size % 2 else y.size - 1)
     if kernel >= 3:
-        y = medfilt(y, kernel - (1 - kernel % 2))
+        y = _medfilt(y, kernel - (1 - kernel % 2))
     bins = _BINS_PER_POINT * n_points
     if y.size > bins:
         edges = np.linspace(0, y.size, bins + 1).round().astype(np.int64)
@@ -134,11 +134,85 @@ def fingerprint(values: Any, *, n_points: int = _POINTS, median_kernel: int = 5,
     z = spline(np.linspace(0.0, 1.0, n_points))
     window = min(savgol_window, n_points if n_points % 2 else n_points - 1)
     if window > savgol_order and window >= 3:
-        z = savgol_filter(z, window, savgol_order, mode="interp")
+        z = _savgol_interp(z, window, savgol_order)
     low, high = float(z.min()), float(z.max())
     if high - low <= 1e-12 * max(abs(high), 1.0):
         return np.zeros(n_points)
     return 100.0 * (z - low) / (high - low)
+
+
+# The median and Savitzky-Golay filters are here in NumPy, not scipy.signal's, so that
+# fingerprinting does not import scipy.signal (and with it scipy.stats): a quarter of a
+# second of the command's start-up. tests/test_fingerprint_filters.py compares them with
+# scipy's on random series.
+def _medfilt(y: np.ndarray, kernel: int) -> np.ndarray:
+    """``scipy.signal.medfilt(y, kernel)`` of a 1-D float series (odd ``kernel``): the median
+    of each window, the series padded with zeros at both ends. Bit for bit the same: a
+    median of an odd count is one of the window's values (with -0.0 in the series, a zero
+    median may carry the other sign)."""
+    half = kernel // 2
+    padded = np.concatenate((np.zeros(half), y, np.zeros(half)))
+    windows = np.lib.stride_tricks.sliding_window_view(padded, kernel)
+    return np.partition(windows, half, axis=1)[:, half]
+
+
+def _savgol_interp(x: np.ndarray, window: int, order: int) -> np.ndarray:
+    """``scipy.signal.savgol_filter(x, window, order, mode="interp")`` of a 1-D float
+    series (``order < window <= x.size``), its operations in scipy's order: the
+    least-squares filter coefficients (``savgol_coeffs``), their correlation in
+    ``scipy.ndimage.convolve1d``'s summation order inside, and at each end a polynomial of
+    degree ``order`` fitted to the first (last) ``window`` samples, evaluated at the first
+    (last) ``window // 2`` ones."""
+    half, odd = divmod(window, 2)
+    eps = float(np.finfo(np.float64).eps)
+    # savgol_coeffs(window, order): the design matrix of the flipped window positions.
+    pos = half if odd else half - 0.5
+    t = np.arange(-pos, window - pos, dtype=np.float64)[::-1]
+    a = t ** np.arange(order + 1, dtype=np.float64).reshape(-1, 1)
+    unit = np.zeros(order + 1)
+    unit[0] = 1.0
+    coeffs = np.linalg.lstsq(a, unit, rcond=eps * max(a.shape))[0]
+    # convolve1d(x, coeffs, mode="constant") inside the edges: correlation with the reversed
+    # weights (origin -1 for an even window), summed as ndimage's NI_Correlate1D sums (pairs
+    # first when the weights are symmetric, or antisymmetric, within DBL_EPSILON).
+    fw = coeffs[::-1]
+    size1, size2 = window // 2, window - window // 2 - 1
+    n = x.size
+    out = np.empty(n)
+    shift = 0 if odd else 1
+    lo, hi = half, n - half  # the samples the edge fits do not overwrite
+
+    def at(offset: int) -> np.ndarray:  # x[i + offset] for i in lo..hi-1
+        return x[lo + shift + offset:hi + shift + offset]
+
+    right, left = fw[size1 + 1:], fw[:size1][::-1]  # fw[size1 + i], fw[size1 - i]
+    if odd and np.all(np.abs(right - left) <= eps):
+        acc = at(0) * fw[size1]
+        for jj in range(-size1, 0):
+            acc += (at(jj) + at(-jj)) * fw[size1 + jj]
+    elif odd and np.all(np.abs(right + left) <= eps):  # near-identity filters, order ~ window
+        acc = at(0) * fw[size1]
+        for jj in range(-size1, 0):
+            acc += (at(jj) - at(-jj)) * fw[size1 + jj]
+    else:
+        acc = at(size2) * fw[size1 + size2]
+        for jj in range(-size1, size2):
+            acc += at(jj) * fw[size1 + jj]
+    out[lo:hi] = acc
+    # _fit_edges_polyfit: polyfit (scaled Vandermonde, least squares), then Horner.
+    u = np.arange(window, dtype=np.float64)
+    lhs = u[:, None] ** np.arange(order, -1, -1, dtype=np.float64)[None, :]
+    scale = np.sqrt(np.sum(lhs * lhs, axis=0))
+    lhs /= scale
+    for edge, (start, stop), put in ((x[:window], (0, half), slice(0, half)),
+                                     (x[n - window:], (window - half, window),
+                                      slice(n - half, n))):
+        poly = (np.linalg.lstsq(lhs, edge.reshape(-1, 1), rcond=window * eps)[0].T / scale).T
+        val = np.zeros((stop - start, 1))
+        for j in range(order + 1):
+            val = val * u[start:stop, None] + poly[j]
+        out[put] = val[:, 0]
+    return out
 
 
 @dataclass(frozen=True)
