@@ -261,19 +261,10 @@ def make_arrays(*, rank: np.ndarray, thread: np.ndarray, time_s: np.ndarray,
     return CallArrays(columns, labels), tuple(names)
 
 
-def make_calls(*, rank: np.ndarray, thread: np.ndarray, time_s: np.ndarray,
-               duration_s: np.ndarray, call: tuple[np.ndarray, Sequence[str]],
-               call_path: tuple[np.ndarray, Sequence[str]],
-               call_lines: tuple[np.ndarray, Sequence[str]],
-               call_site: tuple[np.ndarray, Sequence[str]], bytes: np.ndarray,
-               burst_duration_s: np.ndarray, counters: Mapping[str, np.ndarray]
-               ) -> tuple[pd.DataFrame, tuple[str, ...]]:
-    """Build the ``calls`` frame of the contract from arrays (:func:`make_arrays`, then its
-    DataFrame). Returns the frame and the counter names."""
-    arrays, names = make_arrays(
-        rank=rank, thread=thread, time_s=time_s, duration_s=duration_s, call=call,
-        call_path=call_path, call_lines=call_lines, call_site=call_site, bytes=bytes,
-        burst_duration_s=burst_duration_s, counters=counters)
+def make_calls(**parts: Any) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """Build the ``calls`` frame of the contract from arrays: :func:`make_arrays`'s keyword
+    arguments, then its DataFrame. Returns the frame and the counter names."""
+    arrays, names = make_arrays(**parts)
     return arrays.to_frame(), names
 
 
