@@ -61,6 +61,7 @@ setup(ext_modules=[Extension("phasekit.record._sampler", ["src/phasekit/record/_
                              extra_compile_args=KERNEL_FLAGS, extra_link_args=["-fopenmp"],
                              libraries=["m"]),
                    Extension("phasekit.io._paraver", ["src/phasekit/io/_paraver.c"],
+                             depends=["src/phasekit/_buffers.h"],
                              extra_compile_args=["-O3", "-std=c11"]),
                    Extension("phasekit.periodicity._kernels",
                              ["src/phasekit/periodicity/_kernels.c"],

@@ -17,8 +17,7 @@
  * Interface: plain CPython with the buffer protocol (no numpy headers). Arrays are
  * C-contiguous; outputs are allocated by the caller; every loop runs without the GIL.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "../_buffers.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -66,39 +65,6 @@ static const int64_t POW10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000
 /* ---- arrays through the buffer protocol -------------------------------------------------- */
 
 typedef struct {
-    Py_buffer view;
-} Buf;
-
-/* formats: the accepted struct codes; ndim 0: any */
-static int take(PyObject *obj, Buf *b, const char *formats, Py_ssize_t itemsize, int ndim,
-                int writable) {
-    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
-    if (PyObject_GetBuffer(obj, &b->view, flags) < 0)
-        return 0;
-    const char *f = b->view.format ? b->view.format : "B";
-    if (*f == '@' || *f == '=')
-        f++;
-    int ok = f[0] != '\0' && f[1] == '\0' && strchr(formats, f[0]) != NULL &&
-             (itemsize == 0 || b->view.itemsize == itemsize) &&
-             (ndim == 0 || b->view.ndim == ndim);
-    if (!ok) {
-        PyErr_Format(PyExc_TypeError,
-                     "expected a C-contiguous %s%d-d array of format '%s' (item size %zd), "
-                     "got format '%s' (item size %zd, %d-d)",
-                     writable ? "writable " : "", ndim, formats, itemsize,
-                     b->view.format ? b->view.format : "B", b->view.itemsize, b->view.ndim);
-        PyBuffer_Release(&b->view);
-        return 0;
-    }
-    return 1;
-}
-
-static void release(Buf *b, int n) {
-    for (int i = 0; i < n; i++)
-        PyBuffer_Release(&b[i].view);
-}
-
-typedef struct {
     const char *formats;
     Py_ssize_t itemsize;
     int ndim;
@@ -118,10 +84,11 @@ typedef struct {
 #define BOOLW {"?", 1, 1, 1}
 
 /* take args[k] (k in ``at``) as the arrays of ``specs``; on failure, release those taken */
-static int take_all(PyObject *const *args, const int *at, const Spec *specs, Buf *bufs, int n) {
+static int take_all(PyObject *const *args, const int *at, const Spec *specs, Array *bufs,
+                    int n) {
     for (int i = 0; i < n; i++) {
-        if (!take(args[at[i]], &bufs[i], specs[i].formats, specs[i].itemsize, specs[i].ndim,
-                  specs[i].writable)) {
+        if (!take_array(args[at[i]], &bufs[i], specs[i].formats, specs[i].itemsize,
+                        specs[i].ndim, specs[i].writable)) {
             release(bufs, i);
             return 0;
         }
@@ -726,7 +693,7 @@ static PyObject *py_scan(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     static const Spec specs[24] = {U8,   I64,  I64,  I64W2, F64W2, I32W, I64W, I64W,
                                    I32W, I32W, I64W, F64W,  F64W2, I64W2, I64W, I64W,
                                    I64W2, I64W, I64W, I64W, I64W, I64W, I64W, I64W};
-    Buf b[24];
+    Array b[24];
     if (!take_all(args, at, specs, b, 24))
         return NULL;
     const char *problem = NULL;
@@ -787,7 +754,7 @@ static PyObject *py_rehash_paths(PyObject *self, PyObject *const *args, Py_ssize
         return NULL;
     static const int at[2] = {0, 2};
     static const Spec specs[2] = {I64_2, I64W};
-    Buf b[2];
+    Array b[2];
     if (!take_all(args, at, specs, b, 2))
         return NULL;
     int64_t size = N(b[1]), stride = SHAPE(b[0], 1), L = (stride - 1) / 2;
@@ -819,7 +786,7 @@ static PyObject *py_rehash_calls(PyObject *self, PyObject *const *args, Py_ssize
         return NULL;
     static const int at[2] = {0, 2};
     static const Spec specs[2] = {I64, I64W};
-    Buf b[2];
+    Array b[2];
     if (!take_all(args, at, specs, b, 2))
         return NULL;
     int64_t size = N(b[1]);
@@ -871,7 +838,7 @@ static PyObject *py_group_rows(PyObject *self, PyObject *const *args, Py_ssize_t
         return NULL;
     static const int at[4] = {0, 1, 3, 4};
     static const Spec specs[4] = {I32, I64, {"ilq", 0, 1, 1}, I64W};
-    Buf b[4];
+    Array b[4];
     if (!take_all(args, at, specs, b, 4))
         return NULL;
     const int32_t *tid = P32(b[0]);
@@ -925,7 +892,7 @@ static PyObject *py_scatter_values(PyObject *self, PyObject *const *args, Py_ssi
         return NULL;
     static const int at[3] = {0, 1, 2};
     static const Spec specs[3] = {{"ilqd", 0, 1, 0}, DEST, {"ilqd", 0, 1, 1}};
-    Buf b[3];
+    Array b[3];
     if (!take_all(args, at, specs, b, 3))
         return NULL;
     int wide = b[1].view.itemsize == 8;
@@ -972,7 +939,7 @@ static PyObject *py_scatter_burst(PyObject *self, PyObject *const *args, Py_ssiz
         return NULL;
     static const int at[4] = {0, 1, 2, 4};
     static const Spec specs[4] = {I64, I64, DEST, F64W};
-    Buf b[4];
+    Array b[4];
     if (!take_all(args, at, specs, b, 4))
         return NULL;
     int wide = b[2].view.itemsize == 8;
@@ -1004,7 +971,7 @@ static PyObject *py_scatter_codes(PyObject *self, PyObject *const *args, Py_ssiz
         return NULL;
     static const int at[4] = {0, 1, 2, 3};
     static const Spec specs[4] = {I32, DEST, I64, {"bhi", 0, 1, 1}};
-    Buf b[4];
+    Array b[4];
     if (!take_all(args, at, specs, b, 4))
         return NULL;
     int wide = b[1].view.itemsize == 8;
@@ -1046,7 +1013,7 @@ static PyObject *py_used_ids(PyObject *self, PyObject *const *args, Py_ssize_t n
         return NULL;
     static const int at[3] = {0, 1, 2};
     static const Spec specs[3] = {I32, DEST, BOOLW};
-    Buf b[3];
+    Array b[3];
     if (!take_all(args, at, specs, b, 3))
         return NULL;
     int wide = b[1].view.itemsize == 8;
@@ -1077,7 +1044,7 @@ static PyObject *py_fill_threads(PyObject *self, PyObject *const *args, Py_ssize
         return NULL;
     static const int at[5] = {0, 1, 2, 3, 4};
     static const Spec specs[5] = {I64, I32, I32, I32W, I32W};
-    Buf b[5];
+    Array b[5];
     if (!take_all(args, at, specs, b, 5))
         return NULL;
     const int64_t *starts = P64(b[0]);
@@ -1112,7 +1079,7 @@ static PyObject *py_entries_sorted(PyObject *self, PyObject *const *args, Py_ssi
         return NULL;
     static const int at[2] = {0, 1};
     static const Spec specs[2] = {I64, I64};
-    Buf b[2];
+    Array b[2];
     if (!take_all(args, at, specs, b, 2))
         return NULL;
     const int64_t *entry = P64(b[0]), *starts = P64(b[1]);
@@ -1153,7 +1120,7 @@ static PyObject *py_attribute(PyObject *self, PyObject *const *args, Py_ssize_t 
         return NULL;
     static const int at[7] = {0, 1, 2, 3, 5, 7, 9};
     static const Spec specs[7] = {I32, I64, I64, I64, I64_2, I64, F64W};
-    Buf b[7];
+    Array b[7];
     if (!take_all(args, at, specs, b, 7))
         return NULL;
     const int32_t *tid = P32(b[0]);
@@ -1221,7 +1188,7 @@ static PyObject *py_times_in_place(PyObject *self, PyObject *const *args, Py_ssi
         return NULL;
     static const int at[2] = {0, 1};
     static const Spec specs[2] = {I64W, I64W};
-    Buf b[2];
+    Array b[2];
     if (!take_all(args, at, specs, b, 2))
         return NULL;
     int64_t n = N(b[0]);
