@@ -115,7 +115,7 @@ def test_energy_only_figure(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("seed", range(5))
 def test_pareto_mask_is_choose_pareto_front(seed: int) -> None:
-    """pareto_mask computes choose.pareto_front's frontier itself (choose imports pandas)."""
+    """choose.pareto_front gives pareto_mask's points, fastest first."""
     from phasekit.energy.choose import pareto_front
 
     rng = np.random.default_rng(seed)

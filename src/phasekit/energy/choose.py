@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from phasekit.energy.efficiency import pareto_mask
 from phasekit.energy.fit import (
     FAILED_RATIO,
     NOMINAL_FREQUENCY,
@@ -347,17 +348,10 @@ class ChoiceResult(Result):
 
 def pareto_front(time_s: np.ndarray, energy_j: np.ndarray) -> np.ndarray:
     """Indices of the points no other point beats in both time and energy, fastest first
-    (seed 002, section 4.11). Of equal times the lower energy; of exact duplicates the first;
-    points with a non-finite coordinate are never on it."""
+    (seed 002, section 4.11): :func:`phasekit.energy.efficiency.pareto_mask`'s points."""
     t, e = np.asarray(time_s, float), np.asarray(energy_j, float)
-    finite = np.flatnonzero(np.isfinite(t) & np.isfinite(e))
-    front = []
-    lowest = np.inf
-    for i in finite[np.lexsort((e[finite], t[finite]))]:  # hundreds of settings, not hot
-        if e[i] < lowest:
-            front.append(i)
-            lowest = e[i]
-    return np.asarray(front, dtype=int)
+    front = np.flatnonzero(pareto_mask(t, e))
+    return front[np.lexsort((e[front], t[front]))]
 
 
 def regret(chosen_energy_j: float, energies_j: Any) -> float:

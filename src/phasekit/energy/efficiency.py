@@ -570,13 +570,12 @@ def efficiency_tables(data: Campaign | pd.DataFrame | Mapping[str, Any] | RunCol
 
 # --- configurations, energy and the Pareto frontier ------------------------------------------
 def pareto_mask(time_s: np.ndarray, energy_j: np.ndarray) -> np.ndarray:
-    """Mask of the (time, energy) Pareto-efficient points (seed 002, section 4.11, Figs.
-    4.11-4.12): :func:`phasekit.energy.choose.pareto_front` as a boolean mask (of equal
-    times the lower energy, of exact duplicates the first, non-finite points never).
-
-    The same frontier computed here, vectorized, rather than imported: phasekit.energy.choose
-    imports pandas and the model fit, which ``phasekit energy plot`` does not need
-    (tests/test_energy_plot.py checks that both agree)."""
+    """Mask of the (time, energy) Pareto-efficient points, those no other point beats in both
+    (seed 002, section 4.11, Figs. 4.11-4.12): of equal times the lower energy, of exact
+    duplicates the first, non-finite points never. Here rather than in
+    phasekit.energy.choose (whose :func:`~phasekit.energy.choose.pareto_front` orders these
+    points), which imports pandas and the model fit that ``phasekit energy plot`` does not
+    need."""
     t, e = np.asarray(time_s, dtype=float), np.asarray(energy_j, dtype=float)
     mask = np.zeros(t.shape, dtype=bool)
     finite = np.flatnonzero(np.isfinite(t) & np.isfinite(e))
