@@ -268,6 +268,45 @@ def test_help_has_an_example(verb: str | None) -> None:
     assert "Example" in out and "phasekit " in out
 
 
+def test_every_verb_is_built_when_named_and_listed_in_order() -> None:
+    from phasekit.cli import _VERBS
+
+    code, out, _ = run("--help")
+    commands = out.split("Commands:")[1].split("Example")[0]
+    listed = [line.split()[0] for line in commands.splitlines()
+              if line.strip() and not line.startswith("    ")]
+    assert code == 0 and listed == list(_VERBS)
+    for verb in _VERBS:
+        code, out, _ = run(verb, "--help")
+        assert code == 0 and f"phasekit {verb}" in out, verb
+
+
+def test_debug_after_a_nested_verb_shows_the_traceback(tmp_path: Path) -> None:
+    code, _, err = run("energy", "fit", tmp_path / "missing.csv", "--debug")
+    assert code == 3 and "Traceback" in err and "no such file" in err
+
+
+MATPLOTLIB_IN_THE_COMMAND = """
+import sys
+from phasekit.cli import _shorten_imports
+_shorten_imports()
+from matplotlib.lines import Line2D
+from matplotlib.text import Text
+line, text = Line2D([0, 1], [0, 1]), Text(0, 0, "a")
+line.set(color="red", linewidth=3, ls="--")
+text.set(text="b", fontsize=7)
+print(line.get_color(), line.get_linewidth(), line.get_linestyle(), text.get_text(),
+      text.get_fontsize(), "Supported properties" in (Line2D.set.__doc__ or ""))
+"""
+
+
+def test_matplotlib_without_generated_docstrings_still_sets_properties() -> None:
+    done = subprocess.run([sys.executable, "-c", MATPLOTLIB_IN_THE_COMMAND],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["red", "3.0", "--", "b", "7.0", "False"]
+
+
 def test_usage_errors_keep_exit_code_2(nemo: Path) -> None:
     for args in (["analyze"], ["analyze", nemo, "--no-such-option"], ["frobnicate"],
                  ["analyze", nemo, "--band", "2"], ["analyze", nemo, "--half-window", "x"]):

@@ -9,6 +9,7 @@ becomes one line ``phasekit: error: ...`` on stderr and its exit code (2 usage, 
 from __future__ import annotations
 
 import gc
+import importlib
 import importlib.abc
 import importlib.util
 import logging
@@ -21,25 +22,7 @@ from typing import Annotated, Any, TextIO
 import typer
 
 import phasekit
-from phasekit.cli import analyze as _analyze
-from phasekit.cli import campaign as _campaign
-from phasekit.cli import demo as _demo
-from phasekit.cli import energy_phases as _energy_phases
-from phasekit.cli import energy_plot as _energy_plot
-from phasekit.cli import fingerprint as _fingerprint
-from phasekit.cli import info as _info
-from phasekit.cli import phases as _phases
-from phasekit.cli import powermodel as _powermodel
-from phasekit.cli import record as _record
-from phasekit.cli import report as _report
-from phasekit.cli import schedule as _schedule
-from phasekit.cli import signature as _signature
-from phasekit.cli import sources as _sources
-from phasekit.cli import structure as _structure
-from phasekit.cli import synth as _synth
-from phasekit.cli import watch as _watch
 from phasekit.cli.common import STATE
-from phasekit.cli.energy import energy_app
 from phasekit.errors import PhasekitError, PhasekitWarning
 
 __all__ = ["app", "entry_point", "main"]
@@ -53,6 +36,76 @@ def _base(name: str) -> type[Exception]:
 _ClickException = _base("ClickException")
 _ClickUsageError = _base("UsageError")
 
+# --- the verbs, built when named ---------------------------------------------------------------
+#: verb -> (module of phasekit.cli, its function or typer sub-app, options of ``app.command``),
+#: in the order of ``phasekit --help`` (commands, then groups). A verb's module is imported, and its click command
+#: built, only when the verb is run or the help lists it: building every verb's command took
+#: 0.03-0.04 s of each command (issue 20).
+_VERBS: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "analyze": ("analyze", "analyze", {}),
+    "synth": ("synth", "synth", {}),
+    "info": ("info", "info", {}),
+    "demo": ("demo", "demo", {}),
+    "record": ("record", "record", {"context_settings": {"allow_interspersed_args": False}}),
+    "sources": ("sources", "sources", {}),
+    "phases": ("phases", "phases", {}),
+    "watch": ("watch", "watch", {}),
+    "structure": ("structure", "structure", {}),
+    "fingerprint": ("fingerprint", "fingerprint", {}),
+    "schedule": ("schedule", "schedule", {}),
+    "report": ("report", "report", {}),
+    "campaign": ("campaign", "campaign_app", {}),
+    "energy": ("energy", "energy_app", {}),
+    "powermodel": ("powermodel", "powermodel_app", {}),
+    "signature": ("signature", "signature_app", {}),
+}
+
+
+def _energy_verbs(energy_app: typer.Typer) -> None:
+    """The energy subcommands that live in their own modules."""
+    from phasekit.cli import energy_phases, energy_plot
+
+    if any(info.name == "plot" for info in energy_app.registered_commands):
+        return
+    energy_app.command("phasediv", epilog=energy_phases.EPILOG)(energy_phases.phases)
+    # the energy work's phase division was "energy phases" (a hidden alias: "phases" alone
+    # names the execution phases of 'phasekit phases')
+    energy_app.command("phases", epilog=energy_phases.EPILOG, hidden=True)(energy_phases.phases)
+    energy_app.command("plot", epilog=energy_plot.EPILOG)(energy_plot.plot)
+
+
+def _build_verb(name: str) -> Any:
+    """The click command of verb ``name``, from its module."""
+    module_name, attribute, options = _VERBS[name]
+    module = importlib.import_module(f"phasekit.cli.{module_name}")
+    target = getattr(module, attribute)
+    if isinstance(target, typer.Typer):
+        if name == "energy":
+            _energy_verbs(target)
+        command = typer.main.get_command(target)
+    else:
+        single = typer.Typer(add_completion=False, pretty_exceptions_enable=False,
+                             rich_markup_mode=None)
+        single.command(name, epilog=module.EPILOG, **options)(target)
+        command = typer.main.get_command(single)
+    command.name = name
+    return command
+
+
+class _Verbs(typer.core.TyperGroup):
+    """The root group: knows its verbs' names, builds a verb's command on first use."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(_VERBS)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in self.commands and cmd_name in _VERBS:
+            command = _build_verb(cmd_name)
+            _debug_after_the_verb(command, next(p for p in self.params if p.name == "debug"))
+            self.commands[cmd_name] = command
+        return self.commands.get(cmd_name)
+
+
 _EPILOG = """\
 Example:
 
@@ -65,6 +118,7 @@ Example:
 
 app = typer.Typer(
     name="phasekit",
+    cls=_Verbs,
     epilog=_EPILOG,
     no_args_is_help=True,
     add_completion=False,
@@ -104,28 +158,6 @@ def _global(
     _configure_logging(verbose)
 
 
-app.command("analyze", epilog=_analyze.EPILOG)(_analyze.analyze)
-app.command("synth", epilog=_synth.EPILOG)(_synth.synth)
-app.command("info", epilog=_info.EPILOG)(_info.info)
-app.command("demo", epilog=_demo.EPILOG)(_demo.demo)
-app.command("record", epilog=_record.EPILOG,
-            context_settings={"allow_interspersed_args": False})(_record.record)
-app.command("sources", epilog=_sources.EPILOG)(_sources.sources)
-app.command("phases", epilog=_phases.EPILOG)(_phases.phases)
-app.command("watch", epilog=_watch.EPILOG)(_watch.watch)
-app.command("structure", epilog=_structure.EPILOG)(_structure.structure)
-app.add_typer(_campaign.campaign_app, name="campaign")
-energy_app.command("phasediv", epilog=_energy_phases.EPILOG)(_energy_phases.phases)
-# the energy work's phase division was "energy phases" (a hidden alias: "phases" alone names
-# the execution phases of 'phasekit phases')
-energy_app.command("phases", epilog=_energy_phases.EPILOG, hidden=True)(_energy_phases.phases)
-energy_app.command("plot", epilog=_energy_plot.EPILOG)(_energy_plot.plot)
-app.add_typer(energy_app, name="energy")
-app.command("fingerprint", epilog=_fingerprint.EPILOG)(_fingerprint.fingerprint)
-app.add_typer(_powermodel.powermodel_app, name="powermodel")
-app.add_typer(_signature.signature_app, name="signature")
-app.command("schedule", epilog=_schedule.EPILOG)(_schedule.schedule)
-app.command("report", epilog=_report.EPILOG)(_report.report)
 
 
 # --- logging and warnings --------------------------------------------------------------------
@@ -183,25 +215,20 @@ def _set_debug(ctx: Any, param: Any, value: bool) -> bool:
     return value
 
 
-def _debug_after_the_verb(command: Any) -> None:
+def _debug_after_the_verb(command: Any, debug: Any) -> None:
     """``phasekit VERB ... --debug`` as ``phasekit --debug VERB ...``: a hidden copy of the
-    global ``--debug`` on every command (parsed by click, so never taken from the arguments
-    after ``--`` of ``record`` or ``campaign run``)."""
+    global ``--debug`` option ``debug`` on ``command`` and each of its subcommands (parsed by
+    click, so never taken from the arguments after ``--`` of ``record`` or ``campaign run``)."""
     import copy
 
-    debug = next(p for p in command.params if p.name == "debug")
-
-    def add(cmd: Any) -> None:
-        subcommands = getattr(cmd, "commands", None)
-        if subcommands is not None:
-            for sub in subcommands.values():
-                add(sub)
-        elif not any(p.name == "debug" for p in cmd.params):
-            late = copy.copy(debug)
-            late.hidden, late.expose_value, late.callback = True, False, _set_debug
-            cmd.params.append(late)
-
-    add(command)
+    subcommands = getattr(command, "commands", None)
+    if subcommands is not None:
+        for sub in subcommands.values():
+            _debug_after_the_verb(sub, debug)
+    elif not any(p.name == "debug" for p in command.params):
+        late = copy.copy(debug)
+        late.hidden, late.expose_value, late.callback = True, False, _set_debug
+        command.params.append(late)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -209,7 +236,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     STATE.debug = False
     STATE.verbose = 0
     command = typer.main.get_command(app)
-    _debug_after_the_verb(command)
     code = 0
     with warnings.catch_warnings():
         warnings.simplefilter("always", PhasekitWarning)
@@ -282,6 +308,21 @@ def _blas_checked_later(load: Any, module: Any) -> None:
         module.ensure_blas = ensure_blas
 
 
+def _artist_setters_undocumented(load: Any, module: Any) -> None:
+    """matplotlib writes, for every Artist class as it is defined, a ``set()`` signature and
+    a docstring listing every property (``kwdoc``), and pastes property lists into other
+    docstrings: 0.07-0.09 s of every command that draws a figure. A command shows no
+    docstring, so here they are left out; ``set(**properties)`` works as before (it takes
+    keyword arguments), only ``help()`` on it would be poorer."""
+    load(module)
+
+    def mark_generated(cls: Any) -> None:  # what subclasses check to get their own set()
+        cls.set._autogenerated_signature = True
+
+    module.Artist._update_set_signature_and_docstring = classmethod(mark_generated)
+    module.kwdoc = lambda artist: ""
+
+
 #: numpy's submodules that no command uses but that scipy imports at its own import (its
 #: array-API layer reads every attribute of numpy, which imports numpy's lazy submodules:
 #: numpy.f2py alone is 0.05 s). In the ``phasekit`` process they load on first use instead.
@@ -292,11 +333,13 @@ _LAZY_NUMPY = ("numpy.f2py", "numpy.testing", "numpy.ctypeslib", "numpy.typing",
 class _ImportShortcuts(importlib.abc.MetaPathFinder):
     """Import-time costs that a ``phasekit`` command does not need, cut when the module is
     first imported (issue 20; the library, imported from a program, leaves its dependencies
-    alone): two of numba's, and numpy's unused submodules loaded lazily."""
+    alone): two of numba's, matplotlib's generated docstrings, and numpy's unused submodules
+    loaded lazily."""
 
     def __init__(self) -> None:
         self.pending: dict[str, Any] = {"numba.core.entrypoints": _extensions_loaded,
                                         "numba.np.arraymath": _blas_checked_later,
+                                        "matplotlib.artist": _artist_setters_undocumented,
                                         **dict.fromkeys(_LAZY_NUMPY)}
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
