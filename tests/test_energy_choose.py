@@ -428,6 +428,40 @@ def test_measured_energies_of_trusted_configurations_stand_in_for_the_model() ->
         == "measured"
 
 
+def test_sureness_counts_the_readings_a_choice_keeps() -> None:
+    """Where every configuration was measured, the choice is the lowest reading and every
+    refit agrees (regret 0, sure) however the refits predict; with one reading kept, the
+    members' regret is a naive computation over that reading and their predictions."""
+    freqs, cores = (1.2, 1.6, 2.2), (1, 4, 16)
+    flat = FittedModel(model="pt", params={**SEED_PARAMS, "c1": 0.31})
+    members = (MODEL, flat, flat, MODEL)
+    ensemble = Ensemble(model=MODEL, members=members, group=np.arange(4),
+                        residuals=np.full(4, 0.01), train=np.zeros((4, 3)))
+    everything = _measured_table({})
+    everywhere = everything[everything["input"] == 1]
+    full = choose(MODEL, [1], frequencies_ghz=freqs, cores=cores, measured=everything,
+                  trusted=everywhere, ensemble=ensemble, tolerance=0.5).choices[0]
+    assert full.basis == "measured" and full.uncertainty.sure
+    assert (full.uncertainty.expected_regret, full.uncertainty.agreement) == (0.0, 1.0)
+    F, P = (a.ravel() for a in np.meshgrid(freqs, cores, indexing="ij"))
+    one = (F[0], P[-1])
+    measured = _measured_table({one: 0.8})
+    kept = measured[(measured["input"] == 1) & np.isclose(measured["frequency_ghz"], one[0])
+                    & (measured["cores"] == one[1])]
+    pick = choose(MODEL, [1], frequencies_ghz=freqs, cores=cores, measured=measured,
+                  trusted=kept, ensemble=ensemble, tolerance=0.5).choices[0]
+    j = int(np.flatnonzero(np.isclose(F, pick.best.frequency_ghz)
+                           & np.equal(P, pick.best.cores))[0])
+    reading = float(kept["energy_j"].iloc[0])
+    naive = []
+    for m in members:
+        e = m.predict_energy(F, P, 1.0)
+        e[np.isclose(F, one[0]) & np.equal(P, one[1])] = reading
+        naive.append(100 * (e[j] / e.min() - 1))
+    assert pick.uncertainty.expected_regret == pytest.approx(np.mean(naive))
+    assert pick.uncertainty.worst_regret == pytest.approx(max(naive))
+
+
 def test_cli_choose_keeps_measurements_but_not_failed_runs(tmp_path: Path) -> None:
     """Fitted on every configuration, the choice is the measured minimum of each input,
     except a reading the fit flags as a failed run (one meter sample)."""
@@ -468,6 +502,25 @@ def test_failed_readings_are_neither_regret_references_nor_chosen_by_their_time(
     pick = choose(MODEL, [1], frequencies_ghz=freqs, cores=cores, measured=slow,
                   trusted=slow.loc[row.index], max_time_s=limit).choices[0]
     assert (round(pick.best.frequency_ghz, 6), pick.best.cores) != cheap
+
+
+def test_a_configuration_that_failed_is_never_chosen() -> None:
+    """The model's own minimum, measured as a failed run (PaScal's fluidanimate at a core
+    count it cannot run on, the fit's suspect), is not advised: the next best is; where every
+    configuration failed, the choice says so."""
+    freqs, cores = (1.2, 1.6, 2.2), (1, 4, 16)
+    free = choose(MODEL, [1], frequencies_ghz=freqs, cores=cores).choices[0].best
+    best = (round(free.frequency_ghz, 6), free.cores)
+    failed = choose(MODEL, [1], frequencies_ghz=freqs, cores=cores,
+                    failed_runs=[(*best, 1.0)])
+    pick = failed.choices[0]
+    assert (round(pick.best.frequency_ghz, 6), pick.best.cores) != best
+    assert pick.feasible == len(freqs) * len(cores) - 1 and failed.ruled_out == 1
+    assert ChoiceResult.from_dict(failed.to_dict()).ruled_out == 1
+    everything = [(f, c, 1.0) for f in freqs for c in cores]
+    none = choose(MODEL, [1], frequencies_ghz=freqs, cores=cores,
+                  failed_runs=everything).choices[0]
+    assert none.best is None and "probable failed run" in none.reason
 
 
 # --- issue 21: outputs only on success, options before the fit ------------------------------

@@ -329,6 +329,29 @@ def test_failed_runs_are_reported_and_do_not_pull_the_fit(
     assert "probable failed runs" in result.explanation
 
 
+def test_many_failed_runs_are_counted_a_few_named_and_the_kept_ones_scored(
+        seed_configs: list[pd.DataFrame]) -> None:
+    """Most of a campaign reading one meter sample (PaScal's fluid campaigns: 605 of 935):
+    the note names the first few, counts the rest and gives the MPE of the readings kept,
+    which the overall MPE (counting the failed runs) hides."""
+    from phasekit.energy.fit import SUSPECTS_LISTED
+
+    configs = _energy_only(seed_configs[0])
+    broken = configs.copy()
+    failed = np.arange(0, len(configs), 3)[: SUSPECTS_LISTED + 4]
+    broken.loc[failed, "energy_j"] = 0.46
+    result = fit_energy(broken, model="pt", compare=False)
+    assert len(result.suspect) == failed.size
+    kept = np.setdiff1d(np.arange(len(configs)), failed)
+    f, p, n, e = (broken[c].to_numpy(float)[kept]
+                  for c in ("frequency_ghz", "cores", "input", "energy_j"))
+    naive = 100 * np.mean(np.abs(result.fitted.predict_energy(f, p, n) - e) / e)
+    note = result.explanation
+    assert note.count(": 0.46 J") == SUSPECTS_LISTED and "and 4 more" in note
+    assert f"on the {kept.size} kept, MPE train {naive:.2f}%" in note
+    assert result.mpe_train > 10 * naive
+
+
 def test_doptimal_design_varies_frequency_within_every_input() -> None:
     """The per-input deviations are in the design's information: an input measured at one
     frequency only would confound its deviation with the frequency effect."""

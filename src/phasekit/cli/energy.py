@@ -481,8 +481,8 @@ def _print_choices(console: Console, result: ChoiceResult, name: str,
     with_regret = any(math.isfinite(c.regret) for c in result.choices)
     sureness = [c.uncertainty for c in result.choices if c.uncertainty is not None]
     level = f"{100 * sureness[0].level:.0f} % interval J" if sureness else ""
-    columns = ["input", *(["GHz"] if controlled else []), "cores", "time s", "energy J",
-               "measured J", *(["regret %"] if with_regret else []),
+    columns = ["input", *(["GHz"] if controlled else []), "cores", "time s", "predicted J",
+               "measured J", "chosen by", *(["regret %"] if with_regret else []),
                *(["f* GHz"] if controlled else [])]
     at = f"{user_cores} cores" if user_cores else "the worst, a random, the best core count"
     saving = Table(title=(f"Savings vs ondemand (maximum frequency) at {at}" if controlled
@@ -508,8 +508,10 @@ def _print_choices(console: Console, result: ChoiceResult, name: str,
                     else "-")
         u = choice.uncertainty
         out.add_row(label, *([f"{best.frequency_ghz:g}"] if controlled else []),
-                    str(best.cores), f"{best.time_s:.4g}", f"{best.energy_j:.4g}", measured, *([f"{choice.regret:.1f}" if math.isfinite(choice.regret)
-                                 else "-"] if with_regret else []),
+                    str(best.cores), f"{best.time_s:.4g}", f"{best.energy_j:.4g}", measured,
+                    choice.basis,
+                    *([f"{choice.regret:.1f}" if math.isfinite(choice.regret) else "-"]
+                      if with_regret else []),
                     *([f"{choice.continuous_frequency_ghz:.3g}"] if controlled else []))
         saving.add_row(label, *(_savings_text(dict(choice.savings_predicted),
                                               dict(choice.savings_measured), p)
@@ -519,6 +521,10 @@ def _print_choices(console: Console, result: ChoiceResult, name: str,
                          f"{100 * u.agreement:.0f} %", f"{u.expected_regret:.1f}",
                          f"{u.worst_regret:.1f}", "yes" if u.sure else "no")
     console.print(out)
+    console.print("chosen by: the least energy, readings kept where measured and predicted "
+                  "elsewhere, fell on a measured (or a predicted: model) configuration"
+                  + ("; f* GHz: the frequency of least predicted energy at the chosen cores, "
+                     "between the grid's frequencies" if controlled else ""), soft_wrap=True)
     if saving.row_count:
         console.print(saving)
     if sure.row_count:
@@ -528,6 +534,13 @@ def _print_choices(console: Console, result: ChoiceResult, name: str,
                       f"every feasible configuration was measured): mean "
                       f"{result.mean_regret:.1f} %, worst {result.worst_regret:.1f} %",
                       soft_wrap=True)
+    if result.failed_readings or result.ruled_out:
+        from phasekit.energy.fit import FAILED_RATIO
+
+        console.print(f"{result.failed_readings} reading(s) at least {FAILED_RATIO:g}x below "
+                      "the model (probable failed runs): not regret references; "
+                      f"{result.ruled_out} configuration(s) the fit set aside as failed runs: "
+                      "never chosen", soft_wrap=True)
     for choice in result.choices:
         if choice.best is None:
             console.print(f"input {choice.input_label}: {choice.reason}", soft_wrap=True)

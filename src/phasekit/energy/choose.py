@@ -127,8 +127,9 @@ class Uncertainty:
 
     ``energy_low_j``/``energy_high_j``: the prediction interval (``level``) of the chosen
     configuration's measured energy; ``expected_regret``/``worst_regret``: the choice's regret
-    under the ensemble members, mean and largest; ``agreement``: the share of members
-    whose own minimum is the choice; ``sure``: expected regret <= ``tolerance``.
+    under the ensemble members (their predictions where the choice keeps no measured energy),
+    mean and largest; ``agreement``: the share of members whose own minimum is the choice;
+    ``sure``: expected regret <= ``tolerance``.
     """
 
     method: str
@@ -244,6 +245,9 @@ class ChoiceResult(Result):
     #: Measured readings left out of the regret and the measured savings: the model predicts
     #: them at least FAILED_RATIO times higher (probable failed runs).
     failed_readings: int = 0
+    #: Configurations not chosen because the user measured them as failed runs
+    #: (``failed_runs`` of :func:`choose`).
+    ruled_out: int = 0
 
     KIND: ClassVar[str] = "energy_choice"
 
@@ -276,7 +280,7 @@ class ChoiceResult(Result):
             "baseline": "ondemand: maximum frequency at the user's core count"
                         + ("" if self.user_cores else " (worst, random, best over core counts)"),
             "regret": {"mean": self.mean_regret, "worst": self.worst_regret},
-            "failed_readings": self.failed_readings,
+            "failed_readings": self.failed_readings, "ruled_out": self.ruled_out,
             "choices": [c.to_dict() for c in self.choices]})
 
     @staticmethod
@@ -297,7 +301,8 @@ class ChoiceResult(Result):
                         for k, v in data.get("limits", {}).items()},
                 user_cores=None if data.get("user_cores") is None else int(data["user_cores"]),
                 frequency_controlled=controlled,
-                failed_readings=int(data.get("failed_readings", 0)))
+                failed_readings=int(data.get("failed_readings", 0)),
+                ruled_out=int(data.get("ruled_out", 0)))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise InputError(f"malformed energy_choice result: {exc}", path=source) from None
 
@@ -468,9 +473,14 @@ def fit_ensemble(f: Any, p: Any, n: Any, energy: Any, time: Any | None = None, *
 
 
 def _uncertainty(ensemble: Ensemble, F: np.ndarray, P: np.ndarray, n: float, chosen: int,
-                 level: float, tolerance: float) -> Uncertainty:
-    """How sure the choice ``chosen`` (an index into F, P: the feasible grid) is."""
-    members = ensemble.log_energy(F, P, n)                    # (members, feasible)
+                 level: float, tolerance: float, known: np.ndarray) -> Uncertainty:
+    """How sure the choice ``chosen`` (an index into F, P: the feasible grid) is. ``known``:
+    the measured energy the choice keeps at each point (NaN where it has none): every member
+    agrees on those, so a choice among measured configurations is as sure as its readings,
+    and only the members' predictions of the others can make it regret."""
+    predicted = ensemble.log_energy(F, P, n)                  # (members, feasible)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        members = np.where(np.isfinite(known) & (known > 0), np.log(known), predicted)
     member_regret = 100.0 * (np.exp(members[:, chosen] - members.min(axis=1)) - 1.0)
     low, high = ensemble.interval(F[[chosen]], P[[chosen]], n, level)
     return Uncertainty(method=ensemble.method, members=ensemble.size, level=level,
@@ -516,7 +526,8 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
            labels: Mapping[float, str] | None = None, frequency_controlled: bool = True,
            known_inputs: Sequence[float] = (), ensemble: Ensemble | None = None,
            level: float = LEVEL, tolerance: float = TOLERANCE,
-           trusted: pd.DataFrame | None = None) -> ChoiceResult:
+           trusted: pd.DataFrame | None = None,
+           failed_runs: Sequence[tuple[float, float, float]] = ()) -> ChoiceResult:
     """The minimum-energy configuration for each input (module docstring).
 
     ``frequencies_ghz`` x ``cores`` is the grid (the machine's settings); ``measured`` is a
@@ -530,6 +541,9 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
     so the choice is the lowest of what was measured and what is predicted elsewhere (ours,
     issue 18: after three rounds of ``energy suggest`` on the real PaScal campaigns this
     halves the regret of the model's own choice, benchmarks/energy_choose.py).
+    ``failed_runs``: the (frequency, cores, input) the user measured as probable failed runs
+    (the fit's ``suspect``: fluidanimate at a core count it cannot run on); they are not
+    chosen.
     """
     freqs = np.unique(np.asarray(frequencies_ghz if frequency_controlled
                                  else [NOMINAL_FREQUENCY], float))
@@ -568,6 +582,8 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
             known[_key(row.input, f, row.cores)] = float(row.energy_j)
             lookup.setdefault(_key(row.input, f, row.cores),
                               (float(row.time_s), float(row.energy_j)))
+    ruled_out = {_key(n, f if np.isfinite(f) else NOMINAL_FREQUENCY, p)
+                 for f, p, n in failed_runs}
     fmax = float(freqs.max())
     choices = []
     for n in map(float, inputs):
@@ -587,6 +603,7 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
                               frequency_controlled)
 
         ok = np.ones(F.size, bool) if max_time_s is None else time_estimate <= max_time_s
+        ok &= np.array([k not in ruled_out for k in keys], bool)
         label = (labels or {}).get(n, f"{n:g}")
         extrapolated = bool(known_inputs) and not np.any(np.isclose(known_inputs, n))
         base_p = core_counts if user_cores is None else np.array([user_cores])
@@ -603,11 +620,14 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
                              "best": float(np.min(base_meas))}
         if not ok.any():
             fastest = int(np.argmin(t))
-            choices.append(Choice(
-                n, label, None, reason=f"no configuration meets the time limit of "
-                f"{max_time_s:g} s (fastest predicted: {t[fastest]:.4g} s at "
-                + (f"{F[fastest]:g} GHz, " if frequency_controlled else "")
-                + f"{P[fastest]} cores)", baseline=baseline, extrapolated=extrapolated))
+            reason = ("every configuration was measured as a probable failed run"
+                      if max_time_s is None else
+                      f"no configuration meets the time limit of {max_time_s:g} s (fastest "
+                      f"predicted: {t[fastest]:.4g} s at "
+                      + (f"{F[fastest]:g} GHz, " if frequency_controlled else "")
+                      + f"{P[fastest]} cores)")
+            choices.append(Choice(n, label, None, reason=reason, baseline=baseline,
+                                  extrapolated=extrapolated))
             continue
         feasible = np.flatnonzero(ok)
         best_i = int(feasible[np.argmin(estimate[feasible])])
@@ -632,7 +652,7 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
         if ensemble is not None:
             sureness = _uncertainty(ensemble, F[feasible], P[feasible], n,
                                     int(np.flatnonzero(feasible == best_i)[0]), level,
-                                    tolerance)
+                                    tolerance, known=ran[feasible])
         choices.append(Choice(
             n, label, best, continuous_frequency_ghz=continuous,
             pareto=tuple(candidate(int(i)) for i in front), baseline=baseline,
@@ -646,7 +666,7 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
                         frequencies_ghz=tuple(float(f) for f in freqs),
                         cores=tuple(int(p) for p in core_counts), limits=limits,
                         user_cores=user_cores, frequency_controlled=frequency_controlled,
-                        failed_readings=len(failed))
+                        failed_readings=len(failed), ruled_out=len(ruled_out))
 
 
 make_callable(__name__)  # pk.energy.choose(campaign) runs the verb (phasekit.verbmodule, issue 19)

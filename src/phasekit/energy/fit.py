@@ -125,6 +125,8 @@ UNDER_SCALE = 0.1
 #: A training reading the fit predicts at least this many times higher is reported as a
 #: probable failed run (and weighs almost nothing in the fit, by the loss above).
 FAILED_RATIO = 3.0
+#: How many of the probable failed runs a fit's note names (the JSON lists them all).
+SUSPECTS_LISTED = 5
 LOSSES = ("robust", "squares")
 #: Each model's default loss: the thesis's model (pt) is fitted as the thesis fits it (least squares,
 #: section 4.10; on relative errors, as the MPE it reports): robust, the asymmetric loss
@@ -1124,9 +1126,14 @@ def fit_energy(configs: pd.DataFrame, *, model: str = "extended", n_train: int |
         notes.append("a single input: d2 and d3 held at 0")
     suspect = tuple(int(train[i]) for i in fitted.suspect)
     if suspect:
+        kept = np.setdiff1d(np.arange(train.size), fitted.suspect)
+        listed = "; ".join(_describe(configs.iloc[i]) for i in suspect[:SUSPECTS_LISTED])
+        more = len(suspect) - SUSPECTS_LISTED
         notes.append(f"{len(suspect)} training reading(s) at least {FAILED_RATIO:g}x below the "
-                     "fit (probable failed runs, set aside by the fit): "
-                     + ", ".join(_describe(configs.iloc[i]) for i in suspect))
+                     f"fit (probable failed runs, set aside by the fit): [{listed}"
+                     + (f"; and {more} more, all in the JSON's suspect" if more > 0 else "")
+                     + f"]; the MPE counts them: on the {kept.size} kept, MPE train "
+                     f"{mpe(e_train[kept], energy[train][kept]):.2f}%")
 
     def point(i: int) -> tuple[float, float, float]:
         return (float(f[i]) if frequency_controlled else float("nan"), float(p[i]), float(n[i]))

@@ -55,7 +55,7 @@ from phasekit.energy.choose import (
     choose,
     fit_ensemble,
 )
-from phasekit.energy.fit import NOMINAL_FREQUENCY, EnergyFitResult, FittedModel
+from phasekit.energy.fit import NOMINAL_FREQUENCY, EnergyFitResult, FittedModel, fit_model
 from phasekit.errors import InputError, PhasekitError, UsageError
 from phasekit.results import Result, check_version, plain, short_repr
 from phasekit.verbmodule import make_callable
@@ -371,9 +371,14 @@ def suggest(measured: pd.DataFrame, *, k: int = K, frequencies_ghz: Sequence[flo
     times = measured["time_s"].to_numpy(float) if "time_s" in measured else np.full(f.size,
                                                                                      np.nan)
     with_time = bool(use_time and np.isfinite(times).all() and np.all(times > 0))
-    ensemble = fit_ensemble(f, p, n, energy, times if with_time else None, model=model,
-                            groups=groups, starts=starts, seed=seed, fit_starts=fit_starts,
-                            progress=progress)
+    fitted = fit_model(f, p, n, energy, times if with_time else None, model=model,
+                       starts=fit_starts, seed=seed)
+    kept = np.ones(len(measured), bool)
+    kept[list(fitted.suspect)] = False      # by position: the fit's probable failed runs
+    # the refits see the readings the fit kept, as in `energy choose`
+    ensemble = fit_ensemble(f[kept], p[kept], n[kept], energy[kept],
+                            times[kept] if with_time else None, model=model, groups=groups,
+                            starts=starts, seed=seed, fitted=fitted, progress=progress)
     freqs = tuple(frequencies_ghz) or tuple(np.unique(f))
     core_counts = tuple(cores) or tuple(int(c) for c in np.unique(p))
     asked = tuple(inputs) or tuple(float(v) for v in np.unique(n))
@@ -386,9 +391,8 @@ def suggest(measured: pd.DataFrame, *, k: int = K, frequencies_ghz: Sequence[flo
                     measured=measured if reference is None else reference, labels=labels,
                     frequency_controlled=controlled,
                     known_inputs=tuple(np.unique(n)), ensemble=ensemble, level=level,
-                    tolerance=tolerance)
-    kept = np.ones(len(measured), bool)
-    kept[list(ensemble.model.suspect)] = False      # by position: the fit's own rows
+                    tolerance=tolerance, failed_runs=list(zip(f[~kept], p[~kept], n[~kept],
+                                                               strict=True)))
     picked, candidates = next_configurations(ensemble, result, measured,
                                              trusted=measured[kept], k=k,
                                              tolerance=tolerance, level=level)

@@ -129,29 +129,30 @@ def fit_then_choose(configs: pd.DataFrame, *, fit: EnergyFitResult | None = None
                          "cannot predict other frequencies")
     notes: list[str] = []
     training = training_rows(configs, fit)
+    trusted = trusted_rows(training, fit)
     ensemble = None
     if uncertainty:
-        if training is None:
+        if trusted is None:
             where = Path(source).name if source is not None else "the campaign"
             notes.append(f"no uncertainty: the fit's training configurations are not all "
                          f"in {where}")
-        else:
+        else:  # the refits see the readings the fit kept, not its probable failed runs
             try:
                 ensemble = fit_ensemble(
-                    training["frequency_ghz"].to_numpy(float), training["cores"],
-                    training["input"], training["energy_j"],
-                    training["time_s"] if fit.with_time else None, model=fit.model,
+                    trusted["frequency_ghz"].to_numpy(float), trusted["cores"],
+                    trusted["input"], trusted["energy_j"],
+                    trusted["time_s"] if fit.with_time else None, model=fit.model,
                     seed=seed, fitted=fit.fitted,
                     progress=lambda stage, x: report(stage, 0.3 + 0.7 * x))
             except UsageError as exc:  # too few training configurations
                 notes.append(f"no uncertainty: {exc}")
-    trusted = trusted_rows(training, fit)
     result = choose(fit.fitted, numbers, frequencies_ghz=grid_f, cores=grid_p,
                     max_time_s=max_time_s, max_cores=max_cores,
                     min_frequency_ghz=min_frequency_ghz, max_frequency_ghz=max_frequency_ghz,
                     user_cores=user_cores, measured=configs, labels=labels,
                     frequency_controlled=fit.frequency_controlled,
                     known_inputs=tuple(sorted({n for _, _, n in fit.train})),
-                    ensemble=ensemble, tolerance=tolerance, trusted=trusted)
+                    ensemble=ensemble, tolerance=tolerance, trusted=trusted,
+                    failed_runs=fit.suspect)
     return ChoiceRun(result=result, fitted=fit, ensemble=ensemble, training=training,
                      trusted=trusted, notes=tuple(notes), tolerance=tolerance)
