@@ -667,3 +667,21 @@ def test_cli_reports_left_out_columns_and_the_split(tmp_path: Path) -> None:
     pd.read_csv(KEPLER)[["timestamp", "package_power", "dram_power"]].to_csv(powers, index=False)
     code, _, err = run("powermodel", "fit", powers, "--target", "package_power")
     assert code == 3 and str(powers) in err and "dram_power" in err and err.count("\n") == 1
+
+
+def test_cli_says_when_the_model_loses_to_the_training_mean(tmp_path: Path) -> None:
+    """Power that follows a counter in the first 70 % of the rows and stays flat in the last
+    30 % (Kepler's DRAM power against kubelet CPU): the time split's test rows favour the
+    training mean, and the output says so; where the relation holds, it does not."""
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 10, 400)
+    held = 100 + 5 * x + rng.normal(0, 1, 400)
+    flat = held.copy()
+    flat[280:] = 100 + rng.normal(0, 1, 120)
+    for name, power, expected in (("flat", flat, True), ("held", held, False)):
+        table = tmp_path / f"{name}.csv"
+        pd.DataFrame({"timestamp": np.arange(400.0), "counter": x, "power_w": power}).to_csv(
+            table, index=False)
+        code, out, _ = run("powermodel", "fit", table, "--model", "linear", "--split", "time")
+        assert code == 0
+        assert ("worse than the training mean" in out) == expected, name

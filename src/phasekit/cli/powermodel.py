@@ -216,6 +216,11 @@ def fit(
     console.print(_scores_table(f"Power model ({model}) of {target} in {table.name}, "
                                 f"{split_text}", rows))
     console.print(f"model: {result.text}", soft_wrap=True)
+    if result.n_test and dict(result.test)["rmse"] > baseline["rmse"]:
+        console.print(f"note: on the test rows the model is worse than the training mean "
+                      f"({dict(result.test)['rmse']:.3g} W against {baseline['rmse']:.3g} W "
+                      "RMSE): what the features said of the target in the training rows does "
+                      "not hold in these", soft_wrap=True)
     bounds = getattr(result.model, "bounds", None)
     if bounds is not None:
         margin = 100 * float(result.model.meta.get("margin", 0.1))
