@@ -581,3 +581,44 @@ def test_energy_fit_prints_a_parameter_at_its_bound_as_zero(tmp_path: Path) -> N
     line = next(line for line in out.splitlines() if line.startswith("parameters"))
     for name in tiny:
         assert re.search(rf"\b{name} = 0(,|$)", line), line
+
+
+# --- --period: CSV profiles without a time column (the dcslab perf series) -------------------
+def _untimed(profile: Profile, path: Path) -> Path:
+    """``profile``'s samples as a CSV of metric columns only, one row per period."""
+    rows = [",".join(profile.metrics)]
+    rows += [",".join(repr(float(v)) for v in row) for row in profile.values]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_period_reads_untimed_csvs_in_every_profile_verb(tmp_path: Path) -> None:
+    profile, _ = generate("nemo", minutes=2, seed=0)
+    untimed = _untimed(profile, tmp_path / "node1.csv")
+    timed = tmp_path / "timed.csv"
+    write_profile(profile, timed)
+    period = f"{profile.period!r}"
+    code, out, _ = run("info", untimed, "--period", period, "--json")
+    summary = json.loads(out)
+    assert code == 0 and summary["n_samples"] == profile.values.shape[0]
+    assert summary["period_s"] == pytest.approx(profile.period)
+    code, out, _ = run("analyze", untimed, "--period", period, "--json")
+    _, expected, _ = run("analyze", timed, "--json")
+    assert code == 0
+    assert [p["period_s"] for p in json.loads(out)["patterns"]] == pytest.approx(
+        [p["period_s"] for p in json.loads(expected)["patterns"]])
+    second = _untimed(profile, tmp_path / "node2.csv")
+    code, out, _ = run("analyze", untimed, second, "--period", period, "--workers", "1",
+                       "--json")
+    assert code == 0 and len(json.loads(out)["nodes"]) == 2
+    code, out, _ = run("watch", untimed, "--period", period, "--json")
+    assert code == 0 and out.strip()
+    code, out, _ = run("phases", untimed, "--period", period, "--json")
+    _, expected, _ = run("phases", timed, "--json")
+    assert code == 0
+    assert [p["start_s"] for p in json.loads(out)["phases"]] == pytest.approx(
+        [p["start_s"] - profile.start for p in json.loads(expected)["phases"]])
+    code, _, err = run("info", timed, "--period", period)
+    assert code == 2 and "has a time column" in err and err.count("\n") == 1
+    code, _, err = run("info", untimed)
+    assert code == 3 and "--period SECONDS" in err

@@ -719,3 +719,32 @@ def test_profile_values_beyond_1e100_are_refused_with_their_line(tmp_path: Path)
     with pytest.raises(InputError, match=r"run\.csv, line 3, column 'a': 1e\+308 is not a "
                                          r"plausible measurement"):
         read_profile(path)
+
+
+# --- a CSV without a time column, one row every period (the dcslab perf series) -------------
+def test_a_csv_without_time_column_is_read_at_the_given_period(tmp_path: Path) -> None:
+    values = np.arange(24, dtype=float).reshape(8, 3) * 1e6
+    path = tmp_path / "perf.csv"
+    path.write_text("l2miss,instructions,cycles\n"
+                    + "".join(",".join(f"{v:.0f}" for v in row) + "\n" for row in values))
+    profile = read_profile(path, period=0.2)
+    assert profile.metrics == ("l2miss", "instructions", "cycles")
+    assert profile.period == pytest.approx(0.2) and profile.start == 0.0
+    np.testing.assert_allclose(profile.times(), 0.2 * np.arange(8))
+    np.testing.assert_array_equal(profile.values, values)
+    with pytest.raises(InputError, match=r"no time column.*give it \(--period SECONDS\)"):
+        read_profile(path)
+    for bad in (0.0, -1.0, float("nan")):
+        with pytest.raises(UsageError, match="expected a positive number of seconds"):
+            read_profile(path, period=bad)
+
+
+def test_a_period_is_refused_where_the_file_has_its_times(tmp_path: Path) -> None:
+    timed = tmp_path / "timed.csv"
+    timed.write_text("time_s,x\n0,1\n1,2\n")
+    with pytest.raises(UsageError, match=r"has a time column \('time_s'\)"):
+        read_profile(timed, period=0.5)
+    profile = Profile(values=np.ones((4, 1)), period=1.0, metrics=("x",))
+    write_profile(profile, tmp_path / "p.parquet")
+    with pytest.raises(UsageError, match="this is a parquet file"):
+        read_profile(tmp_path / "p.parquet", period=0.5)

@@ -61,3 +61,24 @@ def test_default_beats_pelt_on_real_back_to_back_sequences() -> None:
     assert f1 >= np.mean([s.f1 for s in pelt]) and f1 >= 0.7
     assert cov >= 0.8
     assert np.mean([d for s in ours for d in s.delays]) <= 2.0
+
+
+@pytest.mark.skipif(not DCSLAB.is_dir(), reason="the dcslab series live in ../shared/data")
+def test_the_last_phase_of_real_runs_is_not_shorter_than_the_minimum() -> None:
+    # every solo run and co-run (200 ms rows), and back-to-back sequences: the last phase has
+    # the detector's minimum phase length, as the detector gives every other phase (a solo
+    # run used to end with a phase of the program's exit, one or two samples long)
+    from phasekit.profile import Profile
+
+    runs = {str(f): read_headed_table(f) for f in sorted(DCSLAB.rglob("*.csv"))}
+    profiles = [Profile(values=values, period=0.2, metrics=names)
+                for names, values in runs.values() if values.shape[0] >= 20]
+    profiles += [back_to_back(runs, seed=seed).profile for seed in range(5)]
+    for profile in profiles:
+        result = phases(profile, method="ev")
+        valid = result.vectors(profile).valid
+        min_length = result.params["min_length"]
+        last = result.phases[-1]
+        assert len(result.phases) == 1 or \
+            valid[last.start_index:last.end_index].sum() >= min_length, \
+            [(p.start_s, p.duration_s) for p in result.phases]

@@ -158,13 +158,14 @@ def node_names(files: Sequence[str], own: Sequence[str]) -> list[str]:
 
 
 # --- checks that name the file ---------------------------------------------------------------
-def read_named_profile(path: PathArg) -> Profile:
-    """:func:`phasekit.io.read_profile`, every error naming the file."""
+def read_named_profile(path: PathArg, period: float | None = None) -> Profile:
+    """:func:`phasekit.io.read_profile` (``period``: of a CSV without a time column), every
+    error naming the file."""
     from phasekit.io import read_profile
     from phasekit.io.naming import name_file
 
     try:
-        return read_profile(path)
+        return read_profile(path, period=period)
     except PhasekitError as exc:
         raise name_file(exc, path) from exc
 
@@ -201,15 +202,16 @@ def check_trace(path: PathArg) -> None:
 
 # --- periodicity: the nodes of a run ---------------------------------------------------------
 def periodicity_file(path: str, *, metrics: Sequence[str] | None, window_s: Window | None,
-                     options: dict[str, Any]) -> NodeSummary:
-    """The task run for each profile of a run (in a worker process or on Dask): read it,
-    analyze it, keep the summary (the patterns, not the data)."""
+                     options: dict[str, Any], period: float | None = None) -> NodeSummary:
+    """The task run for each profile of a run (in a worker process or on Dask): read it
+    (``period``: of CSVs without a time column), analyze it, keep the summary (the patterns,
+    not the data)."""
     from phasekit.io.naming import name_file
     from phasekit.parallel import worker_threads
     from phasekit.periodicity import analyze
     from phasekit.periodicity.nodes import NodeSummary
 
-    data = read_named_profile(path)
+    data = read_named_profile(path, period)
     check_window(data, window_s, path)
     if metrics:
         check_metrics(data, metrics, path)
@@ -239,7 +241,8 @@ def periodicity_runs(paths: PathArg | Sequence[PathArg], *,
                      metrics: Sequence[str] | str | None,
                      window: Window | None, workers: int | None, client: Client | None,
                       scheduler: str | None, progress: Progress | None,
-                     options: dict[str, Any]) -> tuple[MultiNodeResult, FileRuns[NodeSummary]]:
+                     options: dict[str, Any], period: float | None = None
+                     ) -> tuple[MultiNodeResult, FileRuns[NodeSummary]]:
     """:func:`periodicity_many` (``options`` its other keywords), and the runs it made of the
     files (their tracebacks: the CLI's ``--debug``)."""
     from phasekit.io import PROFILE_SUFFIXES
@@ -248,7 +251,8 @@ def periodicity_runs(paths: PathArg | Sequence[PathArg], *,
     names = _names(metrics)
     if names and len(set(names)) != len(names):
         raise UsageError("--metric: each metric may be given once")
-    job = functools.partial(periodicity_file, metrics=names, window_s=window, options=options)
+    job = functools.partial(periodicity_file, metrics=names, window_s=window, options=options,
+                            period=period)
     # started once the files are handed out, so as not to hold the GIL while the workers
     # start or while dask.distributed is imported and the client connects
     warm = threading.Thread(target=warm_comparison, daemon=True)
@@ -270,7 +274,8 @@ def periodicity_runs(paths: PathArg | Sequence[PathArg], *,
 def periodicity_many(paths: PathArg | Sequence[PathArg], *, workers: int | None = None,
                      client: Client | None = None, scheduler: str | None = None,
                      metrics: Sequence[str] | str | None = None, window: Window | None = None,
-                     progress: Progress | None = None, **options: Any) -> MultiNodeResult:
+                     progress: Progress | None = None, period: float | None = None,
+                     **options: Any) -> MultiNodeResult:
     """The periodicities of the profiles of several nodes, compared (``phasekit analyze
     FILES...``; seed 000, IV-B): each profile analyzed as :func:`phasekit.periodicity.analyze`
     (``metrics``, ``window`` and the other keywords: ``band``, ``cut_ratio``,
@@ -280,11 +285,12 @@ def periodicity_many(paths: PathArg | Sequence[PathArg], *, workers: int | None 
     ``paths``: files, folders (their profiles) or glob patterns. ``workers``: local processes
     (None: one per core; 1: serially in this process); ``client``: a
     ``dask.distributed.Client`` to run on instead (``scheduler``: its address). Files that
-    fail are the result's ``errors``; ``nodes`` is empty when every one failed.
+    fail are the result's ``errors``; ``nodes`` is empty when every one failed. ``period``:
+    of CSV profiles without a time column (:func:`phasekit.io.read_profile`).
     """
     return periodicity_runs(paths, metrics=metrics, window=window, workers=workers,
                              client=client, scheduler=scheduler, progress=progress,
-                             options=options)[0]
+                             options=options, period=period)[0]
 
 
 # --- phases and structure of several inputs --------------------------------------------------
@@ -537,13 +543,15 @@ def _entries(data: dict[str, Any], kind: str, key: str, source: str | None,
         raise InputError(f"malformed {kind} result: {exc}", path=source) from None
 
 
-def phases_file(path: str, *, options: dict[str, Any]) -> dict[str, Any]:
-    """The task run for each profile of several: read it, detect its phases, keep the result
-    as JSON data (without the per-vector series)."""
+def phases_file(path: str, *, options: dict[str, Any], period: float | None = None
+                ) -> dict[str, Any]:
+    """The task run for each profile of several: read it (``period``: of CSVs without a time
+    column), detect its phases, keep the result as JSON data (without the per-vector
+    series)."""
     from phasekit.io.naming import name_file
     from phasekit.phases import phases
 
-    data = read_named_profile(path)
+    data = read_named_profile(path, period)
     try:
         return phases(data, **options).to_dict()
     except PhasekitError as exc:
@@ -552,7 +560,8 @@ def phases_file(path: str, *, options: dict[str, Any]) -> dict[str, Any]:
 
 def phases_runs(paths: PathArg | Sequence[PathArg], *, workers: int | None,
                 client: Client | None, scheduler: str | None, progress: Progress | None,
-                options: dict[str, Any]) -> tuple[MultiPhaseResult, FileRuns[dict[str, Any]]]:
+                options: dict[str, Any], period: float | None = None
+                ) -> tuple[MultiPhaseResult, FileRuns[dict[str, Any]]]:
     """:func:`phases_many` and the runs it made of the files (as :func:`periodicity_runs`)."""
     from phasekit.io import PROFILE_SUFFIXES
     from phasekit.phases import METHODS
@@ -562,7 +571,7 @@ def phases_runs(paths: PathArg | Sequence[PathArg], *, workers: int | None,
         raise UsageError(f"--method {method!r}: expected auto or one of " + ", ".join(METHODS))
     if isinstance(options.get("sensors"), str):
         options = {**options, "sensors": [options["sensors"]]}
-    job = functools.partial(phases_file, options=options)
+    job = functools.partial(phases_file, options=options, period=period)
     runs = run_files(job, paths, suffixes=PROFILE_SUFFIXES, workers=workers, client=client,
                      scheduler=scheduler, progress=progress)
     names = node_names([f for f, _ in runs.done],
@@ -574,13 +583,14 @@ def phases_runs(paths: PathArg | Sequence[PathArg], *, workers: int | None,
 
 def phases_many(paths: PathArg | Sequence[PathArg], *, workers: int | None = None,
                 client: Client | None = None, scheduler: str | None = None,
-                progress: Progress | None = None, **options: Any) -> MultiPhaseResult:
+                progress: Progress | None = None, period: float | None = None,
+                **options: Any) -> MultiPhaseResult:
     """The phases of several profiles (``phasekit phases FILES...``; seed 001), each as
     :func:`phasekit.phases.phases` with ``options`` (``method``, ``threshold``, ``smooth``,
-    ``sensors``, ...). ``paths``, ``workers``, ``client`` and ``scheduler`` as
+    ``sensors``, ...). ``paths``, ``workers``, ``client``, ``scheduler`` and ``period`` as
     :func:`periodicity_many`; files that fail are the result's ``errors``."""
     return phases_runs(paths, workers=workers, client=client, scheduler=scheduler,
-                        progress=progress, options=options)[0]
+                        progress=progress, options=options, period=period)[0]
 
 
 def structure_file(path: str, *, options: dict[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ import typer
 
 from phasekit.cli import prometheus as prom
 from phasekit.cli.common import (
+    PeriodOption,
     check_metrics,
     check_outputs,
     load_profile,
@@ -88,6 +89,7 @@ def analyze(
         "--output", "-o", metavar="RESULT.json", help="Write the result as JSON.")] = None,
     workers: WorkersOption = None,
     scheduler: SchedulerOption = None,
+    period: PeriodOption = None,
     query: prom.QueryOption = None,
     start: prom.StartOption = None,
     end: prom.EndOption = "now",
@@ -119,11 +121,12 @@ def analyze(
         refuse_plot(plot, "profile")
         return analyze_many(profiles, metrics=list(metric) if metric else None,
                             window_s=window_s, options=options, workers=workers,
-                            scheduler=scheduler, json_output=json_output, output=output)
+                            scheduler=scheduler, json_output=json_output, output=output,
+                            period=period)
     from phasekit.periodicity import analyze as run_analysis
 
     profile = profiles[0]
-    data = load_profile(profile)
+    data = load_profile(profile, period)
     check_window(data, window_s, profile, window)
     metrics = list(metric) if metric else None
     if metrics:
@@ -172,7 +175,7 @@ def metric_choice_line(result: PeriodicityResult) -> str | None:
 def analyze_many(paths: Sequence[Path], *, metrics: list[str] | None,
                  window_s: tuple[float | None, float | None] | None, options: dict[str, Any],
                  workers: int | None, scheduler: str | None, json_output: bool,
-                 output: Path | None) -> int:
+                 output: Path | None, period: float | None = None) -> int:
     """``phasekit analyze`` on the profiles of several nodes
     (:func:`phasekit.many.periodicity_many`): output and exit code."""
     from phasekit.many import periodicity_runs
@@ -180,7 +183,7 @@ def analyze_many(paths: Sequence[Path], *, metrics: list[str] | None,
     with progress_reporter(not json_output, "analyzing") as progress:
         result, runs = periodicity_runs(paths, metrics=metrics, window=window_s,
                                         workers=workers, client=None, scheduler=scheduler,
-                                        progress=progress, options=options)
+                                        progress=progress, options=options, period=period)
     report_failures(runs)
     if not runs.done:
         return exit_code(0, runs.errors)

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich import box
@@ -34,6 +34,7 @@ __all__ = [
     "STATE",
     "STDIN",
     "Output",
+    "PeriodOption",
     "check_metrics",
     "check_output",
     "check_outputs",
@@ -224,12 +225,19 @@ STDIN = "-"
 STDIN_NAME = "<stdin>"
 
 
-def load_profile(path: str | os.PathLike[str]) -> Profile:
+#: ``--period``: the sampling period of CSV profiles without a time column.
+PeriodOption = Annotated[float | None, typer.Option(
+    "--period", metavar="SECONDS", show_default=False,
+    help="For a CSV profile without a time column: one row every SECONDS from 0 s (perf "
+         "stat -I 200 saved without its timestamps: 0.2).")]
+
+
+def load_profile(path: str | os.PathLike[str], period: float | None = None) -> Profile:
     """The profile in ``path``, every error naming the file; ``-`` reads a CSV profile
     (phasekit's own, with its ``# phasekit:`` line, or any CSV the CSV reader takes) from
-    stdin."""
+    stdin. ``period``: of a CSV without a time column."""
     if os.fspath(path) != STDIN:
-        return read_named_profile(path)
+        return read_named_profile(path, period)
     if sys.stdin is None or sys.stdin.isatty():
         raise UsageError("-: reads a CSV profile from stdin, which is a terminal; pipe one in "
                          "(my-sampler | phasekit analyze -) or give a file")
@@ -249,7 +257,7 @@ def load_profile(path: str | os.PathLike[str]) -> Profile:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                profile = read_profile(temporary, format="csv")
+                profile = read_profile(temporary, format="csv", period=period)
             except PhasekitError as exc:
                 try:
                     error = type(exc)(renamed(str(exc)))

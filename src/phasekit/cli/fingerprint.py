@@ -10,6 +10,7 @@ from rich import box
 from rich.table import Table
 
 from phasekit.cli.common import (
+    PeriodOption,
     check_outputs,
     load_profile,
     out_console,
@@ -56,6 +57,7 @@ def fingerprint(
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", metavar="RESULT.json", help="Write the full result (fingerprints, "
         "distances, linkage) as JSON.")] = None,
+    period: PeriodOption = None,
 ) -> None:
     """Cluster runs by their fingerprints: the instructions / memory instructions series.
 
@@ -77,7 +79,7 @@ def fingerprint(
     if points < 5:
         raise UsageError(f"--points {points}: expected at least 5")
     check_outputs(output, plot)
-    loaded = [load_profile(p) for p in profiles]
+    loaded = [load_profile(p, period) for p in profiles]
     names = [p.name for p in profiles]
     if len(set(names)) != len(names):
         names = [str(p) for p in profiles]

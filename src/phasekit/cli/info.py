@@ -11,8 +11,8 @@ import typer
 from rich.table import Table
 
 from phasekit.cli import prometheus as prom
-from phasekit.cli.common import load_profile, name_file, out_console, print_json
-from phasekit.errors import PhasekitError
+from phasekit.cli.common import PeriodOption, load_profile, name_file, out_console, print_json
+from phasekit.errors import PhasekitError, UsageError
 from phasekit.profile import Profile
 
 if TYPE_CHECKING:
@@ -87,6 +87,7 @@ def info(
         show_default=False)],
     json_output: Annotated[bool, typer.Option(
         "--json", help="Print {n_samples, period_s, duration_s, metrics, ...} as JSON (for a trace: {n_ranks, duration_s, n_calls, calls, counters, ...}; for several nodes of prometheus://: {\"nodes\": [...]}).")] = False,
+    period: PeriodOption = None,
     query: prom.QueryOption = None,
     start: prom.StartOption = None,
     end: prom.EndOption = "now",
@@ -98,6 +99,9 @@ def info(
     from phasekit.io import is_trace, read_trace
 
     if is_trace(profile):
+        if period is not None:
+            raise UsageError("--period: for a CSV profile without a time column; a trace "
+                             "has its own times")
         try:
             trace = read_trace(profile)
         except PhasekitError as exc:
@@ -110,7 +114,7 @@ def info(
         return
     paths = prom.expand([profile], query=query, start=start, end=end, step=step, label=label,
                         quiet=json_output)
-    described = [describe(load_profile(path)) for path in paths]
+    described = [describe(load_profile(path, period)) for path in paths]
     if json_output:
         print_json(described[0] if paths == [profile] else {"nodes": described})
         return

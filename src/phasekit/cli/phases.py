@@ -11,6 +11,7 @@ from rich.table import Table
 
 from phasekit.cli import prometheus as prom
 from phasekit.cli.common import (
+    PeriodOption,
     check_outputs,
     load_profile,
     name_file,
@@ -80,6 +81,7 @@ def phases(
         "--output", "-o", metavar="RESULT.json", help="Write the result as JSON.")] = None,
     workers: WorkersOption = None,
     scheduler: SchedulerOption = None,
+    period: PeriodOption = None,
     query: prom.QueryOption = None,
     start: prom.StartOption = None,
     end: prom.EndOption = "now",
@@ -109,9 +111,9 @@ def phases(
         return phases_many(profiles, options={
             "method": method, "threshold": threshold, "smooth": smooth,
             "sensors": list(sensor) if sensor else None}, workers=workers,
-            scheduler=scheduler, json_output=json_output, output=output)
+            scheduler=scheduler, json_output=json_output, output=output, period=period)
     profile = profiles[0]
-    data = load_profile(profile)
+    data = load_profile(profile, period)
     try:
         result = run_phases(data, method=method, threshold=threshold, smooth=smooth,
                             sensors=list(sensor) if sensor else None)
@@ -157,7 +159,8 @@ def phases(
 
 
 def phases_many(paths: list[Path], *, options: dict[str, Any], workers: int | None,
-                scheduler: str | None, json_output: bool, output: Path | None) -> int:
+                scheduler: str | None, json_output: bool, output: Path | None,
+                period: float | None = None) -> int:
     """``phasekit phases`` on several profiles (:func:`phasekit.many.phases_many`); returns
     the exit code."""
     from phasekit.cli.common import progress_reporter
@@ -165,7 +168,7 @@ def phases_many(paths: list[Path], *, options: dict[str, Any], workers: int | No
 
     with progress_reporter(not json_output, "detecting the phases of") as progress:
         result, runs = phases_runs(paths, workers=workers, client=None, scheduler=scheduler,
-                                   progress=progress, options=options)
+                                   progress=progress, options=options, period=period)
     report_failures(runs)
     if not runs.done:
         return exit_code(0, runs.errors)

@@ -16,7 +16,7 @@ from typing import Annotated, Any, TextIO
 import numpy as np
 import typer
 
-from phasekit.cli.common import parse_duration
+from phasekit.cli.common import PeriodOption, parse_duration
 from phasekit.errors import InputError, UsageError
 from phasekit.io.inputs import LARGEST
 
@@ -69,6 +69,7 @@ def watch(
         "--linger", metavar="DURATION", show_default=False,
         help="With --serve: keep serving this long after the input ends, for a last scrape.")
     ] = None,
+    period: PeriodOption = None,
 ) -> None:
     """Print each phase change of a recording as it is detected, with its latency.
 
@@ -82,7 +83,7 @@ def watch(
 
     sensor = [*(metric or ()), *(sensor or ())]  # --sensor: the old name of --metric
     wait_s, poll_s = parse_duration(wait, "--wait"), parse_duration(poll, "--poll")
-    rows = _rows(source, wait_s, poll_s)
+    rows = _rows(source, wait_s, poll_s, period)
     header = next(rows)
     assert isinstance(header, _Header)
     names = list(sensor) if sensor else streaming_sensors(header.metrics, method=method)
@@ -127,12 +128,13 @@ def _follow(rows: Iterator[Any], detector: Any, streaming: Any, header: _Header,
             source: str, json_output: bool, live: Any, window: Any) -> None:
     """Report each phase change of ``rows`` (and feed ``live``), then the phases found."""
     changes = 0
-    starts: list[float] = [0.0]
+    starts: list[float] = []  # the first phase starts at the first sample's time
     first_time: float | None = None
     for item in rows:
         t, values = item  # type: ignore[misc]
         if first_time is None:
             first_time = t
+            starts.append(t)
         change = detector.update(streaming.push(values))
         if live is not None:
             live.sample(t - first_time)
@@ -142,14 +144,18 @@ def _follow(rows: Iterator[Any], detector: Any, streaming: Any, header: _Header,
         if change is None:
             continue
         changes += 1
-        start_s = first_time + change.start * period
-        detected_s = first_time + change.detected_at * period
+        # start_s: time stamp of the phase's first sample (the located change point);
+        # detected_at_s: time stamp of the sample that confirmed it, as in the result of
+        # 'phasekit phases'; latency_s = detected_at_s - start_s (0: its first sample
+        # confirmed it at once). Rounded to 1 ns: no float noise from index x period.
+        start_s = round(first_time + change.start * period, 9)
+        detected_s = round(first_time + change.detected_at * period, 9)
         starts.append(start_s)
         if live is not None:
             live.phase_changed(changes + 1, start_s - first_time)
         report: dict[str, Any] = {"phase": changes + 1, "start_s": start_s,
                                   "detected_at_s": detected_s,
-                                  "latency_s": detected_s - start_s + period}
+                                  "latency_s": round(detected_s - start_s, 9)}
         if header.start_utc is not None:
             sample_end = header.start_utc + _dt.timedelta(seconds=detected_s + period)
             report["wall_latency_s"] = (_dt.datetime.now(_dt.UTC) - sample_end).total_seconds()
@@ -177,7 +183,13 @@ def _say(report: dict[str, Any], as_json: bool) -> None:
 
 
 # --- sources of rows ---------------------------------------------------------------------------
-def _rows(source: str, wait_s: float, poll_s: float) -> Iterator[_Header | tuple[float, np.ndarray]]:
+def _rows(source: str, wait_s: float, poll_s: float, period: float | None = None
+          ) -> Iterator[_Header | tuple[float, np.ndarray]]:
+    """The header, then (time, row) of ``source``; ``period``: of a replayed CSV file
+    without a time column."""
+    if period is not None and (source == "-" or not Path(source).is_file()):
+        raise UsageError("--period: for a CSV profile file without a time column, replayed; "
+                         "lines on stdin and recordings carry their times")
     if source == "-":
         return _csv_rows(sys.stdin, "<stdin>")
     path = Path(source)
@@ -193,13 +205,14 @@ def _rows(source: str, wait_s: float, poll_s: float) -> Iterator[_Header | tuple
     if partial.exists():
         final = path if partial != path else None
         return _follow_stream(partial, final, poll_s)
-    return _replay(path)
+    return _replay(path, period)
 
 
-def _replay(path: Path) -> Iterator[_Header | tuple[float, np.ndarray]]:
+def _replay(path: Path, period: float | None = None
+            ) -> Iterator[_Header | tuple[float, np.ndarray]]:
     from phasekit.io import read_profile
 
-    profile = read_profile(path)
+    profile = read_profile(path, period=period)
     yield _Header(list(profile.metrics), profile.period, None)
     for t, row in zip(profile.times(), profile.values, strict=True):
         yield float(t), row

@@ -141,7 +141,7 @@ def _read_format(path: str | os.PathLike[str]) -> str:
 
 
 def read_profile(path: str | os.PathLike[str], *, metrics: Sequence[str] | str | None = None,
-                 format: str | None = None) -> Profile:
+                 format: str | None = None, period: float | None = None) -> Profile:
     """Read a Profile from a CSV or Parquet file, chosen by the file name (or ``format``).
 
     Files named ``.csv``, ``.txt``, ``.log``, ``.out`` or without a suffix are first sniffed
@@ -154,12 +154,22 @@ def read_profile(path: str | os.PathLike[str], *, metrics: Sequence[str] | str |
     :class:`~phasekit.errors.PhasekitWarning`; missing samples are NaN. Bad content raises
     :class:`~phasekit.errors.InputError` naming the file and the line or column.
 
+    ``period`` (seconds) reads a CSV without a time column: one row every ``period``
+    (:func:`~phasekit.io.csv.read_csv_profile`); other formats carry their times.
+
     Example::
 
         profile = read_profile("run.csv", metrics=["dram_rd", "dram_wr"])
+        mg = read_profile("MG.csv", period=0.2)    # perf stat rows every 200 ms, no time
     """
-    reader = _function(format or _read_format(path), 1)
-    profile = reader(Path(path), metrics=metrics)
+    fmt = format or _read_format(path)
+    if period is None:
+        profile = _function(fmt, 1)(Path(path), metrics=metrics)
+    elif fmt == "csv":
+        profile = _function(fmt, 1)(Path(path), metrics=metrics, period=period)
+    else:
+        raise UsageError(f"{os.fspath(path)}: a period is given only to a CSV profile without "
+                         f"a time column; this is a {fmt} file, which has its own times")
     assert isinstance(profile, Profile)
     return profile
 

@@ -636,13 +636,20 @@ def _sep_for(path: Path, header: str) -> str:
     return sep
 
 
-def read_csv_profile(path: str | Path, *, metrics: Sequence[str] | str | None = None) -> Profile:
+def read_csv_profile(path: str | Path, *, metrics: Sequence[str] | str | None = None,
+                     period: float | None = None) -> Profile:
     """Read a profile from a CSV (``.csv``, ``.tsv``, optionally gzip-compressed).
 
     ``metrics`` selects and orders metrics (UsageError naming the available ones when one is
     missing). Irregular sampling is resampled with a :class:`PhasekitWarning`. Bad content
     raises :class:`InputError` naming the file, the 1-based line and the column.
+
+    ``period`` (seconds) reads a file without a time column, one row every ``period`` from
+    0 s (``perf stat`` series saved without their timestamps, as the dcslab data); every
+    column is then a metric. A file with a time column and a ``period`` is a UsageError.
     """
+    if period is not None and not (math.isfinite(period) and period > 0):
+        raise UsageError(f"period {period!r}: expected a positive number of seconds")
     path = Path(path)
     where = str(path)
     raw = _normalize(read_input_bytes(path), where)
@@ -680,9 +687,17 @@ def read_csv_profile(path: str | Path, *, metrics: Sequence[str] | str | None = 
     for k, name in enumerate(names):
         if not name:
             raise header_error(f"column {k + 1} of the header has no name")
-    time_index = find_time_column(names, error=header_error,
-                                  declared=(metadata or {}).get("time_column"))
-    time_unit = parsed[time_index][1]
+    def time_column_error(message: str) -> InputError:
+        if message.startswith("no time column"):
+            message += "; a file of one row every fixed period: give it (--period SECONDS)"
+        return header_error(message)
+
+    if period is None:
+        time_index = find_time_column(names, error=time_column_error,
+                                      declared=(metadata or {}).get("time_column"))
+    else:
+        time_index = _no_time_column(names, period, where)
+    time_unit = parsed[time_index][1] if time_index >= 0 else None
     if time_unit is not None and time_unit.lower() not in TIME_UNITS:
         raise header_error(f"unknown time unit {time_unit!r}; expected one of "
                            + ", ".join(TIME_UNITS), column=names[time_index])
@@ -692,7 +707,7 @@ def read_csv_profile(path: str | Path, *, metrics: Sequence[str] | str | None = 
     if metadata is not None:
         metric_names, units = _restore_names(metric_names, units, metadata, sep)
     seen: set[str] = set()
-    for name in [names[time_index], *metric_names]:
+    for name in [*names[time_index:time_index + 1], *metric_names]:
         if name in seen:
             raise header_error("duplicate column name; every column needs its own name",
                                column=name)
@@ -713,8 +728,14 @@ def read_csv_profile(path: str | Path, *, metrics: Sequence[str] | str | None = 
         raise InputError(f"cannot split the data into rows (read {n_rows} rows from "
                          f"{len(body.lines)} lines)", path=where)
 
-    time_name = names[time_index]
-    times = read_times(frame[time_index], time_name, time_unit, loc)
+    if time_index >= 0:
+        time_name = names[time_index]
+        times = read_times(frame[time_index], time_name, time_unit, loc)
+    else:  # one row every period
+        time_name = "row"
+        times = TimeColumn(seconds=np.arange(n_rows) * float(period or 0.0), start=0.0,
+                           raw=np.arange(n_rows, dtype=float))
+        metadata = {**(metadata or {}), "period": float(period or 0.0)}
     selected = [metric_names[j] for j in chosen]
     values = np.empty((n_rows, len(chosen)))
     for j, k in enumerate(chosen):
@@ -722,6 +743,16 @@ def read_csv_profile(path: str | Path, *, metrics: Sequence[str] | str | None = 
     return build_profile(times=times, values=values, metrics=selected,
                          units={m: units[m] for m in selected if m in units}, loc=loc,
                          time_name=time_name, metadata=metadata, stacklevel=2)
+
+
+def _no_time_column(names: Sequence[str], period: float, where: str) -> int:
+    """-1 (no time column: rows every ``period``), or UsageError when the file has one."""
+    found = [name for name in names if name.strip().lower() in TIME_COLUMN_NAMES]
+    if found:
+        raise UsageError(f"{where}: a period of {period:g} s was given, but the file "
+                         f"has a time column ({found[0]!r}); give the period only for files "
+                         "without one")
+    return -1
 
 
 def _restore_names(names: list[str], units: dict[str, str], metadata: Mapping[str, Any],

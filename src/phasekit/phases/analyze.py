@@ -192,7 +192,10 @@ def phases(profile: Profile, *, method: str = "auto", threshold: float | None = 
     identification): a phase as close to the one before it as a typical
     member is merged into it (ours, issue 17: a change that returned to the phase it left,
     a burst confirmed as a change, is not a new phase; :func:`_identified`);
-    ``merged_changes`` in the result counts them.
+    ``merged_changes`` in the result counts them. With ev, a change in the last vectors is
+    kept only when the last phase has the detector's minimum phase length (``min_length``
+    valid vectors), as every other phase has (:func:`settled_starts`; a program exiting within
+    its last sample is not a phase of its own); ``unsettled_changes`` counts those dropped.
     An InputError when the chosen sensors have no valid vector (all NaN) or nothing varies.
     ``metrics`` is the name of ``sensors`` shared with :func:`phasekit.periodicity.analyze`
     and the command line's ``--metric`` (give one or the other).
@@ -301,8 +304,12 @@ def _result(profile: Profile, vectors: ExecutionVectors, found: Detection,
     X = vectors.values
     if found.method == "ev" and id_threshold is None:
         id_threshold = found.threshold
-    starts, summaries, ids = _identified(X, found, np.asarray(found.starts), id_threshold,
-                                         int(detector.get("min_length", MIN_LENGTH)),
+    min_length = int(detector.get("min_length", MIN_LENGTH))
+    starts = np.asarray(found.starts)
+    if found.method == "ev":
+        starts = settled_starts(X, starts, min_length)
+    unsettled = len(found.starts) - len(starts)
+    starts, summaries, ids = _identified(X, found, starts, id_threshold, min_length,
                                          merge=merge)
     detected_at = dict(zip(map(int, found.starts), map(int, found.detected_at), strict=True))
     times = vectors.times
@@ -322,8 +329,12 @@ def _result(profile: Profile, vectors: ExecutionVectors, found: Detection,
         explanation = ("no phase change: the whole profile is one phase"
                        if np.isfinite(X).all(axis=1).sum() > 1 else
                        "fewer than two valid vectors: one phase by definition")
+        if unsettled:
+            explanation += (f" (a change in the last {min_length - 1} vectors, shorter than "
+                            f"the minimum phase length of {min_length} vectors, is not kept)")
     params = {"id_threshold": id_threshold, **detector,
-              "merged_changes": len(found.starts) - len(starts),
+              "merged_changes": len(found.starts) - unsettled - len(starts),
+              "unsettled_changes": unsettled,
               "sensor_choice": {"how": choice.how, "left_out": choice.left_out,
                                 "levels": list(vectors.levels)}}
     return PhaseResult(
@@ -332,6 +343,27 @@ def _result(profile: Profile, vectors: ExecutionVectors, found: Detection,
         period=vectors.period, duration_s=duration, node=profile.node, score=found.score,
         limit=found.limit, params=params, explanation=explanation,
         id_means=id_means(X, [p.start_index for p in result_phases], ids, vectors.sensors))
+
+
+def settled_starts(X: np.ndarray, starts: np.ndarray, min_length: int) -> np.ndarray:
+    """``starts`` without the changes of the end of the run that the ev detector has not
+    settled: a last phase with fewer than ``min_length`` valid vectors is merged into the
+    phase before it, repeatedly (ours, from the detector's own rule). The detector keeps a
+    phase *young* for its first ``min_length`` vectors and reports no change meanwhile: a
+    phase shorter than that becomes the start-up of the next one, or, when its vectors fall
+    back into the phase before it, a transient that identification merges back. The last
+    phase of a run gets neither test: a change in the last vectors (a program exiting within
+    its last, partial sample) would otherwise be a phase of one or two samples with an id of
+    its own."""
+    starts = np.asarray(starts)
+    if starts.size < 2:
+        return starts
+    valid = np.isfinite(X).all(axis=1)
+    after = np.cumsum(valid[::-1])[::-1]  # valid vectors from index t to the end
+    keep = starts.size
+    while keep > 1 and after[int(starts[keep - 1])] < min_length:
+        keep -= 1
+    return starts[:keep]
 
 
 def id_means(X: np.ndarray, starts: Sequence[int], ids: Sequence[int],
