@@ -216,7 +216,7 @@ def test_cli_reads_a_folder_of_runs(run_files: list[Path], tmp_path: Path) -> No
     assert code == 0, err
     assert [r["name"] for r in json.loads(out)["runs"]] == sorted(p.name for p in run_files)
     code, out, err = _cli(tmp_path)  # a folder without profiles
-    assert code == 3 and "no profile in this folder" in err
+    assert code == 3 and "no input in this folder" in err
     assert len(err.strip().splitlines()) == 1
 
 

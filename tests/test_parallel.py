@@ -137,7 +137,7 @@ def test_expand_inputs(tmp_path: Path) -> None:
     assert [str(f.relative_to(tmp_path)) for f in files] == [
         "run/C.CSV.GZ", "run/a.parquet", "run/b.csv", "missing.csv", "run/sub/c.csv"]
     assert [(Path(a).name, reason.split(" (")[0]) for a, reason in problems] == [
-        ("empty", "no profile in this folder"), ("zz*.csv", "no file matches this pattern")]
+        ("empty", "no input in this folder"), ("zz*.csv", "no file matches this pattern")]
 
 
 # --- Dask ------------------------------------------------------------------------------------

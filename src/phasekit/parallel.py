@@ -166,8 +166,10 @@ def expand_inputs(args: Sequence[str | os.PathLike[str]], suffixes: Sequence[str
             found = sorted(p for p in path.iterdir()
                            if p.is_file() and p.name.lower().endswith(ends))
             if not found:
-                problems.append((text, "no profile in this folder (expected names ending in "
-                                       + ", ".join(suffixes) + ")"))
+                problems.append((text, "no input in this folder (expected names ending in "
+                                       + ", ".join(suffixes) + "; subfolders are not "
+                                       f"searched: give them, or a pattern such as "
+                                       f"'{text.rstrip('/')}/**/*{suffixes[0]}')"))
             for p in found:
                 add(p)
         elif has_magic(text) and not path.exists():
