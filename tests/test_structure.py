@@ -263,3 +263,43 @@ def test_cli_without_pcf_says_so(written: dict[tuple[str, int], Path], tmp_path:
     main(["structure", str(prv)])
     captured = capsys.readouterr()
     assert "numeric ids" in captured.out and "FOR 1 TO 10" in captured.out
+
+
+
+class _Terminal:
+    """A stdout that says it is a terminal, and keeps what is written."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.parts.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("columns", [60, 80])
+def test_a_narrow_terminal_cuts_names_and_pseudocode_never_numbers(
+        columns: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+    import sys
+
+    rows = structure(read_trace(LULESH)).table()
+    terminal = _Terminal()
+    monkeypatch.setenv("COLUMNS", str(columns))
+    monkeypatch.setattr(sys, "stdout", terminal)
+    main(["structure", str(LULESH)])
+    lines = re.sub(r"\x1b\[[0-9;]*m", "", "".join(terminal.parts)).splitlines()
+    header = next(k for k, line in enumerate(lines) if "E(TIME)" in line)
+    assert lines[header].split()[-3:] == ["E(TIME)", "E(SIZE)", "E(IPC)"]
+    body = lines[header + 2: header + 2 + len(rows)]
+    assert all(len(line) <= columns for line in body)
+    for line, row in zip(body, rows, strict=True):
+        cells = line.split()
+        assert cells[-3:] == [row["E(TIME)"], row["E(SIZE)"], row["E(IPC)"]], line
+        assert not row["LINE"] or row["LINE"] in cells, line

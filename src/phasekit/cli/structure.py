@@ -41,6 +41,10 @@ Example:
 
 #: ``kind`` of the JSON of several traces (:class:`phasekit.many.MultiStructureResult`).
 MANY_KIND = STRUCTURE_KIND
+#: On a narrow terminal: the widest a FILE cell stays, and the width kept for the pseudocode
+#: before file names are cut shorter still.
+FILE_WIDTH = 16
+PSEUDOCODE_WIDTH = 16
 
 
 def structure(
@@ -115,11 +119,23 @@ def structure(
     table = Table(title=f"Structure of {trace_path.name} (seed 003; {trace.n_ranks} ranks"
                         f"{only}, {trace.n_calls} MPI calls)",
                   title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for column in ("FILE", "LINE", "PSEUDOCODE", "E(TIME)", "E(SIZE)", "E(IPC)"):
-        table.add_column(column, justify="right" if column.startswith(("LINE", "E(")) else "left",
-                         no_wrap=True)
-    for row in result.table():
-        table.add_row(*row.values())
+    rows = [list(map(str, row.values())) for row in result.table()]
+    columns = ("FILE", "LINE", "PSEUDOCODE", "E(TIME)", "E(SIZE)", "E(IPC)")
+    widest = [max([len(column), *(len(row[k]) for row in rows)])
+              for k, column in enumerate(columns)]
+    # a narrow terminal cuts file names and pseudocode lines short (…), never a number: the
+    # numbers take their width (with 3 spaces between columns and 1 at each edge), the file
+    # up to FILE_WIDTH, the pseudocode what is left
+    text_width = console.width - sum(widest[1:2] + widest[3:]) - 3 * 5 - 2
+    file_width = max(4, min(widest[0], FILE_WIDTH, text_width - PSEUDOCODE_WIDTH))
+    for k, column in enumerate(columns):
+        number = column.startswith(("LINE", "E("))
+        table.add_column(column, justify="right" if number else "left", no_wrap=True,
+                         min_width=widest[k] if number else None,
+                         max_width=(file_width if k == 0 else
+                                    max(text_width - file_width, 4) if k == 2 else None))
+    for row in rows:
+        table.add_row(*row)
     if result.pseudocode:
         console.print(table)
     top = result.loop_tree
