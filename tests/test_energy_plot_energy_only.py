@@ -115,7 +115,8 @@ def test_energy_only_figure(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("seed", range(5))
 def test_pareto_mask_is_choose_pareto_front(seed: int) -> None:
-    """choose.pareto_front gives pareto_mask's points, fastest first."""
+    """pareto_mask against a naive dominance check; choose.pareto_front gives its points,
+    fastest first."""
     from phasekit.energy.choose import pareto_front
 
     rng = np.random.default_rng(seed)
@@ -125,6 +126,16 @@ def test_pareto_mask_is_choose_pareto_front(seed: int) -> None:
     e[rng.integers(0, 60, 3)] = np.inf
     mask = pareto_mask(t, e)
     assert sorted(np.flatnonzero(mask)) == sorted(pareto_front(t, e).tolist())
+    # naive: finite, and no point at least as good in both and better in one; of exact
+    # duplicates the first
+    finite = np.isfinite(t) & np.isfinite(e)
+    naive = [bool(finite[i]) and not any(
+        finite[k] and ((t[k] <= t[i] and e[k] <= e[i] and (t[k] < t[i] or e[k] < e[i]))
+                       or (t[k] == t[i] and e[k] == e[i] and k < i))
+        for k in range(t.size)) for i in range(t.size)]
+    assert mask.tolist() == naive
+    front = pareto_front(t, e)
+    assert np.all(np.diff(t[front]) > 0)  # fastest first
     assert not pareto_mask(np.zeros(0), np.zeros(0)).any()
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from phasekit.errors import InputError
+from phasekit.io.inputs import LARGEST
 from phasekit.io.table import read_csv_columns
 
 CELLS = ["1", "+1", "-0", "01", "1.", ".5", "1e3", "2.5", "NAN", "1_000", "\u0661\u0662", "abc",
@@ -31,11 +32,20 @@ def test_columns_parse_like_pandas_to_numeric(tmp_path: Path, seed: int) -> None
         columns = None
         message = str(exc)
     missing = {"", "NA", "nan"}
+    expected_error = None  # pandas' verdict, column by column in header order
     for name, j in (("a", 0), ("time_s", 1)):
         cells = [r.split(",")[j] for r in rows]
         want = pd.to_numeric(pd.Series([None if c in missing else c for c in cells],
                                        dtype=object), errors="coerce")
         bad = want.isna().to_numpy() & ~np.isin(cells, list(missing))
+        values = want.to_numpy(dtype=float, na_value=np.nan)
+        if expected_error is None and bad.any() and not bad.all():
+            expected_error = (name, "expected a number")
+        elif expected_error is None and not bad.any() and np.any(~(np.abs(values) <= LARGEST)
+                                                                  & ~np.isnan(values)):
+            expected_error = (name, "plausible")
+        elif expected_error is None and name == "time_s" and not bad.any() and np.any(values < 0):
+            expected_error = (name, "negative")
         if columns is None:
             continue
         if bad.all():
@@ -47,8 +57,11 @@ def test_columns_parse_like_pandas_to_numeric(tmp_path: Path, seed: int) -> None
             integer = want.dtype.kind in "iu" and not want.isna().any()
             assert (columns[name].dtype.kind in "iu") == integer
     assert columns is None or columns["input"].tolist() == [r.split(",")[2] for r in rows]
+    assert (columns is None) == (expected_error is not None)
     if columns is None:
-        assert "expected a number" in message or "plausible" in message or "negative" in message
+        assert expected_error is not None
+        column, fragment = expected_error
+        assert fragment in message and f"column '{column}'" in message, (expected_error, message)
 
 
 def test_columns_edge_cells(tmp_path: Path) -> None:

@@ -508,6 +508,13 @@ def test_arrays_and_dataframe_are_one_table(lulesh: Trace) -> None:
     codes, rows = fresh.signature_codes()
     frame_codes, table = given.signatures()
     assert codes.dtype == np.int64 and np.array_equal(codes, frame_codes)
+    grouped = lulesh.calls.groupby(["call", "call_path", "call_lines"], observed=True,
+                                   sort=True).ngroup().to_numpy()
+    assert np.array_equal(codes, grouped)  # one code per signature, in the categories' order
+    for code, (call, path, lines, _) in enumerate(rows):
+        first = lulesh.calls.iloc[int(np.flatnonzero(grouped == code)[0])]
+        assert (str(first.call), str(first.call_path), str(first.call_lines)) == (
+            call, path, lines)
     assert [tuple(row) for row in table.itertuples(index=False)] == rows
     copy = pickle.loads(pickle.dumps(fresh))
     pd.testing.assert_frame_equal(copy.calls, fresh.calls)
