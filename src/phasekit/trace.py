@@ -345,7 +345,10 @@ class Trace:
         raise FrozenInstanceError(f"cannot delete field {name!r}")
 
     def __getstate__(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__slots__}
+        state = {name: getattr(self, name) for name in self.__slots__}
+        if state["_frame"] is not None:  # the arrays are made again from it, exactly
+            state["_arrays"] = None
+        return state
 
     def __setstate__(self, state: Mapping[str, Any]) -> None:
         for name, value in state.items():
@@ -432,8 +435,7 @@ class Trace:
         key = np.zeros(self.n_calls, dtype=np.int64)
         for c in cols:  # one integer per combination of the categories (exact below 2**63)
             key = key * len(arrays.labels(c)) + arrays[c]
-        _, inverse = np.unique(key, return_inverse=True)
-        first = np.unique(inverse, return_index=True)[1]
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
         table = [tuple(str(arrays.labels(c)[code]) for code in arrays[c][first])
                  for c in (*cols, "call_site")]
         return inverse.reshape(-1).astype(np.int64), list(zip(*table, strict=True))
