@@ -8,8 +8,9 @@ PaScal Analyzer JSON or CSV into one row per configuration) is shared with them.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich import box
@@ -63,16 +64,16 @@ Example:
 """
 
 
-def load_runs(path: Path) -> Campaign | pd.DataFrame:
+def load_runs(path: Path, read_csv: Callable[[Path], Any] = read_csv_table
+              ) -> Campaign | Any:
     """A campaign (our JSON or JSON lines, PaScal Analyzer JSON) or, for a ``.csv``/``.tsv``
-    (optionally ``.gz``), its tidy table (columns as :meth:`Campaign.table`). Errors name the
+    (optionally ``.gz``), its tidy table (columns as :meth:`Campaign.table`) as ``read_csv``
+    reads it (a DataFrame; ``energy plot``: NumPy columns, without pandas). Errors name the
     file."""
     from phasekit.campaign import read_campaign
 
-    if is_csv(path):
-        return read_csv_table(path)
     try:
-        return read_campaign(path)
+        return read_csv(path) if is_csv(path) else read_campaign(path)
     except PhasekitError as exc:
         raise name_file(exc, path) from exc
 

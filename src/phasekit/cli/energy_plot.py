@@ -22,7 +22,6 @@ from phasekit.cli.common import (
     FIGURE_SUFFIXES,
     check_outputs,
     figure_file,
-    is_csv,
     json_file,
     name_file,
     out_console,
@@ -30,12 +29,12 @@ from phasekit.cli.common import (
     print_written,
     write_all,
 )
+from phasekit.cli.energy import load_runs
 from phasekit.errors import InputError, PhasekitError, UsageError
+from phasekit.io.table import read_csv_columns
 
 if TYPE_CHECKING:
-    import numpy as np
 
-    from phasekit.campaign import Campaign
     from phasekit.energy.efficiency import ConfigurationTable, EfficiencyTable
 
 #: The kind of ``--json``/``-o``'s object: its ``view`` is ``--kind`` (before issue 19 this
@@ -107,19 +106,6 @@ def _best_lines(configs: ConfigurationTable) -> list[str]:
             line += f" (least of {rows.size} configurations)"
         lines.append(line)
     return lines
-
-
-def _load(path: Path) -> Campaign | dict[str, np.ndarray]:
-    """A campaign (our JSON or JSON lines, PaScal Analyzer JSON) or, for a ``.csv``/``.tsv``
-    (optionally ``.gz``), its columns (:func:`phasekit.io.table.read_csv_columns`: the same
-    table as ``phasekit energy fit`` reads, without pandas). Errors name the file."""
-    from phasekit.campaign import read_campaign
-    from phasekit.io.table import read_csv_columns
-
-    try:
-        return read_csv_columns(path) if is_csv(path) else read_campaign(path)
-    except PhasekitError as exc:
-        raise name_file(exc, path) from exc
 
 
 def plot(
@@ -198,7 +184,7 @@ def plot(
         figure, output = output, None
     check_outputs(None, figure, ("--output", output, ("json",)))
     source = str(campaign)
-    data = _load(campaign)
+    data = load_runs(campaign, read_csv_columns)
     try:
         runs = campaign_columns(data, source=source)
         if inputs:
