@@ -1100,6 +1100,7 @@ def _finalize_by_chunks(partial: Path, output: Path, metadata: dict[str, Any],
     import pyarrow.parquet as pq
 
     from phasekit.io import atomic_path, profile_format
+    from phasekit.io.parquet import float64_array
 
     as_parquet = profile_format(output) == "parquet"
     with pa.OSFile(str(partial), "rb") as source:
@@ -1127,7 +1128,8 @@ def _finalize_by_chunks(partial: Path, output: Path, metadata: dict[str, Any],
                     grid[rows - next_row, j - 1] = batch.column(j).to_numpy(
                         zero_copy_only=False)
                 times = (next_row + np.arange(n)) * interval
-                arrays = [pa.array(times)] + [pa.array(grid[:, j]) for j in range(grid.shape[1])]
+                arrays = [float64_array(times)] + [float64_array(grid[:, j])
+                                                   for j in range(grid.shape[1])]
                 pending.append(pa.Table.from_arrays(arrays, schema=schema))
                 pending_rows += n
                 next_row += n
