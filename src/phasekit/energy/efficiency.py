@@ -472,11 +472,8 @@ def efficiency_table(data: Campaign | pd.DataFrame | Mapping[str, Any] | RunColu
         raise UsageError(f"cores {cores}: the campaign varies cores only (no thread counts); "
                          "its efficiency is over the core counts")
     both = keep & np.isfinite(units) & np.isfinite(other)
-    seen: dict[tuple[str, float], set[float]] = {}
-    for label, p, c in zip(labels_run[both].tolist(), units[both].tolist(),
-                           other[both].tolist(), strict=True):
-        seen.setdefault((label, p), set()).add(c)
-    spread = any(len(v) > 1 for v in seen.values())
+    pairs = (labels_run[both], units[both])  # some (input, unit) ran at several of the other
+    spread = len(_groups(*pairs, other[both])[1]) > len(_groups(*pairs)[1])
     if cores is not None or spread:
         available = np.unique(other[keep & np.isfinite(other)])
         if cores is not None and unit == "threads":
