@@ -49,6 +49,7 @@ import numpy as np
 
 from phasekit.campaign import REGION_PREFIX, Campaign
 from phasekit.errors import InputError, UsageError
+from phasekit.io.table import to_number
 from phasekit.results import Result, check_version, plain
 
 if TYPE_CHECKING:
@@ -91,28 +92,12 @@ def _label(v: Any) -> str:
     return str(v).strip() or NO_INPUT
 
 
-def _number(v: Any) -> float:
-    """``v`` as pandas.to_numeric(errors="coerce") reads one value: NaN when it is not a
-    number (a string Python's float() reads, ASCII only and without underscores)."""
-    if isinstance(v, str):
-        if not v.isascii() or "_" in v:
-            return math.nan
-        try:
-            return float(v)
-        except ValueError:
-            return math.nan
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return math.nan
-
-
 def _floats(values: Any) -> np.ndarray:
     """A column as float64, NaN where a cell is not a number."""
     array = np.asarray(values)
     if array.dtype.kind in "biuf":
         return array.astype(float)
-    return np.fromiter((_number(v) for v in array.ravel().tolist()), dtype=float,
+    return np.fromiter(map(to_number, array.ravel().tolist()), dtype=float,
                        count=array.size)
 
 
@@ -121,7 +106,7 @@ def _input_order(present: Sequence[str], declared: Sequence[str]) -> tuple[str, 
     seen = list(dict.fromkeys(present))
     ordered = [x for x in dict.fromkeys(map(str, declared)) if x in seen]
     rest = [x for x in seen if x not in ordered]
-    numbers = [_number(x) for x in rest]
+    numbers = [to_number(x) for x in rest]
     if rest and not any(math.isnan(v) for v in numbers):
         rest = [x for _, x in sorted(zip(numbers, rest, strict=True))]
     return tuple(ordered + rest)

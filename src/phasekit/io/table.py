@@ -16,11 +16,11 @@ column (issue 21), never a silent NaN:
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
+import math
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -148,6 +148,17 @@ def _column(cells: np.ndarray, name: str, lines: np.ndarray, where: str) -> np.n
 _INTEGER_CHARS = frozenset("+-0123456789")
 
 
+def to_number(value: Any) -> float:
+    """``value`` as pandas.to_numeric(errors="coerce") reads one cell: NaN when it is not a
+    number (a string Python's float() reads, ASCII only and without underscores)."""
+    if isinstance(value, str) and (not value.isascii() or "_" in value):
+        return math.nan
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
 def _numbers(cells: np.ndarray, missing: np.ndarray
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """The cells parsed as pandas.to_numeric(errors="coerce") parses them, without pandas:
@@ -166,11 +177,7 @@ def _numbers(cells: np.ndarray, missing: np.ndarray
         except (ValueError, TypeError):
             parsed = None
     if parsed is None:  # some cell is not a number: find which, one by one
-        parsed = np.full(present.shape, np.nan)
-        for k, cell in enumerate(present.tolist()):
-            if cell.isascii() and "_" not in cell:
-                with contextlib.suppress(ValueError):
-                    parsed[k] = float(cell)
+        parsed = np.fromiter(map(to_number, present.tolist()), dtype=float, count=present.size)
     floats[~missing] = parsed
     not_numbers[~missing] = np.isnan(parsed)
     integers = None
