@@ -495,7 +495,7 @@ def _draw_tradeoff(ax: Any, configs: ConfigurationTable) -> None:
 
 def _tradeoff(configs: ConfigurationTable) -> bool:
     """Whether ``configs`` have the energy-vs-time panel: energy and time measured."""
-    return bool(configs.has_energy and getattr(configs, "has_time", True))
+    return bool(configs.has_energy and configs.has_time)
 
 
 def _config_section(configs: ConfigurationTable, lands: Sequence[_Landscape]) -> _Section:
@@ -581,8 +581,6 @@ def _core_norm(cores: np.ndarray) -> Normalize:
     return LogNorm(lo, hi) if hi > lo else Normalize(lo - 1, hi + 1)
 
 
-
-
 def _log_if_wide(ax: Any, values: Any, axis: str) -> None:
     """A log scale when ``values`` span more than a factor of 4 (minor ticks unlabelled)."""
     values = np.asarray(values, dtype=float)
@@ -591,7 +589,6 @@ def _log_if_wide(ax: Any, values: Any, axis: str) -> None:
         getattr(ax, f"set_{axis}scale")("log")
         target = ax.xaxis if axis == "x" else ax.yaxis
         target.set_minor_formatter(NullFormatter())
-
 
 
 def _draw_pareto(ax: Any, rows: Any, cmap: Any, cnorm: Normalize, label: str,
@@ -614,7 +611,6 @@ def _draw_pareto(ax: Any, rows: Any, cmap: Any, cnorm: Normalize, label: str,
     ax.set_title(f"input {label}: energy vs time (seed 002 §4.11)", fontsize="medium")
     ax.legend(loc="upper right", fontsize="small")
     ax.grid(True, alpha=0.3)
-
 
 
 def draw_efficiency(ax: Axes, table: EfficiencyTable, mode: str = "discrete") -> Any:
