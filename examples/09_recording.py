@@ -7,9 +7,11 @@
 # compiled sampler, read the recording back and find its periodicity.
 #
 # The data: recorded here and now. The command is a small Python child that alternates
-# 0.5 s of busy-waiting and 0.5 s of sleep for 6 s, on absolute deadlines: its period is
+# 0.3 s of busy-waiting and 0.7 s of sleep for 6 s, on absolute deadlines: its period is
 # 1 s whatever the machine's speed or load, which is the truth the analysis is compared
-# with. It is recorded in the child's process scope, every 5 ms (the recorder's default):
+# with. The busy and idle parts differ in length on purpose: with halves of 0.5 s, the
+# context switches at the two transitions of each cycle are 0.5 s apart, a period of their
+# own that a loaded machine (where they become the most periodic metric) sometimes shows. It is recorded in the child's process scope, every 5 ms (the recorder's default):
 # the software counters then count the child itself, not whatever else runs on the node.
 #
 # `python examples/09_recording.py [COMMAND ...]` records your own command instead (e.g.
@@ -57,12 +59,12 @@ for availability in probe_all(builtin_sources()):
 # summary. `sources=None`: every source that can run here.
 
 # %%
-PERIOD_S, CYCLES = 1.0, 6
+PERIOD_S, BUSY_S, CYCLES = 1.0, 0.3, 6
 CHILD = f"""
 import time
 start = time.monotonic()
 for k in range({CYCLES}):
-    busy_until = start + k * {PERIOD_S} + {PERIOD_S / 2}
+    busy_until = start + k * {PERIOD_S} + {BUSY_S}
     while time.monotonic() < busy_until:
         pass
     time.sleep(max(0.0, start + (k + 1) * {PERIOD_S} - time.monotonic()))
