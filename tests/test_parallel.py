@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import warnings
@@ -45,6 +46,13 @@ def die_on_three(item: str) -> int:
     """Kills its own process on "3" (as the out-of-memory killer would)."""
     if item == "3":
         os._exit(9)
+    return int(item)
+
+
+def crash(item: str) -> int:
+    """Crashes its own process on "segv" (as a fault in native code would)."""
+    if item == "segv":
+        os.kill(os.getpid(), signal.SIGSEGV)
     return int(item)
 
 
@@ -327,3 +335,104 @@ def test_a_scheduler_address_where_something_else_answers_is_one_usage_error(
                                                              f":{listener.getsockname()[1]}")
     finally:
         listener.close()
+
+
+# --- many inputs, as a user runs them --------------------------------------------------------
+#: Seconds after which a run of many files counts as hung (each takes under 15 s here).
+HANG_TIMEOUT = 240
+
+
+@pytest.fixture(scope="module")
+def five_hundred_nodes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """500 node profiles of 6 s at 5 ms: each of 2 local workers runs more than
+    MAX_TASKS_PER_CHILD of them, so each is replaced on the way."""
+    folder = tmp_path_factory.mktemp("many") / "run"
+    subprocess.run([sys.executable, "-m", "phasekit.cli", "synth", "nodes", "--minutes", "0.1",
+                    "--nodes", "500", "--seed", "1", "-o", str(folder)], check=True,
+                   capture_output=True, timeout=HANG_TIMEOUT)
+    assert len(list(folder.glob("*.parquet"))) == 500 > 2 * parallel.MAX_TASKS_PER_CHILD
+    return folder
+
+
+def analyzed_nodes(*args: str | Path) -> list[str]:
+    """``phasekit analyze ARGS --json`` in a process of its own that fails the test (rather
+    than hanging it) past HANG_TIMEOUT: the names of the nodes analysed."""
+    try:
+        done = subprocess.run([sys.executable, "-m", "phasekit.cli", "analyze", *map(str, args),
+                               "--json"], capture_output=True, text=True, timeout=HANG_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"phasekit analyze {' '.join(map(str, args))} hung ({HANG_TIMEOUT} s)")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["errors"] == []
+    return [node["node"] for node in result["nodes"]]
+
+
+def test_five_hundred_files_on_two_workers_replace_them_without_hanging(
+        five_hundred_nodes: Path) -> None:
+    nodes = analyzed_nodes(five_hundred_nodes, "--workers", "2")
+    assert nodes == [f"node{i:03d}" for i in range(500)]
+
+
+def test_five_hundred_files_on_dask_finish(cluster, five_hundred_nodes: Path) -> None:  # type: ignore[no-untyped-def]
+    nodes = analyzed_nodes(five_hundred_nodes, "--scheduler", cluster.scheduler_address)
+    assert nodes == [f"node{i:03d}" for i in range(500)]
+
+
+SCRIPT_WITHOUT_GUARD = """
+import time
+import phasekit as pk
+started = time.monotonic()
+result = pk.periodicity_many({folder!r}, workers=2)
+print(len(result.nodes), len(result.errors), round(time.monotonic() - started, 2))
+"""
+
+
+def test_a_plain_script_without_a_main_guard_runs_its_nodes_on_two_workers(
+        tmp_path: Path) -> None:
+    """Worker processes never re-run the caller's script (multiprocessing's spawn does when
+    it has no ``if __name__ == "__main__":`` guard, and every worker died)."""
+    profiles, _ = generate_nodes("nemo", n_nodes=4, minutes=0.5, seed=2)
+    folder = tmp_path / "job"
+    folder.mkdir()
+    for profile in profiles:
+        write_profile(profile, folder / f"{profile.node}.parquet")
+    script = tmp_path / "plain.py"
+    script.write_text(SCRIPT_WITHOUT_GUARD.format(folder=str(folder)))
+    serial = map_files(square, ["2"], workers=1)[0].value
+    assert serial is not None
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    nodes, errors, seconds = done.stdout.split()
+    assert (int(nodes), int(errors)) == (4, 0)
+    assert float(seconds) < 10
+
+
+def test_a_function_of_the_script_itself_is_refused_at_once_with_the_fix() -> None:
+    code = ("from phasekit.parallel import map_files\n"
+            "def twice(x):\n    return 2 * x\n"
+            "try:\n    map_files(twice, [1, 2], workers=2)\n"
+            "except ValueError as exc:\n    print(exc)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert "twice is defined in the script being run" in done.stdout
+    assert "workers=1" in done.stdout
+
+
+def test_a_worker_killed_by_a_signal_is_said_so_not_blamed_on_memory() -> None:
+    items = ["1", "segv", "2"]
+    outcomes = map_files(crash, items, workers=2)
+    assert [o.value for o in outcomes] == [1, None, 2]
+    failure = outcomes[1].failure
+    assert failure is not None
+    assert "killed by SIGSEGV" in failure.message and "memory" not in failure.message
+
+
+def test_more_workers_than_cores_are_capped_with_a_note(monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    monkeypatch.setattr(parallel, "available_cores", lambda: 2)
+    with pytest.warns(PhasekitWarning, match="8 workers asked for, but this process may use 2"):
+        outcomes = map_files(square, ["1", "2", "3", "4"], workers=8)
+    assert [o.value[0] for o in outcomes] == [1, 4, 9, 16]
+    assert {o.value[1] for o in outcomes} == {1}  # 2 workers of one core each, not 8

@@ -6,8 +6,11 @@ One call, :func:`map_files`, applies a function to every item (a file) and retur
 item; the other items still run. Three ways to run:
 
 - serially in this process (``workers=1``): what one profile has always used;
-- ``workers=N`` local processes (``concurrent.futures.ProcessPoolExecutor``, started with
-  ``spawn``: a fork of a process whose numba or OpenMP threads are running can deadlock);
+- ``workers=N`` local worker processes (capped at the usable cores, with a note): each is a
+  fresh interpreter that imports phasekit and the task's module, and never the caller's
+  script, so a plain script with no ``if __name__ == "__main__":`` guard works (the standard
+  library's spawn and forkserver re-run such a script in every worker; a fork of a process
+  whose numba or OpenMP threads are running can deadlock);
 - a Dask cluster (a ``dask.distributed.Client`` as ``client``, or ``scheduler="tcp://HOST:PORT"``):
   the items must be readable by the workers (a shared file system), and phasekit installed
   there.
@@ -16,11 +19,14 @@ Memory is bounded per worker by construction (our choice; see DESIGN.md, Convent
 is one file, read by the worker itself (the parent never holds the data), and what comes back
 is a small summary, not the data. A local worker is replaced after
 :data:`MAX_TASKS_PER_CHILD` tasks, so that what one file leaves behind (allocator
-fragmentation, caches) cannot pile up over hundreds of files; a restart costs an interpreter
-start, about a second, so it is rare. A local worker that dies (killed by the out-of-memory
-killer, a crash in native code) breaks the pool: the items that had not finished are retried
-once, each in a process of its own, and the one whose process dies again is reported as
-failed. On Dask the cluster's own limits hold (``memory_limit`` of each worker: its nanny
+fragmentation, caches) cannot pile up over hundreds of files; the parent replaces it between
+two tasks (``ProcessPoolExecutor``'s own ``max_tasks_per_child`` deadlocks on Python 3.11 and
+3.12 when it replaces a worker, so runs of more than 100 files per worker hung). A restart
+costs an interpreter start, about a second, so it is rare. A local worker that dies (killed
+by the out-of-memory killer, a crash in native code) fails only the item it was running,
+which is tried once more, alone, after the others; the failure says how the process ended
+(the signal, or its exit code and last line of standard error), not a guess.
+On Dask the cluster's own limits hold (``memory_limit`` of each worker: its nanny
 restarts a worker past 95 % of it; the scheduler gives up on a task after
 ``distributed.scheduler.allowed-failures`` restarts, reported here as that item's failure),
 and a cluster left with no worker at all for :data:`NO_WORKERS_TIMEOUT` seconds (its last
@@ -38,6 +44,7 @@ its budget with :func:`worker_threads`. Serially, nothing is changed.
 from __future__ import annotations
 
 import atexit
+import collections
 import contextlib
 import ctypes
 import functools
@@ -45,14 +52,16 @@ import gc
 import glob
 import logging
 import os
+import pickle
+import signal
+import struct
+import subprocess
 import sys
 import threading
 import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -214,10 +223,26 @@ def map_files(func: Callable[[T], R], items: Iterable[T], *, workers: int | None
     if scheduler is not None:
         with _connect(scheduler) as opened:
             return _on_dask(func, todo, opened, report, handed)
-    count = min(workers or available_cores(), max(1, len(todo)))
+    count = _usable_workers(workers, len(todo))
     if count == 1:
         return _serially(func, todo, report)
     return _on_processes(func, todo, count, report, max_tasks_per_child, handed)
+
+
+def _usable_workers(workers: int | None, items: int) -> int:
+    """The worker processes for ``items`` items: ``workers`` (None: one per core), no more
+    than the items nor than the cores this process may use, with a
+    :class:`~phasekit.errors.PhasekitWarning` when the cores cap it: more processes than
+    cores only add interpreter starts and contention (8 workers on 2 cores took 10 s where
+    1 took 1.1 s, for 8 small nodes)."""
+    cores = available_cores()
+    count = min(workers or cores, max(1, items))
+    if count > cores:
+        warnings.warn(f"{workers} workers asked for, but this process may use {cores} "
+                      f"core(s): using {cores} worker process(es)", PhasekitWarning,
+                      stacklevel=3)
+        return cores
+    return count
 
 
 class _Ticker:
@@ -381,69 +406,258 @@ def _announce(started: Callable[[], None]) -> None:
 
 
 def _init_worker(threads: int) -> None:
-    """Initializer of a local worker process: size numba's thread pool before numba is
-    imported there, and freeze the garbage collector's objects when the worker exits (the
+    """Set-up of a local worker process: size numba's thread pool before numba is imported
+    there, and freeze the garbage collector's objects when the worker exits (the
     interpreter's teardown would otherwise collect the analyses' objects several times, about
-    0.4 s during which the pool's shutdown waits; see :func:`phasekit.cli.entry_point`)."""
+    0.4 s during which the parent waits; see :func:`phasekit.cli.entry_point`)."""
     os.environ["NUMBA_NUM_THREADS"] = str(threads)
     atexit.register(gc.freeze)
 
 
-def _pool(workers: int, threads: int, max_tasks_per_child: int | None) -> ProcessPoolExecutor:
-    import multiprocessing
+# --- local worker processes ------------------------------------------------------------------
+# A worker is ``python -c WORKER_CODE``: it reads tasks from its standard input and writes
+# outcomes to its standard output, each a pickle after its 8-byte length. It never imports
+# the caller's ``__main__`` (multiprocessing's spawn and forkserver re-run a script that has
+# no ``if __name__ == "__main__":`` guard in every worker), and the parent always knows which
+# item a worker was running when it died. Workers are replaced by the parent itself, between
+# two tasks (ProcessPoolExecutor's own ``max_tasks_per_child`` deadlocks on Python 3.11 and
+# 3.12 when a worker is replaced: python/cpython#115634).
+_HEADER = struct.Struct(">Q")
+WORKER_CODE = "from phasekit.parallel import _worker_main; _worker_main()"
+#: Lines of a worker's standard error kept to explain its death.
+STDERR_LINES = 20
 
-    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_init_worker, initargs=(threads,),
-                               max_tasks_per_child=max_tasks_per_child)
+
+def _send(stream: Any, obj: object) -> None:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_HEADER.pack(len(data)))
+    stream.write(data)
+    stream.flush()
 
 
-def _died(item: object) -> Failure:
-    return Failure(message=f"{item}: the worker process died while working on it (killed, "
-                           "perhaps for lack of memory)", exit_code=1, error="BrokenProcessPool")
+def _receive(stream: Any) -> Any:
+    """The next pickled object on ``stream``; EOFError at its end."""
+    head = stream.read(_HEADER.size)
+    if len(head) < _HEADER.size:
+        raise EOFError
+    size = _HEADER.unpack(head)[0]
+    data = stream.read(size)
+    if len(data) < size:
+        raise EOFError
+    return pickle.loads(data)
+
+
+def _worker_main() -> None:
+    """The loop of a local worker process: the caller's ``sys.path`` and thread budget
+    first, then one ``(task, item)`` after another until standard input ends. Whatever the
+    task prints goes to standard error: standard output carries the outcomes."""
+    tasks = sys.stdin.buffer
+    results = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    setup = _receive(tasks)
+    sys.path[:] = setup["path"]
+    _init_worker(setup["threads"])
+    while True:
+        try:
+            task, item = _receive(tasks)
+        except EOFError:
+            break
+        except Exception as exc:  # the task does not unpickle here (a module it names is
+            # missing on this side): that item's failure, not the worker's
+            _send(results, Outcome(item=None, failure=describe(exc, "task")))
+            continue
+        outcome = task(item)
+        try:
+            _send(results, outcome)
+        except Exception as exc:  # the function's value does not pickle
+            _send(results, Outcome(item=item, failure=describe(exc, item),
+                                   warnings=outcome.warnings))
+    results.close()
+
+
+class _WorkerDied(Exception):
+    """The worker process ended while it ran an item; ``reason`` says how, in words."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _Worker:
+    """One local worker process, started at once, and the tasks it has run."""
+
+    def __init__(self, threads: int) -> None:
+        env = dict(os.environ, NUMBA_NUM_THREADS=str(threads))
+        self.process = subprocess.Popen([sys.executable, "-c", WORKER_CODE],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, env=env)
+        self.tasks = 0
+        self.stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
+        self._drain = threading.Thread(target=self._keep_stderr, daemon=True)
+        self._drain.start()
+        _send(self.process.stdin, {"path": list(sys.path), "threads": threads})
+
+    def _keep_stderr(self) -> None:
+        """Pass the worker's standard error on (a task's prints, numba's messages), keeping
+        its last lines for :meth:`reason`."""
+        assert self.process.stderr is not None
+        for raw in self.process.stderr:
+            line = raw.decode(errors="replace")
+            self.stderr.append(line.rstrip("\n"))
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.write(line)
+
+    def run(self, task: Callable[[Any], Outcome[R]], item: Any) -> Outcome[R]:
+        """``task(item)`` in the worker; :class:`_WorkerDied` if it ends meanwhile."""
+        self.tasks += 1
+        try:
+            _send(self.process.stdin, (task, item))
+            outcome = _receive(self.process.stdout)
+        except (EOFError, OSError):
+            raise _WorkerDied(self.reason()) from None
+        if outcome.item is None and outcome.failure is not None:  # the task did not unpickle
+            outcome = Outcome(item=item, failure=describe_message(outcome.failure, item))
+        return outcome
+
+    def reason(self) -> str:
+        """How the worker ended, in words (waits for it to end)."""
+        try:
+            code = self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            code = self.process.wait()
+        self._drain.join(timeout=1)
+        if code < 0:
+            name = _signal_name(-code)
+            if -code == signal.SIGKILL:
+                return (f"killed by {name} (the kernel's out-of-memory killer sends it; "
+                        "'dmesg' tells whether it did)")
+            return f"killed by {name}"
+        last = next((line for line in reversed(self.stderr) if line.strip()), "")
+        return f"exit code {code}" + (f": {last.strip()}" if last else "")
+
+    def close(self) -> None:
+        """End the worker after its current task: its standard input ends."""
+        with contextlib.suppress(OSError):
+            self.process.stdin.close()  # type: ignore[union-attr]
+
+    def kill(self) -> None:
+        with contextlib.suppress(OSError):
+            self.process.kill()
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def describe_message(failure: Failure, item: object) -> Failure:
+    """``failure`` (made where the item was not known) naming ``item``."""
+    where = os.fspath(item) if isinstance(item, str | os.PathLike) else str(item)
+    message = failure.message.removeprefix("task: ")
+    return Failure(message=f"{where}: {message}", exit_code=failure.exit_code,
+                   error=failure.error, traceback=failure.traceback)
+
+
+def _died(item: object, reason: str) -> Failure:
+    return Failure(message=f"{item}: the worker process died while working on it ({reason})",
+                   exit_code=1, error="WorkerDied")
+
+
+def _check_importable(func: Callable[..., Any]) -> None:
+    """A function defined in the caller's script (``__main__``) cannot be imported by a
+    worker: UsageError naming the fix, before any worker starts."""
+    inner = func
+    while isinstance(inner, functools.partial):
+        inner = inner.func
+    if getattr(inner, "__module__", None) == "__main__":
+        name = getattr(inner, "__qualname__", repr(inner))
+        raise UsageError(f"{name} is defined in the script being run (__main__), which worker "
+                         "processes do not import: define it in a module of its own, or run "
+                         "with workers=1")
 
 
 def _on_processes(func: Callable[[T], R], items: list[T], workers: int, report: Progress,
                   max_tasks_per_child: int | None, started: Callable[[], None]
                   ) -> list[Outcome[R]]:
+    """Every item on ``workers`` local worker processes, each fed by a thread of its own;
+    a worker is replaced after ``max_tasks_per_child`` tasks and when it dies. The item a
+    worker died on is tried once more, alone, after the others; if its worker dies again,
+    that is its failure."""
+    _check_importable(func)
     threads = max(1, available_cores() // workers)
+    task = functools.partial(call, func, threads=threads)
     ticker = _Ticker(len(items), report)
     outcomes: list[Outcome[R] | None] = [None] * len(items)
-    broken: list[int] = []
-    task = functools.partial(call, func, threads=threads)
-    pool = _pool(workers, threads, max_tasks_per_child)
-    try:
-        futures: dict[Future[Outcome[R]], int] = {
-            pool.submit(task, item): i for i, item in enumerate(items)}
-        _announce(started)
-        for future in as_completed(futures):
-            i = futures[future]
-            try:
-                outcomes[i] = future.result()
-            except BrokenProcessPool:
-                broken.append(i)
-                continue
-            except Exception as exc:  # the task or its result did not pickle
-                outcomes[i] = Outcome(item=items[i], failure=describe(exc, items[i]))
-            ticker.tick()
-    except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)
-    if broken:
-        _log.info("a worker process died; retrying %d file(s), each in its own process",
-                  len(broken))
+    died: list[int] = []
+    lock = threading.Lock()
+    queue = iter(range(len(items)))
+    live: set[_Worker] = set()
+    stop = threading.Event()
 
-        def alone(i: int) -> Outcome[R]:
-            with _pool(1, threads, None) as single:
+    def start() -> _Worker:
+        worker = _Worker(threads)
+        with lock:
+            live.add(worker)
+        return worker
+
+    def retire(worker: _Worker) -> None:
+        worker.close()
+        with lock:
+            live.discard(worker)
+
+    def feed(retrying: bool = False, indices: Iterator[int] | None = None) -> None:
+        source = indices if indices is not None else queue
+        worker: _Worker | None = None
+        try:
+            while not stop.is_set():
+                with lock:
+                    i = next(source, None)
+                if i is None:
+                    break
+                if worker is not None and max_tasks_per_child and \
+                        worker.tasks >= max_tasks_per_child:
+                    retire(worker)
+                    worker = None
+                worker = worker or start()
                 try:
-                    return single.submit(task, items[i]).result()
-                except BrokenProcessPool:
-                    return Outcome(item=items[i], failure=_died(items[i]))
+                    outcome = worker.run(task, items[i])
+                except _WorkerDied as exc:
+                    with lock:
+                        live.discard(worker)
+                    worker = None
+                    if not retrying:
+                        with lock:
+                            died.append(i)
+                        continue
+                    outcome = Outcome(item=items[i], failure=_died(items[i], exc.reason))
+                with lock:
+                    outcomes[i] = outcome
+                    ticker.tick()
+        finally:
+            if worker is not None:
+                retire(worker)
 
-        with ThreadPoolExecutor(max_workers=workers) as retry:
-            for i, outcome in zip(broken, retry.map(alone, broken), strict=True):
-                outcomes[i] = outcome
-                ticker.tick()
+    feeders = [threading.Thread(target=feed, daemon=True) for _ in range(workers)]
+    try:
+        for feeder in feeders:
+            feeder.start()
+        _announce(started)
+        for feeder in feeders:
+            while feeder.is_alive():
+                feeder.join(timeout=0.2)
+        if died:
+            _log.info("a worker process died; retrying %d file(s), each alone", len(died))
+            feed(retrying=True, indices=iter(sorted(died)))
+    except BaseException:
+        stop.set()
+        with lock:
+            doomed = list(live)
+        for worker in doomed:
+            worker.kill()
+        raise
     return [o for o in outcomes if o is not None]
 
 
