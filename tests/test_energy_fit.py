@@ -292,6 +292,16 @@ def test_cli_fit_errors_are_one_line(files: dict[str, Path], args: tuple[str, ..
     assert err.count("\n") == 1 and err.startswith("phasekit: error: ") and message in err
 
 
+def test_a_python_caller_is_told_about_its_keyword_not_an_option(files: dict[str, Path]
+                                                                 ) -> None:
+    import phasekit as pk
+
+    with pytest.raises(UsageError, match=r"^train=935: expected 1 to 934") as caught:
+        pk.energy.fit(files["json"], train=935)
+    assert "--" not in str(caught.value)
+    assert caught.value.command_line().startswith("--train 935: expected 1 to 934")
+
+
 def test_unknown_model_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="unknown model"):
         get_model("cubic")

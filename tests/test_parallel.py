@@ -89,7 +89,7 @@ def test_progress_reaches_one() -> None:
 
 
 def test_bad_worker_counts() -> None:
-    with pytest.raises(UsageError, match="--workers"):
+    with pytest.raises(UsageError, match=r"workers=0: expected at least 1"):
         map_files(square, ["1"], workers=0)
     assert map_files(square, [], workers=4) == []
 

@@ -12,6 +12,8 @@ still catches all three.
 
 from __future__ import annotations
 
+import shlex
+
 
 class PhasekitError(Exception):
     """Base class: an expected failure that the CLI reports in one line."""
@@ -19,10 +21,44 @@ class PhasekitError(Exception):
     exit_code = 1
 
 
+_NO_VALUE = object()
+
+
 class UsageError(PhasekitError, ValueError):
-    """The user asked for something that cannot be done as asked (exit code 2)."""
+    """The user asked for something that cannot be done as asked (exit code 2).
+
+    Given the ``parameter`` at fault (and its ``value``), the message names it as the
+    caller wrote it: ``train=10: expected 1 to 5`` for a Python caller, and through
+    :meth:`command_line` ``--train 10: expected 1 to 5`` for the command line (``option``
+    when the option's name is not the parameter's with dashes).
+    """
 
     exit_code = 2
+
+    def __init__(self, message: str, *, parameter: str | None = None,
+                 value: object = _NO_VALUE, option: str | None = None) -> None:
+        self.detail = message
+        self.parameter = parameter
+        self.value = value
+        self.option = option
+        if parameter is None:
+            super().__init__(message)
+        elif value is _NO_VALUE:
+            super().__init__(f"{parameter}: {message}")
+        else:
+            super().__init__(f"{parameter}={value!r}: {message}")
+
+    def command_line(self) -> str:
+        """The message as the command line says it: the option instead of the parameter."""
+        if self.parameter is None:
+            return str(self)
+        option = self.option or "--" + self.parameter.replace("_", "-")
+        if self.value is _NO_VALUE:
+            return f"{option}: {self.detail}"
+        value = self.value
+        shown = f"{value:g}" if isinstance(value, float) else (
+            shlex.quote(value) if isinstance(value, str) else str(value))
+        return f"{option} {shown}: {self.detail}"
 
 
 class InputError(PhasekitError, ValueError):

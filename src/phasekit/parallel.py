@@ -214,7 +214,7 @@ def map_files(func: Callable[[T], R], items: Iterable[T], *, workers: int | None
     todo = list(items)
     report = progress or (lambda stage, fraction: None)
     if workers is not None and workers < 1:
-        raise UsageError(f"--workers must be at least 1, got {workers}")
+        raise UsageError("expected at least 1", parameter="workers", value=workers)
     handed = started or (lambda: None)
     if client is not None and scheduler is not None:
         raise UsageError("give a Dask client or a scheduler address, not both")
@@ -667,17 +667,17 @@ def _connect(scheduler: str) -> Any:
     try:
         from distributed import Client
     except ImportError:
-        raise UnsupportedError("--scheduler needs dask.distributed: pip install "
+        raise UnsupportedError("a Dask scheduler needs dask.distributed: pip install "
                                "'dask[distributed]'") from None
     try:
         return Client(scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False)
     except (OSError, TimeoutError, ValueError, TypeError) as exc:
-        raise UsageError(f"--scheduler {scheduler}: cannot connect to a Dask scheduler: "
-                         f"{' '.join(str(exc).split())}") from None
+        raise UsageError(f"cannot connect to a Dask scheduler: {' '.join(str(exc).split())}",
+                         parameter="scheduler", value=scheduler) from None
     except (MemoryError, EOFError) as exc:  # something else answers there: its bytes are not
         # Dask's protocol (a proxy's reply read as a frame length of exabytes)
-        raise UsageError(f"--scheduler {scheduler}: what answers there is not a Dask "
-                         f"scheduler ({type(exc).__name__} reading its reply)") from None
+        raise UsageError(f"what answers there is not a Dask scheduler ({type(exc).__name__} "
+                         "reading its reply)", parameter="scheduler", value=scheduler) from None
 
 
 def _on_dask(func: Callable[[T], R], items: list[T], client: Any, report: Progress,

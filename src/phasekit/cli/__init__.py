@@ -23,7 +23,7 @@ import typer
 
 import phasekit
 from phasekit.cli.common import STATE
-from phasekit.errors import PhasekitError, PhasekitWarning
+from phasekit.errors import PhasekitError, PhasekitWarning, UsageError
 
 __all__ = ["app", "entry_point", "main"]
 
@@ -263,7 +263,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         except PhasekitError as exc:
             if STATE.debug:
                 traceback.print_exc()
-            sys.stderr.write(f"phasekit: error: {_one_line(str(exc))}\n")
+            text = exc.command_line() if isinstance(exc, UsageError) else str(exc)
+            sys.stderr.write(f"phasekit: error: {_one_line(text)}\n")
             code = exc.exit_code
         except KeyboardInterrupt:
             sys.stderr.write("phasekit: interrupted\n")

@@ -1053,8 +1053,9 @@ def fit_energy(configs: pd.DataFrame, *, model: str = "extended", n_train: int |
         design_used = "all"
     else:
         if n_train < 1 or n_train >= total:
-            raise UsageError(f"--train {n_train}: expected 1 to {total - 1} (the table has "
-                             f"{total} configurations; the others are the holdout)")
+            raise UsageError(f"expected 1 to {total - 1} (the table has {total} "
+                             "configurations; the others are the holdout)",
+                             parameter="train", value=n_train)
         has_time = bool(use_time and np.isfinite(times).all())
         train = choose_training(configs, n_train, design=design, seed=seed, model=design_model,
                                 with_time=has_time)
@@ -1163,7 +1164,8 @@ def _one_input(configs: pd.DataFrame, asked: float | str) -> pd.DataFrame:
             if np.isfinite(number) else chosen
     if chosen.empty:
         known = ", ".join(dict.fromkeys(configs["input_label"].astype(str)))
-        raise UsageError(f"--input {asked}: not an input of the campaign (inputs: {known})")
+        raise UsageError(f"not an input of the campaign (inputs: {known})", parameter="input",
+                         value=asked)
     return chosen.reset_index(drop=True)
 
 

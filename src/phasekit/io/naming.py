@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import os
 
-from phasekit.errors import InputError, PhasekitError
+from phasekit.errors import InputError, PhasekitError, UsageError
 
 __all__ = ["name_file"]
 
 
 def name_file(exc: PhasekitError, path: str | os.PathLike[str]) -> PhasekitError:
-    """``exc`` with the file name in front of its message, unless it already names it."""
+    """``exc`` with the file name in front of its message, unless it already names it or is
+    about a parameter (a :class:`~phasekit.errors.UsageError` naming one: the file is not
+    at fault)."""
+    if isinstance(exc, UsageError) and exc.parameter is not None:
+        return exc
     where = os.fspath(path)
     message = str(exc)
     if isinstance(exc, InputError):

@@ -508,8 +508,8 @@ def detect(X: np.ndarray, *, method: str = "ev", threshold: float | None = None,
     if X.ndim != 2 or X.shape[1] == 0:
         raise UsageError(f"execution vectors must be 2-D with at least one sensor, got {X.shape}")
     if method == "shape":
-        raise UsageError("--method shape is an offline segmentation of one series: "
-                         "phasekit.phases.phases or phasekit.phases.shape, not detect")
+        raise UsageError("an offline segmentation of one series: phasekit.phases.phases or "
+                         "phasekit.phases.shape, not detect", parameter="method", value="shape")
     threshold = _threshold(method, threshold)
     if method == "ev-literal":
         starts, detected, score, limit = _literal_all(X, threshold)
@@ -531,11 +531,12 @@ def detect(X: np.ndarray, *, method: str = "ev", threshold: float | None = None,
 
 def _threshold(method: str, threshold: float | None) -> float:
     if method not in METHODS:
-        raise UsageError(f"--method {method!r}: expected one of {', '.join(METHODS)}")
+        raise UsageError(f"expected one of {', '.join(METHODS)}", parameter="method",
+                         value=method)
     if threshold is None:
         return LITERAL_THRESHOLD if method == "ev-literal" else ROBUST_THRESHOLD
     if not (math.isfinite(threshold) and threshold > 0):
-        raise UsageError(f"--threshold {threshold}: expected a positive number")
+        raise UsageError("expected a positive number", parameter="threshold", value=threshold)
     return float(threshold)
 
 
