@@ -22,11 +22,26 @@ Table 4.5's ten applications, 1-12 threads, run times 1 min-1 h, seeds from 1000
 robin, the heuristic, the annealing and (on 30 tasks) the MILP run in one comparison; the
 lower bound (:func:`phasekit.schedule.simulate.lower_bound`, or the MILP's own bound when
 higher) says how much any schedule could still gain.
+
+``--first-run`` measures instead what a fresh install sees: ``phasekit schedule BATCH.csv
+--servers 5 --cores 12 --time-limit 5s`` on a 66-task batch of phasekit's generator, run
+three times in fresh processes sharing one numba cache folder (NUMBA_CACHE_DIR): filled by
+the install's warm-up alone (``python -m phasekit.warmup``, what a wheel carries), the first
+run and the second; then once more with an empty cache (a machine where the shipped kernels
+cannot be used, so numba compiles them). Wall time of each command, the kernels it
+compiled, and each policy's saving and the annealing's plan, which must be the same in all.
+It writes its own section of RESULTS.md (``schedule_first_run``).
 """
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -138,13 +153,120 @@ HELD_OUT_SUMMARY = ["batch", "batches", "saving heuristic, mean (%)",
                     "annealing better than heuristic", "best above bound, mean (max) (%)"]
 
 
+FIRST_RUN_SECTION = "schedule_first_run"
+FIRST_RUN_LIMIT = "5s"
+
+
+def _schedule_command(batch: Path, out: Path, cache: Path, limit: str) -> dict[str, Any]:
+    """One ``phasekit schedule`` in a fresh process: wall time, kernels numba compiled (its
+    NUMBA_DEBUG_CACHE lines), the result."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "NUMBA_DEBUG_CACHE": "1"}
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "phasekit.cli", "schedule", str(batch),
+                           "--servers", "5", "--cores", "12", "--time-limit", limit,
+                           "-o", str(out)], env=env, capture_output=True, text=True,
+                          timeout=900, check=True)
+    wall = time.perf_counter() - started
+    compiled = sum(line.startswith("[cache] data saved") for line in done.stdout.splitlines())
+    result = json.loads(out.read_text())
+    policies = {p["policy"]: p for p in result["policies"]}
+    return {"wall": wall, "compiled": compiled, "policies": policies,
+            "annealing": next(line for line in done.stdout.splitlines()
+                              if line.startswith("annealing:"))}
+
+
+def first_run(args: Any) -> int:
+    """``--first-run``: the module docstring's last paragraph."""
+    from phasekit.schedule import write_batch
+    from phasekit.synth.batches import generate_batch
+
+    bench = _common.Run()
+    limit = "2s" if args.quick else FIRST_RUN_LIMIT
+    with tempfile.TemporaryDirectory(prefix="phasekit-first-run-") as tmp:
+        folder = Path(tmp)
+        batch = write_batch(generate_batch(66, seed=0), folder / "batch.csv")
+        shipped, empty = folder / "cache-warmed", folder / "cache-empty"
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "phasekit.warmup"], check=True, timeout=1800,
+                       env={**os.environ, "NUMBA_CACHE_DIR": str(shipped)},
+                       capture_output=True)
+        warm_up = time.perf_counter() - started
+        print(f"warm-up into a fresh cache: {warm_up:.1f} s", flush=True)
+        runs = {}
+        for name, cache in (("first", shipped), ("second", shipped), ("empty cache", empty)):
+            runs[name] = _schedule_command(batch, folder / f"{name}.json", cache, limit)
+            print(f"{name}: {runs[name]['wall']:.2f} s, {runs[name]['compiled']} kernels "
+                  f"compiled; {runs[name]['annealing']}", flush=True)
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        interpreter = time.perf_counter() - started
+    orders = {name: run["policies"]["sa"]["order"] for name, run in runs.items()}
+    same = all(order == orders["first"] for order in orders.values())
+    limit_s = float(limit.rstrip("s"))
+    within = all(runs[name]["wall"] <= limit_s for name in ("first", "second"))
+    header = ["run", "numba cache", "kernels compiled", "wall time (s)",
+              "saving annealing (%)", "saving MILP (%)", "saving heuristic (%)",
+              "annealing levels", "MILP status"]
+    caches = {"first": "the warm-up's (as a wheel ships it)", "second": "after the first run",
+              "empty cache": "empty (kernels compiled at first use)"}
+    rows = []
+    for name, run in runs.items():
+        p = run["policies"]
+        sa = p["sa"]["info"]
+        rows.append([name, caches[name], run["compiled"], f"{run['wall']:.2f}",
+                     f"{p['sa']['saving_vs_rr']:.2f}", f"{p['milp']['saving_vs_rr']:.2f}",
+                     f"{p['heuristic']['saving_vs_rr']:.2f}",
+                     f"{sa['levels']} of {sa['iterations']}", p["milp"]["info"]["status"]])
+    print()
+    print(_common.text_table(header, rows))
+    print(f"same annealing plan in every run: {same}; interpreter start {interpreter:.2f} s")
+    body = "\n".join([
+        "## Schedule: same plan first and second run (benchmarks/schedule.py)",
+        "",
+        f"The first `phasekit schedule` after an install, the second, and one on an empty "
+        f"numba cache give the {'same' if same else '**different**'} annealing plan and "
+        f"saving; with the install's kernels each ends "
+        f"{'within' if within else '**after**'} `--time-limit {limit}`.",
+        "",
+        *_common.machine_lines(bench),
+        f"- {_common.cores_used()}.",
+        f"- Command: `phasekit schedule BATCH.csv --servers 5 --cores 12 --time-limit {limit}` "
+        "(every policy) in a fresh process (`python -m phasekit.cli`), wall time from its "
+        f"start to its end, the interpreter's own start ({interpreter:.2f} s) included. BATCH: "
+        "66 tasks of `phasekit.synth.batches.generate_batch(66, seed=0)` (the small scenario).",
+        f"- Numba cache (NUMBA_CACHE_DIR): filled by `python -m phasekit.warmup` alone "
+        f"({warm_up:.0f} s), as a wheel built with the warm-up ships it, for the first and second "
+        "runs; empty for the last, where numba compiles the kernels it runs (not counted "
+        "against the limit, so the plan is the same). Kernels compiled: numba's "
+        "NUMBA_DEBUG_CACHE \"data saved\" lines.",
+        "",
+        _common.markdown_table(header, rows, align="ll" + "r" * 7),
+        "",
+        f"The first run's line for the annealing: `{runs['first']['annealing']}`",
+        "",
+        f"Total run time {_common.seconds(bench.elapsed())}.",
+    ])
+    if args.quick and args.results is None:
+        print("\nquick run: RESULTS.md not written")
+        return 0
+    target = args.results or _common.RESULTS
+    _common.write_section(FIRST_RUN_SECTION, body, target)
+    print(f"\nwrote the {FIRST_RUN_SECTION} section of {target}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _common.arg_parser(__doc__, quick="tiny batches, few annealing levels, 2 s MILP "
                                                "(smoke test)")
     parser.add_argument("--scenario", choices=("small", "large", "both"), default="both",
                         help="run one scenario only (for checking; RESULTS.md is then not "
                              "written unless --results is given)")
+    parser.add_argument("--first-run", action="store_true",
+                        help="measure the first and second 'phasekit schedule' after an "
+                             "install instead (see the module docstring)")
     args = parser.parse_args(argv)
+    if args.first_run:
+        return first_run(args)
     from phasekit.schedule import DataCenter, execute, schedule_batch
     from phasekit.schedule.policies import milp_schedule, simulated_annealing
     from phasekit.schedule.simulate import lower_bound

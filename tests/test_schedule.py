@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -117,9 +119,14 @@ def test_bad_input_names_file_line_column(tmp_path: Path, text: bytes, line: int
 def test_missing_file_and_estimated_column(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no such file"):
         read_batch(tmp_path / "nope.csv")
-    with pytest.raises(InputError) as info:
-        read_batch(write(tmp_path, CSV), columns={"est_power_w": "power"})
-    assert info.value.column == "est_power_w"
+    path = write(tmp_path, CSV)
+    with pytest.raises(UsageError) as info:  # a column asked for by name: the caller's error
+        read_batch(path, columns={"est_power_w": "power"})
+    assert str(info.value) == (f"{path}: no column 'est_power_w' (the file has: task, threads, "
+                               "time_s, power_w, est_time_s)")
+    with pytest.raises(InputError, match="missing column 'power_w'"):  # the file's own error
+        read_batch(write(tmp_path, b"task,threads,time_s\na,1,2\n", "short.csv"),
+                   columns={"est_time_s": "time"})
 
 
 JUNK = st.one_of(st.binary(min_size=1, max_size=8),
@@ -477,6 +484,63 @@ def test_annealing_reaches_the_optimum_of_packed_batches() -> None:
     assert max(found) < 1.03, found
 
 
+def test_time_limit_cuts_the_annealing_by_work_not_by_the_clock(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The limit allows the levels whose work, at a fixed assumed speed, fits in it: the cut
+    is the same whatever the machine's speed or load, so the same seed and limit give the
+    same plan. A clock made to race (a slow machine: one second per reading) changes
+    nothing, where a wall-clock limit stopped after the first level."""
+    from phasekit.schedule import policies
+
+    batch = generate_batch(66, seed=0)
+    dc = DataCenter(5, 12)
+    limit = 0.5
+    expected = policies.sa_levels_within(limit, len(batch), len(batch))
+    full = simulated_annealing(batch.threads, batch.time_s, dc, seed=3)
+    assert 1 < expected < full.info["iterations"] == full.info["levels"]
+    cut = simulated_annealing(batch.threads, batch.time_s, dc, seed=3, time_limit_s=limit)
+    ticks = itertools.count()
+    monkeypatch.setattr(policies.time, "perf_counter", lambda: float(next(ticks)))
+    slow = simulated_annealing(batch.threads, batch.time_s, dc, seed=3, time_limit_s=limit)
+    monkeypatch.undo()
+    assert cut.info["levels"] == slow.info["levels"] == expected
+    assert np.array_equal(cut.order, slow.order)
+    assert cut.info["levels_allowed"] == expected and "time limit" in cut.info["stopped"]
+    # the cut run is the full run's first levels: its best is never better
+    assert cut.info["best_planned_makespan_s"] >= full.info["best_planned_makespan_s"]
+    roomy = simulated_annealing(batch.threads, batch.time_s, dc, seed=3, time_limit_s=1e6)
+    assert np.array_equal(roomy.order, full.order) and roomy.info["stopped"] is None
+
+
+def test_a_deadline_stops_the_annealing_and_says_the_plan_depends_on_the_machine() -> None:
+    """The clock is only a safety net (a machine far slower than the assumed speed): when
+    it stops the annealing, the plan says it depends on the machine."""
+    from phasekit.schedule.budget import Deadline
+
+    batch = generate_batch(66, seed=0)
+    ticks = itertools.count()
+    deadline = Deadline(4.0, clock=lambda: float(next(ticks)))  # one second per reading
+    plan = simulated_annealing(batch.threads, batch.time_s, DataCenter(5, 12), seed=3,
+                               deadline=deadline)
+    assert 0 < plan.info["levels"] < plan.info["iterations"]
+    assert plan.info["cut_by"] == "clock"
+    assert "depends on" in plan.info["stopped"] and "machine" in plan.info["stopped"]
+
+
+def test_time_limit_bounds_the_whole_comparison() -> None:
+    """--policy all: the annealing and the MILP share one limit (they each had it). A
+    small comparison first loads (or compiles) the kernels, which the limit leaves out."""
+    schedule_batch(generate_batch(12, seed=1), DataCenter(2, 12), time_limit_s=0.5)
+    batch, sc = scenario_batch("small", seed=0)
+    limit = 2.0
+    started = time.perf_counter()
+    result = schedule_batch(batch, DataCenter(sc.servers, sc.cores), policies="all",
+                            time_limit_s=limit)
+    assert time.perf_counter() - started <= limit + 0.2
+    milp = result.get("milp")
+    assert milp.info["time_limit_s"] < limit
+
+
 def test_annealing_is_reproducible_and_never_worse_than_its_start() -> None:
     batch = generate_batch(40, seed=5)
     dc = DataCenter(3, 12)
@@ -582,10 +646,10 @@ def test_cli_json_contract_outputs_and_plot(tmp_path: Path) -> None:
 def test_real_cli_prints_only_json_for_every_policy(policy: str) -> None:
     """``phasekit schedule ... --json`` in a real process: stdout parses as JSON. HiGHS
     writes its banner from C++ straight to file descriptor 1, which an in-process run does
-    not see; the 66-task batch keeps the MILP from ending at the lower bound, so HiGHS
-    runs."""
+    not see; the 66-task batch keeps the MILP from ending at the lower bound, and 4 s leave
+    the solver time after the start-up, so HiGHS runs."""
     done = subprocess.run([sys.executable, "-m", "phasekit.cli", "schedule", "synth:small:0",
-                           "--policy", policy, "--time-limit", "1s", "--json"],
+                           "--policy", policy, "--time-limit", "4s", "--json"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     data = json.loads(done.stdout)
@@ -595,6 +659,42 @@ def test_real_cli_prints_only_json_for_every_policy(policy: str) -> None:
     if policy in ("milp", "all"):
         assert rows[-1]["info"]["solver"].startswith("HiGHS")
     assert "Traceback" not in done.stderr
+
+
+def test_same_seed_and_limit_give_the_same_plan_cold_or_warm_within_the_limit(
+        tmp_path: Path) -> None:
+    """Two ``phasekit schedule --policy all --time-limit 3s`` runs in real processes with
+    one fresh numba cache folder: the first compiles the scheduling kernels (as on a
+    machine where the install's compiled kernels cannot be used), the second loads them.
+    The annealing, cut short by the limit, gives the same plan in both and says so, and
+    the second command, start-up included, ends within the limit plus the time of a bare
+    interpreter's start (and 0.3 s for the process to exit)."""
+    limit = 3.0
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}
+    env.pop("NUMBA_DISABLE_JIT", None)
+
+    def schedule(name: str) -> tuple[dict[str, object], str, float]:
+        started = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "phasekit.cli", "schedule",
+                               "synth:small:0", "--policy", "all", "--time-limit", f"{limit:g}s",
+                               "-o", tmp_path / f"{name}.json"], env=env,
+                              capture_output=True, text=True, timeout=300)
+        elapsed = time.perf_counter() - started
+        assert done.returncode == 0, done.stderr[-2000:]
+        result = json.loads((tmp_path / f"{name}.json").read_text())
+        return next(p for p in result["policies"] if p["policy"] == "sa"), done.stdout, elapsed
+
+    cold, _, _ = schedule("cold")
+    warm, out, elapsed = schedule("warm")
+    assert cold["order"] == warm["order"]
+    assert cold["info"]["levels"] == warm["info"]["levels"] < warm["info"]["iterations"]
+    assert cold["info"]["cut_by"] == warm["info"]["cut_by"] == "time limit"
+    line = next(x for x in out.splitlines() if x.startswith("annealing:"))
+    assert "cut short" in line and "same plan" in line, line
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True, timeout=60)
+    interpreter = time.perf_counter() - started
+    assert elapsed <= limit + interpreter + 0.3, (elapsed, interpreter)
 
 
 def test_progress_counts_truthfully() -> None:
@@ -622,11 +722,16 @@ def test_progress_counts_truthfully() -> None:
     (["--servers", "2"], 2, "--cores"),
     (["--servers", "2", "--cores", "4", "--policy", "fifo"], 2, "--policy"),
     (["--servers", "2", "--cores", "4", "--time-limit", "soon"], 2, "--time-limit"),
-    (["--servers", "2", "--cores", "4", "--estimated", "guess_s"], 3, "guess_s"),
+    (["--servers", "2", "--cores", "4", "--estimated", "guess_s"], 2,
+     "batch.csv: no column 'guess_s' (the file has: task, threads, time_s, power_w, "
+     "est_time_s)"),
+    (["--servers", "2", "--cores", "4", "--estimated", "est_time_s,guess_w"], 2,
+     "batch.csv: no column 'guess_w' (the file has: task, threads, time_s, power_w, "
+     "est_time_s)"),
 ])
 def test_cli_errors(tmp_path: Path, args: list[str], code: int, words: str) -> None:
     got, _, err = run("schedule", write(tmp_path, CSV), *args)
-    assert got == code
+    assert got == code, err
     assert words in err and err.count("\n") == 1 and "Traceback" not in err
 
 

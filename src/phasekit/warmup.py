@@ -1,4 +1,4 @@
-"""Compile phasekit's numba kernels ahead of the first command (issue 20).
+"""Compile phasekit's numba kernels ahead of the first command.
 
 numba compiles a kernel the first time it is called with new argument types and, with
 ``cache=True``, keeps the machine code in the ``__pycache__`` folder beside the module
@@ -6,7 +6,9 @@ numba compiles a kernel the first time it is called with new argument types and,
 CPU; the numba used here, 0.68, stamps a source by its content hash, so the cache survives
 ``pip`` writing the files anew, where an mtime stamp would not). :func:`warm` runs every verb's computation once on a small
 synthetic input, so that every kernel a command runs is compiled for the argument types it
-gets there; the package build (``setup.py``) runs it on the built package, so the wheel
+gets there (every method and policy a verb offers: ``tests/test_warmup.py`` runs them all
+after the warm-up and checks that numba compiles nothing); the package build
+(``setup.py``) runs it on the built package, so the wheel
 carries the compiled kernels and the first command after ``pip install .`` loads them
 instead of compiling for a minute. Where the cache cannot be used (another CPU, another
 numba, a read-only install), numba compiles at first use as before: correctness never
@@ -52,11 +54,15 @@ def _many_nodes(folder: Path) -> None:
 
 def _phases(folder: Path) -> None:
     from phasekit.phases import phases
+    from phasekit.synth.periodic import generate
     from phasekit.synth.phases import generate_bench
 
     profile, _ = generate_bench("bench_1", seed=0, idle_s=5.0)
-    phases(profile, method="ev")
-    phases(profile, method="shape", metrics=[profile.metrics[0]])
+    for method in ("ev", "ev-literal"):  # "phasekit watch" steps the same kernels
+        phases(profile, method=method)
+    # one series with changes of shape, long enough for the neighbour search
+    series, _ = generate("hpcg", minutes=0.5, seed=0)
+    phases(series, method="shape")
 
 
 def _phase_division(folder: Path) -> None:
@@ -70,12 +76,18 @@ def _phase_division(folder: Path) -> None:
 
 
 def _schedule(folder: Path) -> None:
+    from phasekit.schedule.batch import read_batch, write_batch
     from phasekit.schedule.simulate import DataCenter, schedule_batch
     from phasekit.synth.batches import generate_batch
 
-    batch = generate_batch(12, seed=0)
-    schedule_batch(batch, DataCenter(servers=2, cores=12),
-                   policies=("rr", "heuristic", "sa"), sa_iterations=200)
+    # a batch whose Longest-Task-First start is above the lower bound, so that the annealing
+    # runs its levels; read back from CSV as the verb reads it; every policy, the MILP too
+    path = write_batch(generate_batch(24, seed=0), folder / "batch.csv")
+    batch = read_batch(path, columns={"est_time_s": "time", "est_power_w": "power"})
+    dc = DataCenter(servers=3, cores=12)
+    for estimated in (None, ("est_time_s", "est_power_w")):
+        schedule_batch(batch, dc, policies="all", estimated=estimated, time_limit_s=2.0,
+                       sa_iterations=3)
 
 
 def _power_models(folder: Path) -> None:

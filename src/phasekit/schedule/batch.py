@@ -142,8 +142,9 @@ class Batch(Result):
             return np.asarray(getattr(self, name))
         if name in self.extra:
             return self.extra[name]
-        have = ", ".join(list(REQUIRED_COLUMNS[1:]) + list(self.extra)) or "none"
-        raise UsageError(f"the batch has no column {name!r} (numeric columns read: {have})")
+        have = ", ".join(list(REQUIRED_COLUMNS[1:]) + list(self.extra))
+        raise UsageError(f"{self.source or 'the batch'}: no column {name!r} (the batch has: "
+                         f"{have})")
 
     def check_fits(self, cores: int) -> None:
         """InputError naming the file and line of the first task needing more than ``cores``."""
@@ -223,18 +224,37 @@ def read_batch(path: str | os.PathLike[str], *,
     ``columns`` names further columns to read into ``Batch.extra``, each with its kind:
     ``"time"`` (seconds > 0) or ``"power"`` (watts >= 0), e.g.
     ``{"est_time_s": "time", "est_power_w": "power"}``; ``optional_columns`` the same, read
-    only when the header has them. An empty batch (a header and no task) is an InputError:
-    there is nothing to schedule.
+    only when the header has them. A column of ``columns`` the file does not have is a
+    UsageError (the caller named it: ``FILE: no column 'x' (the file has: a, b, c)``); a
+    required one missing, or an empty batch (a header and no task), an InputError.
     """
     from phasekit.io.batch import read_batch_table
 
+    asked = dict(columns or {})
     table = read_batch_table(path, required=REQUIRED_COLUMNS, max_threads=MAX_THREADS,
-                             columns=columns, optional_columns=optional_columns)
+                             optional_columns={**dict(optional_columns or {}), **asked})
+    absent = [name for name in asked if name not in table.kinds]
+    if absent:
+        raise UsageError(f"{table.source}: no column {absent[0]!r} (the file has: "
+                         f"{', '.join(_header(path))})")
     values = table.values
     return Batch(names=table.names, threads=np.array(values["threads"], dtype=np.int64),
                  time_s=np.array(values["time_s"]), power_w=np.array(values["power_w"]),
                  extra={c: np.array(values[c]) for c in table.kinds}, source=table.source,
                  lines=np.array(table.lines, dtype=np.int64))
+
+
+def _header(path: str | os.PathLike[str]) -> list[str]:
+    """The column names of a batch CSV that :func:`read_batch` has read (its first line
+    that is neither blank nor a comment), as the reader compares them: stripped, lower
+    case."""
+    from phasekit.io.inputs import read_bytes
+
+    text = read_bytes(path, "a CSV file").decode("utf-8-sig", errors="replace")
+    for row in csv.reader(io.StringIO(text, newline="")):
+        if row and any(c.strip() for c in row) and not row[0].lstrip().startswith("#"):
+            return [c.strip().lower() for c in row]
+    return []
 
 
 def write_batch(batch: Batch, path: str | os.PathLike[str]) -> Path:

@@ -39,6 +39,7 @@ __all__ = [
     "ff_makespan",
     "ff_resume",
     "ff_trace",
+    "kernel_array",
     "list_makespan",
     "list_schedule",
     "plan_schedule",
@@ -459,10 +460,20 @@ def _plan_schedule(order: np.ndarray, server: np.ndarray, threads: np.ndarray,
 
 
 
+def kernel_array(values: Sequence[float] | np.ndarray, dtype: type) -> np.ndarray:
+    """``values`` as the kernels take them: C-contiguous and writable, copied only when not.
+
+    numba compiles a kernel once per argument types, and a read-only array (a batch's
+    columns are) is another type than a writable one: passing always writable arrays
+    keeps one compiled version per kernel, the one the install's warm-up compiles
+    (:mod:`phasekit.warmup`).
+    """
+    return np.require(values, dtype=dtype, requirements=["C", "W"])
+
+
 def _as_arrays(threads: Sequence[int] | np.ndarray, times: Sequence[float] | np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
-    return (np.ascontiguousarray(threads, dtype=np.int64),
-            np.ascontiguousarray(times, dtype=np.float64))
+    return kernel_array(threads, np.int64), kernel_array(times, np.float64)
 
 
 def list_schedule(order: Sequence[int] | np.ndarray, threads: Sequence[int] | np.ndarray,
@@ -472,13 +483,13 @@ def list_schedule(order: Sequence[int] | np.ndarray, threads: Sequence[int] | np
                   ) -> tuple[np.ndarray, np.ndarray]:
     """Start times and servers of the list dispatcher (see the module docstring)."""
     thr, t = _as_arrays(threads, times)
-    p = np.zeros(t.size) if power is None else np.ascontiguousarray(power, dtype=np.float64)
+    p = np.zeros(t.size) if power is None else kernel_array(power, np.float64)
     if rule not in RULES:
         raise UsageError(f"unknown dispatch rule {rule!r}; expected one of {sorted(RULES)}")
     if thr.size and thr.max() > dc.cores:
         raise UsageError(f"a task needs {int(thr.max())} cores; a server has {dc.cores}")
-    return _list_schedule(np.ascontiguousarray(order, dtype=np.int64), thr, t, p, dc.servers,
-                          dc.cores, RULES[rule])
+    return _list_schedule(kernel_array(order, np.int64), thr, t, p, dc.servers, dc.cores,
+                          RULES[rule])
 
 
 def plan_schedule(order: Sequence[int] | np.ndarray, server: Sequence[int] | np.ndarray,
@@ -486,11 +497,10 @@ def plan_schedule(order: Sequence[int] | np.ndarray, server: Sequence[int] | np.
                   dc: DataCenter) -> np.ndarray:
     """Start times of a per-server plan executed as soon as cores are free, in its order."""
     thr, t = _as_arrays(threads, times)
-    srv = np.ascontiguousarray(server, dtype=np.int64)
+    srv = kernel_array(server, np.int64)
     if srv.size and (srv.min() < 0 or srv.max() >= dc.servers):
         raise UsageError(f"plan uses a server outside 0..{dc.servers - 1}")
-    return _plan_schedule(np.ascontiguousarray(order, dtype=np.int64), srv, thr, t,
-                          dc.servers, dc.cores)
+    return _plan_schedule(kernel_array(order, np.int64), srv, thr, t, dc.servers, dc.cores)
 
 
 def execute_arrays(plan: Plan, threads: np.ndarray, times: np.ndarray, power: np.ndarray,

@@ -29,17 +29,23 @@ import ctypes
 import logging
 import math
 import os
+import pickle
+import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numba import njit
 
 from phasekit.errors import UsageError
+from phasekit.schedule._highs_worker import binding as highs_binding
+from phasekit.schedule._highs_worker import highs_started
+from phasekit.schedule.budget import Deadline
 from phasekit.schedule.datacenter import RULES, DataCenter, Plan, lower_bound
 from phasekit.schedule.dispatch import (
     execute_arrays,
@@ -47,6 +53,7 @@ from phasekit.schedule.dispatch import (
     ff_makespan,
     ff_resume,
     ff_trace,
+    kernel_array,
     list_makespan,
 )
 
@@ -59,11 +66,14 @@ __all__ = [
     "SA_RESTART",
     "SA_SWAPS0",
     "SA_T0_SHARE",
+    "SA_TASK_S",
+    "SA_TRIAL_S",
     "ltf_heuristic",
     "milp_fits",
     "milp_schedule",
     "milp_size_text",
     "round_robin",
+    "sa_levels_within",
     "simulated_annealing",
 ]
 
@@ -132,6 +142,29 @@ SA_COOLING = 0.95
 SA_T0_SHARE = 1e-3
 SA_SWAPS0 = 2.0
 SA_RESTART = 10
+#: The speed a time limit is counted at (see :func:`sa_levels_within`): a trial of an
+#: n-task batch is assumed to take SA_TRIAL_S + n x SA_TASK_S seconds. Measured on one
+#: core of a shared machine (full cooling, per trial): 45-150 ns per task on thesis-like
+#: batches (``generate_batch``) and mixed ones (``realistic_batch`` of
+#: benchmarks/schedule.py) of 30-2000 tasks, 220 ns on 900 tasks of up to 128 threads on
+#: 128-core servers; the assumption is 2-12 times slower, so that the clock, only a safety
+#: net, does not stop the annealing on a machine of about that speed.
+SA_TRIAL_S = 2e-6
+SA_TASK_S = 0.5e-6
+
+
+def sa_levels_within(seconds: float, n_tasks: int, moves_per_level: int) -> int:
+    """The temperature levels whose work fits in ``seconds`` at the assumed speed
+    (``moves_per_level`` trials of SA_TRIAL_S + n_tasks x SA_TASK_S seconds each).
+
+    The count depends on the batch's size and the limit only, never on this machine's
+    clock, so that a limit cuts the annealing at the same level on every machine and at
+    any load: the same seed and limit give the same plan.
+    """
+    if math.isinf(seconds):
+        return sys.maxsize
+    level_s = max(int(moves_per_level), 1) * (SA_TRIAL_S + max(int(n_tasks), 1) * SA_TASK_S)
+    return max(0, math.floor(float(seconds) / level_s + 1e-9))
 
 
 @njit(cache=True)
@@ -207,7 +240,8 @@ def simulated_annealing(threads: np.ndarray, times: np.ndarray, dc: DataCenter, 
                         cooling: float = SA_COOLING, t0: float | None = None,
                         swaps0: float = SA_SWAPS0, init: str = "ltf",
                         moves_per_level: int | None = None, time_limit_s: float | None = None,
-                        restart_every: int = SA_RESTART, progress: Progress = None) -> Plan:
+                        deadline: Deadline | None = None, restart_every: int = SA_RESTART,
+                        progress: Progress = None) -> Plan:
     """Algorithms 3-5: anneal the batch order against the first-fit list makespan.
 
     As the thesis (section 5.2.2): the objective is the makespan of the order run by the
@@ -233,15 +267,24 @@ def simulated_annealing(threads: np.ndarray, times: np.ndarray, dc: DataCenter, 
       (0: never), which bounds its drift along plateaus of equal makespan (mean makespan /
       lower bound over five large-scenario batches 1.0436 -> 1.0396, twenty small ones
       unchanged);
-    - the best order seen is returned; ``time_limit_s`` stops the cooling early (``info``).
+    - the best order seen is returned.
+
+    ``time_limit_s`` is the work the annealing may do, counted in levels at an assumed
+    speed (:func:`sa_levels_within`), not on the clock: it runs the first levels of the
+    same cooling, so the same seed and limit give the same plan on every machine.
+    ``deadline`` (:class:`~phasekit.schedule.budget.Deadline`) is the clock's safety net:
+    no level starts once it has passed, and ``info["stopped"]`` then says that the plan
+    depends on the machine. ``info``: ``levels`` run of ``iterations``, ``levels_allowed``
+    by the limit, ``cut_by`` (``"time limit"``, ``"clock"``, ``"lower bound"`` or None) and
+    ``stopped``, a sentence saying why the cooling ended early and what that means.
 
     Exact shortcuts (``info``: ``evaluations`` <= ``moves``): a trial swapping only
     identical tasks is not simulated; a single swap is simulated from the first pick it
     can change; every simulation stops once the trial is sure to be rejected. The same
     ``seed`` gives the same order (one numba random stream per level).
     """
-    threads = np.ascontiguousarray(threads, dtype=np.int64)
-    times = np.ascontiguousarray(times, dtype=np.float64)
+    threads = kernel_array(threads, np.int64)
+    times = kernel_array(times, np.float64)
     n = times.size
     if iterations is None:
         iterations = max(SA_ITERATIONS, min(SA_MAX_LEVELS, SA_EVALUATIONS // max(n, 1)))
@@ -257,7 +300,8 @@ def simulated_annealing(threads: np.ndarray, times: np.ndarray, dc: DataCenter, 
         raise UsageError(f"swaps0 {swaps0}: expected a number of swaps >= 1")
     if threads.size and threads.max() > dc.cores:
         raise UsageError(f"a task needs {int(threads.max())} cores; a server has {dc.cores}")
-    started = time.perf_counter()
+    if time_limit_s is not None and not time_limit_s >= 0:
+        raise UsageError(f"annealing time limit {time_limit_s}: expected seconds >= 0")
     rng = np.random.default_rng(seed)
     level_seeds = rng.integers(0, 2**31 - 1, size=iterations)
     # tasks of the same kind (threads and time) are interchangeable in every schedule
@@ -274,13 +318,31 @@ def simulated_annealing(threads: np.ndarray, times: np.ndarray, dc: DataCenter, 
     if not (t0 > 0 and math.isfinite(t0)):
         raise UsageError(f"initial temperature {t0}: expected a positive number")
     n_moves = int(n if moves_per_level is None else moves_per_level)
+    allowed = None if time_limit_s is None else sa_levels_within(time_limit_s, n, n_moves)
+    trial_s = SA_TRIAL_S + max(n, 1) * SA_TASK_S
     best_order = order.copy()
     best = current
     accepted = evaluations = levels = 0
-    stopped = None
+    stopped = cut_by = None
     for k in range(iterations):
         if n <= 1 or best <= floor * (1 + 1e-12):
-            stopped = "reached the lower bound (optimal)"
+            stopped, cut_by = "reached the lower bound (optimal)", "lower bound"
+            break
+        if allowed is not None and k >= allowed:
+            stopped, cut_by = (
+                f"cut short by the time limit: {time_limit_s:.3g} s of annealing work "
+                f"allows {allowed} of the {iterations} levels (counted at an assumed "
+                f"{trial_s * 1e6:.3g} microseconds per trial, not on the clock, so the same "
+                "seed and limit give the same plan on any machine); a longer limit searches "
+                "further"), "time limit"
+            break
+        if deadline is not None and deadline.remaining() <= 0:
+            stopped, cut_by = (
+                f"stopped by the clock after {k} of "
+                f"{iterations if allowed is None else min(allowed, iterations)} levels, "
+                f"{deadline.spent():.3g} s into the time limit: this machine ran slower than "
+                "the speed the limit is counted at, so this plan depends on the machine and "
+                "its load and a rerun may differ; a longer limit avoids it"), "clock"
             break
         if restart_every and k and k % restart_every == 0 and current > best:
             order[:] = best_order
@@ -296,11 +358,8 @@ def simulated_annealing(threads: np.ndarray, times: np.ndarray, dc: DataCenter, 
         evaluations += ev
         levels += 1
         if progress is not None:
-            progress(f"annealing, makespan {best:.6g} s", (k + 1) / iterations)
-        if time_limit_s is not None and time.perf_counter() - started > time_limit_s:
-            if k + 1 < iterations:
-                stopped = f"time limit {time_limit_s:g} s after {k + 1} of {iterations} levels"
-            break
+            planned = iterations if allowed is None else max(min(allowed, iterations), 1)
+            progress(f"annealing, makespan {best:.6g} s", min((k + 1) / planned, 1.0))
     info: dict[str, Any] = {
         "seed": seed, "init": init, "t0": t0, "cooling": cooling, "levels": levels,
         "iterations": iterations, "moves_per_level": n_moves, "swaps0": swaps0,
@@ -308,7 +367,8 @@ def simulated_annealing(threads: np.ndarray, times: np.ndarray, dc: DataCenter, 
         "moves": levels * n_moves, "evaluations": evaluations, "accepted": accepted,
         "initial_makespan_s": initial, "best_planned_makespan_s": best,
         "final_temperature": t0 * cooling ** max(levels - 1, 0),
-        "stopped": stopped}
+        "time_limit_s": time_limit_s, "levels_allowed": allowed,
+        "assumed_trial_s": trial_s, "cut_by": cut_by, "stopped": stopped}
     return Plan(policy="sa", kind="list", order=best_order, rule="first_fit", info=info)
 
 
@@ -316,6 +376,9 @@ def simulated_annealing(threads: np.ndarray, times: np.ndarray, dc: DataCenter, 
 #: The largest MILP we build (rows of the pairwise constraints, see _milp_rows; our choice:
 #: HiGHS does not improve on its start within a minute already at 66 tasks, 28 000 rows).
 MILP_MAX_ROWS = 500_000
+#: Below this many seconds left of a deadline, HiGHS is not started (the plan is the start):
+#: the process it then runs in takes 0.2-0.4 s to start.
+MILP_MIN_SOLVE_S = 0.5
 
 
 MILP_FORMULATIONS = ("compact", "thesis")
@@ -649,17 +712,12 @@ def _highs_solve(cost: np.ndarray, a: Any, lo: np.ndarray, hi: np.ndarray, lb: n
     without either, :func:`scipy.optimize.milp` (no start). Same solver, model and options.
     """
     if start is not None:
-        try:
-            import highspy as h
-        except ImportError:
-            try:
-                from scipy.optimize._highspy import _core as h  # private: guarded
-            except ImportError:
-                h = None
+        h = highs_binding()
         if h is not None:
             try:
-                return _highs_started(h, cost, a, lo, hi, lb, ub, integrality, time_limit_s,
-                                      start, heuristic_effort)
+                csc = a.tocsc()
+                return highs_started(h, cost, csc.indptr, csc.indices, csc.data, lo, hi, lb,
+                                     ub, integrality, time_limit_s, start, heuristic_effort)
             except (AttributeError, TypeError) as exc:  # another binding layout
                 _log.info("no MIP start (%s); plain milp", exc)
     from scipy.optimize import Bounds, LinearConstraint, milp
@@ -673,53 +731,76 @@ def _highs_solve(cost: np.ndarray, a: Any, lo: np.ndarray, hi: np.ndarray, lb: n
             "api": "HiGHS (scipy.optimize.milp, no MIP start)"}
 
 
-def _highs_started(h: Any, cost: np.ndarray, a: Any, lo: np.ndarray, hi: np.ndarray,
-                   lb: np.ndarray, ub: np.ndarray, integrality: np.ndarray,
-                   time_limit_s: float, start: np.ndarray, heuristic_effort: float = 0.05
-                   ) -> dict[str, Any]:
-    """HiGHS through scipy's bundled binding, as scipy's own wrapper calls it, plus a start."""
+#: Seconds the child solving the MILP keeps to write its result before the deadline.
+HIGHS_WRITE_MARGIN_S = 0.1
+#: How often (s) the parent looks at the child solving the MILP (and reports progress).
+HIGHS_POLL_S = 0.25
+
+
+def _highs_in_child(cost: np.ndarray, a: Any, lo: np.ndarray, hi: np.ndarray,
+                    lb: np.ndarray, ub: np.ndarray, integrality: np.ndarray,
+                    time_limit_s: float, start: np.ndarray, heuristic_effort: float,
+                    deadline: Deadline, progress: Progress) -> dict[str, Any] | None:
+    """:func:`_highs_solve` from a MIP start in a child process, killed if the deadline
+    comes before its result (see :mod:`phasekit.schedule._highs_worker`); None when the
+    child cannot run it (no binding with MIP starts, no process), for the caller to solve
+    in this process.
+
+    HiGHS's own limit is set so that it stops before the deadline; when it does not (a step
+    that does not look at the clock), its result is lost and ``x`` is ``start``, with the
+    status saying so.
+    """
     csc = a.tocsc()
-    lp = h.HighsLp()
-    lp.num_col_ = cost.size
-    lp.num_row_ = lo.size
-    lp.a_matrix_.num_col_ = cost.size
-    lp.a_matrix_.num_row_ = lo.size
-    lp.a_matrix_.format_ = h.MatrixFormat.kColwise
-    lp.col_cost_ = cost
-    lp.col_lower_ = lb
-    lp.col_upper_ = ub
-    lp.row_lower_ = lo
-    lp.row_upper_ = hi
-    lp.a_matrix_.start_ = csc.indptr
-    lp.a_matrix_.index_ = csc.indices
-    lp.a_matrix_.value_ = csc.data
-    lp.integrality_ = [h.HighsVarType(int(i)) for i in integrality]
-    highs = h.Highs() if hasattr(h, "Highs") else h._Highs()
-    options = h.HighsOptions()
-    options.time_limit = float(time_limit_s)
-    options.mip_heuristic_effort = float(heuristic_effort)
-    options.output_flag = False
-    options.log_to_console = False
-    highs.passOptions(options)
-    highs.passModel(lp)
-    solution = h.HighsSolution()
-    solution.col_value = list(start)
-    solution.value_valid = True
-    highs.setSolution(solution)
-    highs.run()
-    status = highs.getModelStatus()
-    info = highs.getInfo()
-    has_x = info.objective_function_value != h.kHighsInf and status in (
-        h.HighsModelStatus.kOptimal, h.HighsModelStatus.kTimeLimit,
-        h.HighsModelStatus.kIterationLimit, h.HighsModelStatus.kSolutionLimit,
-        h.HighsModelStatus.kInterrupt)
-    x = np.array(highs.getSolution().col_value) if has_x else None
-    names = {h.HighsModelStatus.kOptimal: "optimal",
-             h.HighsModelStatus.kTimeLimit: "time limit reached",
-             h.HighsModelStatus.kInfeasible: "infeasible"}
-    return {"x": x, "status": names.get(status, highs.modelStatusToString(status)),
-            "dual_bound": info.mip_dual_bound, "gap": info.mip_gap, "started": True,
-            "api": f"HiGHS ({h.__name__}, with a MIP start)"}
+    left = deadline.remaining()
+    model = {"cost": cost, "indptr": csc.indptr, "indices": csc.indices, "values": csc.data,
+             "lo": lo, "hi": hi, "lb": lb, "ub": ub, "integrality": integrality,
+             "start": np.asarray(start, dtype=np.float64), "time_limit_s": float(time_limit_s),
+             "heuristic_effort": float(heuristic_effort), "end_epoch": time.time() + left,
+             "margin_s": HIGHS_WRITE_MARGIN_S}
+    try:
+        child = subprocess.Popen([sys.executable, _WORKER], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except OSError as exc:
+        _log.info("no process for HiGHS (%s); solving here", exc)
+        return None
+    payload: bytes | None = pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
+    begun = time.perf_counter()
+    budget = min(float(time_limit_s), left)
+    stopped = False
+    while True:
+        wait = max(0.0, min(HIGHS_POLL_S, deadline.remaining()))
+        try:
+            out, err = child.communicate(input=payload, timeout=wait)
+            break
+        except subprocess.TimeoutExpired:
+            payload = None
+        if deadline.remaining() <= 0:
+            child.kill()
+            out, err = child.communicate()
+            stopped = True
+            break
+        if progress is not None:
+            spent = time.perf_counter() - begun
+            progress(f"MILP (HiGHS), {int(spent)} of {budget:g} s", min(spent / budget, 1.0))
+    if err.strip():
+        _log.debug("solver output:\n%s", err.decode("utf-8", errors="replace").strip())
+    if stopped:
+        return {"x": np.asarray(start, dtype=np.float64),
+                "status": "time limit reached (HiGHS stopped at the deadline)",
+                "dual_bound": None, "gap": None, "started": True,
+                "api": "HiGHS (in a child process, stopped at the deadline: it looks at its "
+                       "own time limit only between steps)"}
+    try:
+        result = pickle.loads(out) if out else {"error": f"exit code {child.returncode}"}
+    except (pickle.UnpicklingError, EOFError, ValueError) as exc:
+        result = {"error": f"unreadable result ({exc})"}
+    if "error" in result:
+        _log.info("HiGHS in a child process failed (%s); solving here", result["error"])
+        return None
+    return result
+
+
+_WORKER = str(Path(__file__).with_name("_highs_worker.py"))
 
 
 def milp_schedule(threads: np.ndarray, times: np.ndarray, dc: DataCenter, *,
@@ -727,7 +808,7 @@ def milp_schedule(threads: np.ndarray, times: np.ndarray, dc: DataCenter, *,
                   start_schedule: tuple[np.ndarray, np.ndarray] | None = None,
                   d: float | None = None, formulation: str = "compact",
                   heuristic_effort: float = 0.05, stop_at_bound: bool = True,
-                  progress: Progress = None) -> Plan:
+                  deadline: Deadline | None = None, progress: Progress = None) -> Plan:
     """Section 5.2.1: minimize the makespan C with HiGHS.
 
     ``formulation``: ``"compact"`` (default, :func:`_milp_compact`: the same schedules,
@@ -747,6 +828,12 @@ def milp_schedule(threads: np.ndarray, times: np.ndarray, dc: DataCenter, *,
     one (see :func:`_highs_solve`). When the start already ends at the lower bound
     (:func:`~phasekit.schedule.datacenter.lower_bound`) it is optimal and HiGHS is not run
     (``stop_at_bound=False`` runs it anyway, to check the model); ``info["solver"]`` says so.
+    With a ``deadline`` (:class:`~phasekit.schedule.budget.Deadline`) HiGHS gets at most
+    what is left of it when it starts (``info["time_limit_s"]``) and runs in a process of
+    its own, stopped at the deadline if it has not stopped itself (it looks at its own limit
+    only between steps, some of which take seconds: :mod:`._highs_worker`); it is not run
+    when less than :data:`MILP_MIN_SOLVE_S` is left. A solve stopped by time depends on the
+    machine.
 
     ``info``: solver status, the makespan of the start (``start_s``), the one it proved
     (``objective_s``), its lower bound (``dual_bound_s``) and the relative MIP gap in
@@ -754,8 +841,8 @@ def milp_schedule(threads: np.ndarray, times: np.ndarray, dc: DataCenter, *,
     feasible schedule is known at the end (no start could be built and the solver found
     none) it is the start schedule's, said in ``info["fallback"]``.
     """
-    threads = np.ascontiguousarray(threads, dtype=np.int64)
-    times = np.ascontiguousarray(times, dtype=np.float64)
+    threads = kernel_array(threads, np.int64)
+    times = kernel_array(times, np.float64)
     n = times.size
     if formulation not in MILP_FORMULATIONS:
         raise UsageError(f"MILP formulation {formulation!r}: expected one of "
@@ -786,6 +873,28 @@ def milp_schedule(threads: np.ndarray, times: np.ndarray, dc: DataCenter, *,
         s0 = np.asarray(start_schedule[0], dtype=np.float64)
         srv0 = np.asarray(start_schedule[1], dtype=np.int64)
     start_span = float((s0 + times).max())
+
+    def unsolved(start: np.ndarray, server: np.ndarray) -> Plan:
+        """The start schedule, judged against the lower bound: no time was left for HiGHS."""
+        floor_ = lower_bound(threads, times, dc)
+        at_bound = start_span <= floor_ * (1 + 1e-12)
+        reason = "no time was left within the time limit"
+        return Plan(policy="milp", kind="per_server",
+                    order=np.lexsort((np.arange(n), start)).astype(np.int64), server=server,
+                    planned_start=start, info={
+                        "status": "optimal" if at_bound else "time limit reached",
+                        "solver": f"not run: {reason}", "time_limit_s": 0.0,
+                        "solve_time_s": time.perf_counter() - started, "d_s": None,
+                        "upper_bound_s": upper, "start_s": start_span,
+                        "formulation": formulation, "heuristic_effort": heuristic_effort,
+                        "objective_s": start_span, "dual_bound_s": floor_,
+                        "gap_percent": (max(0.0, 100.0 * (start_span - floor_) / start_span)
+                                        if start_span > 0 else None),
+                        "fallback": None if at_bound else
+                        f"MILP not solved: {reason}; its plan is the start schedule's"})
+
+    if deadline is not None and deadline.remaining() < MILP_MIN_SOLVE_S:  # not even a model
+        return unsolved(s0, srv0)
     upper = max(upper, start_span)
     upper_model = upper + (n + 1) * d  # room for the d gaps of a schedule of makespan upper
     kind = _kinds(threads, times)
@@ -797,10 +906,11 @@ def milp_schedule(threads: np.ndarray, times: np.ndarray, dc: DataCenter, *,
                                                             kind, formulation)
     i_tau, i_c, i_z, _, _, _, nvar, nrows = idx
     box: dict[str, Any] = {}
+    solver_limit = float(time_limit_s)
 
     def solve() -> None:
         try:
-            box["res"] = _highs_solve(cost, a, lo, hi, lb, ub, integrality, time_limit_s, x0,
+            box["res"] = _highs_solve(cost, a, lo, hi, lb, ub, integrality, solver_limit, x0,
                                       heuristic_effort)
         except Exception as exc:  # re-raised below, in the caller's thread
             box["error"] = exc
@@ -814,21 +924,32 @@ def milp_schedule(threads: np.ndarray, times: np.ndarray, dc: DataCenter, *,
             viol = max(viol, float(np.max(lb - x0)), float(np.max(x0 - ub)))
             if viol > 1e-6 * upper_model:
                 x0 = None
+        if deadline is not None:
+            solver_limit = min(solver_limit, deadline.remaining())
         if stop_at_bound and x0 is not None and start_span <= floor * (1 + 1e-12):
             # the start ends at the lower bound: it is optimal, HiGHS has nothing to find
             box["res"] = {"x": None, "status": "optimal", "dual_bound": floor, "gap": 0.0,
                           "started": True,
                           "api": "none: the start schedule ends at the lower bound"}
+        elif deadline is not None and solver_limit < MILP_MIN_SOLVE_S:
+            box["unsolved"] = True
+        elif deadline is not None and x0 is not None and (res := _highs_in_child(
+                cost, a, lo, hi, lb, ub, integrality, solver_limit, x0, heuristic_effort,
+                deadline, progress)) is not None:
+            box["res"] = res
         elif progress is None:
             solve()
         else:
-            _solve_with_progress(solve, time_limit_s, progress)
+            _solve_with_progress(solve, solver_limit, progress)
     if "error" in box:
         raise box["error"]
+    if "unsolved" in box:
+        return unsolved(s0, srv0)
     res = box["res"]
     runtime = time.perf_counter() - started
     info: dict[str, Any] = {
-        "status": res["status"], "solver": res["api"], "time_limit_s": float(time_limit_s),
+        "status": res["status"], "solver": res["api"],
+        "time_limit_s": max(solver_limit, 0.0),
         "solve_time_s": runtime, "d_s": d, "big_x": upper_model + d,
         "upper_bound_s": upper, "start_s": start_span if x0 is not None else None,
         "formulation": formulation, "heuristic_effort": heuristic_effort,
@@ -842,7 +963,7 @@ def milp_schedule(threads: np.ndarray, times: np.ndarray, dc: DataCenter, *,
                     order=np.lexsort((np.arange(n), s0)).astype(np.int64), server=srv0,
                     planned_start=s0, info=info)
     if x is None:
-        info["fallback"] = (f"MILP found no feasible schedule within {time_limit_s:g} s "
+        info["fallback"] = (f"MILP found no feasible schedule within {solver_limit:.3g} s "
                             f"({info['status']}); its plan is the start schedule's")
         return Plan(policy="milp", kind="per_server",
                     order=np.lexsort((np.arange(n), s0)).astype(np.int64), server=srv0,
