@@ -567,3 +567,63 @@ def test_cli_choose_titles_are_whole_lines(campaign_file: Path) -> None:
     assert code == 0, err
     assert ("Savings vs ondemand (maximum frequency) at the worst, a random, the best core "
             "count, %: predicted (measured)") in out.splitlines()
+
+
+# --- a time limit nothing meets: said, with the fastest prediction (docs/energy.md) ---------
+def test_an_impossible_time_limit_names_the_fastest_configuration() -> None:
+    result = choose(MODEL, [4], frequencies_ghz=FREQS, cores=CORES, max_time_s=1.0,
+                    max_cores=16)
+    choice = result.choices[0]
+    grid = [(f, p) for f in FREQS for p in CORES if p <= 16]
+    times = [float(pt_time(f, p, 4, SEED_PARAMS["d1"], SEED_PARAMS["d2"], SEED_PARAMS["w"]))
+             for f, p in grid]
+    f_fast, p_fast = grid[int(np.argmin(times))]
+    assert choice.best is None and choice.fastest is not None
+    assert (choice.fastest.frequency_ghz, choice.fastest.cores) == (pytest.approx(f_fast),
+                                                                    p_fast)
+    assert choice.fastest.time_s == pytest.approx(min(times))
+    assert f"fastest predicted: {min(times):.4g} s at {f_fast:g} GHz, {p_fast} cores" in (
+        choice.reason)
+    assert len(choice.over_limit) == len(grid)  # every configuration, for the figure
+    again = ChoiceResult.from_dict(json.loads(json.dumps(result.to_dict())))
+    assert again.choices[0].fastest.to_dict() == choice.fastest.to_dict() and again.with_time
+    # the figure: every configuration against the limit, the fastest marked
+    for drawn in (result, again):
+        ax = drawn.plot().axes[0]
+        assert "no configuration within 1 s" in ax.get_title()
+        limit = next(line for line in ax.get_lines() if line.get_linestyle() == "--")
+        assert list(limit.get_xdata()) == [1.0, 1.0]
+        marked = next(line for line in ax.get_lines() if line.get_marker() == "D")
+        assert marked.get_xdata()[0] == pytest.approx(min(times))
+
+
+def test_cli_choose_plots_an_impossible_time_limit(campaign_file: Path, tmp_path: Path) -> None:
+    """Before: "nothing to plot" (exit 2) and no answer at all; now the answer, the figure."""
+    figure, saved = tmp_path / "choice.png", tmp_path / "choice.json"
+    code, out, err = run("energy", "choose", str(campaign_file), "--no-uncertainty",
+                         "--model", "pt", "--input", "2", "--max-time", "1s", "--plot",
+                         str(figure), "-o", str(saved))
+    assert code == 0, err
+    assert "input 2: no configuration meets the time limit of 1 s (fastest predicted: " in out
+    assert figure.read_bytes().startswith(b"\x89PNG") and "wrote figure" in out
+    fastest = json.loads(saved.read_text())["choices"][0]["fastest"]
+    assert fastest["cores"] == 32 and fastest["time_s"] > 1.0
+    assert f"fastest predicted: {fastest['time_s']:.4g} s at" in out
+
+
+# --- energy only: no time column, no time limit, no frontier in time -------------------------
+def test_a_model_of_energy_alone_has_no_time() -> None:
+    energy_only = FittedModel(model="pt", params=SEED_PARAMS, with_time=False)
+    result = choose(energy_only, [2], frequencies_ghz=FREQS, cores=CORES)
+    timed = choose(MODEL, [2], frequencies_ghz=FREQS, cores=CORES)
+    best = result.choices[0].best
+    assert not result.with_time and result.choices[0].pareto == ()
+    assert np.isnan(best.time_s) and np.isnan(best.power_w)
+    assert (best.frequency_ghz, best.cores, best.energy_j) == (
+        timed.choices[0].best.frequency_ghz, timed.choices[0].best.cores,
+        pytest.approx(timed.choices[0].best.energy_j))  # the energies are the model's
+    assert "time_s" not in result.summary().columns and "time_s" in timed.summary().columns
+    assert ChoiceResult.from_dict(json.loads(json.dumps(result.to_dict()))).with_time is False
+    with pytest.raises(UsageError, match=r"max_time_s=60\.0: the model was fitted on energy "
+                                         r"alone .*no time to limit"):
+        choose(energy_only, [2], frequencies_ghz=FREQS, cores=CORES, max_time_s=60.0)

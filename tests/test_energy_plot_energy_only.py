@@ -209,3 +209,67 @@ def test_every_real_pascal_table_plots(tmp_path: Path) -> None:
     code, out, err = run("energy", "plot", files[0], "--plot", figure)
     assert code == 0, err
     assert figure.read_bytes()[:8] == PNG and f"note: {NO_TIME_NOTE}" in out
+
+
+# --- energy choose on an energy-only table: no time column, limit or frontier in time ---------
+def test_cli_choose_energy_only_has_no_time(tmp_path: Path) -> None:
+    from phasekit.cli.energy import NO_TIME_CHOICE_NOTE
+
+    path, figure = energy_only_csv(tmp_path), tmp_path / "choice.png"
+    code, out, err = run("energy", "choose", path, "--no-uncertainty", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["with_time"] is False
+    for choice, n in zip(data["choices"], (1, 2), strict=True):
+        best = choice["best"]
+        e, f, p = least(n)  # fitted on every configuration: the measured least
+        assert (best["frequency_ghz"], best["cores"]) == (f, p)
+        assert best["measured_energy_j"] == pytest.approx(e)
+        assert best["time_s"] is None and best["power_w"] is None and choice["pareto"] == []
+    code, out, err = run("energy", "choose", path, "--no-uncertainty", "--input", "1.0",
+                         "--plot", figure)
+    assert code == 0, err
+    header = next(line for line in out.splitlines() if line.lstrip().startswith("input "))
+    assert "time" not in header and "predicted J" in header
+    assert f"note: {NO_TIME_CHOICE_NOTE}" in out
+    assert "Pareto frontier (time, energy)" not in out  # the timed campaign's frontier line
+    assert figure.read_bytes()[:8] == PNG
+
+
+def test_choose_energy_only_figure_is_energy_by_cores(tmp_path: Path) -> None:
+    from phasekit.energy.fit import configurations
+    from phasekit.energy.workflow import fit_then_choose
+    from phasekit.io.table import read_csv_table
+
+    configs = configurations(read_csv_table(energy_only_csv(tmp_path)))
+    result = fit_then_choose(configs, inputs=["1.0"], uncertainty=False).result
+    ax = result.plot().axes[0]
+    assert ax.get_xlabel() == "cores" and "energy" in ax.get_ylabel()
+    _, _, p = least(1)
+    star = next(line for line in ax.get_lines() if line.get_marker() == "*")
+    assert (star.get_xdata()[0], star.get_ydata()[0]) == (p, pytest.approx(
+        result.choices[0].best.energy_j))
+    lines = [line for line in ax.get_lines() if line.get_marker() == "."]
+    assert len(lines) == len(FREQUENCIES)  # energy against cores, a line per frequency
+
+
+def test_choose_refuses_a_time_limit_without_times(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from phasekit.energy.fit import configurations
+    from phasekit.energy.workflow import fit_then_choose
+    from phasekit.errors import UsageError
+    from phasekit.io.table import read_csv_table
+
+    path = energy_only_csv(tmp_path)
+    with pytest.raises(UsageError, match=r"max_time_s=60\.0: the campaign measured energy "
+                                         r"but no run time"):
+        fit_then_choose(configurations(read_csv_table(path)), max_time_s=60.0)
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the model was fitted")
+
+    monkeypatch.setattr("phasekit.energy.workflow.fit_then_choose", never)
+    code, out, err = run("energy", "choose", path, "--max-time", "30s")
+    assert code == 2 and out == ""
+    assert err.strip() == ("phasekit: error: --max-time 30s: pascal.csv measured energy but no "
+                           "run time; there is no time to limit")

@@ -96,8 +96,13 @@ def test_ratio_series_counters() -> None:
     np.testing.assert_allclose(r, [10.0, 10.0, 10.0])
     with pytest.raises(InputError, match="memory-instruction counter"):
         ratio_series(make_profile(instructions=ins, cycles=ins))
-    with pytest.raises(InputError, match="no counter 'flops'"):
-        ratio_series(p, "flops/mem_loads")
+    with pytest.raises(UsageError, match="no counter 'flops'; the profile has: instructions, "
+                                         "mem_loads, mem_stores"):
+        ratio_series(p, "flops/mem_loads")  # a column the ratio names: the caller's mistake
+    with pytest.raises(UsageError, match="no counter 'mem_reads'"):
+        ratio_series(p, "instructions/mem_reads")
+    with pytest.raises(InputError, match="no counter 'instructions'"):  # the default ratio
+        ratio_series(make_profile(mem_loads=ins))
     with pytest.raises(UsageError):
         ratio_series(p, "instructions")
 
@@ -232,5 +237,12 @@ def test_cli_bad_input_is_one_line(run_files: list[Path], tmp_path: Path) -> Non
     assert len(err.strip().splitlines()) == 1
     code, out, err = _cli(run_files[0])
     assert code == 2
+    # --ratio naming a column a run lacks: a usage error (exit 2) naming the file and columns
+    code, out, err = _cli(run_files[0], bare, "--ratio", "instructions/mem_loads")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert err.strip() == ("phasekit: error: bare.csv: no counter 'mem_loads'; the profile "
+                           "has: instructions, cycles")
+    code, out, err = _cli(run_files[0], bare, "--ratio", "instructions")
+    assert code == 2 and "expected NUM/DEN" in err and "bare.csv" not in err
     code, out, err = _cli(*run_files, "--clusters", "99")
     assert code == 2

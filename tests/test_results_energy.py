@@ -305,4 +305,10 @@ def test_a_choice_with_an_infeasible_input_still_displays(fitted: EnergyFitResul
     assert all(c.best is None for c in none_fit.choices)
     assert "none within the limits" in repr(none_fit)
     page = none_fit._repr_html_()
+    # the figure shows every configuration against the time limit, the fastest marked
+    assert "<table" in page and "<img" in page and "no figure" not in page
+    every = [(f, p, n) for f in FREQS for p in CORES for n in INPUTS]
+    failed = choose(fitted.fitted, INPUTS, frequencies_ghz=FREQS, cores=CORES,
+                    failed_runs=every)
+    page = failed._repr_html_()
     assert "<table" in page and "no figure" in page     # the figure says why it is missing

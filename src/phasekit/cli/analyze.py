@@ -130,7 +130,7 @@ def analyze(
     check_window(data, window_s, profile, window)
     metrics = list(metric) if metric else None
     if metrics:
-        check_metrics(data, metrics, profile)
+        metrics = check_metrics(data, metrics, profile)  # stored names: cpu-clock is cpu_clock
         if len(set(metrics)) != len(metrics):
             raise UsageError("--metric: each metric may be given once")
     with progress_reporter(not json_output, f"analyzing {profile.name}") as progress:

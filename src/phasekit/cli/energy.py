@@ -242,6 +242,10 @@ MaxFreqOption = Annotated[float | None, typer.Option(
     "--max-freq", metavar="GHZ", show_default=False, help="Highest frequency allowed.")]
 
 
+#: What ``energy choose`` says of a model fitted on energy alone.
+NO_TIME_CHOICE_NOTE = ("no run times: the model predicts energy alone, so no time column, no "
+                       "time limit and no time-energy Pareto frontier")
+
 CHOOSE_EPILOG = """\
 Example:
 
@@ -425,6 +429,8 @@ def choose(
     if freqs and fitted_result is not None and not fitted_result.frequency_controlled:
         raise UsageError("--freqs: the fit did not control the frequency, so the model "
                          "cannot predict other frequencies")
+    if limit_s is not None:
+        _check_time_limit(max_time, configs, table, fitted_result, train)
     with progress_reporter(not json_output, f"choosing for {table.name}") as progress:
         run = fit_then_choose(
             configs, fit=fitted_result, inputs=asked, frequencies=frequencies,
@@ -466,6 +472,24 @@ def choose(
     print_written(console, written)
 
 
+def _check_time_limit(text: str, configs: pd.DataFrame, table: Path,
+                      fitted: EnergyFitResult | None, train: int | None) -> None:
+    """UsageError when --max-time is given but the model will predict no time: the campaign
+    (or the saved fit) has energy but no run time, so there is no time to limit."""
+    if fitted is not None:
+        timed, source = fitted.with_time, "the fit (--fit) was made on energy alone"
+    else:
+        times = configs.get("time_s")
+        measured = times is not None and bool(times.notna().any())
+        timed = measured if train is not None else bool(times is not None
+                                                            and times.notna().all())
+        source = (f"{table.name} measured energy but no run time" if not measured else
+                  f"{table.name} lacks the run time of some configurations, so the model is "
+                  "fitted on energy alone")
+    if not timed:
+        raise UsageError(f"--max-time {text}: {source}; there is no time to limit")
+
+
 def _config_text(f: float, p: int, label: str, controlled: bool) -> str:
     return f"input {label} " + (f"{f:g} GHz " if controlled else "") + f"{p} cores"
 
@@ -482,9 +506,10 @@ def _print_choices(console: Console, result: ChoiceResult, name: str,
     with_regret = any(math.isfinite(c.regret) for c in result.choices)
     sureness = [c.uncertainty for c in result.choices if c.uncertainty is not None]
     level = f"{100 * sureness[0].level:.0f} % interval J" if sureness else ""
-    columns = ["input", *(["GHz"] if controlled else []), "cores", "time s", "predicted J",
-               "measured J", "chosen by", *(["regret %"] if with_regret else []),
-               *(["f* GHz"] if controlled else [])]
+    timed = result.with_time
+    columns = ["input", *(["GHz"] if controlled else []), "cores",
+               *(["time s"] if timed else []), "predicted J", "measured J", "chosen by",
+               *(["regret %"] if with_regret else []), *(["f* GHz"] if controlled else [])]
     at = f"{user_cores} cores" if user_cores else "the worst, a random, the best core count"
     saving = Table(title=(f"Savings vs ondemand (maximum frequency) at {at}" if controlled
                           else f"Savings vs {at}") + ", %: predicted (measured)",
@@ -509,7 +534,8 @@ def _print_choices(console: Console, result: ChoiceResult, name: str,
                     else "-")
         u = choice.uncertainty
         out.add_row(label, *([f"{best.frequency_ghz:g}"] if controlled else []),
-                    str(best.cores), f"{best.time_s:.4g}", f"{best.energy_j:.4g}", measured,
+                    str(best.cores), *([f"{best.time_s:.4g}"] if timed else []),
+                    f"{best.energy_j:.4g}", measured,
                     choice.basis,
                     *([f"{choice.regret:.1f}" if math.isfinite(choice.regret) else "-"]
                       if with_regret else []),
@@ -554,6 +580,8 @@ def _print_choices(console: Console, result: ChoiceResult, name: str,
     if not controlled:
         console.print("note: the campaign did not control the frequency; the choice is over "
                       "cores at the frequency it ran at", soft_wrap=True)
+    if not timed:
+        console.print(f"note: {NO_TIME_CHOICE_NOTE}", soft_wrap=True)
 
 
 SUGGEST_EPILOG = """\

@@ -152,6 +152,8 @@ def phases(
                             *(f"{phase.representative[s]:.3g}" for s in result.sensors))
     console.print(vectors)
     console.print(f"{len(result.phases)} phases, {result.n_ids} distinct ids", soft_wrap=True)
+    if line := left_out_line(result.params.get("sensor_choice", {}).get("left_out") or {}):
+        console.print(line, soft_wrap=True)
     if result.explanation:
         console.print(f"note: {result.explanation}", soft_wrap=True)
     print_written(console, written)
@@ -190,6 +192,17 @@ def phases_many(paths: list[Path], *, options: dict[str, Any], workers: int | No
 
     return finish_many(data, output=output, json_output=json_output, n_done=len(runs.done),
                        errors=runs.errors, show=show)
+
+
+def left_out_line(left_out: dict[str, str]) -> str:
+    """One line naming the metrics that are not dimensions of the vectors and why (metrics
+    with the same reason together); empty when there are none."""
+    by_reason: dict[str, list[str]] = {}
+    for metric, reason in left_out.items():
+        by_reason.setdefault(reason, []).append(metric)
+    return ("left out: " + "; ".join(f"{', '.join(metrics)} ({reason})"
+                                     for reason, metrics in by_reason.items())
+            if by_reason else "")
 
 
 def _short(name: str) -> str:

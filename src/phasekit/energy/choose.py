@@ -12,6 +12,13 @@ optimal_frequency`).
 
 - Pareto frontier: the grid points no other point beats in both time and energy (the thesis's
   energy-time analysis, section 4.12), fastest first.
+- Energy-only campaigns (PaScal's tables: energy but no run time): the model is fitted on
+  energy alone (``with_time`` False; d1 held at 1), so its "time" is a work scale in no unit.
+  The choice then has no time: candidates' ``time_s`` and ``power_w`` are NaN, there is no
+  Pareto frontier in time, and a time limit is refused (UsageError).
+- A time limit that no configuration meets: the choice is None, its ``reason`` says so with
+  the fastest configuration (``fastest``, kept in the JSON), and the figure shows every
+  configuration of the grid against the limit.
 - Baseline (eq. 4.24): Linux's ondemand governor under load runs at the maximum frequency; the
   core count is the user's. Without a user's count, as the thesis: the worst, a random
   (expected over the core counts) and the best core count at the maximum frequency. Savings =
@@ -93,7 +100,8 @@ TOLERANCE = 2.0
 class Candidate:
     """One configuration with its predicted time (s), power (W) and energy (J), and the
     measured time and energy when the campaign ran it (NaN otherwise). ``frequency_ghz`` is
-    NaN where the frequency was not controlled."""
+    NaN where the frequency was not controlled; ``time_s`` and ``power_w`` where the model
+    was fitted on energy alone."""
 
     frequency_ghz: float
     cores: int
@@ -164,7 +172,8 @@ class Uncertainty:
 @dataclass(frozen=True)
 class Choice:
     """The choice for one input. ``best`` is None when no configuration meets the limits
-    (``reason`` says why). Savings map a baseline policy to percent (NaN when not
+    (``reason`` says why; ``fastest`` is then the fastest configuration when the time limit
+    is what none meets). Savings map a baseline policy to percent (NaN when not
     available)."""
 
     input: float
@@ -188,8 +197,21 @@ class Choice:
     #: What the choice rests on: "model" (its prediction is the lowest) or "measured" (a
     #: configuration the model was fitted on measured lower than any prediction).
     basis: str = "model"
+    #: The fastest configuration when none meets the time limit (None otherwise).
+    fastest: Candidate | None = None
     #: Every configuration within the limits, predicted (for the figure; not in to_dict).
     evaluated: tuple[Candidate, ...] = field(default=(), repr=False, compare=False)
+    #: When none meets the time limit, the configurations over it (for the figure; not in
+    #: to_dict).
+    over_limit: tuple[Candidate, ...] = field(default=(), repr=False, compare=False)
+
+    def drawn_points(self) -> tuple[Candidate, ...]:
+        """The configurations the figure shows: those within the limits (the Pareto frontier,
+        or the choice alone, for a result read back from JSON, which keeps no others), or,
+        when none meets the time limit, those over it (the fastest alone from JSON)."""
+        if self.best is not None:
+            return self.evaluated or self.pareto or (self.best,)
+        return self.over_limit or (() if self.fastest is None else (self.fastest,))
 
     def to_dict(self) -> dict[str, Any]:
         return plain({
@@ -204,15 +226,16 @@ class Choice:
             "best_measured": (None if self.best_measured is None
                               else self.best_measured.to_dict()),
             "uncertainty": None if self.uncertainty is None else self.uncertainty.to_dict(),
-            "basis": self.basis, "pareto": [c.to_dict() for c in self.pareto]})
+            "basis": self.basis, "pareto": [c.to_dict() for c in self.pareto],
+            "fastest": None if self.fastest is None else self.fastest.to_dict()})
 
     @staticmethod
     def from_dict(data: Mapping[str, Any]) -> Choice:
         def numbers(value: Mapping[str, Any] | None) -> dict[str, float]:
             return {str(k): _num(v) for k, v in (value or {}).items()}
 
-        best, measured, unsure = (data.get(k) for k in ("best", "best_measured",
-                                                        "uncertainty"))
+        best, measured, unsure, fastest = (data.get(k) for k in (
+            "best", "best_measured", "uncertainty", "fastest"))
         return Choice(
             input=float(data["input"]), input_label=str(data["input_label"]),
             best=None if best is None else Candidate.from_dict(best),
@@ -227,7 +250,8 @@ class Choice:
             regret=_num(data.get("regret")),
             best_measured=None if measured is None else Candidate.from_dict(measured),
             uncertainty=None if unsure is None else Uncertainty.from_dict(unsure),
-            basis=str(data.get("basis", "model")))
+            basis=str(data.get("basis", "model")),
+            fastest=None if fastest is None else Candidate.from_dict(fastest))
 
 
 @dataclass(frozen=True)
@@ -248,6 +272,9 @@ class ChoiceResult(Result):
     #: Configurations not chosen because the user measured them as failed runs
     #: (``failed_runs`` of :func:`choose`).
     ruled_out: int = 0
+    #: Whether the model predicts time (False: fitted on energy alone; no time, no time
+    #: limit, no Pareto frontier).
+    with_time: bool = True
 
     KIND: ClassVar[str] = "energy_choice"
 
@@ -274,6 +301,7 @@ class ChoiceResult(Result):
         return plain({
             "kind": "energy_choice", "version": RESULT_VERSION, "model": self.model,
             "params": dict(self.params), "frequency_controlled": self.frequency_controlled,
+            "with_time": self.with_time,
             "grid": {"frequencies_ghz": list(self.frequencies_ghz) if self.frequency_controlled
                      else [], "cores": list(self.cores)},
             "limits": dict(self.limits), "user_cores": self.user_cores,
@@ -302,13 +330,15 @@ class ChoiceResult(Result):
                 user_cores=None if data.get("user_cores") is None else int(data["user_cores"]),
                 frequency_controlled=controlled,
                 failed_readings=int(data.get("failed_readings", 0)),
-                ruled_out=int(data.get("ruled_out", 0)))
+                ruled_out=int(data.get("ruled_out", 0)),
+                with_time=bool(data.get("with_time", True)))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise InputError(f"malformed energy_choice result: {exc}", path=source) from None
 
     def summary(self) -> pd.DataFrame:
         """The table ``phasekit energy choose`` prints: one row per input with the chosen
-        configuration (frequency NaN where not controlled), its predicted time and energy,
+        configuration (frequency NaN where not controlled), its predicted time (no column when
+        the model was fitted on energy alone) and energy,
         its measured energy and regret (NaN where unknown), the continuous optimum
         frequency, the predicted savings against each baseline policy (``saving_<policy>``,
         percent) and, with an ensemble, how sure the choice is."""
@@ -320,7 +350,8 @@ class ChoiceResult(Result):
                 "input": c.input_label,
                 "frequency_ghz": np.nan if best is None else best.frequency_ghz,
                 "cores": None if best is None else best.cores,
-                "time_s": np.nan if best is None else best.time_s,
+                **({"time_s": np.nan if best is None else best.time_s} if self.with_time
+                   else {}),
                 "energy_j": np.nan if best is None else best.energy_j,
                 "measured_energy_j": np.nan if best is None else best.measured_energy_j,
                 "regret": c.regret, "continuous_frequency_ghz": c.continuous_frequency_ghz,
@@ -342,7 +373,7 @@ class ChoiceResult(Result):
         from phasekit.plot.energy import target_axes
 
         fig, ax = target_axes(ax)
-        drawable = [c for c in self.choices if c.evaluated or c.pareto]
+        drawable = [c for c in self.choices if c.drawn_points()]
         wanted = [c for c in drawable if input is None or c.input_label == str(input)]
         if not wanted:
             raise UsageError(f"input {input}: no choice to plot (inputs with one: "
@@ -544,7 +575,14 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
     ``failed_runs``: the (frequency, cores, input) the user measured as probable failed runs
     (the fit's ``suspect``: fluidanimate at a core count it cannot run on); they are not
     chosen.
+    A model fitted on energy alone (``model.with_time`` False) predicts no time: no time or
+    power in the candidates, no Pareto frontier, and ``max_time_s`` is a UsageError.
     """
+    with_time = bool(model.with_time)
+    if max_time_s is not None and not with_time:
+        raise UsageError("the model was fitted on energy alone (no run time measured), so "
+                         "it predicts no time to limit", parameter="max_time_s",
+                         value=max_time_s, option="--max-time")
     freqs = np.unique(np.asarray(frequencies_ghz if frequency_controlled
                                  else [NOMINAL_FREQUENCY], float))
     core_counts = np.unique(np.asarray(cores, int))
@@ -591,13 +629,15 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
         t = model.predict_time(F, P, n)
         w = model.predict_power(F, P)
         e = w * t
+        shown = (F, P, t, w, e) if with_time else (F, P, np.full_like(t, np.nan),
+                                                    np.full_like(w, np.nan), e)
         keys = [_key(n, F[i], P[i]) for i in range(F.size)]
         ran = np.array([known.get(k, np.nan) for k in keys])
         ran_t = np.array([lookup[k][0] if k in known else np.nan for k in keys])
         estimate = np.where(np.isfinite(ran), ran, e)
         time_estimate = np.where(np.isfinite(ran_t), ran_t, t)
 
-        def candidate(i: int, grid: tuple[np.ndarray, ...] = (F, P, t, w, e),
+        def candidate(i: int, grid: tuple[np.ndarray, ...] = shown,
                       keys: list[tuple[float, float, int]] = keys) -> Candidate:
             return _candidate(grid, i, lookup.get(keys[i]),
                               frequency_controlled)
@@ -626,13 +666,19 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
                       f"predicted: {t[fastest]:.4g} s at "
                       + (f"{F[fastest]:g} GHz, " if frequency_controlled else "")
                       + f"{P[fastest]} cores)")
+            over = max_time_s is not None
             choices.append(Choice(n, label, None, reason=reason, baseline=baseline,
-                                  extrapolated=extrapolated))
+                                  extrapolated=extrapolated,
+                                  fastest=candidate(fastest) if over else None,
+                                  over_limit=tuple(candidate(int(i)) for i in range(F.size)
+                                                   if keys[i] not in ruled_out) if over
+                                  else ()))
             continue
         feasible = np.flatnonzero(ok)
         best_i = int(feasible[np.argmin(estimate[feasible])])
         best = candidate(best_i)
-        front = feasible[pareto_front(t[feasible], e[feasible])]
+        front = (feasible[pareto_front(t[feasible], e[feasible])] if with_time
+                 else np.zeros(0, int))
         continuous = float("nan")
         if frequency_controlled:
             continuous = _continuous_frequency(model, best.cores, n, float(allowed_f.min()),
@@ -666,7 +712,8 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
                         frequencies_ghz=tuple(float(f) for f in freqs),
                         cores=tuple(int(p) for p in core_counts), limits=limits,
                         user_cores=user_cores, frequency_controlled=frequency_controlled,
-                        failed_readings=len(failed), ruled_out=len(ruled_out))
+                        failed_readings=len(failed), ruled_out=len(ruled_out),
+                        with_time=with_time)
 
 
 make_callable(__name__)  # pk.energy.choose(campaign) runs the verb (phasekit.verbmodule, issue 19)

@@ -71,43 +71,62 @@ _POINTS = 101
 _BINS_PER_POINT = 4
 
 
-def _terms(profile: Profile, expr: str) -> np.ndarray | None:
+def _terms(profile: Profile, expr: str) -> tuple[np.ndarray, str] | None:
+    """The sum of the columns named in ``expr`` (``a`` or ``a+b``; a source name or another
+    case also names a column, :meth:`Profile.find`) and ``expr`` in stored names; None when
+    one is missing."""
     names = [s.strip() for s in expr.split("+")]
-    if not all(names) or any(n not in profile.metrics for n in names):
+    found = [profile.find(n) if n else None for n in names]
+    if not all(found):
         return None
-    return np.sum([np.asarray(profile.column(n), dtype=np.float64) for n in names], axis=0)
+    stored = [str(n) for n in found]
+    return (np.sum([np.asarray(profile.column(n), dtype=np.float64) for n in stored], axis=0),
+            "+".join(stored))
+
+
+def _split_ratio(ratio: str) -> tuple[str, str]:
+    """``(NUM, DEN)`` of a ratio ``NUM/DEN``; UsageError otherwise."""
+    if ratio.count("/") != 1:
+        raise UsageError(f"ratio {ratio!r}: expected NUM/DEN (each a column or a+b)")
+    num, den = (s.strip() for s in ratio.split("/"))
+    return num, den
 
 
 def ratio_series(profile: Profile, ratio: str | None = None) -> tuple[np.ndarray, str]:
     """Per-sample ``NUM / DEN`` of a profile (default instructions over the first memory
     counter of :data:`DENOMINATORS` the profile has; each side a column or ``a+b``).
 
-    Returns the valid ratios (module docstring) and the ratio used, as ``"NUM/DEN"``.
-    Raises InputError naming the columns when a counter is missing.
+    Returns the valid ratios (module docstring) and the ratio used, as ``"NUM/DEN"`` in the
+    profile's column names. A counter of a given ``ratio`` that the profile lacks is a
+    UsageError naming the columns it has; without ``ratio``, a missing counter is an
+    InputError (the profile lacks what a fingerprint needs).
     """
+    missing: type[UsageError] | type[InputError]
     if ratio is not None:
-        if ratio.count("/") != 1:
-            raise UsageError(f"ratio {ratio!r}: expected NUM/DEN (each a column or a+b)")
-        num_expr, den_expr = (s.strip() for s in ratio.split("/"))
-        candidates = [den_expr]
+        num_expr, den_expr = _split_ratio(ratio)
+        candidates, missing = [den_expr], UsageError
     else:
-        num_expr, candidates = "instructions", list(DENOMINATORS)
-    num = _terms(profile, num_expr)
-    if num is None:
-        raise InputError(f"no counter {num_expr!r}; the profile has: "
-                         + ", ".join(profile.metrics), column=num_expr)
+        num_expr, candidates, missing = "instructions", list(DENOMINATORS), InputError
+    numerator = _terms(profile, num_expr)
+    if numerator is None:
+        raise missing(f"no counter {num_expr!r}; the profile has: "
+                      + ", ".join(profile.metrics))
     for den_expr in candidates:
-        den = _terms(profile, den_expr)
-        if den is not None:
+        denominator = _terms(profile, den_expr)
+        if denominator is not None:
             break
     else:
-        wanted = candidates[0] if ratio is not None else " or ".join(candidates)
-        raise InputError(f"no memory-instruction counter ({wanted}); the profile has: "
-                         + ", ".join(profile.metrics) + " (name one with --ratio NUM/DEN)")
+        if ratio is not None:
+            raise UsageError(f"no counter {candidates[0]!r}; the profile has: "
+                             + ", ".join(profile.metrics))
+        raise InputError(f"no memory-instruction counter ({' or '.join(candidates)}); the "
+                         "profile has: " + ", ".join(profile.metrics)
+                         + " (name one with --ratio NUM/DEN)")
+    (num, num_name), (den, den_name) = numerator, denominator
     with np.errstate(divide="ignore", invalid="ignore"):
         r = num / den
     valid = np.isfinite(r) & (den > 0)
-    return r[valid], f"{num_expr}/{den_expr}"
+    return r[valid], f"{num_name}/{den_name}"
 
 
 def fingerprint(values: Any, *, n_points: int = _POINTS, median_kernel: int = 5,
@@ -424,12 +443,16 @@ def fingerprint_profiles(profiles: Sequence[Profile], *, names: Sequence[str] | 
     """
     names = tuple(names) if names is not None else tuple(
         str(p.meta.get("name", f"run{i}")) for i, p in enumerate(profiles))
+    if ratio is not None:
+        _split_ratio(ratio)  # a malformed ratio is said once, not of the first run
     series, used = [], []
     for name, profile in zip(names, profiles, strict=True):
         try:
             r, how = ratio_series(profile, ratio)
         except InputError as exc:
             raise InputError(f"{name}: {exc}") from None
+        except UsageError as exc:  # a column of --ratio that this run lacks
+            raise UsageError(f"{name}: {exc}") from None
         series.append(r)
         used.append(how)
     if programs is None and profiles and all("program" in p.meta for p in profiles):

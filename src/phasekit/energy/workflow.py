@@ -108,6 +108,11 @@ def fit_then_choose(configs: pd.DataFrame, *, fit: EnergyFitResult | None = None
     if frequencies is not None and not configs["frequency_ghz"].notna().any():
         raise UsageError("frequencies: the campaign did not control the frequency, so the "
                          "model cannot predict other frequencies")
+    if max_time_s is not None and not (fit.with_time if fit is not None
+                                       else configs["time_s"].notna().any()):
+        raise UsageError("the campaign measured energy but no run time, so the model "
+                         "predicts no time to limit", parameter="max_time_s", value=max_time_s,
+                         option="--max-time")
     numbers, labels = input_numbers(configs, inputs)
     default_f, default_p = configuration_grid(configs)
     grid_f = tuple(frequencies) if frequencies is not None else default_f

@@ -41,7 +41,7 @@ import numpy as np
 from phasekit.errors import InputError, PhasekitWarning, UsageError
 from phasekit.io.atomic import atomic_write_bytes
 from phasekit.io.inputs import LARGEST, read_bytes
-from phasekit.profile import Profile
+from phasekit.profile import Profile, resolve_metric, source_names
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -481,6 +481,15 @@ def metadata_json(profile: Profile, time_column: str) -> str:
         raise UsageError(f"profile meta cannot be written as JSON: {exc}") from None
 
 
+def metadata_sources(metadata: Mapping[str, Any] | None, metrics: Sequence[str]
+                     ) -> dict[str, tuple[str, ...]]:
+    """The source names (:data:`~phasekit.profile.SOURCE_NAMES_KEY`) kept in the meta of
+    phasekit metadata, for ``metrics``: a profile saved and read again still finds its
+    metrics by the names their source gave them."""
+    meta = (metadata or {}).get("meta")
+    return source_names(meta, metrics) if isinstance(meta, Mapping) else {}
+
+
 def _start_from_metadata(start: float | _dt.datetime, hint: Any, period: float
                          ) -> float | _dt.datetime:
     """The exact start from metadata when it agrees with the data to 1% of a period."""
@@ -540,9 +549,12 @@ def _check_magnitudes(values: np.ndarray, metrics: Sequence[str], loc: RowLocato
                         row, column=metrics[column])
 
 
-def select_metrics(available: Sequence[str], wanted: Sequence[str] | str | None, path: str
-                   ) -> list[int]:
-    """Positions in ``available`` of the ``wanted`` metrics (all when None), in wanted order."""
+def select_metrics(available: Sequence[str], wanted: Sequence[str] | str | None, path: str,
+                   sources: Mapping[str, Sequence[str]] | None = None) -> list[int]:
+    """Positions in ``available`` of the ``wanted`` metrics (all when None), in wanted order.
+
+    A wanted name may be a source name (``sources``: name -> the names the source gave it) or
+    differ in case and punctuation (:func:`phasekit.profile.resolve_metric`)."""
     if wanted is None:
         return list(range(len(available)))
     if isinstance(wanted, str):
@@ -550,13 +562,14 @@ def select_metrics(available: Sequence[str], wanted: Sequence[str] | str | None,
     wanted = list(wanted)
     if not wanted:
         raise UsageError("no metrics requested; pass None to read them all")
-    if len(set(wanted)) != len(wanted):
-        raise UsageError(f"metrics requested twice in {wanted}")
-    missing = [w for w in wanted if w not in available]
+    found = [resolve_metric(w, available, sources) for w in wanted]
+    missing = [w for w, name in zip(wanted, found, strict=True) if name is None]
     if missing:
         raise UsageError(f"no metric {', '.join(map(repr, missing))} in {path}; it has: "
                          + ", ".join(available))
-    return [list(available).index(w) for w in wanted]
+    if len(set(found)) != len(found):
+        raise UsageError(f"metrics requested twice in {wanted}")
+    return [list(available).index(name) for name in found if name is not None]
 
 
 # --- reading --------------------------------------------------------------------------------
@@ -715,7 +728,8 @@ def read_csv_profile(path: str | Path, *, metrics: Sequence[str] | str | None = 
     if not metric_names:
         raise header_error("no metric columns; expected the time column and at least one "
                            "metric")
-    chosen = select_metrics(metric_names, metrics, where)
+    chosen = select_metrics(metric_names, metrics, where,
+                            metadata_sources(metadata, metric_names))
 
     body = _data_lines(raw[position:], header_line + 1)
     loc = RowLocator(where, body.lines)

@@ -48,9 +48,10 @@ What phasekit makes of it (our choices)
   ``instructions``, ``CPU_CLK_UNHALTED_CORE`` -> ``cycles``, ``CPU_CLK_UNHALTED_REF`` ->
   ``ref_cycles``; other names are kept with every run of non-alphanumeric characters turned
   into ``_`` and the ``[unit]`` split off (``DP [MFLOP/s]`` -> ``DP``, ``Runtime (RDTSC) [s]``
-  -> ``Runtime_RDTSC``). Units with a decimal prefix (LIKWID's kB, MB, GB are powers of 1000)
-  are converted: ``MBytes/s`` -> ``B/s``, ``GBytes`` -> ``B``, ``MFLOP/s`` -> ``FLOP/s``,
-  ``MHz`` -> ``Hz``...
+  -> ``Runtime_RDTSC``); LIKWID's names are kept in ``meta["source_names"]`` and still name
+  the metric (``--metric CPI``, ``--metric "Runtime (RDTSC) [s]"``). Units with a decimal
+  prefix (LIKWID's kB, MB, GB are powers of 1000) are converted: ``MBytes/s`` -> ``B/s``,
+  ``GBytes`` -> ``B``, ``MFLOP/s`` -> ``FLOP/s``, ``MHz`` -> ``Hz``...
 - As for perf (:mod:`phasekit.io.perfstat`): a shorter last interval is dropped, the period is
   the median step rounded to the shortest decimal within 1 %, irregular steps are resampled
   with a warning and missing intervals become NaN rows.
@@ -72,7 +73,7 @@ import pyarrow.compute as pc
 from phasekit.errors import InputError, PhasekitWarning, UsageError
 from phasekit.io.csv import RowLocator, TimeColumn, build_profile, parse_column_name, select_metrics
 from phasekit.io.perfstat import drop_partial_last, nominal_period, read_text, unique_names
-from phasekit.profile import Profile
+from phasekit.profile import SOURCE_NAMES_KEY, Profile
 
 __all__ = [
     "LIKWID_NAMES",
@@ -122,6 +123,13 @@ def likwid_metric_name(header: str) -> tuple[str, str | None]:
     alias = LIKWID_NAMES.get(name.strip())
     return (alias if alias is not None else (_NON_ALNUM.sub("_", name).strip("_") or "metric"),
             unit)
+
+
+def _source_names(header: str, name: str) -> tuple[str, ...]:
+    """The names LIKWID gives a metric that phasekit renamed to ``name``: the header cell
+    without its unit (``Runtime (RDTSC)``, ``CPI``) and with it (``DP [MFLOP/s]``)."""
+    given = (parse_column_name(header)[0], header.strip())
+    return tuple(n for n in dict.fromkeys(given) if n and n != name)
 
 
 def _unit(unit: str | None) -> tuple[str | None, float]:
@@ -337,7 +345,10 @@ def read_likwid_profile(path: str | Path, *, metrics: Sequence[str] | str | None
         values[:, m] = _aggregate(data.values[:, m, :], rules[name]) * factor
         if new_unit:
             units[name] = new_unit
-    chosen = select_metrics(names, metrics, where)
+    sources = {name: _source_names(header, name)
+               for name, header in zip(names, data.names, strict=True)}
+    sources = {name: given for name, given in sources.items() if given}
+    chosen = select_metrics(names, metrics, where, sources)
 
     times, lines = data.times, data.lines
     back = np.flatnonzero(np.diff(times) <= 0)
@@ -370,4 +381,6 @@ def read_likwid_profile(path: str | Path, *, metrics: Sequence[str] | str | None
         meta["skipped_lines"] = timeline.skipped_lines
     if partial:
         meta["dropped_partial_interval_s"] = last
-    return profile.replace(meta={**profile.meta, "likwid": meta})
+    renamed = {name: list(sources[name]) for name in selected if name in sources}
+    return profile.replace(meta={**profile.meta, "likwid": meta,
+                                 **({SOURCE_NAMES_KEY: renamed} if renamed else {})})

@@ -2,9 +2,10 @@
 
 A profile Parquet file has a time column (float seconds, an Arrow timestamp, or ISO-8601
 strings) and one float column per metric. phasekit stores the Profile's period, start, units,
-node, meta and exact names as JSON in the Arrow schema metadata under ``b"phasekit"``; a
-file without it (written by pandas, polars, ...) is read like a CSV: the time column is found
-by name and units are taken from ``name [unit]`` column names.
+node, meta and exact names as JSON in the Arrow schema metadata under ``b"phasekit"`` (the
+meta keeps the names a reader renamed, so that they still find their metrics); a file
+without it (written by pandas, polars, ...) is read like a CSV: the time column is found by
+name and units are taken from ``name [unit]`` column names.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from phasekit.io.csv import (
     find_time_column,
     float_values,
     metadata_json,
+    metadata_sources,
     numeric_values,
     parse_column_name,
     parse_metadata,
@@ -117,7 +119,8 @@ def profile_from_arrow(schema: pa.Schema, read_columns: Callable[[list[str]], pa
         units = {k: v for k, v in (metadata.get("units") or {}).items() if k in metric_names}
     else:
         units = {names[k]: parsed[k][1] for k in metric_pos if parsed[k][1]}
-    chosen = select_metrics(metric_names, metrics, where)
+    chosen = select_metrics(metric_names, metrics, where,
+                            metadata_sources(metadata, metric_names))
     selected = [metric_names[j] for j in chosen]
     read = [columns[time_index], *(columns[metric_pos[j]] for j in chosen)]
     try:

@@ -50,7 +50,9 @@ What phasekit makes of it (our choices)
   (``migrations``); these drop a modifier or PMU (``cycles:u``, ``cpu/cycles/``) unless two
   events would then share a name (``cycles:u`` and ``cycles:k`` give ``cycles_u`` and
   ``cycles_k``). Other events keep their name with every run of non-alphanumeric characters
-  turned into ``_`` (``L1-dcache-load-misses`` -> ``L1_dcache_load_misses``).
+  turned into ``_`` (``L1-dcache-load-misses`` -> ``L1_dcache_load_misses``). perf's own
+  name is kept in ``meta["source_names"]``: ``cpu-clock``, ``cs`` or ``cycles:u`` still name
+  the metric wherever a metric is asked for by name (:meth:`phasekit.profile.Profile.resolve`).
 - Units: ``msec``/``usec``/``nsec`` values are converted to seconds (task-clock becomes CPU
   seconds per interval: 2.0 on two busy CPUs over a one-second interval), ``Joules`` -> ``J``,
   ``KiB``/``MiB``/``GiB`` -> bytes; other units are kept as perf prints them.
@@ -93,7 +95,7 @@ from phasekit.io.csv import (
     read_input_bytes,
     select_metrics,
 )
-from phasekit.profile import Profile
+from phasekit.profile import SOURCE_NAMES_KEY, Profile
 
 __all__ = [
     "PERF_EVENT_NAMES",
@@ -570,7 +572,9 @@ def read_perfstat_profile(path: str | Path, *, metrics: Sequence[str] | str | No
             units[name] = new_unit
         elif unit:
             units[name] = unit
-    chosen = select_metrics(names, metrics, where)
+    sources = {name: (event,) for name, event in zip(names, events, strict=True)
+               if name != event}
+    chosen = select_metrics(names, metrics, where, sources)
 
     time, time_text, line = table.time, table.time_text, table.line
     partial = drop_partial_last(time)
@@ -612,5 +616,7 @@ def read_perfstat_profile(path: str | Path, *, metrics: Sequence[str] | str | No
         perf_meta["skipped_lines"] = facts["skipped_lines"]
     if partial:
         perf_meta["dropped_partial_interval_s"] = last
+    renamed = {name: sources[name][0] for name in selected if name in sources}
     return profile.replace(values=profile.values[:, :k], metrics=tuple(selected),
-                           meta={**profile.meta, "perf_stat": perf_meta})
+                           meta={**profile.meta, "perf_stat": perf_meta,
+                                 **({SOURCE_NAMES_KEY: renamed} if renamed else {})})

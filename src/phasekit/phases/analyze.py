@@ -27,6 +27,7 @@ from phasekit.phases.vectors import (
     SensorChoice,
     choose_sensors,
     execution_vectors,
+    stored_sensors,
 )
 from phasekit.profile import Profile
 from phasekit.results import Result, check_version, plain, short_repr
@@ -205,6 +206,8 @@ def phases(profile: Profile, *, method: str = "auto", threshold: float | None = 
             raise UsageError("give metrics or sensors (the same: the metrics of the vectors), "
                              "not both")
         sensors = metrics
+    if sensors is not None:
+        sensors = stored_sensors(profile, sensors)  # perf's cpu-clock is the cpu_clock column
     method_choice = f"--method {method}"
     if method == "auto":
         varying = (choose_sensors(profile) if sensors is None
@@ -214,7 +217,8 @@ def phases(profile: Profile, *, method: str = "auto", threshold: float | None = 
                          if method == "shape" else
                          "several sensors: the online execution-vector detector")
     if method not in METHODS:
-        raise UsageError(f"--method {method!r}: expected auto or one of {', '.join(METHODS)}")
+        raise UsageError(f"expected auto or one of {', '.join(METHODS)}", parameter="method",
+                         value=method)
     if sensors is None:
         choice = choose_sensors(profile, method=method)
         if not choice.sensors:
@@ -246,8 +250,8 @@ def _shape_result(profile: Profile, vectors: ExecutionVectors, choice: SensorCho
     from phasekit.phases.shape import P_THRESHOLD, shape_change_points
 
     if vectors.values.shape[1] != 1:
-        raise UsageError(f"--method shape segments one series; {vectors.values.shape[1]} "
-                         "sensors given (choose one with --metric)")
+        raise UsageError(f"segments one series; {vectors.values.shape[1]} sensors given "
+                         "(choose one)", parameter="method", value="shape")
     segmentation = shape_change_points(vectors.values[:, 0], **options)
     starts = np.concatenate([[0], segmentation.change_points]).astype(np.int64)
     last = vectors.n - 1

@@ -14,8 +14,14 @@ stand in for the processor sensors, and the vectors say which sensors they hold.
 Every numeric metric takes part in the ev method's vectors (issue 17; ours, beyond the
 seed's nine sensors, which real counter sets rarely name: l2miss, stall_cycles, local_mem
 ...): :func:`choose_sensors` keeps every metric of the profile except those with no value and
-those constant over the whole profile (they are listed as left out, with the reason), and
-``cycles``, which becomes the load sensor. Each sensor is normalized by its kind
+those constant over the profile analysed (they are listed as left out, with the reason), and
+``cycles``, which becomes the load sensor. Constant means every value within
+:data:`CONSTANT_SPREAD` (5 %) of the largest (ours): the ev detector's per-sensor scale is at
+least 5 % (``MIN_SPREAD`` of :mod:`phasekit.phases.detect`), so such a sensor cannot move a
+vector out of its phase and only dilutes the others' deviations, while the table of
+representative vectors showed it as a dimension (the LLC occupancy of a busy node: the cache's
+size with rare dips of a few percent). When no other metric varies more, these are kept: a
+single series is segmented by its shape, whatever its scale. Each sensor is normalized by its kind
 (:func:`sensor_kind`): an event count per cycle (or per second without ``cycles``), a *level*
 (a gauge: memory in use, power, temperature, frequency, a ratio) as it is, since dividing an
 instantaneous value by the interval's cycles would turn the load into a change of the level.
@@ -46,9 +52,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from phasekit.errors import InputError, UsageError
-from phasekit.profile import Profile
+from phasekit.profile import Profile, resolve_metric
 
-__all__ = ["FALLBACK_SENSORS", "LOAD_SENSOR", "SENSORS", "ExecutionVectors", "SensorChoice",
+__all__ = ["CONSTANT_SPREAD", "FALLBACK_SENSORS", "LOAD_SENSOR", "SENSORS", "ExecutionVectors", "SensorChoice",
            "choose_sensors", "execution_vectors", "metric_kind", "sensor_kind", "smooth"]
 
 #: The seed's sensors (III-A), in phasekit's metric names.
@@ -60,6 +66,9 @@ FALLBACK_SENSORS = ("cpu_user_s", "cpu_system_s", "cpu_iowait_s", "task_clock", 
 #: The load sensor (ev method, beyond the seed): cycles per second, derived from ``cycles``
 #: (module docstring).
 LOAD_SENSOR = "cycles_per_s"
+#: A metric whose values all lie within this fraction of the largest is constant for the ev
+#: method's vectors (module docstring).
+CONSTANT_SPREAD = 0.05
 
 
 @dataclass(frozen=True, eq=False)
@@ -127,15 +136,29 @@ def choose_sensors(profile: Profile, *, method: str = "ev") -> SensorChoice:
                             "the seed's sensors (III-A) that the profile has")
     left_out: dict[str, str] = {}
     names: list[str] = []
+    nearly: dict[str, str] = {}  # constant within CONSTANT_SPREAD, not exactly
     for j, metric in enumerate(profile.metrics):
         column = profile.values[:, j]
         finite = column[np.isfinite(column)]
         if finite.size == 0:
             left_out[metric] = "no value"
-        elif np.ptp(finite) == 0.0:
-            left_out[metric] = f"constant ({finite[0]:g}) over the whole profile"
-        elif metric != "cycles":
+            continue
+        spread = float(np.ptp(finite))
+        largest = float(np.max(np.abs(finite)))
+        if spread == 0.0:
+            left_out[metric] = f"constant at {finite[0]:.3g}"
+        elif metric == "cycles":
+            continue
+        elif spread <= CONSTANT_SPREAD * largest:
+            nearly[metric] = (f"constant at {float(np.median(finite)):.3g} within "
+                              f"{100 * spread / largest:.2g} %")
+        else:
             names.append(metric)
+    if names:
+        left_out.update(nearly)
+        left_out = {m: left_out[m] for m in profile.metrics if m in left_out}
+    else:  # nothing varies more: these are the series to analyse
+        names = [m for m in profile.metrics if m in nearly]
     if "cycles" in profile.metrics and "cycles" not in left_out:
         # the load last, as default_sensors has it; alone, cycles is its own series
         names.append(LOAD_SENSOR if names else "cycles")
@@ -166,17 +189,26 @@ def default_sensors(metrics: Sequence[str], *, load: bool = False) -> list[str]:
     return names
 
 
+def stored_sensors(profile: Profile, names: Sequence[str]) -> list[str]:
+    """``names`` under the profile's stored metric names (a source name, another case or
+    other punctuation also names a metric: :meth:`~phasekit.profile.Profile.find`); a name
+    that is no metric stays as given, for the error to name it."""
+    return [name if name == LOAD_SENSOR else (profile.find(name) or name) for name in names]
+
+
 def _columns(metrics: Sequence[str], names: Sequence[str]) -> list[int]:
     """Column of every sensor in ``metrics`` (-1: the load sensor, always derived from
-    ``cycles``); a UsageError naming the missing ones."""
+    ``cycles``; another case or punctuation names a metric too,
+    :func:`~phasekit.profile.resolve_metric`); a UsageError naming the missing ones."""
+    found = {s: resolve_metric(s, metrics) for s in names if s != LOAD_SENSOR}
     missing = [s for s in names
-               if (s not in metrics if s != LOAD_SENSOR else "cycles" not in metrics)]
+               if (found[s] is None if s != LOAD_SENSOR else "cycles" not in metrics)]
     if missing:
         raise UsageError(f"no metric {', '.join(missing)} in this profile; it has: "
                          + ", ".join(metrics)
                          + ("" if LOAD_SENSOR not in missing else
                             f" ({LOAD_SENSOR} is derived from a cycles metric)"))
-    return [-1 if s == LOAD_SENSOR else list(metrics).index(s) for s in names]
+    return [-1 if s == LOAD_SENSOR else list(metrics).index(str(found[s])) for s in names]
 
 
 def execution_vectors(profile: Profile, *, sensors: Sequence[str] | None = None,
@@ -184,7 +216,8 @@ def execution_vectors(profile: Profile, *, sensors: Sequence[str] | None = None,
     """The EVs of ``profile`` (seed 001, III-A); ``smooth_window`` = 1 is no smoothing."""
     if smooth_window < 1:
         raise UsageError(f"--smooth {smooth_window}: expected a window of at least 1 vector")
-    names = list(sensors) if sensors is not None else default_sensors(profile.metrics)
+    names = (stored_sensors(profile, sensors) if sensors is not None
+             else default_sensors(profile.metrics))
     columns = _columns(profile.metrics, names)
     if not names:
         raise InputError("none of the execution-vector sensors is in this profile (expected "

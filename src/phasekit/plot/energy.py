@@ -26,7 +26,10 @@
   labels (mathtext's parser costs 0.1 s on first use).
 - ``phasekit energy choose --plot`` (:func:`plot_choice`): per input, the model's predicted
   energy against time over every configuration within the limits, its Pareto frontier, the
-  chosen configuration and the ondemand baseline (maximum frequency, every core count).
+  chosen configuration and the ondemand baseline (maximum frequency, every core count). A
+  model fitted on energy alone (no run times) predicts no time: predicted energy against
+  cores, a line per frequency, instead. An input with no configuration within the time
+  limit: every configuration against the limit (a dashed line), the fastest marked.
 """
 
 from __future__ import annotations
@@ -632,10 +635,13 @@ def draw_efficiency(ax: Axes, table: EfficiencyTable, mode: str = "discrete") ->
 def draw_choice(ax: Axes, result: ChoiceResult, choice: Choice, *, legend: bool = True) -> None:
     """One input's panel of :func:`choice_figure` on ``ax``: predicted energy against time of
     every configuration within the limits (the Pareto frontier alone for a result read back
-    from JSON, which does not keep the others), the choice and the ondemand baseline."""
+    from JSON, which does not keep the others), the choice and the ondemand baseline. A model
+    fitted on energy alone: predicted energy against cores, a line per frequency. No
+    configuration within the time limit: every configuration against the limit, the fastest
+    marked."""
     import pandas as pd
 
-    points = choice.evaluated or choice.pareto
+    points = choice.drawn_points()
     if not points:
         why = choice.reason or "no configuration meets the limits"
         raise UsageError(f"input {choice.input_label}: nothing to plot ({why})")
@@ -647,37 +653,111 @@ def draw_choice(ax: Axes, result: ChoiceResult, choice: Choice, *, legend: bool 
 
     front = {key(c.frequency_ghz, c.cores) for c in choice.pareto}
     rows = pd.DataFrame([c.to_dict() for c in points])
-    rows["frequency_ghz"] = rows["frequency_ghz"].astype(float)
-    rows["energy_j"] = rows["energy_j"].astype(float)
+    for name in ("frequency_ghz", "time_s", "energy_j"):
+        rows[name] = rows[name].astype(float)
     rows["pareto"] = [key(c.frequency_ghz, c.cores) in front for c in points]
-    _draw_pareto(ax, rows, cmap, cnorm, choice.input_label, "cores")
-    ondemand = rows[np.isclose(rows["frequency_ghz"], fmax)] if np.isfinite(fmax) else rows
-    ax.plot(ondemand["time_s"], ondemand["energy_j"], ls="none", marker="^", ms=6,
-            mfc="none", color="tab:gray",
-            label="ondemand (max frequency)" if np.isfinite(fmax) else "every core count")
+    if choice.best is None:
+        _draw_over_limit(ax, result, choice, rows, cmap, cnorm)
+    elif not result.with_time:
+        _draw_energy_by_cores(ax, result, choice, rows, fmax)
+    else:
+        _draw_pareto(ax, rows, cmap, cnorm, choice.input_label, "cores")
+        ondemand = rows[np.isclose(rows["frequency_ghz"], fmax)] if np.isfinite(fmax) else rows
+        ax.plot(ondemand["time_s"], ondemand["energy_j"], ls="none", marker="^", ms=6,
+                mfc="none", color="tab:gray",
+                label="ondemand (max frequency)" if np.isfinite(fmax) else "every core count")
     if legend:
         ax.legend(loc="upper right", fontsize="small")
 
 
+def _frequency_norm(result: ChoiceResult) -> Normalize:
+    freqs = np.asarray(result.frequencies_ghz, float)
+    lo, hi = float(freqs.min()), float(freqs.max())
+    return Normalize(lo, hi) if hi > lo else Normalize(lo - 0.1, hi + 0.1)
+
+
+def _draw_energy_by_cores(ax: Any, result: ChoiceResult, choice: Choice, rows: Any,
+                          fmax: float) -> None:
+    """Predicted energy against cores, a line per frequency (coloured by it), the choice
+    starred and ondemand's configurations (maximum frequency) as triangles: a model fitted
+    on energy alone predicts no time to plot energy against."""
+    cmap, fnorm = colormaps["plasma"], _frequency_norm(result)
+    groups = rows.groupby(rows["frequency_ghz"].fillna(-1.0), sort=True)
+    for frequency, group in groups:
+        group = group.sort_values("cores")
+        shade = cmap(fnorm(frequency)) if frequency > 0 else "tab:blue"
+        ax.plot(group["cores"], group["energy_j"], color=shade, lw=1.0, marker=".", ms=4)
+    best = choice.best
+    name = f"{best.cores} cores" + (f", {best.frequency_ghz:g} GHz"
+                                    if math.isfinite(best.frequency_ghz) else "")
+    ax.plot([best.cores], [best.energy_j], marker="*", ms=11, color="tab:red", ls="none",
+            label=f"min energy: {name}")
+    ondemand = rows[np.isclose(rows["frequency_ghz"], fmax)] if np.isfinite(fmax) else rows
+    ax.plot(ondemand["cores"], ondemand["energy_j"], ls="none", marker="^", ms=6, mfc="none",
+            color="tab:gray",
+            label="ondemand (max frequency)" if np.isfinite(fmax) else "every core count")
+    _plain_log(ax, "x", rows["cores"].to_numpy(float))
+    ax.set_xlabel("cores")
+    ax.set_ylabel("predicted energy (J)")
+    ax.set_title(f"input {choice.input_label}: predicted energy by cores", fontsize="medium")
+    ax.grid(True, alpha=0.3)
+
+
+def _draw_over_limit(ax: Any, result: ChoiceResult, choice: Choice, rows: Any, cmap: Any,
+                     cnorm: Normalize) -> None:
+    """Every configuration over the time limit, the limit as a dashed line and the fastest
+    configuration marked: what ``energy choose`` says when none meets the limit."""
+    limit = result.limits.get("max_time_s")
+    ax.scatter(rows["time_s"], rows["energy_j"], c=rows["cores"], cmap=cmap, norm=cnorm, s=12,
+               alpha=0.5, linewidths=0)
+    fastest = choice.fastest
+    if fastest is not None:
+        name = f"{fastest.cores} cores" + (f", {fastest.frequency_ghz:g} GHz"
+                                           if math.isfinite(fastest.frequency_ghz) else "")
+        ax.plot([fastest.time_s], [fastest.energy_j], marker="D", ms=7, color="tab:red",
+                ls="none", label=f"fastest: {fastest.time_s:.4g} s ({name})")
+    times = rows["time_s"].to_numpy(float)
+    if limit is not None and math.isfinite(limit):
+        ax.axvline(limit, color="black", ls="--", lw=1.0, label=f"time limit {limit:g} s")
+        times = np.append(times, limit)
+    _plain_log(ax, "x", times)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("energy (J)")
+    within = f" within {limit:g} s" if limit is not None else ""
+    ax.set_title(f"input {choice.input_label}: no configuration{within}", fontsize="medium")
+    ax.grid(True, alpha=0.3)
+
+
 def choice_figure(result: ChoiceResult) -> Figure:
     """The figure of ``phasekit energy choose`` (module docstring), one panel per input."""
-    choices = [c for c in result.choices if c.evaluated or c.pareto]
+    choices = [c for c in result.choices if c.drawn_points()]
     if not choices:
         raise UsageError("nothing to plot: no configuration meets the limits")
     columns = min(3, len(choices))
     rows_n = math.ceil(len(choices) / columns)
     fig = figure(WIDTH, _ROW_H * rows_n + 0.8)
     axes = fig.subplots(rows_n, columns, squeeze=False).ravel()
-    cmap = colormaps["viridis"]
-    cnorm = _core_norm(np.asarray(result.cores, float))
     for ax, choice in zip(axes, choices, strict=False):
         draw_choice(ax, result, choice)
     for ax in axes[len(choices):]:
         ax.set_visible(False)
-    fig.colorbar(ScalarMappable(cnorm, cmap), ax=list(axes[:len(choices)]), location="bottom",
-                 shrink=0.6, aspect=40, label="cores")
-    fig.suptitle(f"Predicted energy and time ({result.model} model): minimum-energy choice "
-                 "and Pareto frontier", fontsize="large")
+    drawn = list(axes[:len(choices)])
+    if result.with_time:
+        fig.colorbar(ScalarMappable(_core_norm(np.asarray(result.cores, float)),
+                                    colormaps["viridis"]), ax=drawn, location="bottom",
+                     shrink=0.6, aspect=40, label="cores")
+        what = ("minimum-energy choice and Pareto frontier"
+                if any(c.best is not None for c in choices)
+                else "no configuration within the time limit")
+        fig.suptitle(f"Predicted energy and time ({result.model} model): {what}",
+                     fontsize="large")
+    else:
+        if result.frequency_controlled:
+            fig.colorbar(ScalarMappable(_frequency_norm(result), colormaps["plasma"]),
+                         ax=drawn, location="bottom", shrink=0.6, aspect=40,
+                         label="frequency (GHz)")
+        fig.suptitle(f"Predicted energy ({result.model} model, energy only: no run times): "
+                     "minimum-energy choice", fontsize="large")
     return fig
 
 
