@@ -4,8 +4,14 @@ front on a VM, energy from an external power command."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import shlex
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -162,8 +168,10 @@ def test_energy_estimate_from_cpu_time(tmp_path: Path) -> None:
     assert "ESTIMATED" in campaign.meta["energy"]
     with pytest.raises(UsageError, match="give one energy sensor"):
         CampaignPlan(plan.command, power_estimate_w=(1.0, 1.0), power_command="meter")
-    with pytest.raises(UsageError, match="STATIC_W,CORE_W"):
+    with pytest.raises(UsageError, match=r"^power_estimate_w=\(-1.0, 1.0\): expected \(static W"
+                       ) as caught:
         CampaignPlan(plan.command, power_estimate_w=(-1.0, 1.0))
+    assert caught.value.command_line().startswith("--power-estimate -1,1: expected")
 
 
 def test_this_machine_runs_fits_and_chooses_end_to_end(tmp_path: Path,
@@ -188,3 +196,105 @@ def test_this_machine_runs_fits_and_chooses_end_to_end(tmp_path: Path,
         assert c["best"]["cores"] in (1, 2) and c["best"]["frequency_ghz"] is None
         assert set(c["savings_predicted"]) == {"worst", "random", "best"}
         assert c["savings_predicted"]["worst"] >= 0
+
+
+FAMILY = """
+import os, subprocess, sys, time
+out = sys.argv[1]
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+with open(out + ".tmp", "w") as fh:
+    fh.write(f"{os.getpid()} {child.pid}")
+os.rename(out + ".tmp", out)
+time.sleep(60)
+"""
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for its reaper does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+def wait_for(condition, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+@pytest.mark.parametrize("profiled", [False, True])
+def test_sigkill_of_the_campaign_stops_the_measured_program(tmp_path: Path,
+                                                             profiled: bool) -> None:
+    """A campaign killed with SIGKILL cannot clean up: the program and the processes it
+    started must still stop with it, not run on as orphans."""
+    script, pids = tmp_path / "family.py", tmp_path / "pids.txt"
+    script.write_text(FAMILY)
+    extra = ["--profile-dir", str(tmp_path / "profiles")] if profiled else []
+    campaign = subprocess.Popen(
+        [sys.executable, "-m", "phasekit.cli", "campaign", "run", "--timeout", "120s",
+         *extra, "-o", str(tmp_path / "c.json"), "--", sys.executable, str(script),
+         str(pids)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL)
+    family: list[int] = []
+    try:
+        assert wait_for(pids.exists, 30), "the program did not start"
+        family = [int(p) for p in pids.read_text().split()]
+        assert all(alive(p) for p in family)
+        campaign.kill()
+        campaign.wait(timeout=10)
+        assert wait_for(lambda: not any(alive(p) for p in family), 10), \
+            "the measured program outlived its campaign"
+    finally:
+        for pid in family:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        campaign.kill()
+        campaign.wait(timeout=10)
+
+
+def test_a_timed_out_run_stops_the_processes_it_started(tmp_path: Path) -> None:
+    script, pids = tmp_path / "family.py", tmp_path / "pids.txt"
+    script.write_text(FAMILY)
+    family: list[int] = []
+    try:
+        plan = CampaignPlan((sys.executable, str(script), str(pids)), timeout_s=2.0,
+                            use_rapl=False)
+        run = run_campaign(plan, tmp_path / "c.jsonl").runs[0]
+        assert run.status == "failed" and "timed out" in run.reason
+        family = [int(p) for p in pids.read_text().split()]
+        assert wait_for(lambda: not any(alive(p) for p in family), 5), \
+            "a process of the timed-out run is still running"
+    finally:
+        for pid in family:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_retried_run_replaces_its_failure(program: list[str], tmp_path: Path) -> None:
+    log = tmp_path / "c.jsonl"
+    plan = CampaignPlan(tuple(program), inputs=("a", "b"), use_rapl=False)
+    program_name = shlex.join(plan.command)
+    append_run(log, Run(input="a", repetition=1, time_s=9.0), program=program_name)
+    append_run(log, Run(input="b", repetition=1, status="failed", reason="exit code 1"))
+    campaign = run_campaign(plan, log)
+    assert [(r.input, r.status) for r in campaign.runs] == [("a", "ok"), ("b", "ok")]
+    assert [r.time_s for r in campaign.runs if r.input == "a"] == [9.0]  # kept, not rerun
+    assert len(read_campaign(log)) == 2  # the log on disk too
+    main(["campaign", "run", "--inputs", "a,b", "-o", str(tmp_path / "c.json"), "--",
+          *program])  # nothing failed: nothing to drop
+    assert len(read_campaign(tmp_path / "c.json")) == 2
+
+
+def test_a_run_that_fails_again_keeps_only_its_last_failure(program: list[str],
+                                                            tmp_path: Path) -> None:
+    log = tmp_path / "c.jsonl"
+    plan = CampaignPlan(tuple(program), inputs=("bad",), use_rapl=False)
+    append_run(log, Run(input="bad", repetition=1, status="failed", reason="killed"),
+               program=shlex.join(plan.command))
+    campaign = run_campaign(plan, log)
+    assert [r.reason for r in campaign.runs] == ["exit code 3: no such input"]

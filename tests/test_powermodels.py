@@ -478,7 +478,7 @@ def test_cli_ge_prints_the_expression(table: Path, tmp_path: Path) -> None:
 
 def test_cli_bad_input(table: Path, tmp_path: Path) -> None:
     code, _, err = run("powermodel", "fit", table, "--target", "watts")
-    assert code == 3
+    assert code == 2  # an option naming a column the file does not have
     assert str(table) in err and "'watts'" in err and err.count("\n") == 1
     broken = tmp_path / "broken.csv"
     text = table.read_text().splitlines()
@@ -487,7 +487,7 @@ def test_cli_bad_input(table: Path, tmp_path: Path) -> None:
     code, _, err = run("powermodel", "fit", broken)
     assert code == 3 and "line 5" in err and "'C2'" in err and str(broken) in err
     code, _, err = run("powermodel", "fit", table, "--features", "C1,C99")
-    assert code == 3 and "'C99'" in err
+    assert code == 2 and "'C99'" in err
     code, _, err = run("powermodel", "fit", table, "--model", "svm")
     assert code == 2
     code, _, err = run("powermodel", "fit", tmp_path / "absent.csv")
@@ -685,3 +685,71 @@ def test_cli_says_when_the_model_loses_to_the_training_mean(tmp_path: Path) -> N
         code, out, _ = run("powermodel", "fit", table, "--model", "linear", "--split", "time")
         assert code == 0
         assert ("worse than the training mean" in out) == expected, name
+
+
+def recording_with_gaps(path: Path, n: int = 300) -> tuple[int, dict[str, int]]:
+    """A recording exported as CSV (phasekit's ``# phasekit:`` line, ``timestamp_s``) of four
+    counters and a power exactly linear in two of them, with empty cells; the rows with a
+    missing value in a column the model uses, and the empty cells by column."""
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({"timestamp_s": 0.5 * np.arange(n),
+                          **{f"C{k}": rng.uniform(1e6, 1e9, n) for k in range(1, 5)}})
+    frame["power_w"] = 60 + 4e-8 * frame["C1"] + 2e-8 * frame["C3"]
+    gaps = {"C2": [3, 50, 51], "power_w": [51, 120]}
+    text = frame.to_csv(index=False).splitlines()
+    for column, rows in gaps.items():
+        j = list(frame.columns).index(column)
+        for row in rows:
+            cells = text[row + 1].split(",")
+            cells[j] = ""
+            text[row + 1] = ",".join(cells)
+    meta = json.dumps({"version": 1, "time_column": "timestamp_s", "period": 0.5})
+    path.write_text(f"# phasekit: {meta}\n" + "\n".join(text) + "\n")
+    rows = {r for listed in gaps.values() for r in listed}
+    return len(rows), {c: len(r) for c, r in gaps.items()}
+
+
+def test_cli_fit_drops_rows_with_empty_cells_and_skips_the_time_column(tmp_path: Path) -> None:
+    table = tmp_path / "run.csv"
+    n_dropped, by_column = recording_with_gaps(table)
+    code, out, err = run("powermodel", "fit", table, "--model", "linear", "--json")
+    assert code == 0, err
+    fitted = json.loads(out)
+    assert "timestamp_s" not in fitted["features"] and fitted["excluded"]["timestamp_s"] == "time"
+    assert fitted["time_column"] == "timestamp_s"
+    assert fitted["n_dropped"] == n_dropped and fitted["missing"] == by_column
+    assert fitted["n_train"] + fitted["n_test"] == 300 - n_dropped
+    assert fitted["test"]["rmse"] < 1e-3  # the exact relation, from the rows kept
+    assert {"C1", "C3"} <= set(fitted["features"])
+    code, out, err = run("powermodel", "fit", table, "--model", "linear")
+    assert code == 0, err
+    said = [line for line in out.splitlines() if "missing value" in line]
+    assert said == [f"left out {n_dropped} of 300 rows with a missing value (C2: 3, "
+                    "power_w: 2)"]
+    # only the columns used count: with C1 and C3 alone, the empty C2 cells cost no row
+    code, out, err = run("powermodel", "fit", table, "--features", "C1,C3", "--json")
+    assert code == 0, err
+    assert json.loads(out)["n_dropped"] == by_column["power_w"]
+
+
+def test_cli_fit_refuses_when_too_few_rows_are_left(tmp_path: Path) -> None:
+    table = tmp_path / "sparse.csv"
+    rows = ["timestamp_s,C1,C2,power_w"] + [
+        f"{k},{k + 1},{'' if k % 4 else 2 * k + 1},{3 * k + 5}" for k in range(20)]
+    table.write_text("\n".join(rows) + "\n")
+    code, _, err = run("powermodel", "fit", table)
+    assert code == 3 and err.count("\n") == 1 and str(table) in err
+    assert "15 of 20 rows" in err and "missing value" in err
+
+
+def test_cli_fit_target_or_feature_not_in_the_file_is_a_usage_error(table: Path) -> None:
+    for option, value in (("--target", "watts"), ("--features", "C1,C99")):
+        code, _, err = run("powermodel", "fit", table, option, value)
+        missing = value.split(",")[-1]
+        assert code == 2, err
+        assert err.count("\n") == 1 and "Traceback" not in err
+        assert f"{table}: no column '{missing}' (the file has: C1, C2" in err
+    model_file = table.with_name("usage.json")
+    assert run("powermodel", "fit", table, "-o", model_file)[0] == 0
+    code, _, err = run("powermodel", "eval", model_file, table, "--target", "watts")
+    assert code == 2 and f"{table}: no column 'watts'" in err and err.count("\n") == 1

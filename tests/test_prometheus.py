@@ -126,7 +126,7 @@ def test_server_errors_are_one_line_with_the_servers_message(server: ps.Promethe
     closed = ps.free_port()
     with pytest.raises(UnsupportedError, match=r"cannot reach the Prometheus server"):
         read_prometheus(f"prometheus://127.0.0.1:{closed}", ["up"], start=START, end=START + 60)
-    with pytest.raises(UsageError, match="--end must be after --start"):
+    with pytest.raises(UsageError, match=r"end=.*: the end must be after the start"):
         read_prometheus(server.url, ["up"], start=START, end=START - 1)
 
 
@@ -249,6 +249,36 @@ def test_the_verbs_read_prometheus_and_compare_its_nodes(server: ps.Prometheus,
     from_file = detect_phases(recording).to_dict()
     assert [p["start_s"] for p in one["nodes"][0]["phases"]] == \
         [p["start_s"] for p in from_file["phases"]]
+
+
+def test_nodes_read_from_prometheus_are_named_by_server_and_label(server: ps.Prometheus,
+                                                                  recording: pk.Profile
+                                                                  ) -> None:
+    """Each node's ``file`` names where its samples came from (the server and the label
+    selecting the node), not the temporary file the verb read them through."""
+    import json
+    import subprocess
+    import sys
+
+    queries = [arg for q in _queries(recording) for arg in ("-q", q)]
+    span = ["--start", str(START), "--end", str(_end(recording)), "--step", "1s"]
+    expected = [f'http://127.0.0.1:{server.port} instance="{node}"'
+                for node in ("node-a", "node-b")]
+    for verb, as_json in (("analyze", True), ("phases", True), ("phases", False)):
+        done = subprocess.run([sys.executable, "-m", "phasekit.cli", verb, server.url,
+                               *queries, *span, *(["--json"] if as_json else [])],
+                              capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == 0, done.stderr
+        assert "phasekit-prometheus-" not in done.stdout + done.stderr  # no temporary path
+        if as_json:
+            nodes = json.loads(done.stdout)["nodes"]
+            assert [n["node"] for n in nodes] == ["node-a", "node-b"]
+            assert [n["file"] for n in nodes] == expected
+    node = pk.Profile(values=np.zeros((3, 1)), period=1.0, metrics=("x",), node='n"1',
+                      meta={"prometheus": {"url": "https://h:9090", "label": "job"}})
+    assert prom.node_source(node) == 'https://h:9090 job="n\\"1"'
+    assert prom.node_source(pk.Profile(values=np.zeros((3, 1)), period=1.0, metrics=("x",),
+                                       node="n1")) is None
 
 
 def test_watch_serve_is_scraped_by_a_real_prometheus(tmp_path: Path) -> None:

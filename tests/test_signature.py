@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -621,3 +624,33 @@ def test_cli_simulated_mode_is_said_and_deterministic(tiny_kernels: dict[str, Si
     assert code == 0 and "IPC" in out and "not measured here: this machine's time" in out
     code, _, err = run("signature", "run", directory, "--mode", "exact")
     assert code == 2 and "simulated" in err
+
+
+def run_cli(*args: str | Path, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    """``phasekit ARGS`` in a subprocess; fails (does not hang) past ``timeout``."""
+    try:
+        return subprocess.run([sys.executable, "-m", "phasekit.cli", *map(str, args)],
+                              capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"phasekit {' '.join(map(str, args))} still running after {timeout} s: "
+                    "it waits on a FIFO's writer")
+
+
+def test_a_fifo_is_refused_at_once_not_waited_on(tmp_path: Path) -> None:
+    """A FIFO with no writer would block the read forever: refused as the other readers do
+    (exit code 3, one line naming it)."""
+    fifo = tmp_path / "program.c"
+    os.mkfifo(fifo)
+    for args in (("signature", "build", fifo, "-o", tmp_path / "p.signature"),
+                 ("signature", "run", tmp_path / "p.signature", "--power-model", fifo)):
+        done = run_cli(*args)
+        assert done.returncode == 3, done.stderr
+        assert done.stderr.count("\n") == 1 and str(fifo) in done.stderr
+        assert "FIFO" in done.stderr and "not a regular file" in done.stderr
+    library = subprocess.run(  # from Python too; in a process of its own, as it could hang
+        [sys.executable, "-c", "import sys; from phasekit.signature.paths import "
+         "build_signature as b; b(sys.argv[1], sys.argv[2])", str(fifo),
+         str(tmp_path / "q.signature")], capture_output=True, text=True, timeout=30,
+        check=False)
+    assert "InputError" in library.stderr and "FIFO" in library.stderr
+    assert not (tmp_path / "p.signature").exists() and not (tmp_path / "q.signature").exists()

@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import json
 import re
+import socket
+import subprocess
+import sys
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -103,3 +108,83 @@ def test_phases_reports_detection_as_watch_does(tmp_path) -> None:
     expected = reference_changes(values, period)
     assert [p["detected_at_s"] for p in found[1:]] == pytest.approx(
         [d * period for _, d in expected])
+
+
+def partial_recording(tmp_path, recording: dict[str, object]):
+    """A recording cut short: ``run.parquet.partial.arrows`` holding the steps data, with no
+    end-of-stream marker and no final file (its recorder killed); the number of samples."""
+    from phasekit.io.arrow import StreamAppender
+
+    _, values = steps_csv(tmp_path, 0.2)
+    partial = tmp_path / "run.parquet.partial.arrows"
+    header = {"version": 1, "period": 0.2, "start": 0.0, "metrics": list(METRICS),
+              "meta": {"recording": {"flush_interval_s": 0.1, **recording}}}
+    appender = StreamAppender(partial, METRICS, header)
+    appender.append(0.2 * np.arange(len(values)), values)
+    appender.abandon()
+    return partial, len(values)
+
+
+def run_watch(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    """``phasekit watch ARGS`` in a subprocess; fails (does not hang) past ``timeout``."""
+    try:
+        return subprocess.run([sys.executable, "-m", "phasekit.cli", "watch", *args],
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"phasekit watch {' '.join(args)} still running after {timeout} s")
+
+
+def test_watch_stops_on_a_recording_cut_short_after_the_idle_time(tmp_path) -> None:
+    partial, n_samples = partial_recording(tmp_path, {})
+    started = time.monotonic()
+    done = run_watch(str(tmp_path / "run.parquet"), "--json", "--idle", "1s", timeout=30)
+    elapsed = time.monotonic() - started
+    assert done.returncode == 3, done.stderr
+    errors = done.stderr.strip().splitlines()
+    assert len(errors) == 1 and "Traceback" not in done.stderr
+    assert str(partial) in errors[0] and "cut short" in errors[0] and "1 s" in errors[0]
+    assert f"{n_samples} samples" in errors[0]
+    # what was seen is still reported: the three known changes, then the summary
+    lines = [json.loads(line) for line in done.stdout.strip().splitlines()]
+    assert [r["start_s"] for r in lines[:-1]] == pytest.approx([60 * 0.2, 120 * 0.2,
+                                                                180 * 0.2])
+    assert lines[-1]["phases"] == 4
+    assert 1.0 <= elapsed < 20
+
+
+def test_watch_stops_at_once_when_the_recorder_that_wrote_it_is_gone(tmp_path) -> None:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # its pid is no longer a running process
+    partial_recording(tmp_path, {"host": socket.gethostname(), "pid": gone.pid})
+    started = time.monotonic()
+    done = run_watch(str(tmp_path / "run.parquet"), "--idle", "60s", timeout=30)
+    assert done.returncode == 3, done.stderr
+    assert f"pid {gone.pid}" in done.stderr and "cut short" in done.stderr
+    assert time.monotonic() - started < 20  # well before the idle time
+
+
+def test_watch_follows_a_slow_recording_that_keeps_growing(tmp_path) -> None:
+    """Gaps shorter than --idle are waited through; the end-of-stream marker ends it."""
+    from phasekit.io.arrow import StreamAppender
+
+    _, values = steps_csv(tmp_path, 0.2)
+    partial = tmp_path / "run.parquet.partial.arrows"
+    appender = StreamAppender(partial, METRICS, {"version": 1, "period": 0.2,
+                                                 "metrics": list(METRICS)})
+    chunks = np.array_split(np.arange(len(values)), 4)
+
+    def write() -> None:
+        for rows in chunks:
+            appender.append(0.2 * rows, values[rows])
+            time.sleep(0.7)
+        appender.close()
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        done = run_watch(str(tmp_path / "run.parquet"), "--json", "--idle", "1.5s",
+                         timeout=30)
+    finally:
+        writer.join()
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1])["phases"] == 4

@@ -55,10 +55,18 @@ class UsageError(PhasekitError, ValueError):
         option = self.option or "--" + self.parameter.replace("_", "-")
         if self.value is _NO_VALUE:
             return f"{option}: {self.detail}"
-        value = self.value
-        shown = f"{value:g}" if isinstance(value, float) else (
-            shlex.quote(value) if isinstance(value, str) else str(value))
-        return f"{option} {shown}: {self.detail}"
+        return f"{option} {_as_typed(self.value)}: {self.detail}"
+
+
+def _as_typed(value: object) -> str:
+    """``value`` as it is typed on a command line: ``0.5``, ``1,2``, ``'a b'``."""
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, str):
+        return shlex.quote(value)
+    if isinstance(value, tuple | list):
+        return ",".join(_as_typed(v) for v in value)
+    return str(value)
 
 
 class InputError(PhasekitError, ValueError):

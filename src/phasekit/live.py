@@ -43,7 +43,7 @@ def parse_address(text: str) -> tuple[str, int]:
     except ValueError:
         number = -1
     if not 0 <= number <= 65535:
-        raise UsageError(f"--serve {text!r}: expected [HOST]:PORT, e.g. :9105")
+        raise UsageError("expected [HOST]:PORT, e.g. ':9105'", parameter="serve", value=text)
     return host.strip("[]") or "127.0.0.1", number
 
 
@@ -95,8 +95,8 @@ class LiveMetrics:
         try:
             self._server, _ = start_http_server(port, addr=host, registry=self.registry)
         except OSError as exc:
-            raise UsageError(f"--serve {address!r}: cannot listen there ({exc.strerror or exc})"
-                             ) from None
+            raise UsageError(f"cannot listen there ({exc.strerror or exc})", parameter="serve",
+                             value=address) from None
         return f"http://{host}:{self._server.server_port}/metrics"
 
     def close(self) -> None:

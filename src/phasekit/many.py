@@ -96,6 +96,16 @@ class FileRuns(Generic[R]):
     tracebacks: dict[str, str] = field(default_factory=dict)
 
 
+#: Names shown for files that only carry another source's samples (a Prometheus node's
+#: temporary Parquet file: its server and label), by path; see :func:`show_file_as`.
+_SHOWN_AS: dict[str, str] = {}
+
+
+def show_file_as(path: PathArg, name: str) -> None:
+    """Name the file ``path`` as ``name`` in results (``file``) and messages."""
+    _SHOWN_AS[os.fspath(path)] = name
+
+
 def _as_list(paths: PathArg | Sequence[PathArg]) -> list[PathArg]:
     return [paths] if isinstance(paths, str | os.PathLike) else list(paths)
 
@@ -115,7 +125,7 @@ def run_files(job: Callable[[str], R], paths: PathArg | Sequence[PathArg], *,
     files, problems = expand_inputs(_as_list(paths), suffixes)
     errors = [NodeError(file=arg, message=f"{arg}: {reason}", exit_code=3)
               for arg, reason in problems]
-    shown = [str(f) for f in files]
+    shown = [_SHOWN_AS.get(str(f), str(f)) for f in files]
     remote = client is not None or scheduler is not None
     items = [os.path.abspath(f) if remote else str(f) for f in files]
     outcomes = map_files(job, items, workers=workers, client=client, scheduler=scheduler,
@@ -180,15 +190,14 @@ def check_window(data: Profile, window_s: Window | None, path: PathArg,
                          f"after the end of this {data.duration:g} s profile")
 
 
-def check_metrics(profile: Profile, metrics: Sequence[str], path: PathArg) -> None:
-    """UsageError naming the file when a requested metric is neither a column nor derivable."""
-    for name in metrics:
-        if name in profile.metrics:
-            continue
-        if name == "ipc" and {"instructions", "cycles"} <= set(profile.metrics):
-            continue
-        raise UsageError(f"{os.fspath(path)}: no metric {name!r}; the profile has: "
-                         + ", ".join(profile.metrics))
+def check_metrics(profile: Profile, metrics: Sequence[str], path: PathArg) -> list[str]:
+    """The stored names of the requested metrics (:meth:`Profile.resolve`: a source name or
+    another case also names a metric); UsageError naming the file when one is neither a
+    column nor derivable."""
+    try:
+        return [profile.resolve(name, derived=True) for name in metrics]
+    except UsageError as exc:
+        raise UsageError(f"{os.fspath(path)}: {exc}") from None
 
 
 def check_trace(path: PathArg) -> None:
@@ -214,7 +223,7 @@ def periodicity_file(path: str, *, metrics: Sequence[str] | None, window_s: Wind
     data = read_named_profile(path, period)
     check_window(data, window_s, path)
     if metrics:
-        check_metrics(data, metrics, path)
+        metrics = check_metrics(data, metrics, path)
     try:
         result = analyze(data, metrics=list(metrics) if metrics else None, window_s=window_s,
                          workers=worker_threads(), **options)
@@ -250,7 +259,7 @@ def periodicity_runs(paths: PathArg | Sequence[PathArg], *,
 
     names = _names(metrics)
     if names and len(set(names)) != len(names):
-        raise UsageError("--metric: each metric may be given once")
+        raise UsageError("each metric may be given once", parameter="metrics", option="--metric")
     job = functools.partial(periodicity_file, metrics=names, window_s=window, options=options,
                             period=period)
     # started once the files are handed out, so as not to hold the GIL while the workers
@@ -568,7 +577,8 @@ def phases_runs(paths: PathArg | Sequence[PathArg], *, workers: int | None,
 
     method = options.get("method", "auto")
     if method not in ("auto", *METHODS):
-        raise UsageError(f"--method {method!r}: expected auto or one of " + ", ".join(METHODS))
+        raise UsageError("expected auto or one of " + ", ".join(METHODS), parameter="method",
+                         value=method)
     if isinstance(options.get("sensors"), str):
         options = {**options, "sensors": [options["sensors"]]}
     job = functools.partial(phases_file, options=options, period=period)

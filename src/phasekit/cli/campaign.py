@@ -98,8 +98,8 @@ def run(
         "--idle", metavar="DURATION", help="Idle time between runs (e.g. 5s; default none).")
                     ] = None,
     timeout: Annotated[str | None, typer.Option(
-        "--timeout", metavar="DURATION", help="Stop a run after this long; it is recorded "
-        "as failed.")] = None,
+        "--timeout", metavar="DURATION", help="Stop a run (with every process it started) "
+        "after this long; it is recorded as failed.")] = None,
     power_cmd: Annotated[str | None, typer.Option(
         "--power-cmd", metavar="CMD", help="Command printing the power in watts (an IPMI "
         "reader); sampled during each run and integrated. Default: RAPL when present.")] = None,
@@ -118,7 +118,12 @@ def run(
                            ] = False,
 ) -> None:
     """Run a program once per configuration and repetition, measuring time, energy and the
-    regions it marks (phasekit.regions; phasekit_regions.h for C)."""
+    regions it marks (phasekit.regions; phasekit_regions.h for C).
+
+    The program gets no standard input and runs in a process group of its own; it stops
+    with the campaign, even one killed with SIGKILL. A failed run that a resume runs again
+    is replaced by the new run.
+    """
     from phasekit.record.runner import CampaignPlan, run_campaign
 
     check_output(output, "--output")

@@ -108,8 +108,8 @@ def fit(
     features: Annotated[str | None, typer.Option(
         "--features", metavar="C1,C2,...", show_default=False,
         help="Counter columns to use (default: every numeric column but the target, "
-             "time-like columns, other power or energy readings and constant columns; the "
-             "output says what was left out).")] = None,
+             "time-like columns (timestamp_s, time, t_s...), other power or energy readings, "
+             "empty and constant columns; the output says what was left out).")] = None,
     seed: Annotated[int, typer.Option(
         "--seed", metavar="N", help="Random seed (train/test split, evolution).")] = 0,
     test_fraction: Annotated[float, typer.Option(
@@ -164,7 +164,8 @@ def fit(
     The last rows in time (or, with --split random, a seeded random share) are the test set;
     RMSE and MAE in watts and MPE in percent are reported on the training and test rows,
     and the training mean's scores on the test rows for reference. Grammatical evolution
-    prints the evolved expression in raw counter units and shows a progress bar.
+    prints the evolved expression in raw counter units and shows a progress bar. Rows with
+    an empty cell in the target or a counter used are left out, and one line says how many.
     """
     from phasekit.signature.powermodels import MODELS, SPLITS, describe_excluded, fit_power_model
 
@@ -230,6 +231,8 @@ def fit(
     if result.excluded:
         console.print(f"left out of the features: {describe_excluded(result.excluded)}",
                       soft_wrap=True)
+    if result.dropped_text:
+        console.print(result.dropped_text, soft_wrap=True)
     if result.breakdown:
         parts = Table(title="Server power breakdown (eq. 4.15), mean over the test rows",
                       title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)

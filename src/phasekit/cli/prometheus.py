@@ -4,7 +4,8 @@ The options below are shared by the three verbs. :func:`expand` fetches the node
 (:func:`phasekit.io.prometheus.read_prometheus`), writes each into a temporary folder as
 ``NODE.parquet`` and hands the verb those files, so that one node takes the single-profile
 path and several take the many-node one (local workers or ``--scheduler``, the agreement and
-outlier report) with nothing else to change.
+outlier report) with nothing else to change. Results and messages name each node by its
+server and label (``http://host:9090 instance="node1:9100"``), not by that file.
 """
 
 from __future__ import annotations
@@ -63,7 +64,8 @@ def expand(inputs: Sequence[Path], *, query: Sequence[str] | None, start: str | 
         raise UsageError(f"{urls[0]}: give the series with --query [NAME=]PROMQL")
     if start is None:
         raise UsageError(f"{urls[0]}: give the range's --start (and --end, default now)")
-    from phasekit.io.prometheus import read_prometheus
+    from phasekit.io.prometheus import node_source, read_prometheus
+    from phasekit.many import show_file_as
 
     with progress_reporter(not quiet, f"reading {urls[0]}") as progress:
         profiles = read_prometheus(urls[0], list(query), start=start, end=end, step=step,
@@ -79,5 +81,6 @@ def expand(inputs: Sequence[Path], *, query: Sequence[str] | None, start: str | 
         if path.exists():  # two node names alike once made file names
             path = folder / f"{name or 'node'}-{len(paths)}.parquet"
         write_profile(profile, path)
+        show_file_as(path, node_source(profile) or f"{urls[0]} {label}={profile.node!r}")
         paths.append(path)
     return paths

@@ -231,8 +231,11 @@ def _draw(estimate: SignatureEstimate, path: Path) -> None:
 def _load_model(path: Path | None) -> Any:
     if path is None:
         return None
+    from phasekit.io.inputs import input_file
     from phasekit.signature.reconstruct import load_power_model
 
+    if path.exists():
+        input_file(path, "a power model (JSON)")  # a FIFO: refused, not waited on
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

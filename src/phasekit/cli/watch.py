@@ -6,6 +6,8 @@ import csv
 import datetime as _dt
 import json
 import math
+import os
+import socket
 import sys
 import time
 from collections.abc import Iterable, Iterator
@@ -37,6 +39,14 @@ class _Header:
     start_utc: _dt.datetime | None
 
 
+@dataclass
+class _Cut:
+    """The end of a followed stream that stopped growing without its end-of-stream marker."""
+
+    path: Path
+    reason: str
+
+
 def watch(
     source: Annotated[str, typer.Argument(
         metavar="FILE|-", help="The recorder's output (followed through FILE.partial.arrows "
@@ -57,6 +67,12 @@ def watch(
     poll: Annotated[str, typer.Option(
         "--poll", metavar="DURATION", help="How often to look for new samples in FILE.")
     ] = "100ms",
+    idle: Annotated[str, typer.Option(
+        "--idle", metavar="DURATION",
+        help="Stop (exit code 3) when a recording followed live has had no new samples for "
+             "this long and has no end-of-stream marker: its recorder was killed. At least "
+             "twice the recording's flush interval; sooner when the recording names its "
+             "recorder's process and that process is gone.")] = "30s",
     json_output: Annotated[bool, typer.Option(
         "--json", help="One JSON object per line and per change.")] = False,
     serve: Annotated[str | None, typer.Option(
@@ -83,7 +99,8 @@ def watch(
 
     sensor = [*(metric or ()), *(sensor or ())]  # --sensor: the old name of --metric
     wait_s, poll_s = parse_duration(wait, "--wait"), parse_duration(poll, "--poll")
-    rows = _rows(source, wait_s, poll_s, period)
+    idle_s = parse_duration(idle, "--idle")
+    rows = _rows(source, wait_s, poll_s, period, idle_s)
     header = next(rows)
     assert isinstance(header, _Header)
     names = list(sensor) if sensor else streaming_sensors(header.metrics, method=method)
@@ -126,12 +143,19 @@ def _live(serve: str | None, source: str, header: _Header, names: list[str], per
 
 def _follow(rows: Iterator[Any], detector: Any, streaming: Any, header: _Header, period: float,
             source: str, json_output: bool, live: Any, window: Any) -> None:
-    """Report each phase change of ``rows`` (and feed ``live``), then the phases found."""
+    """Report each phase change of ``rows`` (and feed ``live``), then the phases found; a
+    recording cut short ends in an InputError saying so, after the phases found."""
     changes = 0
     starts: list[float] = []  # the first phase starts at the first sample's time
     first_time: float | None = None
+    cut: _Cut | None = None
+    n_samples = 0
     for item in rows:
-        t, values = item  # type: ignore[misc]
+        if isinstance(item, _Cut):
+            cut = item
+            break
+        t, values = item
+        n_samples += 1
         if first_time is None:
             first_time = t
             starts.append(t)
@@ -160,8 +184,16 @@ def _follow(rows: Iterator[Any], detector: Any, streaming: Any, header: _Header,
             sample_end = header.start_utc + _dt.timedelta(seconds=detected_s + period)
             report["wall_latency_s"] = (_dt.datetime.now(_dt.UTC) - sample_end).total_seconds()
         _say(report, json_output)
-    if first_time is None:
+    if first_time is None and cut is None:
         raise InputError("no samples to watch", path=source)
+    if first_time is not None:
+        _summarize(changes, starts, json_output)
+    if cut is not None:
+        raise InputError(f"{cut.reason} and no end-of-stream marker: the recording was cut "
+                         f"short; stopped after {n_samples} samples", path=str(cut.path))
+
+
+def _summarize(changes: int, starts: list[float], json_output: bool) -> None:
     summary = {"phases": changes + 1, "starts_s": starts}
     if json_output:  # one object per line, the summary too
         sys.stdout.write(json.dumps(summary) + "\n")
@@ -183,10 +215,11 @@ def _say(report: dict[str, Any], as_json: bool) -> None:
 
 
 # --- sources of rows ---------------------------------------------------------------------------
-def _rows(source: str, wait_s: float, poll_s: float, period: float | None = None
-          ) -> Iterator[_Header | tuple[float, np.ndarray]]:
+def _rows(source: str, wait_s: float, poll_s: float, period: float | None = None,
+          idle_s: float = math.inf) -> Iterator[_Header | tuple[float, np.ndarray] | _Cut]:
     """The header, then (time, row) of ``source``; ``period``: of a replayed CSV file
-    without a time column."""
+    without a time column; ``idle_s``: how long a followed recording may stop growing
+    before it counts as cut short (then a :class:`_Cut` ends the rows)."""
     if period is not None and (source == "-" or not Path(source).is_file()):
         raise UsageError("--period: for a CSV profile file without a time column, replayed; "
                          "lines on stdin and recordings carry their times")
@@ -204,7 +237,7 @@ def _rows(source: str, wait_s: float, poll_s: float, period: float | None = None
         time.sleep(poll_s)
     if partial.exists():
         final = path if partial != path else None
-        return _follow_stream(partial, final, poll_s)
+        return _follow_stream(partial, final, poll_s, idle_s)
     return _replay(path, period)
 
 
@@ -218,10 +251,11 @@ def _replay(path: Path, period: float | None = None
         yield float(t), row
 
 
-def _follow_stream(partial: Path, final: Path | None, poll_s: float
-                   ) -> Iterator[_Header | tuple[float, np.ndarray]]:
-    """Rows of an Arrow IPC stream being written; ends at its end-of-stream marker, or when
-    the recorder replaced it by ``final``."""
+def _follow_stream(partial: Path, final: Path | None, poll_s: float, idle_s: float = math.inf
+                   ) -> Iterator[_Header | tuple[float, np.ndarray] | _Cut]:
+    """Rows of an Arrow IPC stream being written; ends at its end-of-stream marker, when
+    the recorder replaced it by ``final``, or with a :class:`_Cut` when it stalled
+    (:class:`_Stall`)."""
     import pyarrow as pa
 
     from phasekit.io.arrow import END_OF_STREAM
@@ -233,6 +267,7 @@ def _follow_stream(partial: Path, final: Path | None, poll_s: float
             raise InputError("disappeared before it could be read", path=str(partial)) from None
         yield from _replay(final)
         return
+    stall = _Stall(handle, idle_s)
     try:
         schema = None
         while schema is None:
@@ -240,9 +275,13 @@ def _follow_stream(partial: Path, final: Path | None, poll_s: float
                 schema = pa.ipc.read_schema(pa.ipc.read_message(handle))
             except (OSError, EOFError, pa.ArrowException):
                 handle.seek(0)
+                if (why := stall.reason()) is not None:
+                    raise InputError(f"{why} and no complete header: the recording was cut "
+                                     "short", path=str(partial)) from None
                 time.sleep(poll_s)
         meta = json.loads((schema.metadata or {}).get(b"phasekit", b"{}"))
         recording = (meta.get("meta") or {}).get("recording") or {}
+        stall.knows(recording, meta.get("period"))
         start = recording.get("start_utc")
         yield _Header(list(schema.names[1:]), meta.get("period"),
                       _dt.datetime.fromisoformat(start) if start else None)
@@ -258,6 +297,9 @@ def _follow_stream(partial: Path, final: Path | None, poll_s: float
                 handle.seek(position)
                 if not partial.exists() and (final is None or final.exists()):
                     return  # finalized: everything was in the stream already
+                if (why := stall.reason()) is not None:
+                    yield _Cut(partial, why)
+                    return
                 time.sleep(poll_s)
                 continue
             columns = [batch.column(j).to_numpy(zero_copy_only=False)
@@ -267,6 +309,56 @@ def _follow_stream(partial: Path, final: Path | None, poll_s: float
                 yield float(columns[0][k]), values[k]
     finally:
         handle.close()
+
+
+class _Stall:
+    """When a followed stream counts as cut short: it has not grown for ``idle_s`` (at least
+    twice its flush interval and its sampling period), or the recorder process its metadata
+    names (``pid`` on ``host``, this machine) is gone and it did not grow since the last look.
+    """
+
+    def __init__(self, handle: Any, idle_s: float) -> None:
+        self.handle, self.idle_s = handle, idle_s
+        self.size = -1
+        self.since = time.monotonic()
+        self.pid: int | None = None
+
+    def knows(self, recording: dict[str, Any], period: Any) -> None:
+        """What the recording's metadata says: its flush interval, period and recorder."""
+        for step in (recording.get("flush_interval_s"), period):
+            if isinstance(step, (int, float)) and math.isfinite(step):
+                self.idle_s = max(self.idle_s, 2.0 * float(step))
+        pid = recording.get("pid")
+        if isinstance(pid, int) and pid > 0 and recording.get("host") == socket.gethostname():
+            self.pid = pid
+
+    def reason(self) -> str | None:
+        """Why the stream counts as cut short now, or None."""
+        size = os.fstat(self.handle.fileno()).st_size
+        now = time.monotonic()
+        if size != self.size:
+            self.size, self.since = size, now
+            return None
+        if self.pid is not None and not _running(self.pid):
+            return f"its recorder (pid {self.pid}) is no longer running"
+        if now - self.since >= self.idle_s:
+            return f"no new samples for {self.idle_s:g} s"
+        return None
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` runs on this machine (a zombie does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc: kill(0) is all we know
+    return stat.rpartition(")")[2].split()[:1] != ["Z"]
 
 
 def _csv_rows(stream: TextIO, name: str) -> Iterator[_Header | tuple[float, np.ndarray]]:

@@ -36,7 +36,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,8 +46,8 @@ from phasekit.errors import InputError, UnsupportedError, UsageError
 from phasekit.io import PROMETHEUS_SCHEMES, is_prometheus_url
 from phasekit.profile import Profile
 
-__all__ = ["MAX_POINTS", "TOKEN_VARIABLE", "Query", "is_prometheus_url", "parse_time",
-           "read_prometheus"]
+__all__ = ["MAX_POINTS", "TOKEN_VARIABLE", "Query", "is_prometheus_url", "node_source",
+           "parse_time", "read_prometheus"]
 
 #: Grid points per series and request (Prometheus refuses more than 11 000).
 MAX_POINTS = 10_000
@@ -80,7 +80,8 @@ class Query:
             return cls(named.group(1), named.group(2).strip())
         promql = text.strip()
         if not promql:
-            raise UsageError("--query '': expected a PromQL query (or NAME=PROMQL)")
+            raise UsageError("expected a PromQL query (or NAME=PROMQL)", parameter="queries",
+                             value="", option="--query")
         selector = _SELECTOR.match(promql)
         return cls(selector.group(1) if selector else promql, promql)
 
@@ -198,11 +199,12 @@ def read_prometheus(url: str, queries: Sequence[str | Query], *, start: str | fl
                     timeout: float = TIMEOUT_S) -> list[Profile]:
     """One Profile per value of ``label``, from ``queries`` over [start, end] every ``step``
     (module docstring). Profiles come sorted by node name; each has ``node`` set to it and
-    ``meta["prometheus"]`` recording the server, queries and range."""
+    ``meta["prometheus"]`` recording the server (``server`` as given, ``url`` its HTTP
+    address), queries and range."""
     server = _Server(url, timeout)
     parsed = [q if isinstance(q, Query) else Query.parse(q) for q in queries]
     if not parsed:
-        raise UsageError("no --query: give at least one PromQL query")
+        raise UsageError("give at least one PromQL query", parameter="queries", option="--query")
     names = [q.name for q in parsed]
     duplicate = next((n for n in names if names.count(n) > 1), None)
     if duplicate is not None:
@@ -210,12 +212,12 @@ def read_prometheus(url: str, queries: Sequence[str | Query], *, start: str | fl
     # Prometheus keeps times in whole milliseconds: the grid is computed in them, exactly
     step_ms = round(parse_duration(step) * 1000)
     if step_ms < 1:
-        raise UsageError(f"--step {step!r}: Prometheus's resolution is 1 ms")
+        raise UsageError("Prometheus's resolution is 1 ms", parameter="step", value=step)
     start_ms = round(parse_time(start, "--start") * 1000)
     end_ms = round(parse_time(end, "--end") * 1000)
     if end_ms <= start_ms:
-        raise UsageError(f"--end must be after --start ({_iso(start_ms / 1000)} .. "
-                         f"{_iso(end_ms / 1000)})")
+        raise UsageError(f"the end must be after the start ({_iso(start_ms / 1000)} .. "
+                         f"{_iso(end_ms / 1000)})", parameter="end", value=end)
     n_points = (end_ms - start_ms) // step_ms + 1
     grid_ms = start_ms + step_ms * np.arange(n_points, dtype=np.int64)
     step_s, start_s, end_s = step_ms / 1000, start_ms / 1000, end_ms / 1000
@@ -237,7 +239,8 @@ def read_prometheus(url: str, queries: Sequence[str | Query], *, start: str | fl
                          f"{_iso(end_s)} (query {parsed[0].promql!r} gave no data)",
                          path=server.shown)
     units = _units(server, parsed)
-    meta = {"prometheus": {"server": server.shown, "queries": {q.name: q.promql for q in parsed},
+    meta = {"prometheus": {"server": server.shown, "url": server.base,
+                           "queries": {q.name: q.promql for q in parsed},
                            "start": _iso(start_s), "end": _iso(end_s), "step_s": step_s,
                            "label": label}}
     profiles = []
@@ -250,6 +253,17 @@ def read_prometheus(url: str, queries: Sequence[str | Query], *, start: str | fl
                                 units={n: u for n, u in units.items() if u}, node=node,
                                 meta=meta))
     return profiles
+
+
+def node_source(profile: Profile) -> str | None:
+    """Where a node's profile read by :func:`read_prometheus` came from: the server's HTTP
+    address and the label selecting the node, ``http://host:9090 instance="node1:9100"``;
+    None for a profile from elsewhere."""
+    meta = profile.meta.get("prometheus")
+    if not isinstance(meta, Mapping) or not meta.get("url") or not profile.node:
+        return None
+    value = json.dumps(str(profile.node), ensure_ascii=False)  # PromQL's quoting: \" and \\
+    return f"{meta['url']} {meta.get('label') or 'instance'}={value}"
 
 
 def _merge(data: Any, query: Query, label: str, grid_ms: np.ndarray, first: int, stop: int,

@@ -18,17 +18,28 @@ same output resumes (configurations already in the log are skipped; a log of ano
 measured with another energy sensor is refused, so that runs of two campaigns never mix). A
 log line cut short by a crash is skipped on resume (its run is made again) and the log is
 rewritten without it at the end. A run that fails (non-zero exit, timeout, command not found)
-is recorded as failed with its reason and the campaign goes on. The actuators' refusals (no
-cpufreq interface, too many cores) come before any run.
+is recorded as failed with its reason and the campaign goes on; when a resume runs it again,
+the new run replaces the failure (the final file holds one run per configuration and
+repetition). The actuators' refusals (no cpufreq interface, too many cores) come before any
+run.
+
+Nothing of the program outlives its run or the campaign. The program runs in a process group
+of its own, with no standard input; a timeout stops the whole group, and so does the end of
+the run (the processes it left behind). It gets ``PR_SET_PDEATHSIG`` = SIGKILL (Linux): it is
+killed when the campaign dies, however it dies, SIGKILL included; and a watchdog process
+(:class:`_Watchdog`), told each run's process group, kills the group when the campaign is gone,
+so that the processes the program started stop too.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import itertools
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -36,7 +47,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from phasekit.campaign import Campaign, Run, append_run, read_campaign, write_campaign
@@ -76,20 +87,25 @@ class CampaignPlan:
         if not self.command:
             raise UsageError("a campaign needs a program to run (after --)")
         if self.repetitions < 1:
-            raise UsageError(f"--reps {self.repetitions}: expected at least 1")
+            raise UsageError("expected at least 1", parameter="repetitions",
+                             value=self.repetitions, option="--reps")
         if self.idle_s < 0 or (self.timeout_s is not None and self.timeout_s <= 0):
-            raise UsageError("--idle must be >= 0 and --timeout > 0")
+            raise UsageError("expected an idle time >= 0 and a timeout > 0",
+                             parameter="idle_s, timeout_s", option="--idle, --timeout")
         if any(t is not None and t < 1 for t in self.threads):
-            raise UsageError("--threads: expected positive integers")
+            raise UsageError("expected positive integers", parameter="threads")
         if len(self.inputs) > 1 and not any("{input}" in a for a in self.command):
             raise UsageError("several --inputs but the command has no {input} placeholder")
         if self.power_estimate_w is not None and self.power_command:
-            raise UsageError("--power-estimate and --power-cmd: give one energy sensor")
+            raise UsageError("give one energy sensor, not both",
+                             parameter="power_estimate_w, power_command",
+                             option="--power-estimate, --power-cmd")
         if self.power_estimate_w is not None and (
                 len(self.power_estimate_w) != 2 or min(self.power_estimate_w) < 0
                 or not any(self.power_estimate_w)):
-            raise UsageError("--power-estimate: expected STATIC_W,CORE_W, two watts >= 0 "
-                             "and not both 0")
+            raise UsageError("expected (static W, per-core W): two watts >= 0 and not both 0",
+                             parameter="power_estimate_w", value=self.power_estimate_w,
+                             option="--power-estimate")
 
     def configurations(self) -> Iterator[tuple[int | None, int | None, float | None,
                                                str | None, int]]:
@@ -256,11 +272,127 @@ def _energy_meter(plan: CampaignPlan) -> tuple[Meter | None, str]:
     return None, "energy not measured"
 
 
-def _pin_and_exec(cpus: Sequence[int], argv: Sequence[str]) -> list[str]:
-    """A command pinning itself to ``cpus`` then exec-ing ``argv`` (for the recorder, which
-    starts the program itself)."""
-    code = "import os,sys; os.sched_setaffinity(0, %r); os.execvp(sys.argv[1], sys.argv[1:])"
-    return [sys.executable, "-c", code % set(cpus), *argv]
+#: prctl(2) option: the signal a process gets when its parent dies (Linux).
+PR_SET_PDEATHSIG = 1
+
+#: The C library (prctl), as linked into this Python; None off Linux.
+_LIBC = ctypes.CDLL(None) if sys.platform.startswith("linux") else None
+
+
+def _die_with_parent(parent: int) -> None:
+    """In a child before exec: be killed (SIGKILL) when the thread that forked it dies; and
+    now, when that parent died already."""
+    if _LIBC is None:
+        return
+    _LIBC.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _child_setup(cores: int | None, cpus: Sequence[int]) -> Callable[[], None]:
+    """The ``preexec_fn`` of a run: pinned to the first ``cores`` CPUs, dies with us."""
+    pin = affinity_setter(cores, cpus) if cores else None
+    parent = os.getpid()
+
+    def setup() -> None:
+        _die_with_parent(parent)
+        if pin is not None:
+            pin()
+
+    return setup
+
+
+#: Run by the recorder in place of the program: dies with the campaign (argv[1]: its pid),
+#: pins itself (argv[2]: CPUs, or ""), writes its process group to argv[3] when it leads one
+#: (for the watchdog), then becomes the program.
+_GUARD = """\
+import ctypes, os, signal, sys
+parent, cpus, group_file, argv = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4:]
+if sys.platform.startswith("linux"):
+    ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGKILL)
+if cpus:
+    os.sched_setaffinity(0, {int(c) for c in cpus.split(",")})
+if os.getpgrp() == os.getpid():
+    with open(group_file + ".tmp", "w") as fh:
+        fh.write(str(os.getpgrp()))
+    os.rename(group_file + ".tmp", group_file)
+os.execvp(argv[0], argv)
+"""
+
+
+def _guarded(argv: Sequence[str], cpus: Sequence[int], group_file: Path) -> list[str]:
+    """``argv`` started through :data:`_GUARD` (for the recorder, which starts the program
+    itself)."""
+    return [sys.executable, "-S", "-c", _GUARD, str(os.getpid()),
+            ",".join(map(str, cpus)), str(group_file), *argv]
+
+
+#: The watchdog: reads "+GROUP" (a run's process group, or a file that will hold it) and
+#: "-GROUP" (that run is over) lines; at the end of its input (the campaign ended, or died)
+#: kills every group still announced.
+_WATCHDOG = """\
+import os, signal, sys
+watched = {}
+while line := sys.stdin.buffer.readline():
+    kind, what = line[:1], line[1:].strip().decode()
+    if kind == b"+":
+        watched[what] = None
+    elif kind == b"-":
+        watched.pop(what, None)
+for what in watched:
+    try:
+        group = int(open(what).read()) if what.startswith("/") else int(what)
+        os.killpg(group, signal.SIGKILL)
+    except (OSError, ValueError):
+        pass
+"""
+
+
+class _Watchdog:
+    """A process of its own session that kills the process group of the run in progress
+    when the campaign is gone: the end of its standard input, which only the campaign holds,
+    tells it, whatever killed the campaign."""
+
+    def __init__(self, start: bool = True) -> None:
+        """``start``: False for a campaign with nothing left to run (no process then)."""
+        self.process: subprocess.Popen[bytes] | None = None
+        if not start:
+            return
+        with contextlib.suppress(OSError):
+            self.process = subprocess.Popen(
+                [sys.executable, "-S", "-c", _WATCHDOG], stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+    def _say(self, line: str) -> None:
+        if self.process is not None and self.process.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.process.stdin.write(line.encode() + b"\n")
+                self.process.stdin.flush()
+
+    @contextlib.contextmanager
+    def watching(self, group: int | Path) -> Iterator[None]:
+        """Kill ``group`` (a process group, or a file that will hold one) should the campaign
+        die in this block."""
+        self._say(f"+{group}")
+        try:
+            yield
+        finally:
+            self._say(f"-{group}")
+
+    def close(self) -> None:
+        if self.process is None:
+            return
+        with contextlib.suppress(OSError):
+            self.process.stdin.close()  # type: ignore[union-attr]
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=10)
+
+
+def _kill_group(group: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, signal.SIGKILL)
 
 
 @dataclass
@@ -271,19 +403,22 @@ class _Outcome:
 
 
 def _execute(plan: CampaignPlan, argv: list[str], env: dict[str, str], cores: int | None,
-             profile: Path | None) -> _Outcome:
+             profile: Path | None, watchdog: _Watchdog, scratch: Path) -> _Outcome:
+    """One run of ``argv``, guarded by ``watchdog``; ``scratch``: a folder of this run's."""
     cpus = usable_cpus()
     if profile is not None:
         from phasekit.record import Recorder, builtin_sources, select_sources
 
-        wrapped = _pin_and_exec(cpus[:cores], argv) if cores else argv
+        group_file = scratch / "group"
+        wrapped = _guarded(argv, cpus[:cores] if cores else (), group_file)
         saved = dict(os.environ)
         os.environ.update(env)
         try:
-            summary = Recorder(select_sources(None, builtin_sources()),
-                               interval=plan.profile_interval_s).run(
-                profile, command=wrapped, duration=plan.timeout_s,
-                command_stdout=subprocess.DEVNULL)
+            with watchdog.watching(group_file):
+                summary = Recorder(select_sources(None, builtin_sources()),
+                                   interval=plan.profile_interval_s).run(
+                    profile, command=wrapped, duration=plan.timeout_s,
+                    command_stdout=subprocess.DEVNULL)
         finally:
             os.environ.clear()
             os.environ.update(saved)
@@ -294,16 +429,25 @@ def _execute(plan: CampaignPlan, argv: list[str], env: dict[str, str], cores: in
             return _Outcome("failed", f"exit code {summary.exit_code}", outcome.extra)
         return outcome
     try:
-        done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, timeout=plan.timeout_s, check=False,
-                              preexec_fn=affinity_setter(cores, cpus) if cores else None)
-    except subprocess.TimeoutExpired:
-        return _Outcome("failed", f"timed out after {plan.timeout_s:g} s")
+        process = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                   process_group=0, preexec_fn=_child_setup(cores, cpus))
     except OSError as exc:
         return _Outcome("failed", f"cannot start {argv[0]}: {exc.strerror or exc}")
-    if done.returncode:
-        tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
-        return _Outcome("failed", f"exit code {done.returncode}"
+    with watchdog.watching(process.pid):
+        try:
+            _, stderr = process.communicate(timeout=plan.timeout_s)
+        except subprocess.TimeoutExpired:
+            _kill_group(process.pid)
+            process.wait()
+            return _Outcome("failed", f"timed out after {plan.timeout_s:g} s")
+        finally:  # also on an interruption; and what the program left behind
+            _kill_group(process.pid)
+            if process.poll() is None:
+                process.wait()
+    if process.returncode:
+        tail = stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+        return _Outcome("failed", f"exit code {process.returncode}"
                         + (f": {tail[0][:200]}" if tail[0] else ""))
     return _Outcome()
 
@@ -377,6 +521,7 @@ def run_campaign(plan: CampaignPlan, output: str | os.PathLike[str], *,
     total, already = len(grid), len(grid) - len(todo)
     if progress is not None and already and todo:
         progress(already, total, f"resuming {output}: {already} run(s) already done")
+    watchdog = _Watchdog(start=bool(todo))
     try:
         for k, (threads, cores, freq, inp, rep) in enumerate(todo):
             if k and plan.idle_s:
@@ -399,7 +544,8 @@ def run_campaign(plan: CampaignPlan, output: str | os.PathLike[str], *,
                     else contextlib.nullcontext({})
                 start_wall, start_mono = time.time(), time.monotonic_ns()
                 with meter_ctx as measured:
-                    outcome = _execute(plan, argv, env, cores, profile)
+                    outcome = _execute(plan, argv, env, cores, profile, watchdog,
+                                       Path(tmp))
                 stop_wall = time.time()
                 regions: dict[str, tuple[tuple[float, float], ...]] = {}
                 if marks.exists():
@@ -425,6 +571,7 @@ def run_campaign(plan: CampaignPlan, output: str | os.PathLike[str], *,
                 progress(already + k + 1, total,
                          f"{label}: {run.status}" if label else run.status)
     finally:
+        watchdog.close()
         if frequency is not None:
             frequency.restore()
         if meter is not None:
@@ -432,6 +579,18 @@ def run_campaign(plan: CampaignPlan, output: str | os.PathLike[str], *,
     with warnings.catch_warnings(record=True) as cut:  # said once already, when resuming
         warnings.simplefilter("always", PhasekitWarning)
         campaign = read_campaign(output)
-    if cut:
-        write_campaign(campaign, output)  # the log without the lines an earlier crash cut
-    return campaign
+    latest = _latest_runs(campaign)
+    if cut or len(latest) < len(campaign):
+        # the log without the lines an earlier crash cut, nor the failures run again since
+        write_campaign(latest, output)
+    return latest
+
+
+def _latest_runs(campaign: Campaign) -> Campaign:
+    """``campaign`` without the runs that a later run of the same configuration and
+    repetition replaced (a failure run again on resume), in run order."""
+    last = {run.key: k for k, run in enumerate(campaign.runs)}
+    if len(last) == len(campaign.runs):
+        return campaign
+    kept = tuple(run for k, run in enumerate(campaign.runs) if last[run.key] == k)
+    return replace(campaign, runs=kept)

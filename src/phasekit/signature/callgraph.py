@@ -443,6 +443,9 @@ def call_graph(path: str | Path, *, root: str = "main", doxygen: str = "doxygen"
     """
     path = Path(path)
     if text is None:
+        from phasekit.io.inputs import input_file
+
+        input_file(path, "a C program")  # a FIFO or a device: refused, not waited on
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError as exc:

@@ -676,7 +676,7 @@ def _cores(cores: Sequence[int] | int | None) -> tuple[int, ...]:
         return tuple(usable)
     if isinstance(cores, int):
         if cores < 1:
-            raise UsageError(f"--cores {cores}: expected at least 1")
+            raise UsageError("expected at least 1", parameter="cores", value=cores)
         return tuple(usable[:cores])
     chosen = tuple(int(c) for c in cores)
     missing = [c for c in chosen if c not in usable]
@@ -744,13 +744,14 @@ def execute_signature(signature: Signature, *, p: float = 5.0, s: int = 10,
     all). Failed runs are kept with their reason; the others go on.
     """
     if not (0 < p <= 100):
-        raise UsageError(f"--p {p:g}: expected a percentage in (0, 100]")
+        raise UsageError("expected a percentage in (0, 100]", parameter="p", value=p)
     if s < 1:
-        raise UsageError(f"--s {s}: expected a positive number of segments")
+        raise UsageError("expected a positive number of segments", parameter="s", value=s)
     if not (interval >= 0.001 and math.isfinite(interval)):
-        raise UsageError(f"--interval {interval:g} s: the shortest is 1 ms")
+        raise UsageError("seconds; the shortest is 1 ms (0.001)", parameter="interval",
+                         value=interval)
     if repeats < 1:
-        raise UsageError(f"--repeats {repeats}: expected at least 1")
+        raise UsageError("expected at least 1", parameter="repeats", value=repeats)
     if mode not in ("auto", *MODES):
         raise UsageError(f"mode {mode!r}: expected auto, {', '.join(MODES)}")
     reason = "" if mode == "simulated" else hardware_reason()

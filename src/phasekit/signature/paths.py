@@ -69,7 +69,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from phasekit.errors import InputError, PhasekitError, UnsupportedError, UsageError
-from phasekit.io.inputs import read_json
+from phasekit.io.inputs import input_file, read_json
 from phasekit.results import Result, check_version, plain, short_repr
 from phasekit.signature.callgraph import CallGraph, CallSite, call_graph
 
@@ -639,7 +639,7 @@ def hardware_instructions_available() -> bool:
 
 def _choose_counter(counter: str) -> str:
     if counter not in ("auto", "callgrind", "perf"):
-        raise UsageError(f"--counter {counter!r}: expected auto, callgrind or perf")
+        raise UsageError("expected auto, callgrind or perf", parameter="counter", value=counter)
     if counter == "auto":
         return "perf" if hardware_instructions_available() else "callgrind"
     if counter == "perf" and not hardware_instructions_available():
@@ -676,15 +676,15 @@ def _check_args(args: Sequence[str], steps_arg: int | None) -> None:
     if steps_arg is None:
         return
     if not 1 <= steps_arg <= len(args):
-        raise UsageError(f"--steps-arg {steps_arg}: the program has {len(args)} argument(s) "
-                         "(1 is the first after --)")
+        raise UsageError(f"the program has {len(args)} argument(s) (1 is the first)",
+                         parameter="steps_arg", value=steps_arg)
     try:
         value = int(args[steps_arg - 1])
     except ValueError:
-        raise UsageError(f"--steps-arg {steps_arg}: argument {args[steps_arg - 1]!r} is not "
-                         "a whole number of steps") from None
+        raise UsageError(f"argument {args[steps_arg - 1]!r} is not a whole number of steps",
+                         parameter="steps_arg", value=steps_arg) from None
     if value < 0:
-        raise UsageError(f"--steps-arg {steps_arg}: {value} steps is negative")
+        raise UsageError(f"{value} steps is negative", parameter="steps_arg", value=steps_arg)
 
 
 def build_signature(source: str | os.PathLike[str], directory: str | os.PathLike[str], *,
@@ -708,14 +708,15 @@ def build_signature(source: str | os.PathLike[str], directory: str | os.PathLike
     complete.
     """
     started = time.perf_counter()
-    source = Path(source)
+    source = input_file(source, "a C program")  # a FIFO or a device: refused, not waited on
     directory = Path(directory)
     args = tuple(str(a) for a in args)
     cflags, ldflags = tuple(cflags), tuple(ldflags)
     _check_args(args, steps_arg)
     probe_steps = tuple(sorted({int(k) for k in probe_steps}))
     if steps_arg is not None and (len(probe_steps) < 2 or probe_steps[0] < 0):
-        raise UsageError("--probe-steps: give at least two different non-negative trip counts")
+        raise UsageError("give at least two different non-negative trip counts",
+                         parameter="probe_steps")
     if shutil.which(cc) is None:
         raise UnsupportedError(f"compiler {cc} not found")
     try:

@@ -599,7 +599,7 @@ def run_signature(signature: Signature, *, p: float = 5.0, s: int = 10,
             raise UsageError(f"the power model has no {name}: expected features, "
                              "predict(DataFrame) and to_dict()")
     if repeats < 1:
-        raise UsageError(f"--repeats {repeats}: expected at least 1")
+        raise UsageError("expected at least 1", parameter="repeats", value=repeats)
     rounds = repeats if compare and mode != "simulated" else 1  # simulation: deterministic
     results: list[ManagerResult] = []
     programs: list[PartialRun] = []

@@ -19,8 +19,11 @@ __all__ = [
     "counter_matrix",
     "default_features",
     "describe_excluded",
+    "drop_missing",
     "is_power_column",
+    "is_time_column",
     "numeric_column",
+    "require_columns",
     "screen_features",
     "target_values",
 ]
@@ -54,6 +57,33 @@ def numeric_column(X: pd.DataFrame, name: str, source: str | None) -> np.ndarray
     return values
 
 
+def require_columns(X: pd.DataFrame, names: Sequence[str], source: str | None) -> None:
+    """UsageError when a column the caller named (the target, a feature) is not in ``X``:
+    ``FILE: no column 'x' (the file has: a, b, c)``."""
+    for name in names:
+        if name not in X.columns:
+            have = ", ".join(map(str, X.columns[:20])) + (" ..." if len(X.columns) > 20 else "")
+            where = f"{source}: " if source is not None else ""
+            holder = "the file" if source is not None else "the table"
+            raise UsageError(f"{where}no column {name!r} ({holder} has: {have})")
+
+
+def drop_missing(X: pd.DataFrame, columns: Sequence[str]
+                 ) -> tuple[pd.DataFrame, int, dict[str, int]]:
+    """``X`` without the rows that miss a value (an empty cell, NaN) in one of ``columns``
+    (our choice: a model reads every one of its columns on every row, and filling a gap
+    would invent a measurement), renumbered from 0; how many rows were left out, and the
+    missing values of each column that had some."""
+    wanted = set(columns)
+    used = [c for c in X.columns if c in wanted]  # in the table's order
+    empty = X[used].isna()
+    missing = {str(c): int(n) for c, n in empty.sum().items() if n}
+    rows = empty.any(axis=1).to_numpy()
+    if not rows.any():
+        return X, 0, {}
+    return X.loc[~rows].reset_index(drop=True), int(rows.sum()), missing
+
+
 def counter_matrix(X: Any, features: Sequence[str], source: str | None = None) -> np.ndarray:
     """The ``features`` columns of ``X`` as a float64 matrix (:func:`numeric_column`)."""
     X = as_frame(X)
@@ -76,8 +106,17 @@ def target_values(X: Any, target: str | Any, source: str | None = None) -> np.nd
 
 
 #: Column names read as time, never as counters (:func:`screen_features`; the time order of
-#: :func:`~phasekit.signature.powermodels.split.time_order`).
-TIME_COLUMNS = {"time", "time_s", "timestamp", "t", "sample", "index", "t_s"}
+#: :func:`~phasekit.signature.powermodels.split.time_order`); :func:`is_time_column` also
+#: reads these with a unit (``timestamp_s``, ``time_ms``, ``elapsed_s``).
+TIME_COLUMNS = {"time", "time_s", "timestamp", "timestamp_s", "t", "sample", "index", "t_s"}
+_TIMED = re.compile(r"(time|timestamp|t|elapsed|epoch)_?(s|ms|us|ns|sec|secs|seconds)?")
+
+
+def is_time_column(name: str) -> bool:
+    """Whether a column name reads as time (:data:`TIME_COLUMNS`, or time, timestamp, t,
+    elapsed or epoch with a unit of seconds: ``timestamp_s``, the recorder's)."""
+    text = str(name).strip().lower()
+    return text in TIME_COLUMNS or _TIMED.fullmatch(text) is not None
 #: Name parts that mark a power or energy reading (``package_power``, ``power_w``,
 #: ``energy_uj``, ``power/energy-pkg/``, the recorder's ``power_package0``): our rule.
 _POWER_WORDS = {"w", "mw", "kw", "watt", "watts", "j", "uj", "mj", "kj", "joule", "joules",
@@ -97,8 +136,9 @@ def screen_features(X: pd.DataFrame, target: str | None = None,
                     exclude: Sequence[str] = ()) -> tuple[tuple[str, ...], dict[str, str]]:
     """The default candidate counters of ``X`` and the columns left out, each with its reason.
 
-    Left out (our choice, issue 18): the target and ``exclude`` (not reported), time-like
-    columns (time, time_s, timestamp, t, sample, index), other power or energy readings
+    Left out (our choice): the target and ``exclude`` (not reported), time-like
+    columns (:func:`is_time_column`: time, timestamp_s, t, sample, index...), columns with no
+    value at all (a counter that was never read), other power or energy readings
     (:func:`is_power_column`: another meter is not a counter, and a model that reads one
     does not predict power from activity), columns that are all zero or constant (they carry
     nothing), boolean and label columns (mostly text). A column whose values are mostly
@@ -110,8 +150,11 @@ def screen_features(X: pd.DataFrame, target: str | None = None,
         if name == target or name in exclude:
             continue
         column = X[name]
-        if str(name).lower() in TIME_COLUMNS:
+        if is_time_column(str(name)):
             excluded[str(name)] = "time"
+            continue
+        if len(column) and column.isna().all():
+            excluded[str(name)] = "no values"
             continue
         if pd.api.types.is_bool_dtype(column):
             excluded[str(name)] = "not a number"
@@ -144,7 +187,8 @@ def describe_excluded(excluded: Mapping[str, str]) -> str:
     for name, reason in excluded.items():
         by_reason.setdefault(reason, []).append(name)
     plural = {"power or energy reading": "power or energy readings", "time": "time",
-              "constant": "constant", "all zero": "all zero", "not a number": "not numbers"}
+              "constant": "constant", "all zero": "all zero", "not a number": "not numbers",
+              "no values": "no values"}
     return "; ".join(f"{', '.join(names)} ({plural.get(reason, reason) if len(names) > 1 else reason})"
                      for reason, names in by_reason.items())
 

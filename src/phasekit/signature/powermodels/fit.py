@@ -18,7 +18,9 @@ from phasekit.signature.powermodels.features import (
     as_frame,
     candidate_features,
     counter_matrix,
+    drop_missing,
     numeric_column,
+    require_columns,
     screen_features,
 )
 from phasekit.signature.powermodels.ge import GEPowerModel
@@ -65,7 +67,9 @@ class PowerModelFit(Result):
     (W) and MPE (%) on the training and test rows. ``split`` "time": the test rows are the
     last ones in time (by ``time_column``, else in row order); "random": drawn at random.
     ``excluded``: the columns left out of the default features, with the reason;
-    ``mean_baseline``: the scores of the training mean on the test rows."""
+    ``mean_baseline``: the scores of the training mean on the test rows; ``n_dropped``: the
+    rows left out for a missing value in a column the model uses (``missing``: how many
+    values each such column missed)."""
 
     model: Any
     target: str
@@ -83,8 +87,19 @@ class PowerModelFit(Result):
     time_column: str | None = None
     excluded: Mapping[str, str] = field(default_factory=dict)
     mean_baseline: Mapping[str, float] = field(default_factory=dict)
+    n_dropped: int = 0
+    missing: Mapping[str, int] = field(default_factory=dict)
 
     KIND: ClassVar[str] = "power_model_fit"
+
+    @property
+    def dropped_text(self) -> str | None:
+        """One line on the rows left out for a missing value, or None when none was."""
+        if not self.n_dropped:
+            return None
+        total = self.n_train + self.n_test + self.n_dropped
+        where = ", ".join(f"{name}: {n}" for name, n in self.missing.items())
+        return f"left out {self.n_dropped} of {total} rows with a missing value ({where})"
 
     @property
     def text(self) -> str:
@@ -108,7 +123,8 @@ class PowerModelFit(Result):
                       "mean_baseline": dict(self.mean_baseline), "seed": self.seed,
                       "split": self.split, "time_column": self.time_column,
                       "test_fraction": self.test_fraction, "fit_time_s": self.fit_time_s,
-                      "source": self.source, "breakdown": dict(self.breakdown)})
+                      "source": self.source, "breakdown": dict(self.breakdown),
+                      "n_dropped": self.n_dropped, "missing": dict(self.missing)})
 
     @staticmethod
     def from_dict(data: dict[str, Any], source: str | None = None) -> PowerModelFit:
@@ -127,7 +143,9 @@ class PowerModelFit(Result):
                 source=data.get("source"), breakdown=scores(data.get("breakdown") or {}),
                 split=str(data.get("split", "random")), time_column=data.get("time_column"),
                 excluded={str(k): str(v) for k, v in (data.get("excluded") or {}).items()},
-                mean_baseline=scores(data.get("mean_baseline") or {}))
+                mean_baseline=scores(data.get("mean_baseline") or {}),
+                n_dropped=int(data.get("n_dropped") or 0),
+                missing={str(k): int(v) for k, v in (data.get("missing") or {}).items()})
         except PhasekitError:  # a nested part's own message (an InputError is a ValueError)
             raise
         except (KeyError, TypeError, ValueError) as exc:
@@ -170,9 +188,12 @@ def fit_power_model(table: pd.DataFrame, *, target: str = "power_w", model: str 
     time-like column, else the row order) — samples of a run are autocorrelated, and a random
     split puts the neighbours of every test sample in training, which overstates accuracy on
     new runs; "random": a seeded random share (for tables of independent experiments).
-    ``features`` default: :func:`screen_features` (no power or energy readings, no constant
-    columns); what it left out is in the result's ``excluded``. Grammatical evolution
-    validates in the same way it is tested (the last training rows, or random ones).
+    ``features`` default: :func:`screen_features` (no time, power or energy columns, no
+    constant or empty ones); what it left out is in the result's ``excluded``. A target or
+    feature that is not a column is a UsageError. Rows missing a value (an empty cell) in the
+    target or a feature are left out (the result's ``n_dropped`` and ``missing``); an
+    InputError when too few rows are left. Grammatical evolution validates in the same way
+    it is tested (the last training rows, or random ones).
 
     ``server``: keyword arguments of :func:`fit_server` (``leakage`` and ``fan``
     coefficients at least): the whole-server model of eq. 4.15 instead, its two dynamic parts
@@ -184,18 +205,21 @@ def fit_power_model(table: pd.DataFrame, *, target: str = "power_w", model: str 
         raise UsageError(f"split {split!r}: expected one of {', '.join(SPLITS)}")
     if len(table) == 0:
         raise InputError("the table has no rows", path=source)
-    values = numeric_column(table, target, source)
     excluded: dict[str, str] = {}
+    server_columns: tuple[str, ...] = ()
     if server is not None:
         mem, temperature = server.get("mem", "mem_dyn_w"), server.get("temperature", "temp_c")
         rpm = server.get("rpm", "fan_rpm")
-        for column in (mem, temperature, rpm):
-            numeric_column(table, column, source)
-        skip = {target, mem, temperature, rpm}
+        server_columns = (mem, temperature, rpm)
+        for column in server_columns:  # the server model's inputs: InputError naming one
+            if column not in table.columns:
+                numeric_column(table, column, source)
+    require_columns(table, [target, *(features or ())], source)
+    if server is not None:
         if features is not None:
             names = list(features)
         else:
-            found, excluded = screen_features(table, target, exclude=tuple(skip))
+            found, excluded = screen_features(table, target, exclude=server_columns)
             names = list(found)
     elif features is None:
         found, excluded = screen_features(table, target)
@@ -204,13 +228,23 @@ def fit_power_model(table: pd.DataFrame, *, target: str = "power_w", model: str 
         names = list(found)
     else:
         names = list(candidate_features(table, features, target))
+    n_rows = len(table)
+    table, n_dropped, missing = drop_missing(table, [target, *names, *server_columns])
+    left_out = (f" (after leaving out {n_dropped} of {n_rows} rows with a missing value in "
+                f"{', '.join(missing)})" if n_dropped else "")
+    if len(table) == 0:
+        raise InputError(f"no row left{left_out}", path=source)
+    values = numeric_column(table, target, source)
+    for column in server_columns:
+        numeric_column(table, column, source)
     counter_matrix(table, names, source)  # every error names the file, column and line
     order, time_column = time_order(table) if split == "time" else (None, None)
     train, test = split_rows(len(table), test_fraction, seed, split=split, order=order)
     minimum = len(names) + 2 if model != "ge" else 3
     if len(train) < minimum:
-        raise InputError(f"{len(train)} training rows for {len(names)} counters: too few to "
-                         "fit (give more rows or a smaller --test-fraction)", path=source)
+        raise InputError(f"{len(train)} training rows for {len(names)} counters{left_out}: "
+                         "too few to fit (give more rows or a smaller --test-fraction)",
+                         path=source)
     started = time.perf_counter()
     fitted_table = table.iloc[train]
     if model == "ge":
@@ -233,7 +267,8 @@ def fit_power_model(table: pd.DataFrame, *, target: str = "power_w", model: str 
                          breakdown=breakdown, split=split, time_column=time_column,
                          excluded=excluded,
                          mean_baseline={"mean_w": mean, **errors(np.full(len(test), mean),
-                                                                 values[test])})
+                                                                 values[test])},
+                         n_dropped=n_dropped, missing=missing)
 
 
 @dataclass(frozen=True)
@@ -303,9 +338,11 @@ def evaluate_power_model(model: Any, table: pd.DataFrame, *, target: str | None 
                          source: str | None = None) -> PowerModelEval:
     """Score ``model`` on ``table`` (the measured power in ``target``, default the model's)."""
     table = as_frame(table, "table")
-    target = target or getattr(model, "target", "power_w")
     if len(table) == 0:
         raise InputError("the table has no rows", path=source)
+    if target:
+        require_columns(table, [target], source)  # named by the caller
+    target = target or getattr(model, "target", "power_w")
     measured = numeric_column(table, target, source)
     for name in model.features:
         numeric_column(table, name, source)

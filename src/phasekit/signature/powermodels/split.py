@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from phasekit.errors import UsageError
-from phasekit.signature.powermodels.features import TIME_COLUMNS
+from phasekit.signature.powermodels.features import is_time_column
 
 __all__ = ["SPLITS", "split_rows", "time_order", "validation_rows"]
 
@@ -16,10 +16,11 @@ SPLITS = ("time", "random")
 
 def time_order(table: pd.DataFrame) -> tuple[np.ndarray, str | None]:
     """Row indices in time order and the column that gave it: the first time-like column
-    (time, time_s, timestamp, t, t_s, sample, index) that is all numbers or all dates, else
+    (:func:`~phasekit.signature.powermodels.features.is_time_column`: time, timestamp_s, t,
+    sample, index...) that is all numbers or all dates, else
     the row order (None). Ties keep the row order."""
     for name in table.columns:
-        if str(name).lower() not in TIME_COLUMNS:
+        if not is_time_column(str(name)):
             continue
         column = table[name]
         values = pd.to_numeric(column, errors="coerce")
