@@ -275,6 +275,24 @@ def test_a_timed_out_run_stops_the_processes_it_started(tmp_path: Path) -> None:
                 os.kill(pid, signal.SIGKILL)
 
 
+def test_a_program_that_leaves_a_process_behind_ends_when_it_exits(tmp_path: Path) -> None:
+    """The run ends with the program, not with what it left running (which holds the
+    program's standard error open), and what it left is stopped."""
+    pid_file = tmp_path / "left.pid"
+    plan = CampaignPlan(("sh", "-c", f"sleep 60 & echo $! > {pid_file}; exit 0"),
+                        timeout_s=20.0, use_rapl=False, power_estimate_w=(10.0, 6.0))
+    started = time.monotonic()
+    run = run_campaign(plan, tmp_path / "c.jsonl").runs[0]
+    assert run.status == "ok", run.reason
+    assert time.monotonic() - started < 10  # not the 20 s timeout, nor the 60 s sleep
+    left = int(pid_file.read_text())
+    try:
+        assert wait_for(lambda: not alive(left), 5), "the process it left is still running"
+    finally:
+        with contextlib.suppress(OSError):
+            os.kill(left, signal.SIGKILL)
+
+
 def test_a_retried_run_replaces_its_failure(program: list[str], tmp_path: Path) -> None:
     log = tmp_path / "c.jsonl"
     plan = CampaignPlan(tuple(program), inputs=("a", "b"), use_rapl=False)

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import warnings
 from pathlib import Path
 
@@ -330,7 +331,7 @@ def test_a_scheduler_address_where_something_else_answers_is_one_usage_error(
 
     threading.Thread(target=answer, daemon=True).start()
     try:
-        with pytest.raises(UsageError, match=r"--scheduler tcp://127\.0\.0\.1:\d+: "):
+        with pytest.raises(UsageError, match=r"^scheduler='tcp://127\.0\.0\.1:\d+': "):
             periodicity_many([tmp_path / "a.csv"], scheduler=f"tcp://{listener.getsockname()[0]}"
                                                              f":{listener.getsockname()[1]}")
     finally:
@@ -436,3 +437,28 @@ def test_more_workers_than_cores_are_capped_with_a_note(monkeypatch: pytest.Monk
         outcomes = map_files(square, ["1", "2", "3", "4"], workers=8)
     assert [o.value[0] for o in outcomes] == [1, 4, 9, 16]
     assert {o.value[1] for o in outcomes} == {1}  # 2 workers of one core each, not 8
+
+
+def test_an_item_that_does_not_pickle_is_its_own_failure_not_a_shorter_list() -> None:
+    items: list = ["1", threading.Lock(), "3"]
+    outcomes = map_files(square, items, workers=2)
+    assert len(outcomes) == 3 and [o.item for o in outcomes] == items
+    assert outcomes[0].value[0] == 1 and outcomes[2].value[0] == 9
+    failure = outcomes[1].failure
+    assert failure is not None and "pickle" in failure.message
+
+
+def test_a_wrong_parameter_is_the_callers_error_once_in_its_own_words(tmp_path: Path) -> None:
+    """A usage error about a parameter is the same for every file: raised once, as Python
+    spells it, and on the command line as the option."""
+    import phasekit as pk
+
+    profiles, _ = generate_nodes("nemo", n_nodes=2, minutes=0.2, seed=3)
+    for profile in profiles:
+        write_profile(profile, tmp_path / f"{profile.node}.parquet")
+    with pytest.raises(UsageError, match=r"^threshold=-1.0: expected a positive number"):
+        pk.phases_many(tmp_path, method="ev", threshold=-1.0, workers=2)
+    code, out, err = helpers.run("phases", tmp_path, "--method", "ev", "--threshold", "-1",
+                                 "--workers", "2")
+    assert code == 2 and out == ""
+    assert err == "phasekit: error: --threshold -1: expected a positive number\n"

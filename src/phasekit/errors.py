@@ -12,7 +12,9 @@ still catches all three.
 
 from __future__ import annotations
 
+import functools
 import shlex
+from typing import Any
 
 
 class PhasekitError(Exception):
@@ -47,6 +49,13 @@ class UsageError(PhasekitError, ValueError):
             super().__init__(f"{parameter}: {message}")
         else:
             super().__init__(f"{parameter}={value!r}: {message}")
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        """Pickled with its parameter and value (from a worker process to its parent)."""
+        named: dict[str, Any] = {"parameter": self.parameter, "option": self.option}
+        if self.value is not _NO_VALUE:
+            named["value"] = self.value
+        return functools.partial(type(self), **named), (self.detail,)
 
     def command_line(self) -> str:
         """The message as the command line says it: the option instead of the parameter."""

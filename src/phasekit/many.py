@@ -130,6 +130,9 @@ def run_files(job: Callable[[str], R], paths: PathArg | Sequence[PathArg], *,
     items = [os.path.abspath(f) if remote else str(f) for f in files]
     outcomes = map_files(job, items, workers=workers, client=client, scheduler=scheduler,
                          progress=progress, started=started)
+    usage = next((o.failure.usage for o in outcomes if o.failure and o.failure.usage), None)
+    if usage is not None:  # a parameter of the call at fault: the caller's error, once
+        raise usage
     done: list[tuple[str, R]] = []
     tracebacks: dict[str, str] = {}
     for name, item, outcome in zip(shown, items, outcomes, strict=True):

@@ -50,6 +50,7 @@ import ctypes
 import functools
 import gc
 import glob
+import json
 import logging
 import os
 import pickle
@@ -62,7 +63,7 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -111,6 +112,9 @@ class Failure:
     exit_code: int
     error: str
     traceback: str = ""
+    #: The error itself when it is about a parameter of the call (the same for every item:
+    #: the caller's, not the item's), for the caller to raise once.
+    usage: UsageError | None = None
 
 
 @dataclass(frozen=True)
@@ -371,8 +375,9 @@ def describe(exc: BaseException, item: object) -> Failure:
         message, code = f"internal error: {type(exc).__name__}: {text}", 1
     if not message.startswith(where):
         message = f"{where}: {message}"
+    usage = exc if isinstance(exc, UsageError) and exc.parameter is not None else None
     return Failure(message=message, exit_code=code, error=type(exc).__name__,
-                   traceback="".join(traceback.format_exception(exc)))
+                   traceback="".join(traceback.format_exception(exc)), usage=usage)
 
 
 def _set_numba_threads(threads: int) -> int | None:
@@ -415,23 +420,33 @@ def _init_worker(threads: int) -> None:
 
 
 # --- local worker processes ------------------------------------------------------------------
-# A worker is ``python -c WORKER_CODE``: it reads tasks from its standard input and writes
-# outcomes to its standard output, each a pickle after its 8-byte length. It never imports
-# the caller's ``__main__`` (multiprocessing's spawn and forkserver re-run a script that has
-# no ``if __name__ == "__main__":`` guard in every worker), and the parent always knows which
+# A worker is ``python -c WORKER_CODE``: it reads tasks from the pipe that was its standard
+# input and writes outcomes to the pipe that was its standard output, each a pickle after its
+# 8-byte length (a task's own prints go to standard error, and what it starts gets
+# /dev/null as standard input). It never imports the caller's ``__main__``
+# (multiprocessing's spawn and forkserver re-run a script that has no
+# ``if __name__ == "__main__":`` guard in every worker), and the parent always knows which
 # item a worker was running when it died. Workers are replaced by the parent itself, between
 # two tasks (ProcessPoolExecutor's own ``max_tasks_per_child`` deadlocks on Python 3.11 and
 # 3.12 when a worker is replaced: python/cpython#115634).
 _HEADER = struct.Struct(">Q")
-WORKER_CODE = "from phasekit.parallel import _worker_main; _worker_main()"
+#: The caller's ``sys.path``, handed to a worker before it imports phasekit (so that it
+#: imports the same phasekit, and the task's module, as the caller).
+PATH_VARIABLE = "PHASEKIT_WORKER_PATH"
+WORKER_CODE = ("import json, os, sys; "
+               f"sys.path[:] = json.loads(os.environ.pop({PATH_VARIABLE!r})); "
+               "from phasekit.parallel import _worker_main; _worker_main()")
 #: Lines of a worker's standard error kept to explain its death.
 STDERR_LINES = 20
 
 
-def _send(stream: Any, obj: object) -> None:
+def _frame(obj: object) -> bytes:
     data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(_HEADER.pack(len(data)))
-    stream.write(data)
+    return _HEADER.pack(len(data)) + data
+
+
+def _send(stream: Any, frame: bytes) -> None:
+    stream.write(frame)
     stream.flush()
 
 
@@ -448,15 +463,16 @@ def _receive(stream: Any) -> Any:
 
 
 def _worker_main() -> None:
-    """The loop of a local worker process: the caller's ``sys.path`` and thread budget
-    first, then one ``(task, item)`` after another until standard input ends. Whatever the
-    task prints goes to standard error: standard output carries the outcomes."""
-    tasks = sys.stdin.buffer
+    """The loop of a local worker process: its thread budget first, then one
+    ``(task, item)`` after another until the task pipe ends. Ctrl-C is the parent's to
+    handle (it ends its workers)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    tasks = os.fdopen(os.dup(0), "rb")
     results = os.fdopen(os.dup(1), "wb")
+    nothing = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(nothing, 0)
     os.dup2(2, 1)
-    setup = _receive(tasks)
-    sys.path[:] = setup["path"]
-    _init_worker(setup["threads"])
+    _init_worker(_receive(tasks)["threads"])
     while True:
         try:
             task, item = _receive(tasks)
@@ -464,14 +480,15 @@ def _worker_main() -> None:
             break
         except Exception as exc:  # the task does not unpickle here (a module it names is
             # missing on this side): that item's failure, not the worker's
-            _send(results, Outcome(item=None, failure=describe(exc, "task")))
+            _send(results, _frame(Outcome(item=None, failure=describe(exc, "task"))))
             continue
         outcome = task(item)
         try:
-            _send(results, outcome)
+            frame = _frame(outcome)
         except Exception as exc:  # the function's value does not pickle
-            _send(results, Outcome(item=item, failure=describe(exc, item),
+            frame = _frame(Outcome(item=item, failure=describe(exc, item),
                                    warnings=outcome.warnings))
+        _send(results, frame)
     results.close()
 
 
@@ -488,6 +505,7 @@ class _Worker:
 
     def __init__(self, threads: int) -> None:
         env = dict(os.environ, NUMBA_NUM_THREADS=str(threads))
+        env[PATH_VARIABLE] = json.dumps(sys.path)
         self.process = subprocess.Popen([sys.executable, "-c", WORKER_CODE],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, env=env)
@@ -495,7 +513,10 @@ class _Worker:
         self.stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self._drain = threading.Thread(target=self._keep_stderr, daemon=True)
         self._drain.start()
-        _send(self.process.stdin, {"path": list(sys.path), "threads": threads})
+        try:
+            _send(self.process.stdin, _frame({"threads": threads}))
+        except OSError:
+            raise _WorkerDied(self.reason()) from None
 
     def _keep_stderr(self) -> None:
         """Pass the worker's standard error on (a task's prints, numba's messages), keeping
@@ -507,16 +528,17 @@ class _Worker:
             with contextlib.suppress(OSError, ValueError):
                 sys.stderr.write(line)
 
-    def run(self, task: Callable[[Any], Outcome[R]], item: Any) -> Outcome[R]:
-        """``task(item)`` in the worker; :class:`_WorkerDied` if it ends meanwhile."""
+    def run(self, frame: bytes, item: Any) -> Outcome[Any]:
+        """The task pickled in ``frame`` (:func:`_frame` of ``(task, item)``) run in the
+        worker; :class:`_WorkerDied` if it ends meanwhile."""
         self.tasks += 1
         try:
-            _send(self.process.stdin, (task, item))
+            _send(self.process.stdin, frame)
             outcome = _receive(self.process.stdout)
         except (EOFError, OSError):
             raise _WorkerDied(self.reason()) from None
         if outcome.item is None and outcome.failure is not None:  # the task did not unpickle
-            outcome = Outcome(item=item, failure=describe_message(outcome.failure, item))
+            outcome = Outcome(item=item, failure=_naming(outcome.failure, item))
         return outcome
 
     def reason(self) -> str:
@@ -537,13 +559,16 @@ class _Worker:
         return f"exit code {code}" + (f": {last.strip()}" if last else "")
 
     def close(self) -> None:
-        """End the worker after its current task: its standard input ends."""
+        """End the worker after its current task (its task pipe ends), and reap it in the
+        background."""
         with contextlib.suppress(OSError):
             self.process.stdin.close()  # type: ignore[union-attr]
+        threading.Thread(target=self.process.wait, daemon=True).start()
 
     def kill(self) -> None:
         with contextlib.suppress(OSError):
             self.process.kill()
+        self.process.wait()
 
 
 def _signal_name(number: int) -> str:
@@ -553,12 +578,11 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def describe_message(failure: Failure, item: object) -> Failure:
+def _naming(failure: Failure, item: object) -> Failure:
     """``failure`` (made where the item was not known) naming ``item``."""
     where = os.fspath(item) if isinstance(item, str | os.PathLike) else str(item)
     message = failure.message.removeprefix("task: ")
-    return Failure(message=f"{where}: {message}", exit_code=failure.exit_code,
-                   error=failure.error, traceback=failure.traceback)
+    return replace(failure, message=f"{where}: {message}")
 
 
 def _died(item: object, reason: str) -> Failure:
@@ -585,7 +609,8 @@ def _on_processes(func: Callable[[T], R], items: list[T], workers: int, report: 
     """Every item on ``workers`` local worker processes, each fed by a thread of its own;
     a worker is replaced after ``max_tasks_per_child`` tasks and when it dies. The item a
     worker died on is tried once more, alone, after the others; if its worker dies again,
-    that is its failure."""
+    that is its failure. Anything else that goes wrong with an item (it does not pickle, a
+    worker cannot start) is that item's failure."""
     _check_importable(func)
     threads = max(1, available_cores() // workers)
     task = functools.partial(call, func, threads=threads)
@@ -601,15 +626,42 @@ def _on_processes(func: Callable[[T], R], items: list[T], workers: int, report: 
         worker = _Worker(threads)
         with lock:
             live.add(worker)
+            if stop.is_set():  # interrupted while it started
+                worker.kill()
         return worker
 
     def retire(worker: _Worker) -> None:
-        worker.close()
         with lock:
             live.discard(worker)
+        if stop.is_set():
+            worker.kill()
+        else:
+            worker.close()
 
-    def feed(retrying: bool = False, indices: Iterator[int] | None = None) -> None:
-        source = indices if indices is not None else queue
+    def attempt(i: int, worker: _Worker | None, retrying: bool
+                ) -> tuple[Outcome[R] | None, _Worker | None]:
+        """Item ``i`` on ``worker`` (started when None): its outcome (None: its worker died,
+        to be retried) and the worker to go on with."""
+        try:
+            frame = _frame((task, items[i]))
+        except Exception as exc:  # the function or the item does not pickle
+            return Outcome(item=items[i], failure=describe(exc, items[i])), worker
+        try:
+            worker = worker or start()
+            return worker.run(frame, items[i]), worker
+        except _WorkerDied as exc:
+            if worker is not None:
+                with lock:
+                    live.discard(worker)
+            if not retrying:
+                return None, None
+            return Outcome(item=items[i], failure=_died(items[i], exc.reason)), None
+        except Exception as exc:  # a worker that cannot start, a garbled reply
+            if worker is not None:
+                retire(worker)
+            return Outcome(item=items[i], failure=describe(exc, items[i])), None
+
+    def feed(source: Iterator[int], retrying: bool = False) -> None:
         worker: _Worker | None = None
         try:
             while not stop.is_set():
@@ -621,26 +673,20 @@ def _on_processes(func: Callable[[T], R], items: list[T], workers: int, report: 
                         worker.tasks >= max_tasks_per_child:
                     retire(worker)
                     worker = None
-                worker = worker or start()
-                try:
-                    outcome = worker.run(task, items[i])
-                except _WorkerDied as exc:
-                    with lock:
-                        live.discard(worker)
-                    worker = None
-                    if not retrying:
-                        with lock:
-                            died.append(i)
-                        continue
-                    outcome = Outcome(item=items[i], failure=_died(items[i], exc.reason))
+                outcome, worker = attempt(i, worker, retrying)
                 with lock:
+                    if outcome is None:
+                        died.append(i)
+                        continue
                     outcomes[i] = outcome
-                    ticker.tick()
+                    with contextlib.suppress(Exception):  # a failing progress callback
+                        ticker.tick()
         finally:
             if worker is not None:
                 retire(worker)
 
-    feeders = [threading.Thread(target=feed, daemon=True) for _ in range(workers)]
+    feeders = [threading.Thread(target=feed, args=(queue,), daemon=True)
+               for _ in range(workers)]
     try:
         for feeder in feeders:
             feeder.start()
@@ -650,7 +696,7 @@ def _on_processes(func: Callable[[T], R], items: list[T], workers: int, report: 
                 feeder.join(timeout=0.2)
         if died:
             _log.info("a worker process died; retrying %d file(s), each alone", len(died))
-            feed(retrying=True, indices=iter(sorted(died)))
+            feed(iter(sorted(died)), retrying=True)
     except BaseException:
         stop.set()
         with lock:
@@ -658,7 +704,10 @@ def _on_processes(func: Callable[[T], R], items: list[T], workers: int, report: 
         for worker in doomed:
             worker.kill()
         raise
-    return [o for o in outcomes if o is not None]
+    missing = [items[i] for i, o in enumerate(outcomes) if o is None]
+    if missing:  # never a shorter list than the items: that would pair results wrongly
+        raise RuntimeError(f"no outcome for {len(missing)} item(s), first {missing[0]!r}")
+    return outcomes  # type: ignore[return-value]
 
 
 def _connect(scheduler: str) -> Any:

@@ -428,15 +428,18 @@ def _execute(plan: CampaignPlan, argv: list[str], env: dict[str, str], cores: in
         if summary.exit_code:
             return _Outcome("failed", f"exit code {summary.exit_code}", outcome.extra)
         return outcome
+    errors = scratch / "stderr"
     try:
-        process = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                   process_group=0, preexec_fn=_child_setup(cores, cpus))
+        with errors.open("wb") as sink:  # a file, not a pipe: what the program leaves
+            # running keeps a pipe open, and the run would wait for it
+            process = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL,
+                                       stdout=subprocess.DEVNULL, stderr=sink,
+                                       process_group=0, preexec_fn=_child_setup(cores, cpus))
     except OSError as exc:
         return _Outcome("failed", f"cannot start {argv[0]}: {exc.strerror or exc}")
     with watchdog.watching(process.pid):
         try:
-            _, stderr = process.communicate(timeout=plan.timeout_s)
+            process.wait(timeout=plan.timeout_s)
         except subprocess.TimeoutExpired:
             _kill_group(process.pid)
             process.wait()
@@ -446,10 +449,18 @@ def _execute(plan: CampaignPlan, argv: list[str], env: dict[str, str], cores: in
             if process.poll() is None:
                 process.wait()
     if process.returncode:
-        tail = stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+        tail = _last_line(errors)
         return _Outcome("failed", f"exit code {process.returncode}"
-                        + (f": {tail[0][:200]}" if tail[0] else ""))
+                        + (f": {tail[:200]}" if tail else ""))
     return _Outcome()
+
+
+def _last_line(path: Path, size: int = 4096) -> str:
+    """The last non-empty line of the file's last ``size`` bytes."""
+    with path.open("rb") as file:
+        file.seek(max(0, file.seek(0, os.SEEK_END) - size))
+        lines = file.read().decode(errors="replace").strip().splitlines()
+    return lines[-1].strip() if lines else ""
 
 
 def run_label(plan: CampaignPlan, threads: int | None, cores: int | None,

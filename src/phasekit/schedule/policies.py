@@ -767,21 +767,27 @@ def _highs_in_child(cost: np.ndarray, a: Any, lo: np.ndarray, hi: np.ndarray,
     begun = time.perf_counter()
     budget = min(float(time_limit_s), left)
     stopped = False
-    while True:
-        wait = max(0.0, min(HIGHS_POLL_S, deadline.remaining()))
-        try:
-            out, err = child.communicate(input=payload, timeout=wait)
-            break
-        except subprocess.TimeoutExpired:
-            payload = None
-        if deadline.remaining() <= 0:
+    try:
+        while True:
+            wait = max(0.0, min(HIGHS_POLL_S, deadline.remaining()))
+            try:
+                out, err = child.communicate(input=payload, timeout=wait)
+                break
+            except subprocess.TimeoutExpired:
+                payload = None
+            if deadline.remaining() <= 0:
+                child.kill()
+                out, err = child.communicate()
+                stopped = True
+                break
+            if progress is not None:
+                spent = time.perf_counter() - begun
+                progress(f"MILP (HiGHS), {int(spent)} of {budget:g} s",
+                         min(spent / budget, 1.0))
+    finally:  # an interruption: HiGHS ignores signals while it solves, so it is killed
+        if child.poll() is None:
             child.kill()
-            out, err = child.communicate()
-            stopped = True
-            break
-        if progress is not None:
-            spent = time.perf_counter() - begun
-            progress(f"MILP (HiGHS), {int(spent)} of {budget:g} s", min(spent / budget, 1.0))
+            child.wait()
     if err.strip():
         _log.debug("solver output:\n%s", err.decode("utf-8", errors="replace").strip())
     if stopped:
@@ -937,6 +943,9 @@ def milp_schedule(threads: np.ndarray, times: np.ndarray, dc: DataCenter, *,
                 cost, a, lo, hi, lb, ub, integrality, solver_limit, x0, heuristic_effort,
                 deadline, progress)) is not None:
             box["res"] = res
+        elif deadline is not None and (solver_limit := min(
+                solver_limit, deadline.remaining())) < MILP_MIN_SOLVE_S:
+            box["unsolved"] = True  # the child failed and took what time there was
         elif progress is None:
             solve()
         else:
