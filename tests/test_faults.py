@@ -334,8 +334,9 @@ def _record_full_disk(argv: list[str], disk: Path, tmp_path: Path, env: dict[str
     partial = disk / "run.parquet.partial.arrows"
     marker = tmp_path / "command-ended"
     command = ["sh", "-c", COMMAND.format(marker=marker)]
-    with started([*argv, "record", "--sources", "proc", "--interval", f"{INTERVAL * 1e3:g}ms",
-                  "-o", str(output), "--", *command], env={**os.environ, **env}) as process:
+    with started([*argv, "record", "--sources", "proc", "--scope", "node", "--interval",
+                  f"{INTERVAL * 1e3:g}ms", "-o", str(output), "--", *command],
+                 env={**os.environ, **env}) as process:  # node: the sizes above are its columns
         _, err = process.communicate(timeout=60)
     lines = err.strip().splitlines()
     assert process.returncode == 7, err  # the command's exit code, as documented

@@ -708,3 +708,66 @@ def test_command_validation() -> None:
         CommandSource("x", "").probe()
     with pytest.raises(UsageError, match="kind"):
         CommandSource("x", "echo 1", kind="rate").probe()  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------- phasekit sources, piped
+def _sources_output(*, terminal: bool) -> str:
+    """What ``phasekit sources`` prints to a pipe, or to a terminal (a pseudo-terminal of
+    120 columns)."""
+    import subprocess
+
+    command = [sys.executable, "-m", "phasekit.cli", "sources"]
+    if not terminal:
+        return subprocess.run(command, capture_output=True, text=True, timeout=60,
+                              check=True).stdout
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 120, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    process = subprocess.Popen(command, stdout=follower, stderr=subprocess.DEVNULL,
+                               env=env | {"TERM": "xterm"})
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closed: the command is done
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    process.wait(timeout=60)
+    return b"".join(chunks).decode(errors="replace")
+
+
+def test_sources_piped_fits_80_columns_and_keeps_every_name_whole() -> None:
+    import json
+    import re
+    import subprocess
+
+    listing = json.loads(subprocess.run(
+        [sys.executable, "-m", "phasekit.cli", "sources", "--json"], capture_output=True,
+        text=True, timeout=60, check=True).stdout)
+    piped = _sources_output(terminal=False)
+    widest = max(piped.splitlines(), key=len)
+    assert len(widest) <= 80, widest
+    words = set(re.findall(r"[\w./-]+", piped))
+    for entry in listing:
+        assert entry["name"] in words
+        for metric in (*entry["metrics"], *entry["command_metrics"]):
+            assert metric["name"] in words  # whole, not folded across lines
+        for name in entry["unavailable_metrics"]:
+            assert name in words
+    # one source a paragraph, its name and whether it is available first
+    heads = [line for line in piped.splitlines() if line and not line.startswith(" ")]
+    for entry in listing:
+        state = "available" if entry["available"] else "not available"
+        assert f"{entry['name']}: {state}" in heads
+    # on a terminal, the table as before
+    shown = re.sub(r"\x1b\[[0-9;]*m", "", _sources_output(terminal=True))
+    assert "┃ source" in shown and "┃ available" in shown

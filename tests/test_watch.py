@@ -4,7 +4,9 @@ definition, the same in its text and JSON lines and in the result of ``phasekit 
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -161,6 +163,33 @@ def test_watch_stops_at_once_when_the_recorder_that_wrote_it_is_gone(tmp_path) -
     assert done.returncode == 3, done.stderr
     assert f"pid {gone.pid}" in done.stderr and "cut short" in done.stderr
     assert time.monotonic() - started < 20  # well before the idle time
+
+
+def test_watch_stops_at_once_on_a_real_recording_whose_recorder_was_killed(tmp_path) -> None:
+    """The recorder writes its pid into the recording: a SIGKILLed ``phasekit record`` is
+    noticed without waiting for the idle time."""
+    output = tmp_path / "run.parquet"
+    partial = tmp_path / "run.parquet.partial.arrows"
+    recorder = subprocess.Popen([sys.executable, "-m", "phasekit.cli", "record", "--interval",
+                                 "10ms", "--scope", "node", "--sources", "proc", "-o",
+                                 str(output), "--", "sleep", "30"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and (
+                not partial.exists() or partial.stat().st_size < 4096):
+            time.sleep(0.1)
+        time.sleep(1.5)  # a chunk of samples past the header
+    finally:
+        os.killpg(recorder.pid, signal.SIGKILL)  # the recorder and its command
+        recorder.wait()
+    assert partial.exists() and not output.exists()
+    started = time.monotonic()
+    done = run_watch(str(output), "--idle", "60s", timeout=40)
+    assert done.returncode == 3, done.stderr
+    assert f"pid {recorder.pid}" in done.stderr and "cut short" in done.stderr
+    assert time.monotonic() - started < 30  # well before the idle time
 
 
 def test_watch_follows_a_slow_recording_that_keeps_growing(tmp_path) -> None:

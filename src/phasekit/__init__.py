@@ -352,13 +352,15 @@ def _signature(signature: Signature | PathLike, *, power_model: Any = None,
 def _record(command: Sequence[str] | None, *, output: PathLike,
             interval: float = 0.005, duration: float | None = None,
             metrics: Sequence[str] | None = None, sources: Sequence[str] | None = None,
-            scope: str = "node") -> RecordingSummary:
+            scope: str | None = None) -> RecordingSummary:
     """Record a profile of this machine while ``command`` runs (or for ``duration``
     seconds) into ``output`` (``phasekit record``): :class:`phasekit.record.Recorder`.
 
     ``sources``: names of built-in sources (default: every one that can run here);
-    ``metrics``: names to keep (default all). Returns the recording's summary; read the
-    profile with :func:`read`. The command's exit code is ``summary.exit_code``.
+    ``metrics``: names to keep (default all); ``scope``: "both" (default with a command: the
+    node and the command's own process tree, ``cmd_...``), "node" or "process". Returns the
+    recording's summary; read the profile with :func:`read`. The command's exit code is
+    ``summary.exit_code``.
     """
     from phasekit.record import Recorder, builtin_sources, select_sources
 

@@ -17,10 +17,10 @@ Example:
 
 \b
     phasekit record -o run.parquet -- ./app input.dat
-    phasekit record --interval 10ms --metric task_clock --metric page_faults -- make
+    phasekit record --interval 10ms --metric cmd_task_clock --metric cmd_rss_bytes -- make
     phasekit record --duration 60s --scope node -o node.parquet
     phasekit record --sensor 'power=ipmitool dcmi power reading | awk "/Instant/ {print \\$4}"' -- ./app
-    phasekit analyze run.parquet --metric task_clock
+    phasekit analyze run.parquet --metric cmd_task_clock
 """
 
 
@@ -45,14 +45,19 @@ def record(
         "--duration", "-d", metavar="DURATION",
         help="Record for this long (without a command: the node; with one: stop it after "
              "this long).")] = None,
-    scope: Annotated[str, typer.Option(
-        "--scope", metavar="node|process",
-        help="node: counters of every process on the node; process: the command's process "
-             "tree (/proc and RAPL stay node-wide).")] = "node",
+    scope: Annotated[str | None, typer.Option(
+        "--scope", metavar="both|node|process",
+        help="both (the default with a command): the node and, beside it, the command's own "
+             "process tree as cmd_... metrics; node: every process on the node, nothing of "
+             "the command's own (the default without a command); process: the perf counters "
+             "on the command's process tree under their plain names (task_clock), /proc "
+             "totals and RAPL still node-wide.",
+        show_default=False)] = None,
     sources: Annotated[str | None, typer.Option(
         "--sources", metavar="LIST",
         help="Comma-separated sources to use (perf-hw, perf-sw, proc, rapl; default: every "
-             "one that works here).")] = None,
+             "one that works here). With --scope both, perf-sw and proc also measure the "
+             "command's own process tree.")] = None,
     sensor: Annotated[list[str] | None, typer.Option(
         "--sensor", metavar="NAME=COMMAND",
         help="An external command printing a number (an IPMI or GPU power reader), recorded "
@@ -66,6 +71,9 @@ def record(
 ) -> int:
     """Record a profile while COMMAND runs, then exit with COMMAND's exit code.
 
+    With a command, the recording holds the node's metrics and the command's own (its
+    process tree: CPU time, time runnable, context switches, page faults, I/O bytes,
+    resident memory), named cmd_...; 'phasekit analyze' looks at the command's first.
     Samples every source at a fixed interval against the monotonic clock and streams the
     samples to OUTPUT.partial.arrows in chunks (one a second), so a recording killed even
     with SIGKILL keeps all but its last second; on a normal end, SIGINT or SIGTERM the file
@@ -111,9 +119,11 @@ def record(
     else:
         dropped = "".join(f"; {name} dropped mid-run: {why}"
                           for name, why in summary.dropped.items())
+        own = (f" ({len(summary.command_metrics)} of the command's own)"
+               if summary.command_metrics else "")
         console.print(
             f"phasekit: wrote {summary.output}: {summary.n_samples} samples of "
-            f"{len(summary.metrics)} metrics every {summary.interval * 1e3:g} ms "
+            f"{len(summary.metrics)} metrics{own} every {summary.interval * 1e3:g} ms "
             f"({summary.duration:.1f} s; achieved {summary.achieved_interval * 1e3:.3f} ms, "
             f"jitter p99 {summary.jitter_p99 * 1e3:.2f} ms, {summary.missed_ticks} missed); "
             f"stopped: {summary.stopped_by}{dropped}", soft_wrap=True)

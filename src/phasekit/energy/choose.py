@@ -589,8 +589,8 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
     if freqs.size == 0 or core_counts.size == 0 or np.any(freqs <= 0) or np.any(core_counts < 1):
         raise UsageError("the grid needs positive frequencies and core counts >= 1")
     if user_cores is not None and user_cores not in core_counts:
-        raise UsageError(f"--user-cores {user_cores}: not among the core counts "
-                         f"{', '.join(map(str, core_counts))}")
+        raise UsageError(f"not among the core counts {', '.join(map(str, core_counts))}",
+                         parameter="user_cores", value=user_cores)
     allowed_f = freqs
     if frequency_controlled:
         allowed_f = freqs[(freqs >= (min_frequency_ghz or 0.0))

@@ -187,8 +187,10 @@ class PeriodicityResult(PatternCounts, Result):
 
 
 def default_metrics(profile: Profile, *, min_period: int = detect.MIN_PERIOD) -> list[str]:
-    """``ipc`` when present or computable from instructions and cycles (the seed analyzes IPC,
-    section IV-A), otherwise the metric with the strongest periodicity (ours: autocorrelation,
+    """The recorded command's own metrics first when the profile's metadata lists them
+    (``phasekit record -- COMMAND``: its IPC, else the most periodic of them); otherwise
+    ``ipc`` when present or computable from instructions and cycles (the seed analyzes IPC,
+    section IV-A), else the metric with the strongest periodicity (ours: autocorrelation,
     then a detector pass for the strongest; :mod:`phasekit.periodicity.strength` gives the
     rule and the evidence)."""
     return [strength.choose_metric(profile, min_period=min_period).metric]
@@ -483,8 +485,8 @@ def _best_of_tied(profile: Profile, chosen: strength.MetricChoice,
     best = max(results, key=lambda m: (results[m].coverage, -chosen.tied.index(m)))
     others = "; ".join(f"{m} {results[m].coverage:.0%}" for m in results if m != best)
     choice = chosen.to_dict() | {
-        "metric": best, "rule": "periodic strength, tie broken by the analysis",
-        "reason": (f"no IPC: {', '.join(chosen.tied)} tied as the most periodic metrics "
+        "metric": best, "rule": f"{chosen.rule}, tie broken by the analysis",
+        "reason": (f"{chosen.lead}: {', '.join(chosen.tied)} tied as the most periodic metrics "
                    f"({chosen.scores[best]['coverage']:.0%} in one detector pass); the "
                    f"analysis covers {results[best].coverage:.0%} on {best} ({others})"),
         "tie_break": {m: round(r.coverage, 4) for m, r in results.items()}}

@@ -2,7 +2,9 @@
 recorder that samples them into a crash-safe profile file.
 
 :func:`builtin_sources` gives one instance of every built-in source, in the order their
-metrics appear in a recording; :func:`probe_all` says which of them can run here and why not.
+metrics appear in a recording; :func:`probe_all` says which of them can run here and why not;
+:func:`command_sources` gives, for each, the source measuring a recorded command's own
+process tree (``cmd_...`` metrics), when it has one.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from phasekit.record.recorder import (
     Recorder,
     RecordingFailed,
     RecordingSummary,
+    RecordScope,
     partial_path,
 )
 from phasekit.record.sources.base import Availability, Metric, Source
@@ -24,11 +27,13 @@ __all__ = [
     "MIN_INTERVAL",
     "Availability",
     "Metric",
+    "RecordScope",
     "Recorder",
     "RecordingFailed",
     "RecordingSummary",
     "Source",
     "builtin_sources",
+    "command_sources",
     "partial_path",
     "probe_all",
     "select_sources",
@@ -41,6 +46,17 @@ def builtin_sources() -> list[Source]:
     from phasekit.record.sources.rapl import RaplSource
 
     return [PerfHardwareSource(), PerfSoftwareSource(), ProcSource(), RaplSource()]
+
+
+def command_sources(sources: Sequence[Source], interval: float = 0.01
+                    ) -> dict[str, Source | None]:
+    """For each source's name, the source that measures a recorded command's process tree
+    in its stead (its ``for_command``; None for a source that measures the node only)."""
+    out: dict[str, Source | None] = {}
+    for source in sources:
+        make = getattr(source, "for_command", None)
+        out[source.name] = make(interval) if make is not None else None
+    return out
 
 
 def probe_all(sources: Sequence[Source]) -> list[Availability]:
@@ -65,13 +81,13 @@ def select_sources(names: Sequence[str] | None, sources: Sequence[Source]) -> li
         return [s for s, a in zip(sources, probe_all(sources), strict=True) if a.available]
     unknown = [n for n in names if n not in by_name]
     if unknown:
-        raise UsageError(f"--sources: unknown source {', '.join(unknown)}; expected some of "
-                         + ", ".join(by_name))
+        raise UsageError(f"unknown source {', '.join(unknown)}; expected some of "
+                         + ", ".join(by_name), parameter="sources")
     chosen = [by_name[n] for n in names]
     for source, availability in zip(chosen, probe_all(chosen), strict=True):
         if not availability.available:
-            raise UsageError(f"--sources: {source.name} cannot run here: "
-                             f"{availability.reason}")
+            raise UsageError(f"{source.name} cannot run here: {availability.reason}",
+                             parameter="sources")
     return chosen
 
 

@@ -37,8 +37,8 @@ def affinity_setter(cores: int, cpus: Sequence[int] | None = None) -> Callable[[
     """A ``preexec_fn`` pinning the child to the first ``cores`` usable CPUs."""
     cpus = list(cpus) if cpus is not None else usable_cpus()
     if not 1 <= cores <= len(cpus):
-        raise UsageError(f"--cores {cores}: this process may use {len(cpus)} CPU(s) "
-                         f"({', '.join(map(str, cpus))})")
+        raise UsageError(f"this process may use {len(cpus)} CPU(s) "
+                         f"({', '.join(map(str, cpus))})", parameter="cores", value=cores)
     chosen = set(cpus[:cores])
     return lambda: os.sched_setaffinity(0, chosen)
 

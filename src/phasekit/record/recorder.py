@@ -38,9 +38,17 @@ fails once the recording has started (a full disk) stops the sampling, not the c
 stream is cut back to its whole chunks and kept, the command runs to its end, and
 :class:`RecordingFailed` (one line: why, what is kept where) carries its exit code.
 
+Scopes. "node" measures every process on the node; "process" opens the sources that can
+count one process tree (perf) on the command's, under their plain names, and the others
+(/proc totals, RAPL) on the node; "both", the default with a command, measures the node as
+"node" does and, beside it, the command's own process tree with the sources' ``for_command``
+counterparts, whose metrics are named ``cmd_...``
+(:mod:`phasekit.record.sources.tree`). ``meta["recording"]["command_metrics"]`` lists the
+metrics that measure the command (in "process" scope, those of the per-process sources).
+
 The command. It is started held before ``exec`` (a tiny trampoline waits on a pipe, with the
 default dispositions of SIGINT, SIGPIPE and SIGXFSZ restored), the sources are opened on it
-(scope "process": counters inherited by its process tree, started at its ``exec``), the first
+(its process tree: counters inherited by its children, started at its ``exec``), the first
 readings are taken, and only then is it released; a failed ``exec`` is a UsageError and
 nothing is written. When standard input is not a terminal the command gets a process group
 of its own and stop signals go to the whole group at once (batch schedulers send SIGTERM
@@ -70,15 +78,19 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from phasekit.errors import PhasekitError, PhasekitWarning, UnsupportedError, UsageError
-from phasekit.record.sources.base import Metric, Scope, Source
+from phasekit.record.sources.base import COMMAND_PREFIX, Metric, Scope, Source
 from phasekit.results import short_repr
 
-__all__ = ["MIN_INTERVAL", "Recorder", "RecordingFailed", "RecordingSummary", "partial_path"]
+__all__ = ["MIN_INTERVAL", "RecordScope", "Recorder", "RecordingFailed", "RecordingSummary",
+           "partial_path"]
+
+#: What a recording measures: the node, the command's process tree, or both (module docstring).
+RecordScope = Literal["node", "process", "both"]
 
 logger = logging.getLogger(__name__)
 
@@ -153,6 +165,7 @@ class RecordingSummary:
     dropped: dict[str, str] = field(default_factory=dict)
     recorder_cpu_s: float = 0.0
     sampler: str = "python"
+    command_metrics: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         return short_repr(
@@ -168,6 +181,7 @@ class RecordingSummary:
             "exit_code": self.exit_code, "metrics": list(self.metrics),
             "sources": list(self.sources), "dropped_sources": dict(self.dropped),
             "recorder_cpu_s": self.recorder_cpu_s, "sampler": self.sampler,
+            "command_metrics": list(self.command_metrics),
         }
 
 
@@ -178,6 +192,7 @@ class _Opened:
     source: Source
     metrics: tuple[Metric, ...]
     keep: list[int]
+    scope: Scope = "node"
 
 
 class Recorder:
@@ -186,11 +201,13 @@ class Recorder:
     ``metrics`` selects metrics by name (all metrics of the sources when None); a name no
     source provides is a UsageError before anything starts. ``scope`` "node" measures the
     whole node, "process" the command's process tree (sources without a per-process view,
-    such as /proc or RAPL, still measure the node, which the metadata says).
+    such as /proc or RAPL, still measure the node, which the metadata says), "both" the node
+    and, beside it, the command's process tree as ``cmd_...`` metrics (module docstring).
+    None (default): "both" with a command, "node" without.
     """
 
     def __init__(self, sources: Sequence[Source], *, interval: float = 0.005,
-                 metrics: Sequence[str] | None = None, scope: Scope = "node",
+                 metrics: Sequence[str] | None = None, scope: RecordScope | None = None,
                  flush_interval: float = FLUSH_INTERVAL, grace: float = GRACE) -> None:
         self.sources = list(sources)
         self.interval = interval
@@ -198,27 +215,36 @@ class Recorder:
         self.scope = scope
         self.flush_interval = flush_interval
         self.grace = grace
+        self._scope: RecordScope = scope or "node"  # of the run in progress
+
+    def scope_for(self, command: Sequence[str] | None) -> RecordScope:
+        """The scope a run of ``command`` records: ``scope``, else "both" with a command and
+        "node" without."""
+        return self.scope or ("both" if command else "node")
 
     # --- checks before anything starts ----------------------------------------------------
     def _validate(self, output: Path, command: Sequence[str] | None,
                   duration: float | None) -> None:
         if not (math.isfinite(self.interval) and self.interval >= MIN_INTERVAL):
-            raise UsageError(f"--interval {self.interval:g} s: the shortest interval is "
-                             f"{MIN_INTERVAL * 1e3:g} ms")
-        if self.scope not in ("node", "process"):
-            raise UsageError(f"--scope {self.scope!r}: expected node or process")
+            raise UsageError(f"seconds; the shortest interval is {MIN_INTERVAL * 1e3:g} ms",
+                             parameter="interval", value=self.interval)
+        if self._scope not in ("node", "process", "both"):
+            raise UsageError("expected node, process or both", parameter="scope",
+                             value=self._scope)
         if not command and duration is None:
-            raise UsageError("nothing to record: give a command after -- or a --duration")
+            raise UsageError("nothing to record: give a command or a duration")
         if duration is not None and not (math.isfinite(duration) and duration > 0):
-            raise UsageError(f"--duration {duration:g} s: expected a positive duration")
-        if self.scope == "process" and not command:
-            raise UsageError("--scope process measures a command's process tree: give the "
-                             "command after --")
+            raise UsageError("expected a positive number of seconds", parameter="duration",
+                             value=duration)
+        if self._scope in ("process", "both") and not command:
+            raise UsageError("measures a command's process tree: give the command",
+                             parameter="scope", value=self._scope)
         if not self.sources:
             raise UnsupportedError("no source to record from")
         names = [s.name for s in self.sources if s.name != "command"]
         if len(set(names)) != len(names):
-            raise UsageError(f"--sources: a source is named twice in {','.join(names)}")
+            raise UsageError(f"a source is named twice in {','.join(names)}",
+                             parameter="sources")
         if command:
             _check_command(command[0])
         from phasekit.io import profile_format
@@ -236,11 +262,25 @@ class Recorder:
                              "this one would overwrite; read it (phasekit info / analyze) and "
                              "move it away or delete it first")
 
+    def _plan(self) -> list[tuple[Source, Scope]]:
+        """Each source to open and the scope to open it in: with scope "both", the node's
+        sources in node scope and, after them, their counterparts for the command."""
+        if self._scope != "both":
+            return [(source, self._scope) for source in self.sources]
+        counterparts = []
+        for source in self.sources:
+            make = getattr(source, "for_command", None)
+            counterpart = make(self.interval) if make is not None else None
+            if counterpart is not None:
+                counterparts.append((counterpart, "process"))
+        return [*((source, "node") for source in self.sources), *counterparts]
+
     def _open_sources(self, pid: int | None) -> list[_Opened]:
         """Open every source that provides a wanted metric; check the names first."""
         wanted = self.metrics
         offered: dict[str, Source] = {}
-        for source in self.sources:
+        plan = self._plan()
+        for source, _ in plan:
             try:
                 metrics = source.probe().metrics
             except Exception as exc:  # a probe that fails offers nothing
@@ -256,19 +296,21 @@ class Recorder:
             unknown = [m for m in wanted if m not in offered]
             if unknown:
                 available = ", ".join(offered) or "none"
-                raise UsageError(f"--metric: no source here provides {', '.join(unknown)}; "
-                                 f"available: {available} (see 'phasekit sources')")
+                raise UsageError(f"no source here provides {', '.join(unknown)}; available: "
+                                 f"{available} (see 'phasekit sources')", parameter="metrics",
+                                 option="--metric")
             if len(set(wanted)) != len(wanted):
-                raise UsageError(f"--metric: a metric is named twice in {','.join(wanted)}")
+                raise UsageError(f"a metric is named twice in {','.join(wanted)}",
+                                 parameter="metrics", option="--metric")
         opened: list[_Opened] = []
         try:
-            for source in self.sources:
+            for source, scope in plan:
                 if wanted is not None and not any(offered.get(m) is source for m in wanted):
                     continue
-                if self.scope == "process" and hasattr(source, "enable_on_exec"):
+                if scope == "process" and hasattr(source, "enable_on_exec"):
                     source.enable_on_exec = True  # count from the command's exec on
                 try:
-                    metrics = source.open(self.scope, pid)
+                    metrics = source.open(scope, pid)
                 except UnsupportedError as exc:
                     if wanted is not None:
                         raise
@@ -277,13 +319,15 @@ class Recorder:
                     continue
                 keep = [j for j, m in enumerate(metrics)
                         if offered.get(m.name) is source and (wanted is None or m.name in wanted)]
-                opened.append(_Opened(source, metrics, keep))
+                opened.append(_Opened(source, metrics, keep, scope))
             taken = {entry.metrics[j].name for entry in opened for j in entry.keep}
             if wanted is not None:
                 missing = [m for m in wanted if m not in taken]
                 if missing:
-                    raise UnsupportedError(f"--metric: {', '.join(missing)} could not be "
-                                           "opened")
+                    own = [COMMAND_PREFIX + m for m in missing if COMMAND_PREFIX + m in offered]
+                    hint = (f" here (the command's own: {', '.join(own)})" if own else "")
+                    raise UnsupportedError(f"metric {', '.join(missing)} could not be "
+                                           f"opened{hint}")
             if not taken:
                 raise UnsupportedError("no source could be opened here (see 'phasekit "
                                        "sources')")
@@ -308,6 +352,7 @@ class Recorder:
         """
         output = Path(output)
         command = list(command) if command else None
+        self._scope = self.scope_for(command)
         self._validate(output, command, duration)
         stop = _StopFlag()
         previous_handlers = _install_handlers(stop)
@@ -336,15 +381,17 @@ class Recorder:
         units = {m.name: (m.rate_unit or m.unit) if m.kind == "counter" else m.unit
                  for m in metrics}
         node_only = [entry.source.name for entry in opened
-                     if self.scope == "process" and not getattr(entry.source, "per_process", False)]
+                     if self._scope != "node" and not _measures_command(entry)]
         recording = {
-            "host": socket.gethostname(), "cpu_model": _cpu_model(), "n_cpus": os.cpu_count(),
-            "interval_s": self.interval, "scope": self.scope,
+            "host": socket.gethostname(), "pid": os.getpid(), "cpu_model": _cpu_model(),
+            "n_cpus": os.cpu_count(), "interval_s": self.interval, "scope": self._scope,
             "sources": [{"name": entry.source.name,
+                         "measures": "command" if _measures_command(entry) else "node",
                          "metrics": [entry.metrics[j].name for j in entry.keep],
                          **_source_metadata(entry.source)}
                         for entry in opened],
             "node_wide_sources": node_only,
+            "command_metrics": _command_metrics(opened),
             "kinds": {m.name: m.kind for m in metrics},
             "values": "counters: increase per nominal interval (increase x interval / measured "
                       "span), or per second where the unit is a rate (W); gauges: as read at "
@@ -412,7 +459,8 @@ class Recorder:
         summary = loop.summary(output, exit_code, header["metrics"], cpu,
                                stopped_by=stop.reason or ("command exited" if child
                                                           else "duration"),
-                               sources=[e.source.name for e in opened])
+                               sources=[e.source.name for e in opened],
+                               command_metrics=header["meta"]["recording"]["command_metrics"])
         try:
             _finalize(partial, output, header, summary, start_utc)
         except (OSError, PhasekitError) as exc:
@@ -887,7 +935,8 @@ class _SamplingLoop:
         self.last_time = float(rows[-1, 1])
 
     def summary(self, output: Path, exit_code: int | None, metrics: list[str], cpu: float, *,
-                stopped_by: str, sources: list[str]) -> RecordingSummary:
+                stopped_by: str, sources: list[str],
+                command_metrics: Sequence[str] = ()) -> RecordingSummary:
         achieved = ((self.last_time - self.first_time) / self.n_rows if self.n_rows
                     else math.nan)
         return RecordingSummary(
@@ -896,7 +945,8 @@ class _SamplingLoop:
             jitter_p50=self.lateness.percentile(50), jitter_p99=self.lateness.percentile(99),
             jitter_max=self.lateness.max, missed_ticks=self.missed, stopped_by=stopped_by,
             exit_code=exit_code, metrics=tuple(metrics), sources=tuple(sources),
-            dropped=dict(self.dropped), recorder_cpu_s=cpu, sampler=self.description)
+            dropped=dict(self.dropped), recorder_cpu_s=cpu, sampler=self.description,
+            command_metrics=tuple(command_metrics))
 
 
 #: The time slice the compiled sampling thread asks for (sched_setattr, Linux >= 6.12): short
@@ -1072,7 +1122,7 @@ def _finalize(partial: Path, output: Path, header: dict[str, Any], summary: Reco
         "complete": True, "end_utc": (start_utc + _dt.timedelta(
             seconds=summary.duration + summary.interval)).isoformat(),
         **{k: v for k, v in summary.to_dict().items()
-           if k not in ("output", "metrics", "sources")},
+           if k not in ("output", "metrics", "sources", "command_metrics")},
     })
     metadata = {**header, "meta": {**header["meta"], "recording": recording}}
     if profile_format(output) == "csv":
@@ -1138,6 +1188,17 @@ def _finalize_by_chunks(partial: Path, output: Path, metadata: dict[str, Any],
                     pending, pending_rows = [], 0
             if pending:
                 writer.write_table(pa.concat_tables(pending))
+
+
+def _measures_command(entry: _Opened) -> bool:
+    """Whether an opened source measures the command's process tree (not the node)."""
+    return entry.scope == "process" and bool(getattr(entry.source, "per_process", False))
+
+
+def _command_metrics(opened: Sequence[_Opened]) -> list[str]:
+    """The metrics, among those kept, that measure the recorded command's process tree."""
+    return [entry.metrics[j].name for entry in opened if _measures_command(entry)
+            for j in entry.keep]
 
 
 def _source_metadata(source: Source) -> dict[str, Any]:

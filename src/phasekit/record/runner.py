@@ -172,7 +172,8 @@ class PowerCommandMeter:
             done = subprocess.run(self.argv, capture_output=True, text=True, timeout=10,
                                   check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:
-            raise UsageError(f"--power-cmd {shlex.join(self.argv)}: {exc}") from None
+            raise UsageError(str(exc), parameter="power_command", value=shlex.join(self.argv),
+                             option="--power-cmd") from None
         match = _NUMBER.search(done.stdout)
         if done.returncode or match is None:
             raise InputError(f"--power-cmd {shlex.join(self.argv)}: expected a power in watts "

@@ -12,6 +12,13 @@ sample. ``read()`` returns one float per metric, in the order of ``metrics``:
 ``probe()`` says, without opening anything long-lived, whether the source can run here and
 why not: the reason a user reads in ``phasekit sources``.
 
+The command's own metrics. Recording a command, the recorder measures the node and, beside it,
+the command's process tree: a source that can measure one process tree returns, from
+``for_command()``, a source of its own for that, whose metrics are named ``cmd_...``
+(:data:`COMMAND_PREFIX`) so that they never collide with the node's (perf-sw: the
+software counters inherited by the tree; proc: /proc/PID of the tree's processes). Sources
+that measure the node only (RAPL, a --sensor command) return None.
+
 Compiled sampling. A source whose reading is a few system calls on open file descriptors
 says which in ``raw_reads()`` and turns their bytes into values in ``decode(raw)``; its
 ``read()`` is then ``decode(perform(raw_reads()))``. The recorder's compiled loop
@@ -30,6 +37,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 Scope = Literal["node", "process"]
+
+#: How the metrics of the recorded command's own process tree are named: ``cmd_task_clock``
+#: beside the node's ``cpu_user_s`` (the profile's metadata lists them too).
+COMMAND_PREFIX = "cmd_"
 
 
 @dataclass(frozen=True)
@@ -115,6 +126,11 @@ class Source(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional for sources that hold nothing
         """Release what ``open`` acquired."""
+
+    def for_command(self, interval: float = 0.01) -> Source | None:
+        """A new source measuring the recorded command's process tree, its metrics named
+        ``cmd_...``, sampled every ``interval`` s; None when this source has no such view."""
+        return None
 
     def raw_reads(self) -> tuple[RawRead, ...] | None:
         """The system calls of one reading, once open; None when ``read`` is not only that."""

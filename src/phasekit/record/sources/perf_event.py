@@ -980,3 +980,12 @@ class PerfSoftwareSource(PerfEventSource):
 
     name = "perf-sw"
     EVENTS = SOFTWARE_EVENTS
+
+    def for_command(self, interval: float = 0.01) -> Source | None:
+        """The same counters on the recorded command's process tree, named ``cmd_...``
+        (:class:`phasekit.record.sources.tree.CommandCounters`)."""
+        from phasekit.record.sources.tree import CommandCounters
+
+        return CommandCounters(PerfSoftwareSource(
+            events=self.events, exclude_kernel=self.exclude_kernel, group_read=self.group_read,
+            syscalls=self.syscalls, proc_root=self.proc_root, sys_root=self.sys_root))

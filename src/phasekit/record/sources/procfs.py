@@ -204,7 +204,8 @@ class ProcSource(Source):
         Interfaces of ``/proc/net/dev`` left out of the ``net`` sums (default: the loopback).
 
     The values are node-wide in both scopes: with scope "process" the ``pid`` is accepted and
-    ignored (procfs has no per-process-tree view of these totals).
+    ignored (procfs has no per-process-tree view of these totals). The command's own process
+    tree is :meth:`for_command`'s source.
     """
 
     name = "proc"
@@ -349,6 +350,13 @@ class ProcSource(Source):
                                 unavailable_metrics=missing)
         return Availability(self.name, True, "node-wide values" if not missing else
                             "some groups unavailable", tuple(metrics), missing)
+
+    def for_command(self, interval: float = 0.01) -> Source | None:
+        """The recorded command's process tree from /proc/PID, its metrics named ``cmd_...``
+        (:class:`phasekit.record.sources.tree.ProcTreeSource`), read every ``interval`` s."""
+        from phasekit.record.sources.tree import ProcTreeSource
+
+        return ProcTreeSource(self.root, interval=interval)
 
     def open(self, scope: Scope, pid: int | None = None) -> tuple[Metric, ...]:
         """Open the files of the available groups (node-wide in both scopes)."""
