@@ -103,7 +103,7 @@ def test_savings_against_ondemand_worst_random_best_and_measured() -> None:
     user = float(pt_energy(2.2, 8, 1, **SEED_PARAMS))
     assert again.savings_predicted == {"user": pytest.approx(100 * (user - e) / user)}
     assert again.savings_measured["user"] == pytest.approx(again.savings_predicted["user"])
-    with pytest.raises(UsageError, match="--user-cores 3"):
+    with pytest.raises(UsageError, match=r"^user_cores=3: not among the core counts"):
         choose(MODEL, [1], frequencies_ghz=FREQS, cores=CORES, user_cores=3)
 
 

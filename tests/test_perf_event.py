@@ -340,6 +340,30 @@ def test_group_reads_are_decoded_and_summed_over_cpus(roots) -> None:
     assert src.running_ratio == 1.0
 
 
+def test_a_group_read_refused_while_a_child_exits_is_read_again(roots) -> None:
+    """The kernel refuses a group read of inherited counters with ECHILD while a child's
+    copy of the group is torn down (a child of the recorded command exiting): read again,
+    not a failed source; a read that keeps refusing is that interval's unknown count."""
+    fake = FakePerf()
+    src = make(PerfHardwareSource, fake, roots)
+    src.open("node")
+    for i, ev in enumerate(HARDWARE_EVENTS):
+        for cpu in (0, 1, 4):
+            fake.counts[(ev.name, -1, cpu)] = (i + 1) * 1_000_000 + cpu
+    raw: list = [fake.read(fd, size) for fd, size, *_ in src._readers]
+    expected = src.decode(raw)
+    raw[0] = errno.ECHILD  # the compiled sampler's failed read: its errno
+    assert src.decode(raw) == expected
+    refusing = fake.read
+    fake.read = lambda fd, n: (_ for _ in ()).throw(ChildProcessError(errno.ECHILD, "child"))
+    src._read = fake.read
+    values = src.decode(raw)
+    fake.read = src._read = refusing
+    leader = NAMES[(HARDWARE_EVENTS[0].type, HARDWARE_EVENTS[0].config)]
+    assert math.isnan(dict(zip([e.name for e in HARDWARE_EVENTS], values, strict=True))[leader])
+    assert not all(math.isnan(v) for v in values)
+
+
 def test_multiplexing_scales_by_enabled_over_running(roots) -> None:
     fake = FakePerf()
     src = make(PerfHardwareSource, fake, roots)

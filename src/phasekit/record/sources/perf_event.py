@@ -192,6 +192,10 @@ _FLAG_BITS: tuple[tuple[str, int], ...] = (
 )
 
 
+#: Times a refused group read of inherited counters (ECHILD: a child's copy of the group is
+#: being torn down) is tried again before the interval counts as unknown.
+READ_RETRIES = 3
+
 class PerfEventAttr(ctypes.Structure):
     """``struct perf_event_attr`` up to ``PERF_ATTR_SIZE_VER8`` (136 bytes), as in
     include/uapi/linux/perf_event.h; unions are given one member (``sample_period``,
@@ -878,6 +882,17 @@ class PerfEventSource(Source):
             return None
         return tuple(RawRead(r[0], r[1]) for r in self._readers)
 
+    def _read_again(self, fd: int, size: int) -> bytes | None:
+        """A group read the kernel refused with ECHILD, tried again: it refuses a read of
+        inherited counters while a child's copy of the group is being torn down (a child of
+        the recorded command exiting), which passes at once. None if it keeps refusing."""
+        for _ in range(READ_RETRIES):
+            try:
+                return self._read(fd, size)
+            except ChildProcessError:
+                continue
+        return None
+
     def decode(self, raw: Sequence[Raw]) -> list[float]:
         """Cumulative values from the bytes of one read per group.
 
@@ -892,8 +907,15 @@ class PerfEventSource(Source):
             unknown[m] = False
         ratio = 1.0
         last = self._last
-        for k, (_fd, _size, unpack, ie, ir, slots) in enumerate(self._readers):
+        for k, (fd, size, unpack, ie, ir, slots) in enumerate(self._readers):
             buf = raw[k]
+            if buf == errno_mod.ECHILD:
+                buf = self._read_again(fd, size)
+            if buf is None:  # still refused: this interval's count is unknown
+                for _p, m in slots:
+                    unknown[m] = True
+                ratio = 0.0
+                continue
             if isinstance(buf, int):
                 raise raw_error(buf)
             try:
