@@ -178,3 +178,20 @@ def test_wheel_builds_ask_for_the_dependencies_editable_builds_do_not() -> None:
     editable = phasekit_build.get_requires_for_build_editable()
     assert any(r.startswith("numba") for r in wheel)
     assert not any(r.startswith("numba") for r in editable)
+
+
+def test_the_build_keeps_its_intermediate_files_out_of_the_checkout() -> None:
+    """``pip install .`` used to leave build/ (7.9 MB) and the egg-info in the checkout: the
+    setup script now points both at a temporary folder, removed when the build ends."""
+    code = ("from distutils.core import run_setup\n"
+            "dist = run_setup('setup.py', stop_after='config')\n"
+            "print(dist.get_option_dict('build')['build_base'][1])\n"
+            "print(dist.get_option_dict('egg_info')['egg_base'][1])\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    folders = [Path(line) for line in done.stdout.split()]
+    assert len(folders) == 2
+    for folder in folders:
+        assert folder.is_absolute() and not folder.resolve().is_relative_to(ROOT), folder
+        assert not folder.exists()  # removed when the setup script's process ended
