@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pty
 import shlex
 import signal
 import subprocess
@@ -227,19 +228,23 @@ def wait_for(condition, timeout: float) -> bool:
     return condition()
 
 
-@pytest.mark.parametrize("profiled", [False, True])
-def test_sigkill_of_the_campaign_stops_the_measured_program(tmp_path: Path,
-                                                             profiled: bool) -> None:
+@pytest.mark.parametrize("profiled, terminal", [(False, False), (True, False), (True, True)])
+def test_sigkill_of_the_campaign_stops_the_measured_program(tmp_path: Path, profiled: bool,
+                                                             terminal: bool) -> None:
     """A campaign killed with SIGKILL cannot clean up: the program and the processes it
-    started must still stop with it, not run on as orphans."""
+    started must still stop with it, not run on as orphans; also when the campaign was
+    started from a terminal (a program that could read it would share its process group)."""
     script, pids = tmp_path / "family.py", tmp_path / "pids.txt"
     script.write_text(FAMILY)
     extra = ["--profile-dir", str(tmp_path / "profiles")] if profiled else []
+    main_end, terminal_end = pty.openpty() if terminal else (-1, subprocess.DEVNULL)
     campaign = subprocess.Popen(
         [sys.executable, "-m", "phasekit.cli", "campaign", "run", "--timeout", "120s",
          *extra, "-o", str(tmp_path / "c.json"), "--", sys.executable, str(script),
-         str(pids)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+         str(pids)], stdin=terminal_end, stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL)
+    if terminal:
+        os.close(terminal_end)
     family: list[int] = []
     try:
         assert wait_for(pids.exists, 30), "the program did not start"
@@ -255,6 +260,8 @@ def test_sigkill_of_the_campaign_stops_the_measured_program(tmp_path: Path,
                 os.kill(pid, signal.SIGKILL)
         campaign.kill()
         campaign.wait(timeout=10)
+        if terminal:
+            os.close(main_end)
 
 
 def test_a_timed_out_run_stops_the_processes_it_started(tmp_path: Path) -> None:

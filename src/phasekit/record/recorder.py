@@ -342,13 +342,16 @@ class Recorder:
     def run(self, output: str | os.PathLike[str], *, command: Sequence[str] | None = None,
             duration: float | None = None,
             status: Callable[[float, int], None] | None = None,
-            command_stdout: int | None = None) -> RecordingSummary:
+            command_stdout: int | None = None,
+            command_stdin: int | None = None) -> RecordingSummary:
         """Record until ``command`` exits (or ``duration`` seconds pass, or a signal).
 
         With both a command and a duration the command is stopped (SIGTERM, then SIGKILL)
         when the duration is over. ``status(elapsed_s, n_samples)`` is called after every
-        chunk written; ``command_stdout`` is a file descriptor for the command's standard
-        output (default: ours). Returns the summary; OUTPUT then holds the complete profile.
+        chunk written; ``command_stdout`` and ``command_stdin`` are file descriptors for the
+        command's standard output and input (default: ours; a command given its own input
+        never reads the terminal, so it always gets a process group of its own). Returns the
+        summary; OUTPUT then holds the complete profile.
         """
         output = Path(output)
         command = list(command) if command else None
@@ -357,7 +360,7 @@ class Recorder:
         stop = _StopFlag()
         previous_handlers = _install_handlers(stop)
         try:
-            child = PausedChild(command, command_stdout) if command else None
+            child = PausedChild(command, command_stdout, command_stdin) if command else None
             try:
                 opened = self._open_sources(child.pid if child else None)
                 try:
@@ -606,14 +609,15 @@ def _restore_handlers(previous: dict[int, Any]) -> None:
 class PausedChild:
     """The command, started but held before ``exec`` until :meth:`release`."""
 
-    def __init__(self, command: list[str], stdout: int | None = None) -> None:
+    def __init__(self, command: list[str], stdout: int | None = None,
+                 stdin: int | None = None) -> None:
         read_end, self._go = os.pipe()
         self._status, status_end = os.pipe()
-        self.own_group = not _stdin_is_terminal()
+        self.own_group = stdin is not None or not _stdin_is_terminal()
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-S", "-c", _TRAMPOLINE, str(read_end), str(status_end),
-                 *command], pass_fds=(read_end, status_end), stdout=stdout,
+                 *command], pass_fds=(read_end, status_end), stdout=stdout, stdin=stdin,
                 process_group=0 if self.own_group else None)
         except OSError as exc:
             os.close(self._go)

@@ -419,7 +419,7 @@ def _execute(plan: CampaignPlan, argv: list[str], env: dict[str, str], cores: in
                 summary = Recorder(select_sources(None, builtin_sources()),
                                    interval=plan.profile_interval_s).run(
                     profile, command=wrapped, duration=plan.timeout_s,
-                    command_stdout=subprocess.DEVNULL)
+                    command_stdout=subprocess.DEVNULL, command_stdin=subprocess.DEVNULL)
         finally:
             os.environ.clear()
             os.environ.update(saved)
