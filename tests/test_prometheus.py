@@ -274,6 +274,16 @@ def test_nodes_read_from_prometheus_are_named_by_server_and_label(server: ps.Pro
             nodes = json.loads(done.stdout)["nodes"]
             assert [n["node"] for n in nodes] == ["node-a", "node-b"]
             assert [n["file"] for n in nodes] == expected
+    # one node alone: its table and its errors name it the same way
+    alone = [arg for m in recording.metrics
+             for arg in ("-q", f'{m}={ps.metric_name(m)}{{instance="node-a"}}')]
+    for extra, code in (((), 0), (("-m", "nope"), 2)):
+        done = subprocess.run([sys.executable, "-m", "phasekit.cli", "analyze", server.url,
+                               *alone, *span, *extra], capture_output=True, text=True,
+                              timeout=120, check=False)
+        assert done.returncode == code, done.stderr
+        assert "phasekit-prometheus-" not in done.stdout + done.stderr
+        assert expected[0] in (done.stdout if code == 0 else done.stderr)
     node = pk.Profile(values=np.zeros((3, 1)), period=1.0, metrics=("x",), node='n"1',
                       meta={"prometheus": {"url": "https://h:9090", "label": "job"}})
     assert prom.node_source(node) == 'https://h:9090 job="n\\"1"'

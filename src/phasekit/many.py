@@ -64,6 +64,8 @@ __all__ = [
     "phases_runs",
     "read_named_profile",
     "run_files",
+    "show_file_as",
+    "shown_name",
     "structure_file",
     "structure_many",
     "structure_runs",
@@ -106,6 +108,11 @@ def show_file_as(path: PathArg, name: str) -> None:
     _SHOWN_AS[os.fspath(path)] = name
 
 
+def shown_name(path: PathArg) -> str:
+    """How ``path`` is named in results and messages (:func:`show_file_as`; else itself)."""
+    return _SHOWN_AS.get(os.fspath(path), os.fspath(path))
+
+
 def _as_list(paths: PathArg | Sequence[PathArg]) -> list[PathArg]:
     return [paths] if isinstance(paths, str | os.PathLike) else list(paths)
 
@@ -125,7 +132,7 @@ def run_files(job: Callable[[str], R], paths: PathArg | Sequence[PathArg], *,
     files, problems = expand_inputs(_as_list(paths), suffixes)
     errors = [NodeError(file=arg, message=f"{arg}: {reason}", exit_code=3)
               for arg, reason in problems]
-    shown = [_SHOWN_AS.get(str(f), str(f)) for f in files]
+    shown = [shown_name(f) for f in files]
     remote = client is not None or scheduler is not None
     items = [os.path.abspath(f) if remote else str(f) for f in files]
     outcomes = map_files(job, items, workers=workers, client=client, scheduler=scheduler,

@@ -34,7 +34,7 @@ from phasekit.cli.many import (
     report_failures,
 )
 from phasekit.errors import PhasekitError, UsageError
-from phasekit.many import check_window, file_stem
+from phasekit.many import check_window, file_stem, shown_name
 
 if TYPE_CHECKING:
     from phasekit.periodicity import PeriodicityResult
@@ -126,19 +126,21 @@ def analyze(
     from phasekit.periodicity import analyze as run_analysis
 
     profile = profiles[0]
+    shown = shown_name(profile)  # a Prometheus node: its server and label, not a temporary file
     data = load_profile(profile, period)
-    check_window(data, window_s, profile, window)
+    check_window(data, window_s, shown, window)
     metrics = list(metric) if metric else None
     if metrics:
-        metrics = check_metrics(data, metrics, profile)  # stored names: cpu-clock is cpu_clock
+        metrics = check_metrics(data, metrics, shown)  # stored names: cpu-clock is cpu_clock
         if len(set(metrics)) != len(metrics):
             raise UsageError("--metric: each metric may be given once")
-    with progress_reporter(not json_output, f"analyzing {profile.name}") as progress:
+    title = shown if shown != str(profile) else profile.name
+    with progress_reporter(not json_output, f"analyzing {title}") as progress:
         try:
             result = run_analysis(data, metrics=metrics, window_s=window_s,
                                   progress=progress, **options)
         except PhasekitError as exc:
-            raise name_file(exc, profile) from exc
+            raise name_file(exc, shown) from exc
 
     def draw(path: Path) -> None:
         from phasekit.plot import plot_analysis
@@ -150,7 +152,7 @@ def analyze(
     if json_output:
         print_json(result.to_dict())
         return 0
-    print_result(result, profile.name)
+    print_result(result, title)
     if line := metric_choice_line(result):
         typer.echo(line)
     for what, path in written:
