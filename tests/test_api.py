@@ -279,3 +279,15 @@ def test_the_many_input_verbs_are_the_library_functions() -> None:
         assert {"workers", "client"} <= set(inspect.signature(getattr(pk, name)).parameters)
     with pytest.raises(AttributeError):
         pk.no_such_verb  # noqa: B018
+
+
+def test_errors_name_the_keyword_in_python_and_the_option_on_the_command_line() -> None:
+    """One check, two spellings: ``smooth=0`` for a Python caller, ``--smooth 0`` for the
+    command line, both exit code 2 / UsageError."""
+    recording = Path(__file__).parent / "data" / "real_backtoback_1s.parquet"
+    with pytest.raises(UsageError) as caught:
+        pk.phases(recording, smooth=0)
+    assert str(caught.value) == "smooth=0: expected a window of at least 1 vector"
+    code, out, err = helpers.run("phases", recording, "--smooth", "0")
+    assert (code, out) == (2, "")
+    assert err == "phasekit: error: --smooth 0: expected a window of at least 1 vector\n"

@@ -215,7 +215,8 @@ def execution_vectors(profile: Profile, *, sensors: Sequence[str] | None = None,
                       smooth_window: int = 1) -> ExecutionVectors:
     """The EVs of ``profile`` (seed 001, III-A); ``smooth_window`` = 1 is no smoothing."""
     if smooth_window < 1:
-        raise UsageError(f"--smooth {smooth_window}: expected a window of at least 1 vector")
+        raise UsageError("expected a window of at least 1 vector", parameter="smooth",
+                         value=smooth_window)
     names = (stored_sensors(profile, sensors) if sensors is not None
              else default_sensors(profile.metrics))
     columns = _columns(profile.metrics, names)
@@ -269,7 +270,8 @@ class StreamingVectors:
     def __init__(self, metrics: Sequence[str], sensors: Sequence[str], period: float,
                  smooth_window: int = 1, *, levels: Sequence[str] = ()) -> None:
         if smooth_window < 1:
-            raise UsageError(f"--smooth {smooth_window}: expected a window of at least 1 vector")
+            raise UsageError("expected a window of at least 1 vector", parameter="smooth",
+                             value=smooth_window)
         columns = _columns(metrics, sensors)
         self.sensors = tuple(sensors)
         self.cycles = list(metrics).index("cycles") if "cycles" in metrics else None

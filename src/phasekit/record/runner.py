@@ -95,7 +95,8 @@ class CampaignPlan:
         if any(t is not None and t < 1 for t in self.threads):
             raise UsageError("expected positive integers", parameter="threads")
         if len(self.inputs) > 1 and not any("{input}" in a for a in self.command):
-            raise UsageError("several --inputs but the command has no {input} placeholder")
+            raise UsageError("several inputs but the command has no {input} placeholder",
+                             parameter="inputs")
         if self.power_estimate_w is not None and self.power_command:
             raise UsageError("give one energy sensor, not both",
                              parameter="power_estimate_w, power_command",
