@@ -112,3 +112,29 @@ def test_fit_then_choose_is_the_verb(tmp_path: Path) -> None:
                       json.loads(json.dumps(verb.to_dict())))
     with pytest.raises(UsageError, match="tolerance"):
         fit_then_choose(configurations(campaign), tolerance=-1.0)
+
+
+def test_small_inputs_run_in_this_process_unless_workers_are_asked_for(
+        run_folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """By default, files that total less than SMALL_INPUTS_BYTES are analysed serially
+    (worker processes would take longer to start than the work); larger inputs, or an
+    explicit worker count, go to worker processes (``started`` is called when they do)."""
+    import os
+
+    from phasekit import many
+    from phasekit.parallel import available_cores
+
+    total = sum(f.stat().st_size for f in run_folder.iterdir())
+    assert total < many.SMALL_INPUTS_BYTES
+
+    def handed(**options: object) -> bool:
+        calls: list[bool] = []
+        done = many.run_files(os.fspath, run_folder, suffixes=(".parquet",),
+                              started=lambda: calls.append(True), **options)
+        assert len(done.done) == len(list(run_folder.glob("*.parquet")))
+        return bool(calls)
+
+    assert not handed()
+    assert handed(workers=2)
+    monkeypatch.setattr(many, "SMALL_INPUTS_BYTES", 1)  # every input counts as large
+    assert handed() == (available_cores() > 1)

@@ -34,8 +34,9 @@ PARTIAL_EXIT = 5
 
 WorkersOption = Annotated[int | None, typer.Option(
     "--workers", "-j", metavar="N", show_default=False,
-    help="Several inputs: N at a time in local processes (default: one per core; 1: one "
-         "after the other in this process).")]
+    help="Several inputs: N at a time in local processes (default: one per core, or one "
+         "after the other in this process when they total under 16 MB; at most one per "
+         "core; 1: one after the other in this process).")]
 SchedulerOption = Annotated[str | None, typer.Option(
     "--scheduler", metavar="tcp://HOST:PORT", show_default=False,
     help="Several inputs: run on this Dask cluster (dask.distributed) instead of local "
