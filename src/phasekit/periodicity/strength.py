@@ -10,7 +10,7 @@ within ``COMMAND_TIE`` = 15 points instead of 1 (the cost of a second analysis i
 beside the recording) — and its reason says so. Only when none of them has a periodic
 autocorrelation (or the profile has none) does it choose among all the metrics as follows.
 
-The seed analyzes IPC (seed 000, section IV-A); we keep IPC first whenever it is recorded or
+Phase-TA analyzes IPC ([phase-ta] section IV-A); we keep IPC first whenever it is recorded or
 computable from instructions and cycles. A profile without hardware counters (a VM, a
 machine without perf access) holds CPU times, page faults, I/O and network counters, of
 which only some follow the application's iterations. The default then analyzes the metric
@@ -277,14 +277,14 @@ def choose_metric(profile: Profile, *, min_period: int = detect.MIN_PERIOD,
                   min_instances: int = 3) -> MetricChoice:
     """The recorded command's own metrics first, when the profile's metadata lists them: its
     IPC, else the most periodic of them; otherwise (or when none of them is periodic) IPC when
-    the profile has it or its counters (seed 000, IV-A), else the metric with the strongest
+    the profile has it or its counters ([phase-ta] IV-A), else the metric with the strongest
     periodicity (module docstring)."""
     own = command_metrics(profile)
     prefix = ""
     if own:
         if "ipc" in own or {"instructions", "cycles"} <= set(own):
-            return MetricChoice("ipc", "ipc", "the command's own IPC, as the seed analyzes "
-                                "(seed 000, IV-A)", {}, among="command",
+            return MetricChoice("ipc", "ipc", "the command's own IPC, as Phase-TA analyzes "
+                                "(IV-A)", {}, among="command",
                                 lead=COMMAND_LEAD + "s")
         chosen = _most_periodic(profile, own, min_period=min_period,
                                 min_instances=min_instances, among="command")
@@ -292,7 +292,7 @@ def choose_metric(profile: Profile, *, min_period: int = detect.MIN_PERIOD,
             return chosen
         prefix = "none of the command's own metrics is periodic; "
     if "ipc" in profile.metrics or {"instructions", "cycles"} <= set(profile.metrics):
-        return MetricChoice("ipc", "ipc", prefix + "IPC, as the seed analyzes (seed 000, IV-A)",
+        return MetricChoice("ipc", "ipc", prefix + "IPC, as Phase-TA analyzes (IV-A)",
                             {})
     chosen = _most_periodic(profile, list(profile.metrics), min_period=min_period,
                             min_instances=min_instances)
