@@ -407,7 +407,7 @@ def choose(
     from phasekit.cli.common import parse_duration, parse_list
     from phasekit.energy.fit import DESIGNS
     from phasekit.energy.models import get_model
-    from phasekit.energy.workflow import fit_then_choose
+    from phasekit.energy.workflow import fit_then_choose, untimed
 
     get_model(model)
     if design not in DESIGNS:
@@ -429,8 +429,9 @@ def choose(
     if freqs and fitted_result is not None and not fitted_result.frequency_controlled:
         raise UsageError("--freqs: the fit did not control the frequency, so the model "
                          "cannot predict other frequencies")
-    if limit_s is not None:
-        _check_time_limit(max_time, configs, table, fitted_result, train)
+    if limit_s is not None and (why := untimed(configs, fitted_result, train,
+                                               table.name)) is not None:
+        raise UsageError(f"--max-time {max_time}: {why}; there is no time to limit")
     with progress_reporter(not json_output, f"choosing for {table.name}") as progress:
         run = fit_then_choose(
             configs, fit=fitted_result, inputs=asked, frequencies=frequencies,
@@ -470,24 +471,6 @@ def choose(
                                                    controlled) for s in suggestions),
                           soft_wrap=True)
     print_written(console, written)
-
-
-def _check_time_limit(text: str, configs: pd.DataFrame, table: Path,
-                      fitted: EnergyFitResult | None, train: int | None) -> None:
-    """UsageError when --max-time is given but the model will predict no time: the campaign
-    (or the saved fit) has energy but no run time, so there is no time to limit."""
-    if fitted is not None:
-        timed, source = fitted.with_time, "the fit (--fit) was made on energy alone"
-    else:
-        times = configs.get("time_s")
-        measured = times is not None and bool(times.notna().any())
-        timed = measured if train is not None else bool(times is not None
-                                                            and times.notna().all())
-        source = (f"{table.name} measured energy but no run time" if not measured else
-                  f"{table.name} lacks the run time of some configurations, so the model is "
-                  "fitted on energy alone")
-    if not timed:
-        raise UsageError(f"--max-time {text}: {source}; there is no time to limit")
 
 
 def _config_text(f: float, p: int, label: str, controlled: bool) -> str:

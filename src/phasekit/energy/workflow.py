@@ -72,6 +72,23 @@ class ChoiceRun:
         return tuple(found)
 
 
+def untimed(configs: pd.DataFrame, fit: EnergyFitResult | None = None,
+            train: int | None = None, name: str = "the campaign") -> str | None:
+    """Why the model of ``configs`` (or the given ``fit``) will predict no run time, so that
+    a time limit means nothing; None when it will. A fit on ``train`` configurations has time
+    when any was timed, a fit on all of them when every one was (``fit_energy``)."""
+    if fit is not None:
+        return None if fit.with_time else "the fit was made on energy alone"
+    times = configs.get("time_s")
+    measured = times is not None and bool(times.notna().any())
+    if measured if train is not None else bool(times is not None and times.notna().all()):
+        return None
+    if not measured:
+        return f"{name} measured energy but no run time"
+    return (f"{name} lacks the run time of some configurations, so the model is fitted on "
+            "energy alone")
+
+
 def fit_then_choose(configs: pd.DataFrame, *, fit: EnergyFitResult | None = None,
                     inputs: Sequence[str | float] | str | float | None = None,
                     frequencies: Sequence[float] | None = None,
@@ -108,11 +125,9 @@ def fit_then_choose(configs: pd.DataFrame, *, fit: EnergyFitResult | None = None
     if frequencies is not None and not configs["frequency_ghz"].notna().any():
         raise UsageError("frequencies: the campaign did not control the frequency, so the "
                          "model cannot predict other frequencies")
-    if max_time_s is not None and not (fit.with_time if fit is not None
-                                       else configs["time_s"].notna().any()):
-        raise UsageError("the campaign measured energy but no run time, so the model "
-                         "predicts no time to limit", parameter="max_time_s", value=max_time_s,
-                         option="--max-time")
+    if max_time_s is not None and (why := untimed(configs, fit, train)) is not None:
+        raise UsageError(f"{why}; there is no time to limit", parameter="max_time_s",
+                         value=max_time_s, option="--max-time")
     numbers, labels = input_numbers(configs, inputs)
     default_f, default_p = configuration_grid(configs)
     grid_f = tuple(frequencies) if frequencies is not None else default_f
