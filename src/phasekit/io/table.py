@@ -20,17 +20,19 @@ import csv
 import io
 import math
 import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from phasekit.errors import InputError
+from phasekit.errors import InputError, UsageError
 from phasekit.io.inputs import LARGEST, looks_like, read_text
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["LABEL_COLUMNS", "LARGEST", "POSITIVE_COLUMNS", "read_csv_columns", "read_csv_table"]
+__all__ = ["LABEL_COLUMNS", "LARGEST", "POSITIVE_COLUMNS", "no_column", "read_csv_columns",
+           "read_csv_table"]
 
 #: Columns whose cells are names even when some look like numbers.
 LABEL_COLUMNS = frozenset({"input", "status", "reason", "task", "program", "node", "name",
@@ -44,6 +46,21 @@ MISSING = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN
                      "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a",
                      "nan", "null"})
 _SEPARATORS = (",", ";", "\t", "|")
+
+
+#: Columns a "no column" message lists before "...".
+LISTED_COLUMNS = 20
+
+
+def no_column(name: str, have: Sequence[str], source: str | os.PathLike[str] | None
+              ) -> UsageError:
+    """The error for an option that names a column the input lacks (a usage error: the
+    caller named it): ``FILE: no column 'x' (the file has: a, b, c)``."""
+    listed = ", ".join(map(str, have[:LISTED_COLUMNS])) + (
+        " ..." if len(have) > LISTED_COLUMNS else "")
+    if source is None:
+        return UsageError(f"no column {name!r} (the table has: {listed})")
+    return UsageError(f"{os.fspath(source)}: no column {name!r} (the file has: {listed})")
 
 
 def read_csv_table(path: str | os.PathLike[str]) -> pd.DataFrame:

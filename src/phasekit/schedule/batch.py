@@ -235,8 +235,9 @@ def read_batch(path: str | os.PathLike[str], *,
                              optional_columns={**dict(optional_columns or {}), **asked})
     absent = [name for name in asked if name not in table.kinds]
     if absent:
-        raise UsageError(f"{table.source}: no column {absent[0]!r} (the file has: "
-                         f"{', '.join(_header(path))})")
+        from phasekit.io.table import no_column
+
+        raise no_column(absent[0], _header(path), table.source)
     values = table.values
     return Batch(names=table.names, threads=np.array(values["threads"], dtype=np.int64),
                  time_s=np.array(values["time_s"]), power_w=np.array(values["power_w"]),

@@ -60,12 +60,11 @@ def numeric_column(X: pd.DataFrame, name: str, source: str | None) -> np.ndarray
 def require_columns(X: pd.DataFrame, names: Sequence[str], source: str | None) -> None:
     """UsageError when a column the caller named (the target, a feature) is not in ``X``:
     ``FILE: no column 'x' (the file has: a, b, c)``."""
+    from phasekit.io.table import no_column
+
     for name in names:
         if name not in X.columns:
-            have = ", ".join(map(str, X.columns[:20])) + (" ..." if len(X.columns) > 20 else "")
-            where = f"{source}: " if source is not None else ""
-            holder = "the file" if source is not None else "the table"
-            raise UsageError(f"{where}no column {name!r} ({holder} has: {have})")
+            raise no_column(name, list(X.columns), source)
 
 
 def drop_missing(X: pd.DataFrame, columns: Sequence[str]
