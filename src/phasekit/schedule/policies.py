@@ -781,9 +781,7 @@ def _highs_in_child(cost: np.ndarray, a: Any, lo: np.ndarray, hi: np.ndarray,
                 stopped = True
                 break
             if progress is not None:
-                spent = time.perf_counter() - begun
-                progress(f"MILP (HiGHS), {int(spent)} of {budget:g} s",
-                         min(spent / budget, 1.0))
+                _solver_progress(progress, begun, budget)
     finally:  # an interruption: HiGHS ignores signals while it solves, so it is killed
         if child.poll() is None:
             child.kill()
@@ -1008,13 +1006,17 @@ def _solve_with_progress(solve: Callable[[], None], time_limit_s: float,
         worker.join(0.25)
         if not worker.is_alive():
             return
-        spent = time.perf_counter() - begun
-        if spent < time_limit_s:
-            progress(f"MILP (HiGHS), {int(spent)} of {time_limit_s:g} s",
-                     spent / time_limit_s)
-        else:
-            progress(f"MILP (HiGHS), {time_limit_s:g} s limit reached, the solver is "
-                     "stopping", 1.0)
+        _solver_progress(progress, begun, time_limit_s)
+
+
+def _solver_progress(progress: Callable[[str, float], None], begun: float,
+                     time_limit_s: float) -> None:
+    """The solver's time since ``begun`` against its limit, never counting past it."""
+    spent = time.perf_counter() - begun
+    if spent < time_limit_s:
+        progress(f"MILP (HiGHS), {int(spent)} of {time_limit_s:g} s", spent / time_limit_s)
+    else:
+        progress(f"MILP (HiGHS), {time_limit_s:g} s limit reached, the solver is stopping", 1.0)
 
 
 _STATUS = {0: "optimal", 1: "time limit reached", 2: "infeasible", 3: "unbounded",
