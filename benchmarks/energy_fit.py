@@ -8,7 +8,7 @@ its four PARSEC-like archetypes), each on the thesis's grid (11 frequencies x 17
 5 inputs = 935 configurations), one campaign per seed (the seed draws the noise and, for the
 realistic generator, the per-input deviations; for the random design also the training set).
 Every method is trained on the same 10 configurations and scored on the 925 others (MPE,
-seed 002 eq. 4.23). With the input fixed (the issue's second figure), each input's 187
+Silva 2024 eq. 4.23). With the input fixed (the issue's second figure), each input's 187
 configurations separately: 10 random ones train, the other 177 score, mean over the inputs.
 Fit time: :func:`~phasekit.energy.fit.fit_model` (8 starts) on 10
 configurations, median over the runs, and once on all 935. Targets of the issue: a fit in

@@ -17,7 +17,7 @@ multi-start only; ``random``, the thesis's, seeds 0-4) and every method learns f
 - ``extended (squares)``: our model fitted as before this issue;
 - ``svr``: scikit-learn's SVR, grid-searched as ``baseline_predictions`` does.
 
-Scoring: MPE (seed 002, eq. 4.23) over every other configuration whose reading is a valid run.
+Scoring: MPE (Silva 2024, eq. 4.23) over every other configuration whose reading is a valid run.
 PARSEC's fluidanimate runs only on a power-of-two number of threads; its campaigns' readings
 at the other core counts (one meter sample, ~0.46 J, where its runs take 4-750 J) are failed
 runs, left out of the scoring (and counted: the MPE over every reading is listed for them).

@@ -1,4 +1,4 @@
-"""Phase detection quality (issue 4; seed 001 §III-C, Tables I and II): sensitivity, false
+"""Phase detection quality (issue 4; Tsafack Chetsa et al. §III-C, Tables I and II): sensitivity, false
 positives, mean detection time and identification rate of ``ev`` (default), ``ev-literal``
 (Algorithm 1) and an offline baseline, ruptures PELT, on bench_1, bench_2 run five times
 and the real recordings in tests/data; then a threshold sweep like the seed's Table II.
@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.tolerance:g} s after a true change (the straddling vector, then the "
         "confirming one, at 1 s sampling); detection time = its time stamp minus the change. "
         "Located: the new phase's start, matched within 1 s of the change (the issue's 'every "
-        "change within 1 s'). Pairing: phasekit.metrics.evaluate_changes (seed 001 §III-C "
+        "change within 1 s'). Pairing: phasekit.metrics.evaluate_changes (Tsafack Chetsa et al. §III-C "
         "metrics). Identified: recurring workloads (idle excluded on bench_2; every label on "
         "real recordings) given the id of their first occurrence; confused label pairs: pairs of "
         "different labels (idle included) whose segments share a dominant id.",
@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         "- ruptures PELT: l2 cost on the standardized log features, penalty (d + 1) "
         "log n; offline.", "",
         _common.markdown_table(header, rows, "llrrrrrrrrr"), "",
-        "### Threshold sweep (seed 001 Table II)", "",
+        "### Threshold sweep (Tsafack Chetsa et al. Table II)", "",
         _common.markdown_table(sweep_header, sweep, "llrrrr"),
     ])
     _common.publish(SECTION, md, args.results, quick=args.quick)

@@ -1,4 +1,4 @@
-"""Counter-based power models (issues 7 and 18, seed 004 section 4.2): GE fit time on 5 000
+"""Counter-based power models (issues 7 and 18, Salinas Hilburg 2020 section 4.2): GE fit time on 5 000
 samples against the 60 s target, and test RMSE of linear, PLS, grammatical evolution and
 scikit-learn's GradientBoosting against the training mean and the noise floor, on time-ordered
 and random splits, like the thesis's Table 4.6.

@@ -3,7 +3,7 @@ for phase detection (issue 4: "judge it on real data, not only on generated data
 
 A driver runs real programs one after the other, each for a fixed time (``timeout``),
 under ``phasekit record`` (node scope, every source that works here, 1 s sampling as in
-seed 001), and logs when each one starts and ends; the recording and its truth
+Tsafack Chetsa et al.), and logs when each one starts and ends; the recording and its truth
 (``FILE.truth.json``: segments with labels, change times in seconds from the recording's
 start) are written to ``--output`` (default tests/data/real_backtoback_1s.parquet).
 

@@ -1,4 +1,4 @@
-"""Batch scheduling (issue 7 section 3, seed 004 ch. 5): the thesis's Table 5.1 on our
+"""Batch scheduling (issue 7 section 3, Salinas Hilburg 2020 ch. 5): the thesis's Table 5.1 on our
 synthetic scenarios, where the savings come from, the annealing's time on 900 tasks (target
 <= 30 s) and the MILP on 66 tasks within a 60 s limit with its gap.
 
@@ -437,7 +437,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     dcs = next(iter(scenarios.values()))[1]
     body = "\n".join([
-        "## Batch scheduling (seed 004, chapter 5)",
+        "## Batch scheduling (Salinas Hilburg 2020, chapter 5)",
         "",
         *_common.machine_lines(bench),
         f"- {_common.cores_used()}.",

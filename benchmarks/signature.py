@@ -1,4 +1,4 @@
-"""Application signatures (issue 7, seed 004 ch. 4): the bundled kernels' time and energy
+"""Application signatures (issue 7, Salinas Hilburg 2020 ch. 4): the bundled kernels' time and energy
 estimated from partial runs of their independent paths, against full runs measured with the
 same sources on this machine.
 

@@ -59,7 +59,7 @@ SEED = 0
 BAND = 0.1
 DBA_ITERATIONS = 31
 SECTION = "table3"
-# seed 000 Table III (seconds, 32-core Xeon of the dahu cluster)
+# Phase-TA Table III (seconds, 32-core Xeon of the dahu cluster)
 SEED_TABLE = {
     "hpcg": (0.44, 1.18, 2.67, 9.33, 19.60, 76.00, 168.84),
     "nemo": (0.45, 1.16, 2.67, 8.73, 18.38, 71.13, 162.76),

@@ -2,7 +2,7 @@
 # %% [markdown]
 # # 10 - Phase division and fingerprints
 #
-# What `phasekit energy phasediv` and `phasekit fingerprint` do, in Python (seed 002,
+# What `phasekit energy phasediv` and `phasekit fingerprint` do, in Python (Silva 2024,
 # chapter 5): divide a run into phases, each at its minimum-energy configuration, from one
 # power profile per configuration; and cluster runs by the shape of their instructions over
 # memory instructions.

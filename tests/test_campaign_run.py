@@ -1,4 +1,4 @@
-"""The campaign runner on this machine (seed 002 §3.1): real runs of a small program over
+"""The campaign runner on this machine (Silva 2024 §3.1): real runs of a small program over
 threads and inputs, failures recorded, resume after an interruption, frequency refused up
 front on a VM, energy from an external power command."""
 

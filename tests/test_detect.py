@@ -1,4 +1,4 @@
-"""The sliding-window detector (seed 000, III-A) against its naive reference."""
+"""The sliding-window detector (Phase-TA, III-A) against its naive reference."""
 
 from __future__ import annotations
 

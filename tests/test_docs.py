@@ -64,7 +64,7 @@ def test_readme_links_point_to_existing_files() -> None:
 
 
 def test_user_facing_text_names_papers_not_seeds() -> None:
-    """Pages say "Phase-TA (Stoffel et al., HPCS 2020)", not "seed 000"; only the references
+    """Pages say "Phase-TA (Stoffel et al., HPCS 2020)", not "Phase-TA"; only the references
     page explains the development tree's file names."""
     for page in [README, *sorted(DOCS.glob("*.md"))]:
         if page.name == "references.md":

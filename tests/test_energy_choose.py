@@ -1,4 +1,4 @@
-"""Choosing configurations (seed 002, section 4.12): the optimizer against the closed form
+"""Choosing configurations (Silva 2024, section 4.12): the optimizer against the closed form
 f* = (c3 / (2 c1 p))^(1/3) and brute force, limits, the Pareto frontier against a naive
 dominance check, the ondemand baseline's savings (eq. 4.24), campaigns without frequency
 control, the regret against measured energies and the ensemble's uncertainty (issue 18), and

@@ -1,4 +1,4 @@
-"""Fingerprints (seed 002, ch. 5.10): the post-processing pipeline, Canberra and Ward, recovery
+"""Fingerprints (Silva 2024, ch. 5.10): the post-processing pipeline, Canberra and Ward, recovery
 of programs on synthetic runs, and the ``phasekit fingerprint`` command."""
 
 from __future__ import annotations

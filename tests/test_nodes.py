@@ -1,4 +1,4 @@
-"""The nodes of one run compared (seed 000, IV-B): the DTW path against a naive reference, the
+"""The nodes of one run compared (Phase-TA, IV-B): the DTW path against a naive reference, the
 agreement check and the outliers on hand-made nodes and against the outliers planted by
 phasekit.synth.generate_nodes, the JSON round trip, and the multi-input CLI (analyze, phases,
 structure)."""
@@ -287,7 +287,7 @@ def test_cli_processes_give_the_same_result(run_folder: Path) -> None:
 def test_cli_table(run_folder: Path) -> None:
     code, out, err = run("analyze", run_folder, "--workers", "1")
     assert code == 5 and "broken.csv" in err and "broken.csv" not in out.split("analyzed")[0]
-    assert "Nodes (seed 000, Table II per node)" in out and "node04" in out
+    assert "Nodes (Phase-TA, Table II per node)" in out and "node04" in out
     assert "agreement:" in out and "Agreement with the reference node" in out
     assert "analyzed 5 of 6 inputs; 1 failed" in out
 

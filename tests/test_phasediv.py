@@ -1,4 +1,4 @@
-"""Phase division (seed 002, ch. 5): integrators, exact DP, genetic algorithm, synthetic truth,
+"""Phase division (Silva 2024, ch. 5): integrators, exact DP, genetic algorithm, synthetic truth,
 inputs and the ``phasekit energy phases`` command."""
 
 from __future__ import annotations

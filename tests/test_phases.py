@@ -1,4 +1,4 @@
-"""Phase detection (seed 001): execution vectors, Algorithm 1 against hand-computed traces,
+"""Phase detection (Tsafack Chetsa et al.): execution vectors, Algorithm 1 against hand-computed traces,
 streaming == offline, the robust method on step signals, representation, identification."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from phasekit.profile import Profile
 
 
 def literal_reference(X: np.ndarray, threshold: float) -> list[int]:
-    """Algorithm 1 of seed 001 transcribed line by line (plain Python)."""
+    """Algorithm 1 of Tsafack Chetsa et al. transcribed line by line (plain Python)."""
     max_distance, phase_start, starts = 0.0, False, [0]
     for t in range(1, len(X)):
         dist = sum(abs(a - b) for a, b in zip(X[t], X[t - 1], strict=True))

@@ -1,5 +1,5 @@
 """The issue's quality targets for the default phase detector (``ev``), asserted: bench_1 and
-bench_2 (seed 001 §III-B/C) over several seeds, and the real recording in tests/data. These
+bench_2 (Tsafack Chetsa et al. §III-B/C) over several seeds, and the real recording in tests/data. These
 fail if the detector regresses; the figures themselves are in benchmarks/RESULTS.md
 (benchmarks/phases_quality.py)."""
 
@@ -42,7 +42,7 @@ def test_bench_1_every_change_no_false_positive(seed: int) -> None:
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_bench_2_five_runs(seed: int) -> None:
-    # seed 001 Table I: 100 % sensitivity, 4 false positives over five runs of bench_2
+    # Tsafack Chetsa et al. Table I: 100 % sensitivity, 4 false positives over five runs of bench_2
     profile, truth = generate_bench("bench_2", repetitions=5, seed=seed)
     detected, _, ident = scores(profile, list(truth.segments), 2.0, list(WORKLOADS))
     assert detected.sensitivity == 1.0, detected.missed

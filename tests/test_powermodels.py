@@ -1,4 +1,4 @@
-"""Power models from counters, co-allocation and speed-up (seed 004, section 4.2; issue 7).
+"""Power models from counters, co-allocation and speed-up (Salinas Hilburg 2020, section 4.2; issue 7).
 
 Checked against naive references (the mapping decoded by hand, plain-Python evaluation of the
 expressions, finite differences) and synthetic ground truth (phasekit.synth.counters).

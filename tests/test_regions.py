@@ -1,4 +1,4 @@
-"""Region markers (seed 002 §3.2): Python and C markers write the same lines; a region's time
+"""Region markers (Silva 2024 §3.2): Python and C markers write the same lines; a region's time
 is the union of its threads' intervals."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Batch scheduling (seed 004, chapter 5): the CSV reader and its errors, the simulator and the
+"""Batch scheduling (Salinas Hilburg 2020, chapter 5): the CSV reader and its errors, the simulator and the
 annealing's evaluation kernels against hand-computed schedules and a plain-Python list
 scheduler, both MILP formulations against brute force on tiny batches, the annealing's
 reproducibility and its improvement on its start, the thesis's Table 5.1 ordering on the

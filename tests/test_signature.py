@@ -1,4 +1,4 @@
-"""Application signatures (seed 004, ch. 2 and 4): call graph, paths, executables, manager,
+"""Application signatures (Salinas Hilburg 2020, ch. 2 and 4): call graph, paths, executables, manager,
 reconstruction, CLI.
 
 Pure parts (the C scanner, Algorithm 1, call removal, the change test, the reconstruction

@@ -1,4 +1,4 @@
-"""Loop structure from MPI traces (issue 5, seed 003): exact structure on the generated suite,
+"""Loop structure from MPI traces (issue 5, Martínez Vera): exact structure on the generated suite,
 the real LULESH and OTF2 ping-pong fixtures, the reduction against a naive reference, the
 diagnostics (aliasing, split, calls outside the structure), the JSON contract and the CLI."""
 

@@ -12,7 +12,7 @@ from helpers import run
 from phasekit import InputError, UsageError
 from phasekit.synth import KINDS, Truth, generate, read_truth, truth_path, write_truth
 
-# target shares of the profile per kind (seed 000 Table II / §IV-B, as in the module docstring)
+# target shares of the profile per kind (Phase-TA Table II / §IV-B, as in the module docstring)
 TARGETS = {
     "nemo": {"compute": 0.77},
     "hpcg": {"init-a": 0.15, "init-b": 0.17, "compute": 0.57},

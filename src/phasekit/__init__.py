@@ -196,7 +196,7 @@ def _phases(profile: Profile | PathLike, *, method: str = "auto",
             threshold: float | None = None, smooth: int = 1,
             metrics: Sequence[str] | str | None = None,
             sensors: Sequence[str] | str | None = None, **options: Any) -> PhaseResult:
-    """Phase changes and recurring phases of a profile (``phasekit phases``; seed 001):
+    """Phase changes and recurring phases of a profile (``phasekit phases``; Tsafack Chetsa et al.):
     :func:`phasekit.phases.phases`, whose keywords are these and the detector's
     (``metrics``: the metrics forming the execution vectors, the CLI's ``--metric``;
     ``sensors``: its former name)."""
@@ -208,7 +208,7 @@ def _phases(profile: Profile | PathLike, *, method: str = "auto",
 
 def _structure(trace: Trace | PathLike, *, rank: int | None = None,
                **options: Any) -> StructureResult:
-    """The loop structure of an MPI trace (``phasekit structure``; seed 003):
+    """The loop structure of an MPI trace (``phasekit structure``; Martínez Vera):
     :func:`phasekit.structure.structure` (``eps``, ``min_pts``, ``min_explained``).
     ``trace``: a :class:`~phasekit.trace.Trace` or its file (Paraver, OTF2)."""
     from phasekit.structure import structure
@@ -243,7 +243,7 @@ def _configurations(data: Campaign | pd.DataFrame | PathLike) -> pd.DataFrame:
 
 def _energy_fit(data: Campaign | pd.DataFrame | PathLike, *, model: str = "extended",
                 train: int | None = None, **options: Any) -> EnergyFitResult:
-    """Fit the energy model E(f, p, N) (``phasekit energy fit``; seed 002):
+    """Fit the energy model E(f, p, N) (``phasekit energy fit``; Silva 2024):
     :func:`phasekit.energy.fit.fit_energy` on the configurations of ``data`` (a campaign,
     a table of runs, or its file). ``train``: fit on that many configurations, scored on the
     others (``n_train``); other keywords (``design``, ``seed``, ``baselines``, ``input``,
@@ -316,7 +316,7 @@ def _energy_suggest(data: Campaign | pd.DataFrame | PathLike, *, k: int = 5,
 def _schedule(batch: Batch | PathLike, *, servers: int, cores: int,
               policies: Sequence[str] | str = "all", **options: Any) -> ScheduleResult:
     """Plan a batch of tasks on ``servers`` x ``cores`` with each policy and compare their
-    energy (``phasekit schedule``; seed 004, chapter 5):
+    energy (``phasekit schedule``; Salinas Hilburg 2020, chapter 5):
     :func:`phasekit.schedule.simulate.schedule_batch` (``seed``, ``time_limit_s``,
     ``estimated``, ``sa_iterations``). ``batch``: a :class:`~phasekit.schedule.batch.Batch`
     or its CSV file (:func:`~phasekit.schedule.batch.read_batch`)."""
@@ -333,7 +333,7 @@ def _schedule(batch: Batch | PathLike, *, servers: int, cores: int,
 def _signature(signature: Signature | PathLike, *, power_model: Any = None,
                **options: Any) -> SignatureEstimate:
     """Run a signature's partial runs and estimate the program's time and energy
-    (``phasekit signature run``; seed 004, 4.1.4-4.1.6):
+    (``phasekit signature run``; Salinas Hilburg 2020, 4.1.4-4.1.6):
     :func:`phasekit.signature.reconstruct.run_signature` (``p``, ``s``, ``interval``,
     ``compare``, ``cores``, ``mode``, ``timeout``, ``repeats``). ``signature``: a
     :class:`~phasekit.signature.paths.Signature` or its directory (``phasekit signature

@@ -7,7 +7,7 @@ epoch), ``time_s`` (default ``stop_s - start_s``), ``energy_j``, optional sensor
 (``name -> ((timestamp, value), ...)``; a value is a float or, for counter vectors, a tuple of
 floats) and regions (``name -> ((start, stop), ...)``, one interval per thread or per entry).
 A region's time is the length of the **union** of its intervals: overlapping threads count
-once (seed 002, section 3.2; notes, section 1), unlike TAU which sums them.
+once (Silva 2024, section 3.2; notes, section 1), unlike TAU which sums them.
 
 A :class:`Campaign` holds the runs in the order they were made, the program, the declared input
 order (``inputs``: labels in increasing size, used to number non-numeric inputs 1, 2, ...) and

@@ -4,12 +4,12 @@
 standard ``prometheus_client`` HTTP server, so that Prometheus scrapes it and a Grafana panel
 shows the phase beside the raw series:
 
-- ``phasekit_phase`` (gauge): number of the current phase (1, 2, ...; seed 001's online
+- ``phasekit_phase`` (gauge): number of the current phase (1, 2, ...; Tsafack Chetsa et al.'s online
   detector);
 - ``phasekit_phase_seconds`` (gauge): profile time since the current phase started;
 - ``phasekit_phase_changes_total`` (counter): phase changes detected so far;
 - ``phasekit_period_seconds`` (gauge): period of the main pattern of the last window
-  (Phase-TA, seed 000; NaN when there is none);
+  (Phase-TA; NaN when there is none);
 - ``phasekit_period_coverage`` (gauge): share of that window the pattern's instances cover;
 - ``phasekit_samples_total`` (counter): samples seen.
 
@@ -55,14 +55,14 @@ class LiveMetrics:
 
         self.registry = CollectorRegistry()
         labels = ["node"]
-        self._phase = Gauge("phasekit_phase", "Number of the current phase (seed 001)",
+        self._phase = Gauge("phasekit_phase", "Number of the current phase (Tsafack Chetsa et al.)",
                             labels, registry=self.registry).labels(node)
         self._in_phase = Gauge("phasekit_phase_seconds", "Profile seconds since the current "
                                "phase started", labels, registry=self.registry).labels(node)
         self._changes = Counter("phasekit_phase_changes", "Phase changes detected so far",
                                 labels, registry=self.registry).labels(node)
         self._period = Gauge("phasekit_period_seconds", "Period of the main pattern of the "
-                             "last window (Phase-TA, seed 000)", labels,
+                             "last window (Phase-TA)", labels,
                              registry=self.registry).labels(node)
         self._coverage = Gauge("phasekit_period_coverage", "Share of the last window the main "
                                "pattern covers", labels, registry=self.registry).labels(node)
@@ -107,7 +107,7 @@ class LiveMetrics:
 
 
 class WindowedPeriodicity:
-    """Phase-TA (seed 000) on the last ``window_s`` seconds of one metric, every ``every_s``
+    """Phase-TA on the last ``window_s`` seconds of one metric, every ``every_s``
     seconds of profile time: the period and coverage of its main pattern."""
 
     def __init__(self, metric: str, period: float, *, window_s: float = WINDOW_S,

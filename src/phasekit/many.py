@@ -315,7 +315,7 @@ def periodicity_many(paths: PathArg | Sequence[PathArg], *, workers: int | None 
                      progress: Progress | None = None, period: float | None = None,
                      **options: Any) -> MultiNodeResult:
     """The periodicities of the profiles of several nodes, compared (``phasekit analyze
-    FILES...``; seed 000, IV-B): each profile analyzed as :func:`phasekit.periodicity.analyze`
+    FILES...``; Phase-TA, IV-B): each profile analyzed as :func:`phasekit.periodicity.analyze`
     (``metrics``, ``window`` and the other keywords: ``band``, ``cut_ratio``,
     ``half_window``, ...), then :func:`~phasekit.periodicity.nodes.compare_nodes`: a row per
     node, the agreement of their patterns against a reference node, the outliers.
@@ -624,7 +624,7 @@ def phases_many(paths: PathArg | Sequence[PathArg], *, workers: int | None = Non
                 client: Client | None = None, scheduler: str | None = None,
                 progress: Progress | None = None, period: float | None = None,
                 **options: Any) -> MultiPhaseResult:
-    """The phases of several profiles (``phasekit phases FILES...``; seed 001), each as
+    """The phases of several profiles (``phasekit phases FILES...``; Tsafack Chetsa et al.), each as
     :func:`phasekit.phases.phases` with ``options`` (``method``, ``threshold``, ``smooth``,
     ``sensors``, ...). ``paths``, ``workers``, ``client``, ``scheduler`` and ``period`` as
     :func:`periodicity_many`; files that fail are the result's ``errors``."""
@@ -663,7 +663,7 @@ def structure_runs(paths: PathArg | Sequence[PathArg], *, workers: int | None,
 def structure_many(paths: PathArg | Sequence[PathArg], *, workers: int | None = None,
                    client: Client | None = None, scheduler: str | None = None,
                    progress: Progress | None = None, **options: Any) -> MultiStructureResult:
-    """The loop structure of several MPI traces (``phasekit structure FILES...``; seed 003),
+    """The loop structure of several MPI traces (``phasekit structure FILES...``; Martínez Vera),
     each as :func:`phasekit.structure.structure` with ``options`` (``rank``, ``eps``,
     ``min_pts``, ``min_explained``). ``paths``, ``workers``, ``client`` and ``scheduler`` as
     :func:`periodicity_many`; files that fail are the result's ``errors``."""

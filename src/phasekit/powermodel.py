@@ -18,7 +18,7 @@ __all__ = ["fit"]
 def fit(table: pd.DataFrame | str | os.PathLike[str], *, target: str = "power_w",
         model: str = "linear", **options: Any) -> PowerModelFit:
     """Fit a power model of ``target`` on counters and score it on held-out rows
-    (``phasekit powermodel fit``; seed 004, chapter 3):
+    (``phasekit powermodel fit``; Salinas Hilburg 2020, chapter 3):
     :func:`phasekit.signature.powermodels.fit_power_model`.
 
     ``table``: a DataFrame of counters and measured power, one row per sample, or its CSV

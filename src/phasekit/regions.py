@@ -1,4 +1,4 @@
-"""Region markers: a program tells a campaign when its regions start and stop (seed 002 §3.2).
+"""Region markers: a program tells a campaign when its regions start and stop (Silva 2024 §3.2).
 
 PaScal's markers are ``pascal_start(id)`` / ``pascal_stop(id)`` calls that record a thread id
 and a timestamp. Ours write one line per marker to the file named by the environment

@@ -180,7 +180,7 @@ def pct(value: float | None, scale: float = 1.0) -> str:
 
 
 def format_count(value: float) -> str:
-    """Iterations as seed 003 prints them: an integer when it is one, else one decimal."""
+    """Iterations as Martínez Vera prints them: an integer when it is one, else one decimal."""
     return str(round(value)) if abs(value - round(value)) < 0.05 else f"{value:.1f}"
 
 

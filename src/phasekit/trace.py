@@ -46,7 +46,7 @@ counter:NAME         float64    one column per other hardware counter of the tra
                                 counter, :meth:`Trace.counter_column` gives its column
 ==================== ========== ==========================================================
 
-A call's *signature* (seed 003: the MPI call identified by its dynamic position) is
+A call's *signature* (Martínez Vera: the MPI call identified by its dynamic position) is
 ``(call, call_path, call_lines)``; :meth:`Trace.signatures` numbers them. Counters are burst
 totals (Paraver/Extrae counter events are deltas since the previous read and are summed over
 the burst; OTF2 accumulated metrics are differenced between the previous exit and the entry).

@@ -149,8 +149,8 @@ def _global(
 
     Record profiles (perf_event counters, /proc, RAPL, external sensors) or import them (CSV,
     Parquet, perf stat, LIKWID); find their periodicities and representative patterns
-    (Phase-TA, seed 000); phase changes and recurring phases, offline and live (seed 001);
-    the loop structure of MPI applications from Paraver and OTF2 traces (seed 003);
+    (Phase-TA); phase changes and recurring phases, offline and live (Tsafack Chetsa et al.);
+    the loop structure of MPI applications from Paraver and OTF2 traces (Martínez Vera);
     synthetic profiles with ground truth; figures.
     """
     STATE.debug = debug

@@ -1,4 +1,4 @@
-"""``phasekit analyze``: periodicities and representative patterns of a profile (seed 000)."""
+"""``phasekit analyze``: periodicities and representative patterns of a profile (Phase-TA)."""
 
 from __future__ import annotations
 
@@ -98,12 +98,12 @@ def analyze(
 ) -> int:
     """Find the periodicities of a profile and one representative pattern each.
 
-    Prints a summary in the style of Table II of seed 000 (T_exe, #patterns(#instances)
+    Prints a summary in the style of Table II of Phase-TA (T_exe, #patterns(#instances)
     [mean consecutive instances], %period), then one row per pattern. A profile without
     periodicity is a valid result: no pattern, coverage 0, exit code 0.
 
     Several profiles (files, folders, glob patterns: the nodes of one run) are analyzed in
-    parallel, then compared (seed 000, IV-B): a row per node, the check that the patterns of
+    parallel, then compared (Phase-TA, IV-B): a row per node, the check that the patterns of
     all nodes agree (mean DTW distance per associated point within 1 % of the pattern mean,
     against a reference node), and the nodes that stand out. --json prints {"nodes": [...],
     "agreement": {...}, "outliers": [...], "errors": [...]}. A file that cannot be analyzed
@@ -195,14 +195,14 @@ def analyze_many(paths: Sequence[Path], *, metrics: list[str] | None,
 
 
 def print_nodes(result: MultiNodeResult) -> None:
-    """The human view of a MultiNodeResult: one row per node (seed 000, Table II), the
+    """The human view of a MultiNodeResult: one row per node (Phase-TA, Table II), the
     agreement check, the outliers."""
     console = out_console()
     agreement = result.agreement
     flagged = {o.node: o for o in result.outliers}
     # the file column only when the node names do not say which file is which
     files = any(file_stem(n.file) != n.node for n in result.nodes)
-    table = titled_table("Nodes (seed 000, Table II per node)")
+    table = titled_table("Nodes (Phase-TA, Table II per node)")
     table.add_column("node", no_wrap=True)
     for column in ("T_exe (s)", "#rp(#i)[#pa]", "%period", "period (s)", "distance"):
         table.add_column(column, justify="right", no_wrap=True)
@@ -221,7 +221,7 @@ def print_nodes(result: MultiNodeResult) -> None:
         table.add_row(*row, *([node.file] if files else []))
     console.print(table)
     if agreement.patterns:
-        patterns = titled_table(f"Agreement with the reference node {agreement.reference} (seed 000, "
+        patterns = titled_table(f"Agreement with the reference node {agreement.reference} (Phase-TA, "
                           f"IV-B: mean DTW distance per associated point <= "
                           f"{100 * agreement.threshold:g}% of the pattern mean)")
         for column in ("pattern", "period (s)", "mean", "nodes", "within", "median",

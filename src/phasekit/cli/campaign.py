@@ -1,4 +1,4 @@
-"""``phasekit campaign``: measurement campaigns (seed 002, PaScal Analyzer): run and import."""
+"""``phasekit campaign``: measurement campaigns (Silva 2024, PaScal Analyzer): run and import."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 campaign_app = sub_app(
     "campaign",
     "Measurement campaigns: run a program over threads, cores, frequencies and inputs "
-    "(seed 002, PaScal Analyzer), or import PaScal Analyzer output.")
+    "(Silva 2024, PaScal Analyzer), or import PaScal Analyzer output.")
 
 RUN_EPILOG = """\
 Example:

@@ -400,12 +400,12 @@ def titled_table(title: str) -> Table:
 
 
 def summary_table(result: PeriodicityResult, name: str) -> Table:
-    """The seed's Table II row for one analyzed profile (seed 000, section IV-B;
+    """The seed's Table II row for one analyzed profile (Phase-TA, section IV-B;
     :func:`phasekit.periodicity.table.profile_row`)."""
     from phasekit.periodicity.table import profile_row
 
     row = profile_row(result)
-    table = titled_table("Periodicities (seed 000, Table II)")
+    table = titled_table("Periodicities (Phase-TA, Table II)")
     table.add_column("profile", overflow="fold")
     for column in ("T_exe (s)", "#rp(#i)[#pa]", "%period"):
         table.add_column(column, justify="right", no_wrap=True)

@@ -1,4 +1,4 @@
-"""``phasekit energy``: energy models over frequency, cores and input (seed 002, chapter 4).
+"""``phasekit energy``: energy models over frequency, cores and input (Silva 2024, chapter 4).
 
 A small typer sub-app (:data:`energy_app`); ``fit``, ``choose`` and ``suggest`` live here,
 other subcommands are added to the same app by their own modules. :func:`load_table` (a campaign JSON, JSON-lines log,
@@ -49,7 +49,7 @@ __all__ = ["CHOOSE_EPILOG", "FIT_EPILOG", "SUGGEST_EPILOG", "choose", "energy_ap
 
 energy_app = sub_app(
     "energy",
-    "Energy of a program over frequency, cores and input (seed 002): fit models, choose "
+    "Energy of a program over frequency, cores and input (Silva 2024): fit models, choose "
     "configurations, divide into phases, plot.")
 
 FIT_EPILOG = """\
@@ -164,7 +164,7 @@ def fit(
     the thesis's model, on relative error as the thesis, after a robust pass that sets aside readings far
     below the fit: probable failed runs, which are named); time and energy together when
     times are measured. With --train N the model learns from N configurations and is
-    scored on every other one: mean percentage error (seed 002, eq. 4.23) of the model, of
+    scored on every other one: mean percentage error (Silva 2024, eq. 4.23) of the model, of
     the other model and, with --baselines, of machine-learning baselines trained on the same
     points.
     """
@@ -396,7 +396,7 @@ def choose(
     """Choose the minimum-energy configuration (frequency, cores) for each input.
 
     The model (fitted on TABLE, or --fit) predicts time and energy over the grid of
-    frequencies x core counts; the minimum under the limits is chosen (seed 002, section
+    frequencies x core counts; the minimum under the limits is chosen (Silva 2024, section
     4.12), with the Pareto frontier of (time, energy) and the savings (eq. 4.24) against
     Linux's ondemand governor at the maximum frequency: predicted, and measured in
     parentheses where the campaign ran every configuration involved. Where TABLE measured

@@ -1,4 +1,4 @@
-"""``phasekit energy phasediv``: the minimum-energy phase division of a run (seed 002, ch. 5).
+"""``phasekit energy phasediv``: the minimum-energy phase division of a run (Silva 2024, ch. 5).
 
 The command was ``phasekit energy phases``, still accepted (hidden): "phases" alone names the
 execution phases of ``phasekit phases``.
@@ -65,7 +65,7 @@ def phases(
         help="Power profiles, one run per configuration: phasekit power-profiles JSON or "
              "PaScal Analyzer JSON (runs with a power sensor such as ipmi).")],
     max_phases: Annotated[int, typer.Option(
-        "--max-phases", metavar="K", help="Divide into 1..K phases (seed 002: gains beyond 35 "
+        "--max-phases", metavar="K", help="Divide into 1..K phases (Silva 2024: gains beyond 35 "
         "are negligible).")] = 35,
     grid: Annotated[int, typer.Option(
         "--grid", metavar="G", help="Breakpoints on multiples of 1/G of the execution.")
@@ -147,7 +147,7 @@ def phases(
     if data.meta.get("source") == "pascal":
         source = (f"; PaScal input {data.meta.get('input')}, repetition "
                   f"{data.meta.get('repetition')}, sensor {data.meta.get('sensor')}")
-    table = Table(title=f"Phases of {profiles.name} (seed 002 ch. 5; {method}, {integrator} "
+    table = Table(title=f"Phases of {profiles.name} (Silva 2024 ch. 5; {method}, {integrator} "
                         f"integrator, grid {grid}, {data.n_configs} configurations{source})",
                   title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     for column in ("#", "start %", "end %", "configuration", "energy (J)", "time (s)"):

@@ -1,4 +1,4 @@
-"""``phasekit energy plot``: the PaScal Viewer's diagrams of a campaign (seed 002, §3.10.1).
+"""``phasekit energy plot``: the PaScal Viewer's diagrams of a campaign (Silva 2024, §3.10.1).
 
 Efficiency heatmaps (speedup / threads over inputs x threads, discrete and smoothed, one per
 region and one for the program) and energy over configurations (heatmaps per input, energy

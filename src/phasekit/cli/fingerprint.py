@@ -1,4 +1,4 @@
-"""``phasekit fingerprint``: fingerprints of runs and their clustering (seed 002, ch. 5.10)."""
+"""``phasekit fingerprint``: fingerprints of runs and their clustering (Silva 2024, ch. 5.10)."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ def fingerprint(
 
     console = out_console()
     table = Table(title=f"Fingerprints ({result.ratio}; Canberra distance, Ward linkage; "
-                        "seed 002 ch. 5.10)", title_justify="left", box=box.SIMPLE_HEAD,
+                        "Silva 2024 ch. 5.10)", title_justify="left", box=box.SIMPLE_HEAD,
                   pad_edge=False)
     table.add_column("run", overflow="fold")
     if result.programs is not None:

@@ -1,4 +1,4 @@
-"""``phasekit phases``: phase changes and recurring phases of a profile (seed 001)."""
+"""``phasekit phases``: phase changes and recurring phases of a profile (Tsafack Chetsa et al.)."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def phases(
         "--smooth", metavar="N", help="Sliding-average window in vectors (1: none).")] = 1,
     metric: Annotated[list[str] | None, typer.Option(
         "--metric", "-m", metavar="NAME", help="A metric of the execution vectors (a sensor, "
-        "seed 001); repeat. Default: every metric that varies (ev-literal: the seed's sensors "
+        "Tsafack Chetsa et al.); repeat. Default: every metric that varies (ev-literal: the seed's sensors "
         "that the profile has).")
     ] = None,
     sensor: Annotated[list[str] | None, typer.Option(
@@ -90,7 +90,7 @@ def phases(
 ) -> int:
     """Detect phase changes from execution vectors and identify recurring phases.
 
-    Execution vectors (seed 001): instructions, LLC references and misses, branches and
+    Execution vectors (Tsafack Chetsa et al.): instructions, LLC references and misses, branches and
     branch misses per cycle, network and disk bytes; without a cycles metric, per second.
     Prints one row per phase in time order: start, end, duration, id (recurring phases
     share an id), when it was detected, and its representative vector.
@@ -129,7 +129,7 @@ def phases(
         print_json(result.to_dict())
         return 0
     console = out_console()
-    table = Table(title=f"Phases of {profile.name} (seed 001; {result.method}, threshold "
+    table = Table(title=f"Phases of {profile.name} (Tsafack Chetsa et al.; {result.method}, threshold "
                         f"{result.threshold:g}, smoothing {result.smooth})",
                   title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     for column in ("#", "start (s)", "end (s)", "duration (s)", "id", "detected (s)"):
@@ -178,7 +178,7 @@ def phases_many(paths: list[Path], *, options: dict[str, Any], workers: int | No
     data = result.to_dict()
 
     def show() -> None:
-        table = Table(title=f"Phases of {len(nodes)} profiles (seed 001)",
+        table = Table(title=f"Phases of {len(nodes)} profiles (Tsafack Chetsa et al.)",
                       title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
         table.add_column("node", no_wrap=True)
         for column in ("duration (s)", "phases", "ids", "method", "threshold"):

@@ -1,4 +1,4 @@
-"""``phasekit powermodel``: server power models from hardware counters (seed 004, section 4.2).
+"""``phasekit powermodel``: server power models from hardware counters (Salinas Hilburg 2020, section 4.2).
 
 A typer sub-app (:data:`powermodel_app`) with ``fit`` (a linear, partial-least-squares or
 grammatical-evolution model of measured power on counters, scored on held-out rows) and
@@ -38,7 +38,7 @@ __all__ = ["EVAL_EPILOG", "FIT_EPILOG", "evaluate", "fit", "load_counters", "pow
 
 powermodel_app = sub_app(
     "powermodel",
-    "Server power models from hardware counters (seed 004): linear, partial least "
+    "Server power models from hardware counters (Salinas Hilburg 2020): linear, partial least "
     "squares, grammatical evolution.")
 
 FIT_EPILOG = """\

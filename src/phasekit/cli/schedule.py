@@ -1,4 +1,4 @@
-"""``phasekit schedule``: energy-aware batch scheduling (seed 004, chapter 5)."""
+"""``phasekit schedule``: energy-aware batch scheduling (Salinas Hilburg 2020, chapter 5)."""
 
 from __future__ import annotations
 
@@ -248,7 +248,7 @@ def _detail(info: dict[str, Any], policy: str) -> str:
 def _table(result: Any, name: str) -> Table:
     dc = result.datacenter
     table = Table(title=f"{name}: {result.n_tasks} tasks, {dc.servers} x {dc.cores} cores "
-                        "(seed 004, Table 5.1)",
+                        "(Salinas Hilburg 2020, Table 5.1)",
                   title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("policy", no_wrap=True)
     for column in ("makespan (s)", "energy (MJ)", "saving", "planned (s)", "time (s)"):

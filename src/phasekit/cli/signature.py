@@ -1,4 +1,4 @@
-"""``phasekit signature``: application signatures (seed 004, ch. 2 and 4): build, run.
+"""``phasekit signature``: application signatures (Salinas Hilburg 2020, ch. 2 and 4): build, run.
 
 ``build`` compiles a C program, extracts its call graph (Doxygen), writes one executable per
 independent path and counts their instructions (callgrind, or perf where hardware counters
@@ -41,7 +41,7 @@ __all__ = ["BUILD_EPILOG", "RUN_EPILOG", "build", "run", "signature_app"]
 
 signature_app = sub_app(
     "signature",
-    "Application signatures (seed 004): one executable per independent path of a C "
+    "Application signatures (Salinas Hilburg 2020): one executable per independent path of a C "
     "program, run partially to estimate the program's time and energy.")
 
 BUILD_EPILOG = """\
@@ -142,7 +142,7 @@ def build(
                            ] = False,
 ) -> None:
     """Build a signature: call graph (Doxygen), independent paths, one executable each,
-    their instructions (seed 004, 4.1.1-4.1.3)."""
+    their instructions (Salinas Hilburg 2020, 4.1.1-4.1.3)."""
     from phasekit.signature.paths import build_signature, check_signature_directory
 
     source, default_args, default_steps = _program(program)
@@ -256,7 +256,7 @@ def run(
         help="A signature built by 'phasekit signature build'.")],
     p: Annotated[float, typer.Option(
         "--p", metavar="PERCENT", help="Stop criterion 1: percent of each path's "
-        "instructions (seed 004, 4.4).")] = 5.0,
+        "instructions (Salinas Hilburg 2020, 4.4).")] = 5.0,
     s: Annotated[int, typer.Option(
         "--s", metavar="N", help="Segment division: the stability window is the expected "
         "partial time / N (eq. 4.4).")] = 10,
@@ -298,7 +298,7 @@ def run(
     ] = None,
 ) -> None:
     """Run a signature's executables partially, in parallel, and estimate the program's time
-    and energy (seed 004, 4.1.4-4.1.6)."""
+    and energy (Salinas Hilburg 2020, 4.1.4-4.1.6)."""
     from phasekit.signature.paths import load_signature
     from phasekit.signature.reconstruct import run_signature
 

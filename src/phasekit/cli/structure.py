@@ -1,4 +1,4 @@
-"""``phasekit structure``: the loop structure of an MPI application from its trace (seed 003)."""
+"""``phasekit structure``: the loop structure of an MPI application from its trace (Martínez Vera)."""
 
 from __future__ import annotations
 
@@ -58,9 +58,9 @@ def structure(
         help="Analyze rank R only (0-based).")] = None,
     eps: Annotated[float, typer.Option(
         "--eps", metavar="E", help="DBSCAN radius in log10 of repetitions and of the mean "
-        "time between them (seed 003: 0.2).")] = 0.2,
+        "time between them (Martínez Vera: 0.2).")] = 0.2,
     min_pts: Annotated[int, typer.Option(
-        "--min-pts", metavar="N", help="DBSCAN minimum points (seed 003: 1).")] = 1,
+        "--min-pts", metavar="N", help="DBSCAN minimum points (Martínez Vera: 1).")] = 1,
     min_explained: Annotated[float, typer.Option(
         "--min-explained", metavar="F", help="Drop repeated calls explaining less than this "
         "share of the run (δ = repetitions x mean time between them / run time).")] = 0.01,
@@ -77,7 +77,7 @@ def structure(
 ) -> int:
     """Infer the loops of an MPI application from its execution trace and print pseudocode.
 
-    MPI calls are proxies for iterations (seed 003): each unique call (call type and call
+    MPI calls are proxies for iterations (Martínez Vera): each unique call (call type and call
     path) is reduced to its repetitions and mean time between repetitions, clustered into
     loops (DBSCAN), loops are nested where their timestamps show it, ranks are merged with
     IF rank in [...] blocks, and the result is printed as the seed's pseudocode table with
@@ -116,7 +116,7 @@ def structure(
         return 0
     console = out_console()
     only = f", rank {rank}" if rank is not None else ""
-    table = Table(title=f"Structure of {trace_path.name} (seed 003; {trace.n_ranks} ranks"
+    table = Table(title=f"Structure of {trace_path.name} (Martínez Vera; {trace.n_ranks} ranks"
                         f"{only}, {trace.n_calls} MPI calls)",
                   title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     rows = [list(map(str, row.values())) for row in result.table()]
@@ -173,7 +173,7 @@ def structure_many(paths: list[Path], *, options: dict[str, Any], workers: int |
     data = result.to_dict()
 
     def show() -> None:
-        table = Table(title=f"Structure of {len(traces)} traces (seed 003)",
+        table = Table(title=f"Structure of {len(traces)} traces (Martínez Vera)",
                       title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
         table.add_column("trace", overflow="fold")
         for column in ("ranks", "MPI calls", "duration (s)", "top-level loops"):

@@ -1,4 +1,4 @@
-/* phasekit region markers for C and C++ (phasekit.regions; seed 002 section 3.2).
+/* phasekit region markers for C and C++ (phasekit.regions; Silva 2024 section 3.2).
  *
  *   #include "phasekit_regions.h"
  *   phasekit_region_start("solve");  ...  phasekit_region_stop("solve");

@@ -1,4 +1,4 @@
-"""DTW_2: dynamic time warping with squared pointwise distances (seed 000, section II-A).
+"""DTW_2: dynamic time warping with squared pointwise distances (Phase-TA, section II-A).
 
 DTW_2 sums the *squared* Euclidean distances of the aligned points; it is not the square of
 DTW. Series are 2-D arrays (length x dimensions): with several dimensions this is the
@@ -115,7 +115,7 @@ def dtw2_path_accumulate(avg: np.ndarray, series: np.ndarray, radius: int,
 
 def dba_update(avg: np.ndarray, X: np.ndarray, lengths: np.ndarray,
                band: float) -> tuple[np.ndarray, float]:
-    """One DBA refinement step (Petitjean et al. 2011, seed 000 section III-C).
+    """One DBA refinement step (Petitjean et al. 2011, Phase-TA section III-C).
 
     Aligns every series with ``avg`` by DTW_2 and moves each point of ``avg`` to the
     barycenter of the points aligned with it (a point aligned with none stays). Returns the

@@ -1,4 +1,4 @@
-"""Energy of a program over frequency, cores and input (seed 002, chapter 4).
+"""Energy of a program over frequency, cores and input (Silva 2024, chapter 4).
 
 :mod:`~phasekit.energy.models` holds the seed's model E(f, p, N) = P(f, p) T(f, p, N) and our
 extension; :mod:`~phasekit.energy.fit` fits them from a few measured configurations and

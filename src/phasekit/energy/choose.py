@@ -1,4 +1,4 @@
-"""Choosing configurations with a fitted energy model (seed 002, section 4.12).
+"""Choosing configurations with a fitted energy model (Silva 2024, section 4.12).
 
 For an input N the model predicts time, power and energy over the grid of the machine's
 frequencies x core counts; :func:`choose` takes the minimum-energy configuration, optionally
@@ -384,7 +384,7 @@ class ChoiceResult(Result):
 
 def pareto_front(time_s: np.ndarray, energy_j: np.ndarray) -> np.ndarray:
     """Indices of the points no other point beats in both time and energy, fastest first
-    (seed 002, section 4.11): :func:`phasekit.energy.efficiency.pareto_mask`'s points."""
+    (Silva 2024, section 4.11): :func:`phasekit.energy.efficiency.pareto_mask`'s points."""
     t, e = np.asarray(time_s, float), np.asarray(energy_j, float)
     front = np.flatnonzero(pareto_mask(t, e))
     return front[np.lexsort((e[front], t[front]))]

@@ -17,7 +17,7 @@ frequency and no energy). Choices the thesis leaves open, ours:
   ``frequency=`` is given (the speedup must compare runs at the same frequency), noted.
 - Time of a cell: the mean over the ``ok`` repetitions with a positive time. A region's time
   is the ``region:NAME`` column of :meth:`Campaign.table` (the union of its threads'
-  intervals, seed 002 section 3.2).
+  intervals, Silva 2024 section 3.2).
 - Reference time: T(1) when the input ran on one thread; otherwise the smallest thread count
   p0 that ran, assuming linear speedup up to it, T(1) ~ p0 T(p0): the efficiency at p0 is then
   1 by construction and the others are relative to it (they overestimate the true efficiency
@@ -284,7 +284,7 @@ def _fmt(value: float) -> str:
 # --- efficiency --------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class EfficiencyTable(Result):
-    """Efficiency (speedup / processing units) over inputs x thread counts, seed 002 §3.10.1.
+    """Efficiency (speedup / processing units) over inputs x thread counts, Silva 2024 §3.10.1.
 
     Arrays are ``(len(counts), len(inputs))``, NaN where nothing was measured: ``time_s`` (mean
     over ok repetitions), ``runs`` (repetitions averaged), ``speedup`` and ``efficiency``.
@@ -553,7 +553,7 @@ def efficiency_tables(data: Campaign | pd.DataFrame | Mapping[str, Any] | RunCol
 # --- configurations, energy and the Pareto frontier ------------------------------------------
 def pareto_mask(time_s: np.ndarray, energy_j: np.ndarray) -> np.ndarray:
     """Mask of the (time, energy) Pareto-efficient points, those no other point beats in both
-    (seed 002, section 4.11, Figs. 4.11-4.12): of equal times the lower energy, of exact
+    (Silva 2024, section 4.11, Figs. 4.11-4.12): of equal times the lower energy, of exact
     duplicates the first, non-finite points never. Here rather than in
     phasekit.energy.choose (whose :func:`~phasekit.energy.choose.pareto_front` orders these
     points), which imports pandas and the model fit that ``phasekit energy plot`` does not
@@ -575,7 +575,7 @@ CONFIGURATION_COLUMNS = ("input", "cores", "threads", "frequency_ghz", "time_s",
 
 @dataclass(frozen=True)
 class ConfigurationTable:
-    """Mean time and energy per configuration (input, cores, frequency), seed 002 Figs.
+    """Mean time and energy per configuration (input, cores, frequency), Silva 2024 Figs.
     3.8-3.9 and 4.11.
 
     ``columns`` maps input (labels), cores (the core count, or the thread count when cores

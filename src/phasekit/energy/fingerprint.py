@@ -1,4 +1,4 @@
-"""Application fingerprints and their clustering (seed 002, ch. 3.8.4 and 5.10; notes §4).
+"""Application fingerprints and their clustering (Silva 2024, ch. 3.8.4 and 5.10; notes §4).
 
 A run's fingerprint is its counter-ratio series ``I_sz = I / I_m`` (total over memory
 instructions, eq. 5.1) as a function of the fraction of execution, post-processed as in
@@ -236,7 +236,7 @@ def _savgol_interp(x: np.ndarray, window: int, order: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class FingerprintResult(Result):
-    """Fingerprints of runs and their Ward clustering (seed 002, ch. 5.10).
+    """Fingerprints of runs and their Ward clustering (Silva 2024, ch. 5.10).
 
     ``fingerprints[i]``: run i's curve (0..100 at ``x_percent``); ``distances``: the square
     Canberra matrix; ``linkage``: scipy's (n-1) x 4 linkage matrix; ``clusters[i]``: 1-based

@@ -1,4 +1,4 @@
-"""Fitting energy models from a few measured configurations (seed 002, sections 4.8-4.10).
+"""Fitting energy models from a few measured configurations (Silva 2024, sections 4.8-4.10).
 
 - :func:`configurations` turns a campaign (or a table with columns ``frequency_ghz``,
   ``cores``, ``input``, ``energy_j`` and optionally ``time_s``) into one row per configuration
@@ -153,7 +153,7 @@ AGREE = 1e-4
 
 # --- metrics ---------------------------------------------------------------------------------
 def mpe(estimated: Any, measured: Any) -> float:
-    """Mean percentage error (seed 002, eq. 4.23), in percent; NaN for no points."""
+    """Mean percentage error (Silva 2024, eq. 4.23), in percent; NaN for no points."""
     est, meas = np.asarray(estimated, float), np.asarray(measured, float)
     if meas.size == 0:
         return float("nan")
@@ -867,7 +867,7 @@ def current_label(label: str) -> str:
 class EnergyFitResult(Result):
     """A fitted model, how it was trained and how well it predicts the other configurations.
 
-    MPE in percent (seed 002, eq. 4.23), MSE in J^2; ``*_holdout`` are NaN without a holdout.
+    MPE in percent (Silva 2024, eq. 4.23), MSE in J^2; ``*_holdout`` are NaN without a holdout.
     ``baselines`` and ``other_models`` map a name to its ``mpe_train``, ``mpe_holdout``,
     ``mse_holdout`` (trained on the same points).
     """

@@ -1,4 +1,4 @@
-"""Energy models E(f, p, N) = P(f, p) T(f, p, N) (seed 002, chapter 4).
+"""Energy models E(f, p, N) = P(f, p) T(f, p, N) (Silva 2024, chapter 4).
 
 Units: f in GHz, p active cores, N the input size index (1..5 in the thesis), time in s,
 power in W, energy in J.
@@ -70,21 +70,21 @@ ArrayLike = Any
 
 
 def pt_power(f: ArrayLike, p: ArrayLike, c1: float, c2: float, c3: float) -> np.ndarray:
-    """P(f, p) = p (c1 f^3 + c2 f) + c3 (seed 002, eq. 4.14)."""
+    """P(f, p) = p (c1 f^3 + c2 f) + c3 (Silva 2024, eq. 4.14)."""
     f, p = np.asarray(f, float), np.asarray(p, float)
     return p * (c1 * f**3 + c2 * f) + c3
 
 
 def pt_time(f: ArrayLike, p: ArrayLike, n: ArrayLike, d1: float, d2: float,
               w: float) -> np.ndarray:
-    """T(f, p, N) = d1 N^d2 (p - w p + w) / (f p) (seed 002, eq. 4.20)."""
+    """T(f, p, N) = d1 N^d2 (p - w p + w) / (f p) (Silva 2024, eq. 4.20)."""
     f, p, n = np.asarray(f, float), np.asarray(p, float), np.asarray(n, float)
     return d1 * n**d2 * (p - w * p + w) / (f * p)
 
 
 def pt_energy(f: ArrayLike, p: ArrayLike, n: ArrayLike, c1: float, c2: float, c3: float,
                 d1: float, d2: float, w: float) -> np.ndarray:
-    """E(f, p, N) = P(f, p) T(f, p, N) (seed 002, eq. 4.22)."""
+    """E(f, p, N) = P(f, p) T(f, p, N) (Silva 2024, eq. 4.22)."""
     return pt_power(f, p, c1, c2, c3) * pt_time(f, p, n, d1, d2, w)
 
 
@@ -171,7 +171,7 @@ MODELS: dict[str, ModelSpec] = {
         upper=(_INF, _INF, _INF, _INF, 4.0, 1.0),
         scale=("c1", "c2", "c3", "d1"),
         nominal=(0.3, 0.5, 90.0, 400.0, 1.2, 0.95),
-        description="seed 002 eqs. 4.14-4.22: P = p(c1 f^3 + c2 f) + c3, "
+        description="Silva 2024 eqs. 4.14-4.22: P = p(c1 f^3 + c2 f) + c3, "
                     "T = d1 N^d2 (p - w p + w)/(f p)",
         _time=pt_time),
     "extended": ModelSpec(

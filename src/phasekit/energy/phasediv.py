@@ -1,4 +1,4 @@
-"""Phase division: the minimum-energy configuration per phase of a run (seed 002, chapter 5).
+"""Phase division: the minimum-energy configuration per phase of a run (Silva 2024, chapter 5).
 
 The program is run once per power configuration (the thesis: 32 cores x 13 frequencies = 416,
 IPMI power every 0.5 s); phases are fractions of execution in [0, 1], so that the same fraction
@@ -110,7 +110,7 @@ _GA_TABLE_BYTES = 2**30
 # --- input model -------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class PowerProfiles:
-    """Power over one whole run per configuration (seed 002, ch. 5.4 and 5.8.1), ragged.
+    """Power over one whole run per configuration (Silva 2024, ch. 5.4 and 5.8.1), ragged.
 
     Configuration ``c`` started at ``start[c]`` (s), ran ``elapsed[c]`` seconds and has power
     samples ``power[offsets[c]:offsets[c+1]]`` (W) at times ``times[...]`` (s, same clock as
@@ -230,7 +230,7 @@ class PowerProfiles:
 
 def power_profiles_from_dict(data: Mapping[str, Any], *, source: str | None = None,
                              **pascal: Any) -> PowerProfiles:
-    """PowerProfiles from our JSON layout or from a PaScal Analyzer JSON (seed 002 notes §1).
+    """PowerProfiles from our JSON layout or from a PaScal Analyzer JSON (Silva 2024 notes §1).
 
     Our layout: ``{"kind": "power_profiles", "version": 1, "configs": [{"label", "start_time",
     "elapsed" (or "stop_time"), "time": [...], "power": [...]} or with "samples": [[watts,
@@ -744,7 +744,7 @@ class Division:
 
 @dataclass(frozen=True)
 class PhaseDivision(Result):
-    """Result of :func:`divide_phases` (seed 002, ch. 5; versioned JSON ``phase_division``).
+    """Result of :func:`divide_phases` (Silva 2024, ch. 5; versioned JSON ``phase_division``).
 
     ``energy_dp[k-1]``: the exact optimum with k phases, switch costs included;
     ``energy_ga[k-1]``: the GA's (method ``"ga"`` only); ``divisions[k-1]``: the division of
@@ -898,7 +898,7 @@ def divide_phases(profiles: PowerProfiles, *, max_phases: int = 35, grid: int = 
                   switch_cost_j: float = 0.0, population: int = 1000, generations: int = 300,
                   elite: float = 0.1, mutation: float = 0.1, seed: int = 0,
                   progress: Callable[[str, float], None] | None = None) -> PhaseDivision:
-    """Minimum-energy phase division for 1..max_phases phases (seed 002, ch. 5).
+    """Minimum-energy phase division for 1..max_phases phases (Silva 2024, ch. 5).
 
     Defaults: ``max_phases`` 35 (the thesis: gains beyond 35 phases are negligible, ch. 5.8.2);
     ``grid`` 1000 steps (our choice: 0.1 % of the execution); the GA parameters are the

@@ -1,5 +1,5 @@
 """Which configurations to measure next (issue 18; not in the seed: a small active-learning
-loop on top of seed 002, sections 4.8-4.12).
+loop on top of Silva 2024, sections 4.8-4.12).
 
 Given the configurations measured so far, :func:`suggest` fits the model and its
 :class:`~phasekit.energy.choose.Ensemble` (refits with one group of them left out each),
@@ -70,7 +70,7 @@ __all__ = ["SuggestResult", "Suggestion", "lowest_measured", "measured_keys",
 
 RESULT_VERSION = 2  # 2: the thesis model is "pt" (was "seed"; from_dict migrates)
 #: How many configurations a round suggests (our choice: half the thesis's 10 training
-#: configurations, seed 002 section 4.8).
+#: configurations, Silva 2024 section 4.8).
 K = 5
 #: Among improving candidates with as many votes, the spread breaks the tie.
 TIE_WEIGHT = 1e-3

@@ -1,4 +1,4 @@
-"""Fit then choose (seed 002, 4.12): from the configurations of a campaign to the
+"""Fit then choose (Silva 2024, 4.12): from the configurations of a campaign to the
 minimum-energy configuration of each input, in one call (``phasekit energy choose`` and
 ``pk.energy.choose``).
 

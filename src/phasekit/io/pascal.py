@@ -1,6 +1,6 @@
 """PaScal Analyzer JSON: read it into a :class:`~phasekit.campaign.Campaign`, write one back.
 
-Layout (seed 002, Listing 3.3; notes, section 1)::
+Layout (Silva 2024, Listing 3.3; notes, section 1)::
 
     {"config": {"pkg", "execdate", "kernel", "hostname", "command", ...,
                 "data_descriptor": {"keys": ["cores", "frequency", "input", "repetitions"],
@@ -35,7 +35,7 @@ Reading:
   the first sensor named ``ipmi``, then one whose name contains ``power``, ``watt`` or
   ``rapl`` (read as watts; the thesis integrates IPMI power) — integrated over
   [start_time, stop_time] after linear (first-order) interpolation, the trapezoid rule
-  (seed 002, section 4.8: "interpolating the power samples using the first-order method and
+  (Silva 2024, section 4.8: "interpolating the power samples using the first-order method and
   then integrating"). Power outside the samples' span is held at the nearest sample (our
   choice). When the samples do not overlap the run at all (another clock), the energy is
   their mean power times the run time, with a warning. No power sensor, no energy.

@@ -1,4 +1,4 @@
-"""Evaluation of periodicity detection against ground truth (seed 000, §II-A and Table II).
+"""Evaluation of periodicity detection against ground truth (Phase-TA, §II-A and Table II).
 
 Pure functions on arrays. Instances are given as parallel integer arrays ``starts``,
 ``lengths`` and ``labels`` (one entry per periodic instance, sample indices); a sample outside
@@ -82,7 +82,7 @@ def _union_length(starts: np.ndarray, lengths: np.ndarray) -> int:
 def coverage(n_valid: int, starts: Any, lengths: Any) -> float:
     """Share of the ``n_valid`` (non-NaN) samples covered by the union of the instances.
 
-    This is the ``%period`` column of seed 000 Table II (as a fraction, not a percentage).
+    This is the ``%period`` column of Phase-TA Table II (as a fraction, not a percentage).
     Returns 0.0 when ``n_valid`` is 0.
     """
     s, n = _intervals(starts, lengths)
@@ -118,7 +118,7 @@ def periodic_regions(starts: Any, lengths: Any, labels: Any, *,
 
 
 def mean_consecutive(starts: Any, lengths: Any, labels: Any, *, tolerance: int = 2) -> float:
-    """Mean number of instances per periodic region: the ``[#pa]`` of seed 000 Table II.
+    """Mean number of instances per periodic region: the ``[#pa]`` of Phase-TA Table II.
 
     0.0 when there is no instance.
     """

@@ -1,4 +1,4 @@
-"""Evaluation of phase-change detection and phase identification (seed 001, §III-C and §IV-B).
+"""Evaluation of phase-change detection and phase identification (Tsafack Chetsa et al., §III-C and §IV-B).
 
 Seed 001 scores a detector with three figures (§III-C): the *sensitivity*, the share of the
 true changes (changes of workload) that are detected, extra detections not lowering it; the
@@ -52,7 +52,7 @@ def _item(x: Any) -> Any:
 # --- change detection ------------------------------------------------------------------
 @dataclass(frozen=True)
 class ChangeScores:
-    """Sensitivity, false positives and detection time of detected phase changes (seed 001
+    """Sensitivity, false positives and detection time of detected phase changes (Tsafack Chetsa et al.
     §III-C), with the pairing behind them.
 
     ``sensitivity`` and ``mean_detection_time_s`` are NaN when undefined (no true change, no
@@ -122,7 +122,7 @@ class ChangeScores:
 
 def evaluate_changes(detected_s: Any, true_s: Any, *, tolerance_s: float,
                      early_s: float = 1.0) -> ChangeScores:
-    """Score detected phase changes against the true ones (seed 001 §III-C).
+    """Score detected phase changes against the true ones (Tsafack Chetsa et al. §III-C).
 
     **Pairing (our definition; the seed gives none).** True change ``c_k`` (in time order)
     owns the window ``[c_k - early_s, min(c_k + tolerance_s, c_{k+1} - early_s))``, closed
@@ -179,7 +179,7 @@ def evaluate_changes(detected_s: Any, true_s: Any, *, tolerance_s: float,
 # --- identification --------------------------------------------------------------------
 @dataclass(frozen=True)
 class IdentificationScores:
-    """How consistently detected phase ids follow the recurring workloads (seed 001 §IV-B).
+    """How consistently detected phase ids follow the recurring workloads (Tsafack Chetsa et al. §IV-B).
 
     Per true segment (in the truth's order): ``dominant_ids`` (``None`` where no detected
     phase overlaps it) and ``dominant_shares`` (share of the segment's duration covered by
@@ -233,7 +233,7 @@ def identification_rate(phase_ids: Sequence[Hashable] | np.ndarray, phase_starts
                         phase_ends_s: Any, truth: Any, *,
                         labels: Sequence[str] | None = None,
                         reference: Literal["first", "any"] = "first") -> IdentificationScores:
-    """Share of recurring workloads given the id of their earlier occurrence (seed 001 §IV-B).
+    """Share of recurring workloads given the id of their earlier occurrence (Tsafack Chetsa et al. §IV-B).
 
     Detected phases are ``(phase_ids[i], phase_starts_s[i], phase_ends_s[i])``; ids are
     integers or strings (one id may label many phases: identified phases share an id).
@@ -253,7 +253,7 @@ def identification_rate(phase_ids: Sequence[Hashable] | np.ndarray, phase_starts
        over ``labels`` (default: every label of the truth, idle included); NaN when no label
        recurs.
     4. ``confusions``: every pair of different labels (among all the truth's labels) with
-       segments sharing a dominant id, with that id, e.g. ``("EP", "idle", 3)``: seed 001
+       segments sharing a dominant id, with that id, e.g. ``("EP", "idle", 3)``: Tsafack Chetsa et al.
        notes that idle is never identified with a workload.
     """
     if reference not in ("first", "any"):

@@ -1,4 +1,4 @@
-"""Periodicity detection and representative patterns (Phase-TA, seed 000)."""
+"""Periodicity detection and representative patterns (Phase-TA)."""
 
 from phasekit.periodicity.analyze import (
     Pattern,

@@ -1,4 +1,4 @@
-/* phasekit.periodicity._kernels: the compiled kernels of Phase-TA (seed 000), issue 20.
+/* phasekit.periodicity._kernels: the compiled kernels of Phase-TA (Phase-TA), issue 20.
  *
  * The sliding-window detector (detect.py: distance curve, base periodicity, instance test and
  * the whole pass), the phase alignment's kernels (align.py: instance extension, phase
@@ -1244,7 +1244,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_kernels",
-    "Compiled kernels of phasekit.periodicity (Phase-TA, seed 000); see detect.py, align.py and "
+    "Compiled kernels of phasekit.periodicity (Phase-TA, Phase-TA); see detect.py, align.py and "
     "cluster.py for their semantics.",
     -1, methods, NULL, NULL, NULL, NULL};
 

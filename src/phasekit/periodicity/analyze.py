@@ -86,7 +86,7 @@ class Pattern:
 
 
 class PatternCounts:
-    """The instance counts of Table II (seed 000) over ``self.patterns``, for any result that
+    """The instance counts of Table II (Phase-TA) over ``self.patterns``, for any result that
     holds patterns with ``n_instances`` and ``n_regions``."""
 
     patterns: tuple[Any, ...]
@@ -104,7 +104,7 @@ class PatternCounts:
 
 @dataclass(frozen=True, eq=False)
 class PeriodicityResult(PatternCounts, Result):
-    """The Table II view of one profile (seed 000, section IV-B)."""
+    """The Table II view of one profile (Phase-TA, section IV-B)."""
 
     KIND: ClassVar[str] = "periodicity"
 
@@ -142,7 +142,7 @@ class PeriodicityResult(PatternCounts, Result):
         })
 
     def summary(self) -> pd.DataFrame:
-        """Table II (seed 000, IV-B) as the CLI prints it: one row per pattern, largest
+        """Table II (Phase-TA, IV-B) as the CLI prints it: one row per pattern, largest
         coverage first (:func:`phasekit.periodicity.table.pattern_rows`; coverage a
         fraction); ``attrs["profile"]`` holds the profile's row (T_exe, #rp, #i, [#pa],
         %period)."""
@@ -628,7 +628,7 @@ def instances_of(profile: Profile, result: PeriodicityResult, pattern: int = 0
 
 def relevance(sub_pattern: np.ndarray, reference: PeriodicityResult, profile: Profile, *,
               pattern: int = 0, band: float | None = BAND) -> dict[str, float]:
-    """How well a sub-profile's pattern represents the whole (seed 000, section IV-C): its WGSS
+    """How well a sub-profile's pattern represents the whole (Phase-TA, section IV-C): its WGSS
     against the reference pattern's instances, beside the reference pattern's own WGSS. The
     sub-profile's pattern is first rotated to the reference's phase (patterns are cut at a
     phase each analysis chooses; the seed's comparison assumes they start alike)."""

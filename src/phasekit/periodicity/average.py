@@ -1,4 +1,4 @@
-"""Representative patterns by DBA (seed 000, section III-C).
+"""Representative patterns by DBA (Phase-TA, section III-C).
 
 DBA (Petitjean et al. 2011) starts from the cluster's medoid, the instance with the least sum
 of DTW_2 to the others (seed III-C), and refines until ``max_iter`` = 31 iterations were done
@@ -87,7 +87,7 @@ def dba(X: np.ndarray, lengths: np.ndarray, *, band: float | None, init: np.ndar
 
 
 def wgss(pattern: np.ndarray, X: np.ndarray, lengths: np.ndarray, *, band: float | None) -> float:
-    """WGSS of a pattern relative to instances: sum of DTW_2 (seed 000, equation 1)."""
+    """WGSS of a pattern relative to instances: sum of DTW_2 (Phase-TA, equation 1)."""
     pattern = np.asarray(pattern, dtype=np.float64)
     if pattern.ndim == 1:
         pattern = pattern[:, None]

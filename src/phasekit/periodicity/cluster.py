@@ -1,4 +1,4 @@
-"""Single-linkage clustering of periodic instances on DTW_2 (seed 000, section III-B).
+"""Single-linkage clustering of periodic instances on DTW_2 (Phase-TA, section III-B).
 
 Single linkage merges at the edges of the minimum spanning tree (MST) of the DTW_2 graph, so
 the clusters for a cut are the connected components of the MST without the edges above the

@@ -1,4 +1,4 @@
-"""Sliding-window detection and extraction of periodic instances (seed 000, section III-A).
+"""Sliding-window detection and extraction of periodic instances (Phase-TA, section III-A).
 
 The window SW of 2L samples is split into LSW and RSW. For every sliding factor k in
 1..L-1, RSW is compared with RSW_k, the right half of SW shifted right by k, that is the L
@@ -203,7 +203,7 @@ def detect(x: np.ndarray | Prepared, half: int, *, min_period: int = MIN_PERIOD,
     """One pass of the sliding-window detector over a gap-free series (n x d), or over what
     ``prepare`` made of it.
 
-    ``half`` is L, the length of LSW and RSW (seed 000, section III-A).
+    ``half`` is L, the length of LSW and RSW (Phase-TA, section III-A).
     """
     x, cs1, cs2 = (_f64(a) for a in x) if isinstance(x, tuple) else prepare(x)
     n = x.shape[0]

@@ -1,4 +1,4 @@
-"""Patterns of the nodes of one run compared: agreement and outliers (seed 000, section IV-B).
+"""Patterns of the nodes of one run compared: agreement and outliers (Phase-TA, section IV-B).
 
 A job runs on many nodes and each node has its own profile, hence its own patterns. Seed 000
 (IV-B, Fig. 4) finds the patterns of the 16 node profiles of a run "almost identical":
@@ -161,7 +161,7 @@ class NodePattern:
 
 @dataclass(frozen=True, eq=False)
 class NodeSummary(PatternCounts):
-    """What the analysis of one node's profile leaves for the comparison (seed 000, Table II
+    """What the analysis of one node's profile leaves for the comparison (Phase-TA, Table II
     per node, and the patterns)."""
 
     node: str
@@ -612,7 +612,7 @@ def compare_nodes(nodes: Sequence[NodeSummary], *, threshold: float = THRESHOLD,
                   coverage_floor: float = COVERAGE_FLOOR, period_floor: float = PERIOD_FLOOR,
                   max_period_ratio: float = MAX_PERIOD_RATIO,
                   errors: Sequence[NodeError] = ()) -> MultiNodeResult:
-    """Compare the patterns of the nodes of one run: the agreement check of seed 000 (IV-B:
+    """Compare the patterns of the nodes of one run: the agreement check of Phase-TA (IV-B:
     DTW per associated point <= 1 % of the pattern mean) against a reference node, and the
     nodes that stand out (module docstring for every default and where it comes from).
 

@@ -1,4 +1,4 @@
-"""The Table II view of a periodicity analysis (seed 000, section IV-B), as data.
+"""The Table II view of a periodicity analysis (Phase-TA, section IV-B), as data.
 
 :func:`profile_row` is the seed's row for one profile (T_exe, #rp(#i)[#pa], %period) and
 :func:`pattern_rows` one row per representative pattern, largest coverage first; numbers

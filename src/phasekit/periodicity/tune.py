@@ -1,4 +1,4 @@
-"""Window auto-tuning and grouping of instances by length (seed 000, sections III-A and III-B).
+"""Window auto-tuning and grouping of instances by length (Phase-TA, sections III-A and III-B).
 
 The seed roams "a rather wide initial search interval for L ... in a dichotomical manner"
 (0..10 000 samples), maximizing the share of the profile covered by the extracted
@@ -36,7 +36,7 @@ PRECISION = 0.05
 
 def group_lengths(lengths: np.ndarray, *, tolerance: float = LENGTH_TOLERANCE) -> np.ndarray:
     """Group id per entry of ``lengths``, in increasing length: sorted distinct lengths stay in
-    one group while each is within ``tolerance`` (relative) of the previous one (seed 000,
+    one group while each is within ``tolerance`` (relative) of the previous one (Phase-TA,
     III-B groups instances "according to their lengths"; the gap rule is ours: the lengths of
     one periodicity spread by a sample or two around its period, and a group boundary falls
     in the empty stretch between two periodicities, never inside one)."""
@@ -51,7 +51,7 @@ def kept_groups(batches: Batches, n_valid: int, *, alpha: float = ALPHA,
                 tolerance: float = LENGTH_TOLERANCE, min_instances: int = 1
                 ) -> tuple[np.ndarray, np.ndarray]:
     """Group id per batch (−1 for groups covering less than ``alpha`` of the valid samples,
-    seed 000 III-B, alpha = 5 %, or holding fewer than ``min_instances`` instances), and the
+    Phase-TA III-B, alpha = 5 %, or holding fewer than ``min_instances`` instances), and the
     covered samples of every kept group."""
     covered = batches.length * batches.count
     groups = group_lengths(batches.length, tolerance=tolerance)

@@ -1,4 +1,4 @@
-"""Phase changes and recurring phases from execution vectors (seed 001), online and offline."""
+"""Phase changes and recurring phases from execution vectors (Tsafack Chetsa et al.), online and offline."""
 
 from phasekit.phases.analyze import Phase, PhaseResult, phases
 from phasekit.phases.detect import (

@@ -1,4 +1,4 @@
-"""Phases of a profile, end to end (seed 001): execution vectors, detection, representation,
+"""Phases of a profile, end to end (Tsafack Chetsa et al.): execution vectors, detection, representation,
 identification. ``phases`` takes a Profile and returns a ``PhaseResult``; it never prints
 nor reads files."""
 
@@ -176,7 +176,7 @@ def phases(profile: Profile, *, method: str = "auto", threshold: float | None = 
            smooth: int = 1, metrics: Sequence[str] | None = None,
            sensors: Sequence[str] | None = None,
            id_threshold: float | None = None, **detector: Any) -> PhaseResult:
-    """Phase changes and recurring phases of ``profile`` (seed 001, sections III and IV).
+    """Phase changes and recurring phases of ``profile`` (Tsafack Chetsa et al., sections III and IV).
 
     ``method`` "auto" (default: "shape" for one series that varies, :mod:`phasekit.phases.
     shape`, "ev" otherwise), "ev" (online, robust), "ev-literal" (Algorithm 1) or "shape";

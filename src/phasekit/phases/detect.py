@@ -5,7 +5,7 @@ detectors (``update(vector) -> PhaseChange | None``, O(sensors) work per vector)
 offline functions (a compiled loop over all vectors) call the same step, so they give
 identical phases by construction. NaN vectors (gaps) are skipped by both.
 
-``ev-literal`` — Algorithm 1 of seed 001 (section III-A), exactly: d_t is the Manhattan
+``ev-literal`` — Algorithm 1 of Tsafack Chetsa et al. (section III-A), exactly: d_t is the Manhattan
 distance between EV_t and EV_{t-1}; the running maximum is raised to d_t when d_t exceeds
 it; while no change is under way, d_t > threshold x max starts one (phase_start) and resets
 the maximum to 0; while a change is under way, d_t <= threshold x max starts a new phase at
@@ -67,7 +67,7 @@ none of these), chosen on bench_1/bench_2 and on the real recording in tests/dat
 - negative values (a difference, a signed sensor) are not clipped: the feature is
   :func:`signed_log`, log(v + eps) for v >= 0 and mirrored below log(eps) for v < 0;
 - ``confirm`` and ``min_length`` follow the sampling period (:func:`timing`): the same 2 and 8
-  vectors at seed 001's 1 s sampling, 3 and 10 at 200 ms.
+  vectors at Tsafack Chetsa et al.'s 1 s sampling, 3 and 10 at 200 ms.
 
 Out-of-phase vectors that are not confirmed (spikes) never enter the phase's statistics.
 Work per vector is O(sensors).
@@ -474,9 +474,9 @@ def timing(period: float, *, confirm: int | None = None, min_length: int | None 
            ) -> tuple[int, int]:
     """The ev method's ``confirm`` and ``min_length`` in vectors for a sampling ``period``
     (s), where not given: a change is confirmed by ``CONFIRM_S`` (0.6 s) of vectors, at least
-    ``CONFIRM`` (2: at seed 001's 1 s sampling, the next vector) and at most ``CONFIRM_MAX``
+    ``CONFIRM`` (2: at Tsafack Chetsa et al.'s 1 s sampling, the next vector) and at most ``CONFIRM_MAX``
     (8); a phase is young for ``MIN_PHASE_S`` (2 s), at least ``MIN_LENGTH`` (8) vectors.
-    At seed 001's 1 s sampling both are the previous defaults (2 and 8). Ours (issue 17):
+    At Tsafack Chetsa et al.'s 1 s sampling both are the previous defaults (2 and 8). Ours (issue 17):
     at 200 ms single vectors are noisier than at 1 s; on 20 dcslab back-to-back sequences
     (benchmarks/phases_real.py), 2 vectors of confirmation gave F1 0.62-0.68 and 3 gave
     0.73-0.76 (youth 15-40 vectors), and youth of 10, 15 and 25 vectors gave the same

@@ -1,4 +1,4 @@
-"""Phase representation and identification (seed 001, section IV).
+"""Phase representation and identification (Tsafack Chetsa et al., section IV).
 
 Representation (IV-A): a phase is summarized by its representative vector (the component-
 wise mean of its EVs) and its reference vector (the member closest, in Manhattan distance,

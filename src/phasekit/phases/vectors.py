@@ -1,4 +1,4 @@
-"""Execution vectors (seed 001, section III-A).
+"""Execution vectors (Tsafack Chetsa et al., section III-A).
 
 An execution vector (EV) holds, for one sampling interval, the node's sensors: retired
 instructions, LLC references and misses, branch instructions and misses, network bytes sent
@@ -213,7 +213,7 @@ def _columns(metrics: Sequence[str], names: Sequence[str]) -> list[int]:
 
 def execution_vectors(profile: Profile, *, sensors: Sequence[str] | None = None,
                       smooth_window: int = 1) -> ExecutionVectors:
-    """The EVs of ``profile`` (seed 001, III-A); ``smooth_window`` = 1 is no smoothing."""
+    """The EVs of ``profile`` (Tsafack Chetsa et al., III-A); ``smooth_window`` = 1 is no smoothing."""
     if smooth_window < 1:
         raise UsageError("expected a window of at least 1 vector", parameter="smooth",
                          value=smooth_window)

@@ -1,4 +1,4 @@
-"""The figures of ``phasekit energy plot``: the PaScal Viewer's diagrams (seed 002, §3.10.1).
+"""The figures of ``phasekit energy plot``: the PaScal Viewer's diagrams (Silva 2024, §3.10.1).
 
 - Efficiency heatmaps (Figs. 3.5-3.7): x = input, y = thread count, one per region and one for
   the whole program, in the discrete mode (one cell per measured configuration, its value
@@ -287,7 +287,7 @@ def _draw_heatmaps(fig: Figure, top: float, section: _Section,
     on = "" if first.cores is None else f" on {first.cores} cores"
     estimated = any(any(t.estimated) for t in tables)
     extra = " (T(1) estimated for some inputs, see notes)" if estimated else ""
-    axes, bar = section.place(fig, top, f"Parallel efficiency{at}{on}, seed 002 §3.10.1{extra}")
+    axes, bar = section.place(fig, top, f"Parallel efficiency{at}{on}, Silva 2024 §3.10.1{extra}")
     cmap, norm = _efficiency_cmap(), Normalize(0.0, 1.0)
     for ax, (table, m) in zip(axes, panels, strict=True):
         (_discrete if m == "discrete" else _smoothed)(ax, table, cmap, norm,
@@ -467,7 +467,7 @@ def _plain_log(ax: Any, axis: str, values: np.ndarray) -> None:
 def _draw_tradeoff(ax: Any, configs: ConfigurationTable) -> None:
     """Energy against time of every configuration, one colour per input (that of its
     heatmap's title), each input's Pareto frontier as a line and its least energy as a
-    star (seed 002 §4.11)."""
+    star (Silva 2024 §4.11)."""
     columns = configs.columns
     labels = np.asarray(columns["input"], dtype=object)
     time_s = np.asarray(columns["time_s"], dtype=float)
@@ -611,7 +611,7 @@ def _draw_pareto(ax: Any, rows: Any, cmap: Any, cnorm: Normalize, label: str,
     _log_if_wide(ax, rows["time_s"], "x")
     ax.set_xlabel("time (s)")
     ax.set_ylabel("energy (J)")
-    ax.set_title(f"input {label}: energy vs time (seed 002 §4.11)", fontsize="medium")
+    ax.set_title(f"input {label}: energy vs time (Silva 2024 §4.11)", fontsize="medium")
     ax.legend(loc="upper right", fontsize="small")
     ax.grid(True, alpha=0.3)
 

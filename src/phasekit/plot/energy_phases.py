@@ -1,4 +1,4 @@
-"""The figure of ``phasekit energy phases`` (seed 002, Fig. 5.2 and 5.4-5.5).
+"""The figure of ``phasekit energy phases`` (Silva 2024, Fig. 5.2 and 5.4-5.5).
 
 Left: energy against the number of phases (the exact optimum, and the genetic algorithm when
 it ran), relative to the best single configuration. Right: the chosen configuration over the

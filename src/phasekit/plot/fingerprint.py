@@ -1,4 +1,4 @@
-"""The figure of ``phasekit fingerprint`` (seed 002, Fig. 5.11 and 5.13-5.15).
+"""The figure of ``phasekit fingerprint`` (Silva 2024, Fig. 5.11 and 5.13-5.15).
 
 Left: the Ward dendrogram on Canberra distances, leaves coloured by cluster. Right: the
 fingerprints (0-100 % of the value against 0-100 % of the execution), coloured the same way.

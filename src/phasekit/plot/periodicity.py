@@ -1,4 +1,4 @@
-"""Figures of a periodicity analysis (seed 000): one function per figure.
+"""Figures of a periodicity analysis (Phase-TA): one function per figure.
 
 - :func:`plot_profile`: the analyzed metric over time with its periodic regions shaded, one
   colour per pattern;

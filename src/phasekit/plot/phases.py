@@ -1,4 +1,4 @@
-"""The figure of a phase detection (seed 001), in the layout of the seed's Fig. 1 and 5:
+"""The figure of a phase detection (Tsafack Chetsa et al.), in the layout of the seed's Fig. 1 and 5:
 
 (a) detected phases as horizontal segments, one row per phase in order of appearance
     (Fig. 1 (a)); true change points, when given, as dashed vertical lines;

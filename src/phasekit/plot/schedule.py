@@ -1,4 +1,4 @@
-"""The figure of ``phasekit schedule`` (seed 004, Figs. 5.3-5.4): a Gantt chart per policy,
+"""The figure of ``phasekit schedule`` (Salinas Hilburg 2020, Figs. 5.3-5.4): a Gantt chart per policy,
 one row per core of each server, and the data-center power of every policy over time."""
 
 from __future__ import annotations

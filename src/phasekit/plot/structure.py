@@ -1,4 +1,4 @@
-"""The clustering scatter of ``phasekit structure`` (seed 003, "Clustering").
+"""The clustering scatter of ``phasekit structure`` (Martínez Vera, "Clustering").
 
 Every reduced call of every rank as a point: repetitions against mean time between
 repetitions (both logarithmic, the space DBSCAN works in), coloured by the loop it was

@@ -1,4 +1,4 @@
-"""Actuators of a measurement campaign (seed 002 §3.1): threads, cores, CPU frequency.
+"""Actuators of a measurement campaign (Silva 2024 §3.1): threads, cores, CPU frequency.
 
 - Threads: ``OMP_NUM_THREADS`` in the program's environment.
 - Cores: the program runs pinned to the first ``cores`` CPUs this process may use

@@ -1,4 +1,4 @@
-"""The campaign runner (seed 002 §3.1, PaScal Analyzer): a program once per configuration.
+"""The campaign runner (Silva 2024 §3.1, PaScal Analyzer): a program once per configuration.
 
 For every combination of threads × cores × frequency × input and every repetition the
 runner deploys the actuators (:mod:`phasekit.record.actuators`), runs the program, and reads
@@ -65,7 +65,7 @@ _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 @dataclass(frozen=True)
 class CampaignPlan:
     """What to run: ``command`` (argv; ``{input}`` is replaced by the input), the values of
-    each actuator (None: leave it alone), repetitions, idle time between runs (seed 002:
+    each actuator (None: leave it alone), repetitions, idle time between runs (Silva 2024:
     PaScal's ``--idtm``), a timeout per run, and the energy sensor."""
 
     command: tuple[str, ...]

@@ -10,7 +10,7 @@ not depend on the machine's speed and a test can check the analysis finds it):
 4. idle: sleep until the iteration's end;
 
 and every ``checkpoint_every`` iterations a checkpoint writes a larger file (an aperiodic
-excursion between iterations, as the OpenFOAM-like profile of seed 000 has; none after the
+excursion between iterations, as the OpenFOAM-like profile of Phase-TA has; none after the
 last iteration, where it would only lengthen the recording's aperiodic tail). Prints one line per iteration
 with ``--verbose``.
 """

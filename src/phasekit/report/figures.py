@@ -251,7 +251,7 @@ def clusters_figure(clusters: Sequence[Mapping[str, Any]], eps: float) -> Figure
 # --- energy ----------------------------------------------------------------------------------
 def pareto_figure(choices: Sequence[Mapping[str, Any]]) -> Figure:
     """Per input: the Pareto frontier of predicted energy against time (fastest first) and
-    the minimum-energy choice (seed 002, section 4.11); the points are labelled with their
+    the minimum-energy choice (Silva 2024, section 4.11); the points are labelled with their
     configuration when there are few."""
     n = len(choices)
     columns = min(3, n)
@@ -293,7 +293,7 @@ def _config(c: Mapping[str, Any]) -> str:
 
 def accuracy_figure(models: Sequence[tuple[str, float, float]]) -> Figure:
     """Mean percentage error of the energy model and the baselines, on the training and the
-    holdout configurations (seed 002, section 4.10)."""
+    holdout configurations (Silva 2024, section 4.10)."""
     fig = figure(7.5, max(2.4, 0.9 + 0.45 * len(models)))
     ax = fig.add_subplot()
     position = np.arange(len(models))

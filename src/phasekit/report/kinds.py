@@ -90,7 +90,7 @@ def generic(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     return join(parts)
 
 
-# --- periodicity (seed 000) ------------------------------------------------------------------
+# --- periodicity (Phase-TA) ------------------------------------------------------------------
 def periodicity(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     """Table II, the patterns, the profile with its periodic regions and the patterns over
     their instances (from the result's preview; without one, the regions alone)."""
@@ -120,7 +120,7 @@ def periodicity(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
             ([i, fmt(p.period_s), p.length, p.n_instances, p.n_regions,
               f"{p.mean_consecutive:.1f}", percent(p.coverage, 2), fmt(p.wgss),
               p.dba_iterations] for i, p in enumerate(result.patterns, start=1)),
-            numeric=[True] * 9, caption="Patterns (seed 000, Table II)"))
+            numeric=[True] * 9, caption="Patterns (Phase-TA, Table II)"))
     preview = _map(result.preview.get("profile"))
     parts.append(maker.safely("the profile figure", lambda: _profile_figure(result, maker)))
     if not preview:
@@ -181,7 +181,7 @@ def _distance(pattern: Mapping[str, Any]) -> float:
 
 
 def multinode(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
-    """The cross-node view: whether the nodes agree (seed 000, IV-B), a table of nodes
+    """The cross-node view: whether the nodes agree (Phase-TA, IV-B), a table of nodes
     (coverage, patterns, distance to the reference; outliers highlighted with why), the
     agreement per pattern, and figures of coverage, distance and periods per node."""
     nodes = _dicts(data.get("nodes"))
@@ -250,7 +250,7 @@ def multinode(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
         parts.append(maker.safely("the distance figure", lambda: maker.from_figure(
             figures.distance_figure(names, distances, threshold, flags),
             "Distance of each node's patterns to the reference node's, per associated point, "
-            "relative to the pattern mean (seed 000, IV-B); the dashed line is the agreement "
+            "relative to the pattern mean (Phase-TA, IV-B); the dashed line is the agreement "
             "threshold.")))
     if nodes:
         parts.append(maker.safely("the periods figure", lambda: maker.from_figure(
@@ -269,7 +269,7 @@ def _verdict(agreement: Mapping[str, Any], n_nodes: int) -> Safe:
     reference = agreement.get("reference")
     if agree is True:
         return note(f"All {n_nodes} nodes agree: every pattern is within {threshold} of the "
-                    f"reference node {reference}'s (seed 000, IV-B).")
+                    f"reference node {reference}'s (Phase-TA, IV-B).")
     if agree is False:
         disagreeing = [str(d) for d in _list(agreement.get("disagreeing"))]
         more = (": " + ", ".join(disagreeing[:20]) + (" ..." if len(disagreeing) > 20 else "")
@@ -323,7 +323,7 @@ def _matrix(value: Any) -> np.ndarray | None:
     return matrix if np.isfinite(matrix).any() else None
 
 
-# --- phases (seed 001) -----------------------------------------------------------------------
+# --- phases (Tsafack Chetsa et al.) -----------------------------------------------------------------------
 def phases(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     """The phase timeline, the phase ids with their time, the phases in order."""
     items = _dicts(data.get("phases"))
@@ -378,7 +378,7 @@ def phases(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     return join(parts)
 
 
-# --- structure (seed 003) --------------------------------------------------------------------
+# --- structure (Martínez Vera) --------------------------------------------------------------------
 def structure(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     """The pseudocode of the loops (the seed's console table), the loops, the diagnostics and
     the clustering scatter."""
@@ -402,7 +402,7 @@ def structure(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     if code:
         parts.append(table(columns, ([str(row.get(c, "")) for c in columns] for row in code),
                            numeric=[False, True, False, True, True, True],
-                           caption="Pseudocode (seed 003)", limit=2000, class_="code"))
+                           caption="Pseudocode (Martínez Vera)", limit=2000, class_="code"))
     elif loops:
         parts.append(note("This result has no pseudocode table (written before phasekit "
                           "structure included it): run phasekit structure again to see it."))
@@ -444,7 +444,7 @@ def _ranks(value: Any) -> str:
     return format_ranks(ranks) if ranks else "-"
 
 
-# --- energy (seed 002) -----------------------------------------------------------------------
+# --- energy (Silva 2024) -----------------------------------------------------------------------
 def campaign(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     """The PaScal Viewer's diagrams: efficiency heatmaps per region and for the program, and
     energy and time over configurations with the Pareto frontier (``phasekit energy plot``)."""
@@ -474,13 +474,13 @@ def campaign(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
         parts.append(maker.safely("the efficiency heatmaps", lambda: maker.from_figure(
             energy_figure(tables=tables, mode=mode),
             "Parallel efficiency over inputs and thread counts, one cell per configuration "
-            "(and interpolated), seed 002 section 3.10.1.")))
+            "(and interpolated), Silva 2024 section 3.10.1.")))
     if configs.inputs:
         parts.append(maker.safely("the energy and time figure", lambda: maker.from_figure(
             energy_figure(configs=configs),
             "Per input: energy over frequency and cores relative to the input's least (boxed), "
             "the time-energy Pareto frontier dotted, and energy against time of every input "
-            "with the frontiers (seed 002, section 4.11); time relative to the fastest when no "
+            "with the frontiers (Silva 2024, section 4.11); time relative to the fastest when no "
             "energy was measured, the energy heatmaps alone when no time was.")))
     for text in dict.fromkeys([*(n for t in tables for n in t.notes), *configs.notes]):
         parts.append(note(text))
@@ -489,7 +489,7 @@ def campaign(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
 
 def energy_choice(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     """The minimum-energy configuration per input, the savings against ondemand, and the
-    Pareto frontier (seed 002, section 4.12)."""
+    Pareto frontier (Silva 2024, section 4.12)."""
     grid = _map(data.get("grid"))
     limits = {k: v for k, v in _map(data.get("limits")).items() if v is not None}
     rows = [("model", data.get("model", "-")),
@@ -568,7 +568,7 @@ def energy_fit(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
 
 def phase_division(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     """Energy against the number of phases and the chosen configuration per phase
-    (``phasekit energy phasediv``, seed 002 chapter 5)."""
+    (``phasekit energy phasediv``, Silva 2024 chapter 5)."""
     from phasekit.energy.phasediv import PhaseDivision
     from phasekit.plot.energy_phases import energy_phases_figure
 
@@ -623,7 +623,7 @@ def fingerprints(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
 
 def schedule(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     """Policies compared on a simulated data center, with their Gantt charts and power
-    (``phasekit schedule``, seed 004 chapter 5)."""
+    (``phasekit schedule``, Salinas Hilburg 2020 chapter 5)."""
     from phasekit.plot.schedule import schedule_figure
     from phasekit.schedule.simulate import ScheduleResult
 

@@ -1,4 +1,4 @@
-"""Energy-aware batch scheduling (seed 004, chapter 5): batches, policies, simulator."""
+"""Energy-aware batch scheduling (Salinas Hilburg 2020, chapter 5): batches, policies, simulator."""
 
 from __future__ import annotations
 

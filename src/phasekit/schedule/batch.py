@@ -1,10 +1,10 @@
-"""Batches of tasks to schedule (seed 004, ch. 5): the Task/Batch model and its CSV form.
+"""Batches of tasks to schedule (Salinas Hilburg 2020, ch. 5): the Task/Batch model and its CSV form.
 
-A batch is a static, non-preemptive list of independent tasks in arrival order (seed 004,
+A batch is a static, non-preemptive list of independent tasks in arrival order (Salinas Hilburg 2020,
 section 5.1). Each task asks for a number of cores (its threads, ``c_Ti``), runs for
 ``time_s`` seconds and draws ``power_w`` watts of dynamic power while it runs: the task's
 mean CPU + memory dynamic power, all its threads together, above the idle server (the
-quantities the application signature estimates, seed 004 sections 4.2.1 and 5.1; see
+quantities the application signature estimates, Salinas Hilburg 2020 sections 4.2.1 and 5.1; see
 :mod:`phasekit.schedule.simulate` for the rest of the server's power).
 
 The CSV form has a header and one row per task with at least the columns ``task``,

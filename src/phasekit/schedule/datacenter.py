@@ -1,4 +1,4 @@
-"""The simulated data center (seed 004, section 5.3.1): :class:`DataCenter` (identical
+"""The simulated data center (Salinas Hilburg 2020, section 5.3.1): :class:`DataCenter` (identical
 servers, their static power split and the PUE; the power model is described in
 :mod:`phasekit.schedule.simulate`), the :class:`Plan` a policy hands the simulator, and a
 makespan no schedule beats (:func:`lower_bound`)."""

@@ -1,4 +1,4 @@
-"""The dispatchers that run a :class:`~phasekit.schedule.datacenter.Plan` (seed 004,
+"""The dispatchers that run a :class:`~phasekit.schedule.datacenter.Plan` (Salinas Hilburg 2020,
 chapter 5), as numba kernels, and their Python entry points (:func:`list_schedule`,
 :func:`plan_schedule`, :func:`execute_arrays`).
 

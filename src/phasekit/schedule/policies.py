@@ -1,4 +1,4 @@
-"""Scheduling policies of seed 004, chapter 5: round robin, LTF energy-aware heuristic,
+"""Scheduling policies of Salinas Hilburg 2020, chapter 5: round robin, LTF energy-aware heuristic,
 simulated annealing and a MILP minimizing the makespan.
 
 Each policy returns a :class:`~phasekit.schedule.datacenter.Plan`, which the simulator executes

@@ -1,4 +1,4 @@
-"""Discrete-event data-center simulator (seed 004, section 5.3.1) and policy comparison.
+"""Discrete-event data-center simulator (Salinas Hilburg 2020, section 5.3.1) and policy comparison.
 
 The data center is ``servers`` identical servers of ``cores`` cores each (the thesis: the
 Decathlete, 2 x 6 SandyBridge-EP cores, so 12). A task runs on one server, on as many cores
@@ -218,7 +218,7 @@ class PolicyResult:
 
 @dataclass(frozen=True, eq=False)
 class ScheduleResult(Result):
-    """Policies compared on one batch in one data center (seed 004, Table 5.1).
+    """Policies compared on one batch in one data center (Salinas Hilburg 2020, Table 5.1).
 
     ``planned_with`` is ``"oracle"`` or the estimated columns the policies planned with;
     every policy is executed on the true times and powers. ``baseline`` is round robin
@@ -385,7 +385,7 @@ def schedule_batch(batch: Batch, dc: DataCenter, *, policies: Sequence[str] | st
                              " or all")
     if all_requested and "milp" in names and not pol.milp_fits(len(batch), dc):
         names.remove("milp")
-        notes.append(f"MILP left out: {pol.milp_size_text(len(batch), dc)} (seed 004 "
+        notes.append(f"MILP left out: {pol.milp_size_text(len(batch), dc)} (Salinas Hilburg 2020 "
                      "Table 5.1: the MILP does not scale to the large scenario)")
     plan_time = batch.time_s
     plan_power = batch.power_w

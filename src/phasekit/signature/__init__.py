@@ -1,4 +1,4 @@
-"""Application signatures, counter-based power models and speed-up models (seed 004)."""
+"""Application signatures, counter-based power models and speed-up models (Salinas Hilburg 2020)."""
 
 # --- signatures (callgraph, paths, manager, reconstruct) -------------------------------------
 from phasekit.signature.callgraph import CallGraph, CallSite, call_graph, scan_source

@@ -1,4 +1,4 @@
-"""The call graph of a C program from its source (seed 004, 4.1.1: the "Call Graph Set" module).
+"""The call graph of a C program from its source (Salinas Hilburg 2020, 4.1.1: the "Call Graph Set" module).
 
 Tool: Doxygen's XML output (Debian package ``doxygen``; the thesis uses Doxygen too). Why not
 GNU cflow, the smaller tool: cflow 1.7 (Debian 12) misses every call inside the braced body of

@@ -1,4 +1,4 @@
-"""Power of co-allocated tasks (seed 004, section 4.2.2, eqs. 4.21-4.22, Fig. 4.6).
+"""Power of co-allocated tasks (Salinas Hilburg 2020, section 4.2.2, eqs. 4.21-4.22, Fig. 4.6).
 
 Two tasks are profiled alone; a model predicts the counters they show when they share the
 server from their solo counters, and a power model turns the predicted counters into watts.

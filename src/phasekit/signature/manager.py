@@ -1,4 +1,4 @@
-"""The execution manager (seed 004, 4.1.4): partial runs of a signature's executables in
+"""The execution manager (Salinas Hilburg 2020, 4.1.4): partial runs of a signature's executables in
 parallel, with the stop criteria of 4.3-4.4.
 
 Scheduling. Main's own code (the ``base`` executable) runs first: it says how long the

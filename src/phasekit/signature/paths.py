@@ -1,4 +1,4 @@
-"""Independent execution paths, one executable per path, instructions per path (seed 004,
+"""Independent execution paths, one executable per path, instructions per path (Salinas Hilburg 2020,
 4.1.1-4.1.3: the "Call Graph Set", "Estimation of Executed Instructions" and "Application
 Signature" modules).
 
@@ -289,7 +289,7 @@ class Unit:
 
 @dataclass(frozen=True)
 class Signature(Result):
-    """An application signature (seed 004, 2.1): the executables of the independent paths of
+    """An application signature (Salinas Hilburg 2020, 2.1): the executables of the independent paths of
     one program for one input, with their instruction counts.
 
     ``args`` are the program's arguments; ``steps_arg`` (1-based, as argv) the one that is the

@@ -1,4 +1,4 @@
-"""Profile reconstruction and energy estimation from a signature's partial runs (seed 004,
+"""Profile reconstruction and energy estimation from a signature's partial runs (Salinas Hilburg 2020,
 4.1.5-4.1.6, eq. 2.1-2.2, 4.5-4.14).
 
 Segments. The reconstructed profile is main's own code (its input setup: every executable

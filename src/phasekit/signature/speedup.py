@@ -1,4 +1,4 @@
-"""Speed-up model of multi-threaded runs (seed 004, section 2.2, eqs. 2.3-2.4).
+"""Speed-up model of multi-threaded runs (Salinas Hilburg 2020, section 2.2, eqs. 2.3-2.4).
 
 The signature is run single-threaded; a speed-up model scales its energy to S threads:
 ``E_S = E_1 / S_hat`` (2.3) with ``S_hat = S`` for ``S <= c`` cores and ``S_hat = beta0 +
@@ -110,7 +110,7 @@ class SpeedupModel:
 #: The thesis's model (Table 2.2): 6 cores, 12 hardware threads, features C1, C2, C3.
 THESIS_SPEEDUP = SpeedupModel(cores=6, hw_threads=12, counters=("C1", "C2", "C3"),
                               intercept=2.78, coefficients=(1.02e-11, -4.34e-12, -3.02e-10),
-                              threads_coefficient=0.18, meta={"source": "seed 004, Table 2.2"})
+                              threads_coefficient=0.18, meta={"source": "Salinas Hilburg 2020, Table 2.2"})
 
 
 def fit_speedup(table: pd.DataFrame, *, cores: int, hw_threads: int | None = None,

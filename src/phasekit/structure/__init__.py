@@ -1,4 +1,4 @@
-"""The loop structure of an MPI application from its execution trace (seed 003).
+"""The loop structure of an MPI application from its execution trace (Martínez Vera).
 
 :func:`structure` runs the seed's workflow on a :class:`~phasekit.trace.Trace`: reduction
 (:mod:`.reduce`), clustering (:mod:`.cluster`), loop merge (:mod:`.loops`), inter-rank
@@ -394,7 +394,7 @@ def _diagnose(red: Reduction, loops: list[InferredLoop], splits: list[list[int]]
 
 def structure(trace: Trace, *, rank: int | None = None, eps: float = EPS,
               min_pts: int = MIN_PTS, min_explained: float = MIN_EXPLAINED) -> StructureResult:
-    """The loop structure of ``trace`` (seed 003's workflow; module docstring).
+    """The loop structure of ``trace`` (Martínez Vera's workflow; module docstring).
 
     ``rank``: analyze one rank only; ``eps``/``min_pts``: DBSCAN's parameters in the log10
     space of repetitions and mean time between them (seed: 0.2 and 1); ``min_explained``:

@@ -1,4 +1,4 @@
-"""Clustering the reduced calls into loops (seed 003, "Clustering", "Further considerations").
+"""Clustering the reduced calls into loops (Martínez Vera, "Clustering", "Further considerations").
 
 DBSCAN (ε = 0.2, minPts = 1, the seed's values) in the two-dimensional space of the number
 of repetitions and the mean time between repetitions: a cluster is a loop. The seed says the
@@ -22,9 +22,9 @@ from phasekit.structure.reduce import Reduction
 __all__ = ["EPS", "MIN_PTS", "cluster_entries", "dbscan", "features", "neighborhoods",
            "split_aliased"]
 
-#: DBSCAN radius in the log10 space (seed 003: "ε empirically set to 0.2").
+#: DBSCAN radius in the log10 space (Martínez Vera: "ε empirically set to 0.2").
 EPS = 0.2
-#: DBSCAN minimum points (seed 003: "minPts set to 1").
+#: DBSCAN minimum points (Martínez Vera: "minPts set to 1").
 MIN_PTS = 1
 _TINY_S = 1e-12
 

@@ -1,4 +1,4 @@
-"""Loops from clusters, and their nesting (seed 003, "Loops merge").
+"""Loops from clusters, and their nesting (Martínez Vera, "Loops merge").
 
 A cluster of reduced calls is a loop: its calls' repetitions are its iterations and their
 mean time between repetitions its iteration time. Loops are nested from the most iterations

@@ -1,4 +1,4 @@
-"""Pseudocode construction (seed 003, "Pseudocode construction"): the console table.
+"""Pseudocode construction (Martínez Vera, "Pseudocode construction"): the console table.
 
 Rows of FILE, LINE, PSEUDOCODE, E(TIME), E(SIZE), E(IPC) as in the seed's example output:
 ``FOR 1 TO N [id=k]`` ... ``END LOOP`` for loops, ``IF rank in [...]`` for conditional

@@ -1,4 +1,4 @@
-"""Inter-rank reduction (seed 003, "Inter-rank reduction"): one body per loop for all ranks.
+"""Inter-rank reduction (Martínez Vera, "Inter-rank reduction"): one body per loop for all ranks.
 
 Under the SPMD assumption ranks run the same code and differ only where the code branches on
 the rank. For each loop body (and the program's top level) we

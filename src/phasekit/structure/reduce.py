@@ -1,8 +1,8 @@
-"""Trace reduction (seed 003, "Trace reduction step"): one entry per unique MPI call and rank.
+"""Trace reduction (Martínez Vera, "Trace reduction step"): one entry per unique MPI call and rank.
 
 A call is identified by its *signature*, the call type and its call path (the dynamic
 position, :meth:`phasekit.trace.Trace.signature_codes`); calls with one signature on different
-ranks stay apart here (the inter-rank reduction merges them later, seed 003 "Inter-rank
+ranks stay apart here (the inter-rank reduction merges them later, Martínez Vera "Inter-rank
 reduction"). Each entry keeps what the seed lists: the number of repetitions ``it``, the mean
 time between repetitions ``imt``, the call path, the preceding-burst statistics, all
 timestamps, and the explained time δ = it · imt / T_exe (seed eq. 1).

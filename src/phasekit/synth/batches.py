@@ -1,4 +1,4 @@
-"""Synthetic batches for the scheduling study of seed 004, chapter 5, with ground truth.
+"""Synthetic batches for the scheduling study of Salinas Hilburg 2020, chapter 5, with ground truth.
 
 :func:`generate_batch`: the thesis's batches (section 5.3.2): tasks drawn at random from the
 applications of its Table 4.5 (NAS BT and SP, Linpack, Dgemm, Stream, each with two inputs),

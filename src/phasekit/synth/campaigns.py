@@ -1,6 +1,6 @@
-"""Synthetic measurement campaigns with known ground truth (issue 6, seed 002 chapter 4).
+"""Synthetic measurement campaigns with known ground truth (issue 6, Silva 2024 chapter 4).
 
-Two generators over the thesis's grid (seed 002, section 4.9: 1 <= p <= 32 cores,
+Two generators over the thesis's grid (Silva 2024, section 4.9: 1 <= p <= 32 cores,
 1.2 <= f <= 2.2 GHz, 1 <= N <= 5; :data:`FREQUENCIES` 11 steps of 0.1 GHz, :data:`CORES` 17
 counts, :data:`INPUTS` 1..5; threads = cores, as in the thesis):
 
@@ -62,11 +62,11 @@ __all__ = [
     "seed_campaign",
 ]
 
-#: 1.2-2.2 GHz in 11 steps (seed 002, section 4.8).
+#: 1.2-2.2 GHz in 11 steps (Silva 2024, section 4.8).
 FREQUENCIES: tuple[float, ...] = tuple(round(1.2 + 0.1 * k, 1) for k in range(11))
 #: 17 core counts in 1..32 (the issue's real campaigns: 17 counts).
 CORES: tuple[int, ...] = (1, 2, *range(4, 33, 2))
-#: Inputs 1..5 (seed 002, section 4.8).
+#: Inputs 1..5 (Silva 2024, section 4.8).
 INPUTS: tuple[int, ...] = (1, 2, 3, 4, 5)
 
 #: Parameters of :func:`seed_campaign` (our choice, see the module docstring).

@@ -1,4 +1,4 @@
-"""Synthetic hardware-counter and power data with known ground truth (seed 004, chapters 2 and 4).
+"""Synthetic hardware-counter and power data with known ground truth (Salinas Hilburg 2020, chapters 2 and 4).
 
 Counters follow Table 4.3 (C1 clock cycles ... C14 L1D misses) on a 12-thread server (the
 thesis's S2600GZ: 6 cores, 12 hardware threads, 1.3-2.0 GHz and a 2.4 GHz turbo, section

@@ -1,4 +1,4 @@
-"""The node profiles of one run, with planted outlier nodes (seed 000, section IV-B).
+"""The node profiles of one run, with planted outlier nodes (Phase-TA, section IV-B).
 
 Seed 000 runs each application on 16 nodes, one profile per node, and finds their patterns
 "almost identical" (IV-B, Fig. 4). :func:`generate_nodes` makes such a run from one synthetic

@@ -1,4 +1,4 @@
-"""Synthetic IPC profiles with known periodicities, shaped like seed 000's applications.
+"""Synthetic IPC profiles with known periodicities, shaped like Phase-TA's applications.
 
 Seed 000 (Phase-TA, §IV-B, Table II) analyzes node-level IPC profiles sampled every 5 ms of
 three applications. The generators below reproduce their layout:
@@ -58,7 +58,7 @@ KINDS: tuple[str, ...] = ("nemo", "hpcg", "openfoam")
 TRUTH_VERSION = 1
 INSTANCE_DTYPE = np.dtype([("start", np.int64), ("length", np.int64), ("label", np.int64)])
 
-_BASE_PERIOD = 0.005  # s; seed 000 §II-B: counters "sampled and aggregated every 5 ms"
+_BASE_PERIOD = 0.005  # s; Phase-TA §II-B: counters "sampled and aggregated every 5 ms"
 SCALE_JITTER = 0.03  # instance amplitude: scale by 1 + N(0, 0.03)
 OFFSET_JITTER = 0.01  # instance amplitude: offset by N(0, 0.01)
 _WARP = 0.02  # insertions/deletions per instance: about +-2 % of the length
@@ -444,9 +444,9 @@ def generate(kind: str, *, minutes: float = 10.0, seed: int = 0,
              period: float = _BASE_PERIOD) -> tuple[Profile, Truth]:
     """A synthetic IPC profile of ``kind`` (one of :data:`KINDS`) and its ground truth.
 
-    ``minutes`` of samples every ``period`` seconds (seed 000 §II-B: 5 ms). The same
+    ``minutes`` of samples every ``period`` seconds (Phase-TA §II-B: 5 ms). The same
     ``kind`` and ``seed`` give the same templates at any duration; the same arguments give the
-    same profile. Shares of the profile (our choice, from seed 000 Table II and §IV-B) hold
+    same profile. Shares of the profile (our choice, from Phase-TA Table II and §IV-B) hold
     within a few points from 1 to 60 minutes.
     """
     if kind not in KINDS:
@@ -473,7 +473,7 @@ def generate(kind: str, *, minutes: float = 10.0, seed: int = 0,
 
     # periodic regions first (their lengths vary with warping), aperiodic parts share the rest
     # instance counts per label from the label's total share (rounding once, not per region),
-    # spread evenly over its regions, at least 2 per region (seed 000 §II-A)
+    # spread evenly over its regions, at least 2 per region (Phase-TA §II-A)
     counts: dict[int, int] = {}
     for label in names:
         regions = [i for i, p in enumerate(parts) if isinstance(p, _Periodic) and p.label == label]

@@ -1,4 +1,4 @@
-"""The synthetic benchmarks of seed 001 (§III-B) as counter profiles with phase ground truth.
+"""The synthetic benchmarks of Tsafack Chetsa et al. (§III-B) as counter profiles with phase ground truth.
 
 Seed 001 (Tsafack Chetsa et al., GreenCom 2013) detects system phase changes from execution
 vectors (EVs, §III-A): per-second counts of retired instructions, LLC references and misses,
@@ -130,7 +130,7 @@ __all__ = [
 ]
 
 BENCH_KINDS: tuple[str, ...] = ("bench_1", "bench_2")
-WORKLOADS: tuple[str, ...] = ("MG", "BT", "EP", "IS", "CG")  # seed 001 §III-B, in this order
+WORKLOADS: tuple[str, ...] = ("MG", "BT", "EP", "IS", "CG")  # Tsafack Chetsa et al. §III-B, in this order
 BENCH_METRICS: tuple[str, ...] = (
     "cycles", "instructions", "cache_references", "cache_misses", "branches", "branch_misses",
     "net_tx_bytes", "net_rx_bytes", "disk_read_bytes", "disk_write_bytes",
@@ -252,7 +252,7 @@ class PhaseTruth:
 
     Segments are in time order without overlap (times in seconds from the profile start);
     labels name the workload (``"MG"``, ..., ``"idle"``). A change of segment is a phase
-    change to detect (seed 001 §III-C: "a change of workload"). ``n_samples`` and ``period``
+    change to detect (Tsafack Chetsa et al. §III-C: "a change of workload"). ``n_samples`` and ``period``
     describe the profile the truth belongs to.
     """
 
@@ -307,7 +307,7 @@ class PhaseTruth:
 
     @property
     def change_times_s(self) -> np.ndarray:
-        """The true phase changes: the start of every segment but the first (seed 001 §III-C)."""
+        """The true phase changes: the start of every segment but the first (Tsafack Chetsa et al. §III-C)."""
         return self.starts_s[1:]
 
     @property
@@ -570,7 +570,7 @@ def _os_noise(rng: np.random.Generator, t: np.ndarray, dt: float, total: float
 # --- generator -------------------------------------------------------------------------
 def generate_bench(kind: str, *, repetitions: int = 1, seed: int = 0, period: float = 1.0,
                    idle_s: float = 30.0) -> tuple[Profile, PhaseTruth]:
-    """A counter profile of seed 001's ``bench_1`` or ``bench_2`` (§III-B) and its truth.
+    """A counter profile of Tsafack Chetsa et al.'s ``bench_1`` or ``bench_2`` (§III-B) and its truth.
 
     ``bench_1`` runs MG, BT, EP, IS and CG back to back; ``bench_2`` adds ``idle_s`` seconds
     of idle after every workload (seed: 30 s); ``repetitions`` runs the whole sequence that

@@ -1,6 +1,6 @@
 """Synthetic power profiles with a known phase structure, and counter runs for fingerprints.
 
-:func:`generate_power_profiles` (seed 002, ch. 5): a program made of segments of different
+:func:`generate_power_profiles` (Silva 2024, ch. 5): a program made of segments of different
 character (compute-bound, memory-bound, serial, mixed) run once per configuration (cores x
 frequencies; default the thesis's 32 x 13 = 416), power sampled every 0.5 s (ch. 5.8.1). Our
 model (not the thesis's), per segment s at f GHz on p cores:
@@ -20,7 +20,7 @@ exact ground truth for the fraction-based method. ``speed="per-phase"`` uses ``T
 segment, so boundaries move between configurations, as on real machines: the fraction-based
 method then only approximates the truth.
 
-:func:`generate_fingerprint_runs` (seed 002, ch. 5.10): runs of a few programs x inputs with
+:func:`generate_fingerprint_runs` (Silva 2024, ch. 5.10): runs of a few programs x inputs with
 instructions and memory loads and stores per sample, whose ratio series share one shape per
 program, stretched in time per input (input k lasts about 2^k times the first, the PaScal
 Viewer's convention) and scaled in value, with noise and outlier spikes.

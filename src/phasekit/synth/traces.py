@@ -1,6 +1,6 @@
 """Synthetic MPI execution traces with known loop structure, written as real Paraver files.
 
-Issue 5 (seed 003, structure detection): the analysis turns a trace into the loop nest of the
+Issue 5 (Martínez Vera, structure detection): the analysis turns a trace into the loop nest of the
 program that produced it; to test it we need traces whose loop nest is known. A
 :class:`Program` describes one: a body of :class:`Call` (one MPI call site, made by every rank
 or only by some, ``IF rank in [...]``) and :class:`Loop` (``FOR 1 TO N``, nested at will).
@@ -11,7 +11,7 @@ hardware counters of the burst (PAPI_TOT_INS 42000050, PAPI_TOT_CYC 42000059: in
 the previous reading, as Extrae writes them) and the call path (caller levels 70000001.. with
 function names, 80000001.. with "line (file)"), an MPI state, an exit event (value 0), and a
 communication record (3) for every matched send and receive. :data:`SUITE` holds the shapes the
-tests check, among them the slides' test-2.c example (seed 003, "Pseudocode").
+tests check, among them the slides' test-2.c example (Martínez Vera, "Pseudocode").
 
 Timing model (our choice). Each rank walks the program in order; before each call it computes
 for a burst drawn log-normally around the call's ``burst_s`` (coefficient of variation
@@ -555,7 +555,7 @@ def _c(name: str, *path: str, **kw: Any) -> Call:
 
 
 def _test2() -> Program:
-    """The slides' test-2.c (seed 003, "Pseudocode"): FOR 1 TO 10 { FOR 1 TO 2 {CommSend();
+    """The slides' test-2.c (Martínez Vera, "Pseudocode"): FOR 1 TO 10 { FOR 1 TO 2 {CommSend();
     CommRecv()}; FOR 1 TO 5 {CommSend(); CommRecv()}; MPI_Barrier }, where CommSend is
     rank 1 sending then receiving and CommRecv rank 0 receiving then sending, 4 B messages."""
     def exchange(send_line: int, recv_line: int, burst: float) -> tuple[Call, ...]:

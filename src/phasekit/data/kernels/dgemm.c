@@ -4,7 +4,7 @@
  *   main -> dgemv -> report            (block_kernel and dgemm_blocked print nothing)
  * Usage: dgemm [N] [STEPS]   (N x N matrices; every product repeats STEPS times)
  * A, B and x are set in main; each path writes its own result and prints its checksum, so no
- * path depends on another (seed 004, 4.1.3). The instructions are linear in STEPS
+ * path depends on another (Salinas Hilburg 2020, 4.1.3). The instructions are linear in STEPS
  * (argument 2), which `phasekit signature build` probes at small values. */
 #include <stdio.h>
 #include <stdlib.h>

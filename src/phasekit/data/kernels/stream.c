@@ -3,7 +3,7 @@
  *   main -> copy,  main -> scale,  main -> add,  main -> triad.
  * Usage: stream [N] [STEPS]   (N doubles per array; every kernel repeats STEPS times)
  * The inputs a and b are set in main; each kernel writes its own array and prints its own
- * checksum, so no path depends on data another path computes (seed 004, 4.1.3) and no
+ * checksum, so no path depends on data another path computes (Salinas Hilburg 2020, 4.1.3) and no
  * kernel's work is dead code when the others are removed. The instructions are linear in
  * STEPS (argument 2): `phasekit signature build` probes it at small values. */
 #include <stdio.h>

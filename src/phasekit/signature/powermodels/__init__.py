@@ -1,4 +1,4 @@
-"""Server power models from hardware counters (seed 004, section 4.2 and Appendix A).
+"""Server power models from hardware counters (Salinas Hilburg 2020, section 4.2 and Appendix A).
 
 Three kinds of model share one small protocol (:class:`PowerModel`) that the signature
 pipeline uses: ``model.predict(X)`` gives watts for a :class:`pandas.DataFrame` ``X`` whose

@@ -1,4 +1,4 @@
-"""Grammatical evolution of a power model (seed 004, section 4.2.1.1.2, Appendix A):
+"""Grammatical evolution of a power model (Salinas Hilburg 2020, section 4.2.1.1.2, Appendix A):
 :class:`GEPowerModel` and :func:`fit_ge`. 8-bit codons, 100 codons per chromosome, 200
 individuals, crossover probability 0.9, per-codon mutation probability 1 / (number of grammar
 rules), 3 wraps, RMSE fitness, the thesis's Grammar 1. Every expression's constants are then

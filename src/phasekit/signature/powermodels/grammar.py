@@ -1,4 +1,4 @@
-"""Grammars in BNF and the genotype-to-phenotype mapping of grammatical evolution (seed 004,
+"""Grammars in BNF and the genotype-to-phenotype mapping of grammatical evolution (Salinas Hilburg 2020,
 Appendix A): :func:`parse_bnf`, the thesis's grammars (:data:`GRAMMARS`), :func:`map_genome`
 (the plain-Python mapping; :mod:`~phasekit.signature.powermodels.population` maps a whole
 population in numba with the same semantics)."""

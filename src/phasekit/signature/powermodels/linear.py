@@ -1,4 +1,4 @@
-"""Classical power models (seed 004, section 4.2.1.1.1): ordinary least squares
+"""Classical power models (Salinas Hilburg 2020, section 4.2.1.1.1): ordinary least squares
 (:func:`fit_linear`) or partial least squares (:func:`fit_pls`) on selected counters
 (:func:`select_features`: greedy forward selection by cross-validated RMSE, or the thesis's
 PCA reading)."""

@@ -1,5 +1,5 @@
 """What every power model shares: the :class:`PowerModel` protocol, the version of stored
-models (kind ``"power_model"``) and the error scores (seed 004, section 4.2)."""
+models (kind ``"power_model"``) and the error scores (Salinas Hilburg 2020, section 4.2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The server power breakdown (seed 004, eqs. 4.15-4.17): :class:`ServerPowerModel` with
+"""The server power breakdown (Salinas Hilburg 2020, eqs. 4.15-4.17): :class:`ServerPowerModel` with
 polynomial leakage and fan fits (:func:`fit_leakage`, :func:`fit_fan`) and two dynamic parts
 fitted with any model kind (:data:`MODELS`, :func:`fit_model`). A server model holds other
 models, so the reader of any stored model (:func:`power_model_from_dict`) is here too."""
