@@ -1,6 +1,6 @@
 """phasekit: what an HPC application does over time, without knowing its code.
 
-The Python front door (issue 19) speaks the CLI's words::
+The Python front door speaks the CLI's words::
 
     import phasekit as pk
     prof = pk.read("run.parquet")              # Profile, Trace, Campaign or a saved result
@@ -300,7 +300,7 @@ def _energy_suggest(data: Campaign | pd.DataFrame | PathLike, *, k: int = 5,
                     frequencies: Sequence[float] | None = None,
                     cores: Sequence[int] | None = None, model: str = "extended",
                     seed: int = 0, **limits: Any) -> SuggestResult:
-    """The next configurations to measure (``phasekit energy suggest``; issue 18's
+    """The next configurations to measure (``phasekit energy suggest``; the
     active-learning loop on the energy model of PaScal, Silva et al.):
     :func:`phasekit.energy.suggest.suggest` from every configuration measured in ``data``
     (a campaign, a table of runs, or its file). ``frequencies`` and ``cores``: the grid to

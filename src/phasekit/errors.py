@@ -1,6 +1,6 @@
 """Errors phasekit raises at its boundaries; the CLI maps them to one line and an exit code.
 
-Each also subclasses the closest built-in (issue 19), so code that does not know phasekit can
+Each also subclasses the closest built-in, so code that does not know phasekit can
 catch them the usual way: :class:`UsageError` and :class:`InputError` are ``ValueError`` (a
 value the caller passed, or data read from a file, is not acceptable), and
 :class:`UnsupportedError` is a ``RuntimeError`` (nothing is wrong with the arguments; this

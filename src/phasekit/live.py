@@ -1,4 +1,4 @@
-"""What phasekit sees in a recording as it runs, as Prometheus metrics (issue 22).
+"""What phasekit sees in a recording as it runs, as Prometheus metrics.
 
 ``phasekit watch ... --serve :PORT`` feeds a :class:`LiveMetrics` and serves it with the
 standard ``prometheus_client`` HTTP server, so that Prometheus scrapes it and a Grafana panel

@@ -1,4 +1,4 @@
-"""Several inputs for one analysis: the nodes of a run, a folder of traces (issue 19).
+"""Several inputs for one analysis: the nodes of a run, a folder of traces.
 
 ``periodicity_many``, ``phases_many`` and ``structure_many`` are the library forms of
 ``phasekit analyze|phases|structure`` given several files: each expands its arguments

@@ -1,4 +1,4 @@
-"""``pk.powermodel``: the verbs of ``phasekit powermodel`` (issue 19, the Python front door)."""
+"""``pk.powermodel``: the verbs of ``phasekit powermodel`` (the Python front door)."""
 
 from __future__ import annotations
 

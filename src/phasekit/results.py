@@ -1,4 +1,4 @@
-"""The result contract (issue 19) and helpers shared by result dataclasses.
+"""The result contract and helpers shared by result dataclasses.
 
 Every analysis returns a result that derives from :class:`Result`: a frozen dataclass with a
 ``kind`` (snake_case, registered in :data:`REGISTRY`), a ``version``, ``to_dict`` /
@@ -162,7 +162,7 @@ def plain(value: Any) -> Any:
     return value
 
 
-#: The longest ``repr`` of a result (issue 19: a short repr naming its kind and headline).
+#: The longest ``repr`` of a result (a short repr naming its kind and headline).
 MAX_REPR = 300
 
 

@@ -60,7 +60,7 @@ empty Trace whose ``explanation`` says why.
 The same columns as NumPy arrays, without pandas: :attr:`Trace.arrays` (a
 :class:`CallArrays`; the categorical columns as codes and labels). The readers build these,
 and the DataFrame is made from them on first use of :attr:`Trace.calls`, so that what needs
-only arrays (``phasekit structure``) does not import pandas (0.2 s; issue 20). Built from a
+only arrays (``phasekit structure``) does not import pandas (0.2 s). Built from a
 DataFrame, a Trace makes its arrays from it instead.
 
 The Trace is immutable by convention: treat ``calls`` and ``arrays`` as read-only (use

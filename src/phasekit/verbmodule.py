@@ -1,4 +1,4 @@
-"""Modules that are also the verbs of the Python front door (issue 19).
+"""Modules that are also the verbs of the Python front door.
 
 ``pk.periodicity(profile)``, ``pk.phases(...)``, ``pk.structure(...)``, ``pk.schedule(...)``,
 ``pk.signature(...)``, ``pk.record(...)``, ``pk.energy.fit(...)`` and ``pk.energy.choose(...)``

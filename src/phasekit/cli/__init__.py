@@ -40,7 +40,7 @@ _ClickUsageError = _base("UsageError")
 #: verb -> (module of phasekit.cli, its function or typer sub-app, options of ``app.command``),
 #: in the order of ``phasekit --help`` (commands, then groups). A verb's module is imported, and its click command
 #: built, only when the verb is run or the help lists it: building every verb's command took
-#: 0.03-0.04 s of each command (issue 20).
+#: 0.03-0.04 s of each command.
 _VERBS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "analyze": ("analyze", "analyze", {}),
     "synth": ("synth", "synth", {}),
@@ -333,7 +333,7 @@ _LAZY_NUMPY = ("numpy.f2py", "numpy.testing", "numpy.ctypeslib", "numpy.typing",
 
 class _ImportShortcuts(importlib.abc.MetaPathFinder):
     """Import-time costs that a ``phasekit`` command does not need, cut when the module is
-    first imported (issue 20; the library, imported from a program, leaves its dependencies
+    first imported (the library, imported from a program, leaves its dependencies
     alone): two of numba's, matplotlib's generated docstrings, and numpy's unused submodules
     loaded lazily."""
 

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     from phasekit.energy.efficiency import ConfigurationTable, EfficiencyTable
 
-#: The kind of ``--json``/``-o``'s object: its ``view`` is ``--kind`` (before issue 19 this
+#: The kind of ``--json``/``-o``'s object: its ``view`` is ``--kind`` (in earlier versions this
 #: field was "kind" itself, which clashed with the result kind "efficiency").
 VIEW_KIND = "energy_view"
 
@@ -222,7 +222,7 @@ def plot(
 
         return plot_energy(path, tables=tables, configs=configs, mode=mode)
 
-    try:  # no progress bar: the figure takes a fraction of a second (issue 20)
+    try:  # no progress bar: the figure takes a fraction of a second
         written = write_all(figure_file(figure, draw), json_file(output, data_out))
     except PhasekitError as exc:
         raise name_file(exc, campaign) from exc

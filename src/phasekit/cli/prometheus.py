@@ -1,4 +1,4 @@
-"""``prometheus://HOST:PORT`` as the input of ``analyze``, ``phases`` and ``info`` (issue 22).
+"""``prometheus://HOST:PORT`` as the input of ``analyze``, ``phases`` and ``info``.
 
 The options below are shared by the three verbs. :func:`expand` fetches the nodes' profiles
 (:func:`phasekit.io.prometheus.read_prometheus`), writes each into a temporary folder as

@@ -6,7 +6,7 @@ extension and its OpenMP runtime load, unless the environment sets it): a node b
 profiled has busy cores, and the many short parallel regions of DBA suffer from spinning
 threads there. ``analyze`` of a 3-minute hpcg profile beside two busy loops on this 2-core
 VM took 0.06-0.10 s waiting passively, 0.09-0.22 s with GNU OpenMP's default (spin, then
-sleep) and 0.10-0.43 s spinning; on idle cores 47 ms against 43 ms (issue 20).
+sleep) and 0.10-0.43 s spinning; on idle cores 47 ms against 43 ms.
 """
 
 import os

@@ -1,4 +1,4 @@
-/* phasekit.distance._dtw: DTW_2, DBA and squared Euclidean kernels (issue 20: a command
+/* phasekit.distance._dtw: DTW_2, DBA and squared Euclidean kernels (a command
  * loads no numba). dtw.py and vector.py keep thin wrappers; their docstrings state the
  * semantics (band, early abandoning, tie-breaking of the path).
  *

@@ -14,7 +14,7 @@ unconstrained DTW.
 
 Batched kernels take instances padded into one array ``X[n_series, max_len, dims]`` with
 their true ``lengths``; they run in parallel over pairs or series, on
-:func:`phasekit.parallel.worker_threads` threads. The kernels are C (``_dtw.c``, issue 20: a
+:func:`phasekit.parallel.worker_threads` threads. The kernels are C (``_dtw.c``: a
 command loads no numba); the functions here check and convert their arguments.
 """
 

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from phasekit.energy.suggest import Suggestion, SuggestResult
 
 #: Each name exported here and its module, imported on first use: ``phasekit energy phasediv``
-#: needs none of them, and they import pandas and scipy.optimize (0.45 s; issue 20).
+#: needs none of them, and they import pandas and scipy.optimize (0.45 s).
 _EXPORTS = {
     **dict.fromkeys(("ChoiceResult", "Ensemble", "Uncertainty", "fit_ensemble", "regret"),
                     "choose"),

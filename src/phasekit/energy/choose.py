@@ -27,12 +27,12 @@ optimal_frequency`).
   savings: 69.88 % worst, 12.04 % random, -14.06 % best).
 - A campaign whose frequency was not controlled has one frequency, "as run"
   (:data:`phasekit.energy.fit.NOMINAL_FREQUENCY` in the model): the choice is over cores.
-- Regret (issue 18; not in the seed): where the campaign measured every feasible
+- Regret (not in the seed): where the campaign measured every feasible
   configuration of an input, measured energy of the choice / the lowest measured energy over
   the feasible grid - 1, in percent (NaN otherwise): what the choice costs against the best
   configuration the campaign found. Feasibility is the model's (the time limit is checked on
   predicted times).
-- Uncertainty (issue 18; our choice, not in the seed): an :class:`Ensemble` of refits of the
+- Uncertainty (our choice, not in the seed): an :class:`Ensemble` of refits of the
   model (:func:`phasekit.energy.fit.fit_model`, as a black box) on the training
   configurations with one group left out each: leave-one-out (the jackknife) up to
   :data:`ENSEMBLE_GROUPS` training configurations, that many random groups (delete-a-group
@@ -48,7 +48,7 @@ optimal_frequency`).
   when the expected regret is at most ``tolerance`` (:data:`TOLERANCE`). The members are
   taken as they are, not widened to the jackknife standard error (sqrt(K - 1) times their
   spread): widened, the measure blew up on extrapolated configurations and ranked choices
-  no better on the pascal_dev campaigns (issue 18). It measures the variance of the model,
+  no better on the pascal_dev campaigns. It measures the variance of the model,
   not its bias: a model that all members get wrong in the same way is "sure" (on the
   pascal_dev campaigns from 10 configurations, with the model of the time, the sure choices
   lost less than the unsure ones, but far from nothing).
@@ -317,7 +317,7 @@ class ChoiceResult(Result):
         try:
             grid = data["grid"]
             controlled = bool(data.get("frequency_controlled", True))
-            # Migration (issue 19): "seed" named the model now called "pt".
+            # Migration: "seed" named the model now called "pt".
             return ChoiceResult(
                 model=current_label(str(data["model"])), params={k: float(v) for k, v in
                                                   data["params"].items()},
@@ -570,7 +570,7 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
     ``trusted``: configurations the user measured (the model's training set, without the
     readings it flagged as failed runs); their measured energy stands in for the prediction,
     so the choice is the lowest of what was measured and what is predicted elsewhere (ours,
-    issue 18: after three rounds of ``energy suggest`` on the real PaScal campaigns this
+    after three rounds of ``energy suggest`` on the real PaScal campaigns this
     halves the regret of the model's own choice, benchmarks/energy_choose.py).
     ``failed_runs``: the (frequency, cores, input) the user measured as probable failed runs
     (the fit's ``suspect``: fluidanimate at a core count it cannot run on); they are not
@@ -716,4 +716,4 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
                         with_time=with_time)
 
 
-make_callable(__name__)  # pk.energy.choose(campaign) runs the verb (phasekit.verbmodule, issue 19)
+make_callable(__name__)  # pk.energy.choose(campaign) runs the verb (phasekit.verbmodule)

@@ -109,7 +109,7 @@ _D2_GRID = (-1.0, 0.0, 0.5, 1.0, 1.5, 2.0)
 #: input and vanish without it).
 DEVIATION_BOUND = 2.0
 DEVIATION_PENALTY = 0.1
-#: Robust fitting (ours, issue 18: real campaigns hold failed runs and disturbed ones).
+#: Robust fitting (ours: real campaigns hold failed runs and disturbed ones).
 #: Residuals are log(predicted / measured); a prediction above its measurement by more than
 #: OVER_SCALE (log units) costs as in a Cauchy loss, one below it as a soft L1 loss of scale
 #: UNDER_SCALE (square within about 10 %, absolute beyond: the relative error the MPE
@@ -136,7 +136,7 @@ DEFAULT_LOSS = {"pt": "squares", "extended": "robust"}
 #: Relative step of the forward-difference Jacobian (sqrt of the float64 epsilon, as scipy's
 #: '2-point'), computed for every parameter in one vectorized pass.
 JACOBIAN_STEP = 1.49e-8
-#: A weak prior on the extended model's additions (ours, issue 18): each is pulled toward its
+#: A weak prior on the extended model's additions (ours): each is pulled toward its
 #: neutral value 0 by a residual PRIOR x value / scale, the scale being a large plausible
 #: value (a serial share shrinking as N^-0.5, contention adding 1 % of the time per core, half
 #: the time frequency-insensitive). On 10 random configurations of real campaigns the
@@ -334,13 +334,13 @@ def design_cores(p: np.ndarray, n: int) -> np.ndarray:
     ``n`` such configurations; else those at 2 cores or more, under the same condition; else
     all.
 
-    Ours (issue 18), from the real PaScal campaigns: a single-core run is often not on the
+    Ours, from the real PaScal campaigns: a single-core run is often not on the
     parallel law (from 1 to 2 cores, energy falls 2.6x for x264, 3x for vips, 10x for freqmine:
     a serial code path, not half the parallel one), and some programs run only on a
     power-of-two thread count (fluidanimate's other readings are failed runs of one meter
     sample). The D-optimal design, which favours the extreme core counts, spent 4 of its 10
     points on 1-core runs; on powers of two from 2 its holdout MPE over the 22 campaigns of
-    ../shared/data/energy/pascal_dev (10 points, benchmarks/energy_real.py's scoring) is 9.9 %
+    the real PaScal campaigns (10 points, benchmarks/energy_real.py's scoring) is 9.9 %
     against 11.1 % from every core count (worst campaign 23.8 % against 30.9 %).
     """
     cores = np.asarray(p, float)
@@ -716,7 +716,7 @@ def _initial(spec: ModelSpec, f: np.ndarray, p: np.ndarray, n: np.ndarray, energ
 
 
 # --- model selection -------------------------------------------------------------------------
-#: The default model ("auto", ours, issue 18): the candidate (model, deviation penalty) with
+#: The default model ("auto", ours): the candidate (model, deviation penalty) with
 #: the lowest cross-validated robust loss on the training configurations. The thesis's (pt);
 #: the extended one with its per-input deviations weakly penalized (they follow their input's
 #: data); and with them shrunk toward the input power law (0.5: a 10 % deviation costs as much
@@ -858,7 +858,7 @@ def baseline_predictions(X_train: np.ndarray, y_train: np.ndarray, X_test: np.nd
 # --- the whole evaluation --------------------------------------------------------------------
 def current_label(label: str) -> str:
     """A model or candidate label of a saved result with the model's current name: results
-    written before issue 19 say "seed" (and "seed (...)") for the model now called "pt"."""
+    written by earlier versions say "seed" (and "seed (...)") for the model now called "pt"."""
     head, sep, rest = label.partition(" ")
     return MODEL_ALIASES.get(head, head) + sep + rest
 
@@ -946,7 +946,7 @@ class EnergyFitResult(Result):
             return {k: {m: num(x) for m, x in v.items()} for k, v in value.items()}
 
         try:
-            # Migration (issue 19): results written before then name the thesis's model
+            # Migration: results written before then name the thesis's model
             # "seed"; it is "pt" now (the model, the other models, the selection).
             return EnergyFitResult(
                 model=current_label(data["model"]), params={k: float(v) for k, v in data["params"].items()},
@@ -1207,4 +1207,4 @@ def learning_curve(configs: pd.DataFrame, sizes: Sequence[int], *,
                                        "train_energy_j"])
 
 
-make_callable(__name__)  # pk.energy.fit(campaign) runs the verb (phasekit.verbmodule, issue 19)
+make_callable(__name__)  # pk.energy.fit(campaign) runs the verb (phasekit.verbmodule)

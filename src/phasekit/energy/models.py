@@ -3,14 +3,14 @@
 Units: f in GHz, p active cores, N the input size index (1..5 in the thesis), time in s,
 power in W, energy in J.
 
-``pt`` (P times T) — the thesis's model, six parameters (named ``seed`` before issue 19; that name
+``pt`` (P times T) — the thesis's model, six parameters (named ``seed`` in earlier versions; that name
 is still accepted as an alias, :data:`MODEL_ALIASES`):
 
 - power (4.14): P(f, p) = p (c1 f^3 + c2 f) + c3 (dynamic, leakage, static);
 - time (4.20): T(f, p, N) = d1 N^d2 (p - w p + w) / (f p) (Amdahl with parallel fraction w);
 - energy (4.22): E = P T.
 
-``extended`` — beyond the thesis (our model, issue 6): pt's power and a time law with
+``extended`` — beyond the thesis (our model): pt's power and a time law with
 four changes, each reducing to pt's at its neutral value (m = d3 = k = 0, no deviation):
 
 - T(f, p, N) = d1 N^d2 ((1 - w) N^-d3 + w / p + k (p - 1)) (m + (1 - m) / f) exp(delta_N).
@@ -28,7 +28,7 @@ four changes, each reducing to pt's at its neutral value (m = d3 = k = 0, no dev
   holds it.
 
 Bounds are ours (the thesis gives none): d2 in [-4, 4], since an input's label need not grow
-with its work (PaScal's x264 campaigns spend the most energy on input 1; issue 18).
+with its work (PaScal's x264 campaigns spend the most energy on input 1).
 
 Identifiability (notes, section 2): from energy alone only the products of d1 with the power
 parameters are determined; the fitters hold d1 = 1 then (:data:`ENERGY_ONLY_FIXED`), so that
@@ -108,7 +108,7 @@ def optimal_frequency(c1: float, c3: float, p: ArrayLike) -> np.ndarray | float:
     return float(value) if np.ndim(value) == 0 else value
 
 
-#: The functions' names before issue 19 ("seed" named the thesis's model), kept for callers.
+#: The functions' earlier names ("seed" named the thesis's model), kept for callers.
 seed_power, seed_time, seed_energy = pt_power, pt_time, pt_energy
 
 
@@ -192,7 +192,7 @@ ENERGY_ONLY_FIXED: dict[str, float] = {"d1": 1.0}
 
 
 #: Former model names still accepted wherever a model is named (and read from saved results):
-#: "seed" named the thesis's model (the seed document's) before issue 19.
+#: "seed" named the thesis's model in earlier versions.
 MODEL_ALIASES: dict[str, str] = {"seed": "pt"}
 
 

@@ -1,4 +1,4 @@
-"""Which configurations to measure next (issue 18; not in the seed: a small active-learning
+"""Which configurations to measure next (not in the seed: a small active-learning
 loop on top of Silva 2024, sections 4.8-4.12).
 
 Given the configurations measured so far, :func:`suggest` fits the model and its
@@ -23,9 +23,9 @@ the grid not measured yet by :func:`next_configurations`'s rule (our choice), in
 On the pascal_dev campaigns (``benchmarks/energy_choose.py``, 22 campaigns, 6 starts of 10
 configurations, the choice keeping measured energies) the votes bring the mean regret after
 1, 2, 3, 4 rounds of 5 to 11.1, 10.1, 5.2, 4.6 % (the designs on power-of-two core counts and
-the soft L1 loss of issue 18; 11.0, 6.7, 4.8 % after 3 rounds before both), where ranking the
+the soft L1 loss; 11.0, 6.7, 4.8 % after 3 rounds before both), where ranking the
 promising by their spread alone
-gave 9.5, 7.5, 5.4 % (that rule led before issue 18's last session; a vote-free
+gave 9.5, 7.5, 5.4 % (that rule led before; a vote-free
 probability-of-improvement score gave 9.0, 6.8, 5.3 % on 3 starts). Tried and not kept
 earlier: expected improvement over the best measured energy under the ensemble members (mean
 regret after 1, 2, 3 rounds 19, 16, 13 % against 18, 15, 13 % for the spread rule and 17, 20,

@@ -1,6 +1,6 @@
 /* phasekit.io._paraver: the compiled parts of the Paraver reader (phasekit.io.paraver): the
  * line parser over blocks of raw bytes, message attribution, and the columns of the selected
- * rows. They replace numba kernels (issue 20: importing numba and loading its cached kernels
+ * rows. They replace numba kernels (importing numba and loading its cached kernels
  * cost about 0.5 s of every ``phasekit structure``), operation for operation: the same values,
  * the same errors, the same arithmetic (int64 wrapping where numba's int64 wrapped, computed
  * here in uint64; no -ffast-math, no fused multiply-add).

@@ -1,4 +1,4 @@
-"""The batch CSV reader's file side (issue 19: analyses do not read files): the cells of a
+"""The batch CSV reader's file side (analyses do not read files): the cells of a
 batch table (``task, threads, time_s, power_w`` and further columns), checked and parsed,
 for :func:`phasekit.schedule.batch.read_batch` to build its :class:`~phasekit.schedule.batch.Batch`.
 Errors are one line naming the file, line and column."""

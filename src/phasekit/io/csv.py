@@ -795,7 +795,7 @@ _MISSING_CELLS = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", 
 
 
 def _numeric_rows(body: _Body, sep: str, n_columns: int) -> list[np.ndarray] | None:
-    """Every column as float64, parsed by pyarrow (issue 20: no pandas import, 0.2 s, for the
+    """Every column as float64, parsed by pyarrow (no pandas import, 0.2 s, for the
     common file of numbers); None when a cell is not a number, for :func:`_parse_rows` to read
     the datetimes or report the cell."""
     import pyarrow as pa
@@ -821,7 +821,7 @@ def _numeric_rows(body: _Body, sep: str, n_columns: int) -> list[np.ndarray] | N
 def float_values(column: pa.ChunkedArray) -> np.ndarray:
     """A numeric column as float64 with NaN for nulls, from Arrow's buffers: pyarrow's own
     ``to_numpy`` imports pandas (0.2 s of every command) and ``cast`` pyarrow.compute (0.02 s;
-    issue 20), which only types without a NumPy equivalent (decimals) still need."""
+    start-up), which only types without a NumPy equivalent (decimals) still need."""
     import pyarrow as pa
 
     if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):

@@ -1,4 +1,4 @@
-"""Opening an input file: the one path every reader takes (issue 21).
+"""Opening an input file: the one path every reader takes.
 
 - :func:`input_file` refuses at once, with an :class:`~phasekit.errors.InputError` (exit code
   3), what is not a readable regular file: a missing path, a folder, a FIFO or a device

@@ -69,7 +69,7 @@ def _anchor(path: Path) -> Path:
 def _library_stderr_silenced() -> Iterator[None]:
     """The OTF2 C library prints its errors on the process's stderr (4-30 lines for a damaged
     archive) before the Python call raises: they go to /dev/null, and phasekit's one line
-    says what failed (issue 21). phasekit's own warnings are kept and shown after."""
+    says what failed. phasekit's own warnings are kept and shown after."""
     sys.stderr.flush()
     saved = os.dup(2)
     try:

@@ -1,6 +1,6 @@
 """Paraver traces (.prv or .prv.gz, with their .pcf and .row) -> :class:`~phasekit.trace.Trace`.
 
-The format (see ../shared/data/README.md and the Paraver trace format reference):
+The format (see the Paraver trace format reference):
 
 - line 1: ``#Paraver (date at time):DURATION[_ns]:NODES(CPUS,...):N_APPL:APPL[:APPL]...`` where
   each APPL is ``N_TASKS(THREADS:NODE,...)`` optionally followed by ``,N_COMMUNICATORS``;

@@ -183,7 +183,7 @@ def float64_array(values: np.ndarray) -> pa.Array:
     """A float64 Arrow array over ``values``' memory (a contiguous float64 copy where it is not
     one already; NaN stays a value, not a null), as ``pa.array(ndarray)`` makes it: that call
     imports pandas to check for pandas types, 0.2 s of every command that writes a profile
-    (issue 20); the files are byte-identical."""
+   ; the files are byte-identical."""
     data = np.ascontiguousarray(values, dtype=np.float64).ravel()
     return pa.Array.from_buffers(pa.float64(), data.size, [None, pa.py_buffer(data)])
 

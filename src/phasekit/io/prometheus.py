@@ -1,4 +1,4 @@
-"""Node profiles from a Prometheus server: range queries over its HTTP API (issue 22).
+"""Node profiles from a Prometheus server: range queries over its HTTP API.
 
 ``read_prometheus("prometheus://host:9090", ["ipc=...", "node_load1"], start=..., end=...)``
 runs each PromQL query over [start, end] at ``step`` seconds

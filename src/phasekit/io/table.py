@@ -3,7 +3,7 @@
 The separator is the header's (comma, semicolon, tab or bar: the one that splits it into the
 most cells). Lines starting with ``#`` and blank lines are skipped. Every cell is checked as it
 is read, and the first bad one is an :class:`~phasekit.errors.InputError` naming its line and
-column (issue 21), never a silent NaN:
+column, never a silent NaN:
 
 - every row has as many fields as the header;
 - a column whose cells are numbers holds only numbers or missing values (empty, ``NA``,

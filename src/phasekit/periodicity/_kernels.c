@@ -1,4 +1,4 @@
-/* phasekit.periodicity._kernels: the compiled kernels of Phase-TA (Phase-TA), issue 20.
+/* phasekit.periodicity._kernels: the compiled kernels of Phase-TA.
  *
  * The sliding-window detector (detect.py: distance curve, base periodicity, instance test and
  * the whole pass), the phase alignment's kernels (align.py: instance extension, phase

@@ -14,7 +14,7 @@ the true labels over ratios 1.5 to 32; the table is in benchmarks/RESULTS.md).
 The median edge is a scale only while it measures real differences. Instances of an exactly
 periodic signal (a simulator's or a synthetic exporter's output) differ by floating-point
 rounding alone: every edge is about 1e-29, their ratios are arbitrary, and cutting at 4 x
-the median split one periodicity into several (issue 17: 3 patterns of the same 4 s cycle).
+the median split one periodicity into several (3 patterns of the same 4 s cycle).
 So the scale has a floor at the data's own resolution: edges count as equal below
 ``RESOLUTION``^2 = (1e-9)^2 times the mean energy (sum of squares) of an instance, that is
 when the instances differ by less than one part in 10^9 in RMS (ours; double precision
@@ -135,7 +135,7 @@ def spanning_tree(i: np.ndarray, j: np.ndarray, weights: np.ndarray, n: int
     """The minimum spanning tree (forest) of the graph of ``n`` vertices and the distinct edges
     (i, j, weights), as ``scipy.sparse.csgraph.minimum_spanning_tree`` of its CSR matrix gives
     it, ties included: Kruskal's algorithm on the edges in row-major order, sorted stably by
-    weight; the tree's edges in row-major order (without importing scipy.sparse: issue 20)."""
+    weight; the tree's edges in row-major order (without importing scipy.sparse, for the command's start-up)."""
     i, j = np.asarray(i, np.int64), np.asarray(j, np.int64)
     order = np.lexsort((j, i))
     i, j, weights = i[order], j[order], np.asarray(weights, np.float64)[order]

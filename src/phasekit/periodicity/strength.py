@@ -42,7 +42,7 @@ detector covers 82 % of the run on page faults, whose first iterations differ, a
 CPU time); nor is one detector pass: on a demo recorded beside a busy loop, page faults and
 CPU time both covered 91 % in it, and the analyses 86 % and 91 %.
 
-Evidence (issue 17; benchmarks/periodicity_real.py, 5 recordings of each case on this 2-core
+Evidence (benchmarks/periodicity_real.py, 5 recordings of each case on this 2-core
 VM, RESULTS.md): the previous rule, the largest coefficient of variation, chose a disk or
 iowait counter (the bursty I/O of other processes has the largest relative spread) and found
 no periodicity in any busy/idle recording; this rule chose the CPU time and found the
@@ -201,7 +201,7 @@ def periodic_strength(x: np.ndarray, *, min_lag: int,
 
 def fast_length(target: int) -> int:
     """The smallest 5-smooth number (2^a 3^b 5^c) at least ``target``: the length
-    ``scipy.fft.next_fast_len(target, real=True)`` gives, without importing scipy.fft (issue 20;
+    ``scipy.fft.next_fast_len(target, real=True)`` gives, without importing scipy.fft (start-up;
     numpy's pocketfft takes any length, fastest on these)."""
     if target <= 1:
         return 1

@@ -191,7 +191,7 @@ def phases(profile: Profile, *, method: str = "auto", threshold: float | None = 
 
     Consecutive phases never share an id (ev, shape; ev-literal keeps the seed's
     identification): a phase as close to the one before it as a typical
-    member is merged into it (ours, issue 17: a change that returned to the phase it left,
+    member is merged into it (ours: a change that returned to the phase it left,
     a burst confirmed as a change, is not a new phase; :func:`_identified`);
     ``merged_changes`` in the result counts them. With ev, a change in the last vectors is
     kept only when the last phase has the detector's minimum phase length (``min_length``

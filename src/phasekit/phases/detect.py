@@ -56,7 +56,7 @@ none of these), chosen on bench_1/bench_2 and on the real recording in tests/dat
   agent adds 75 % to an idle node's cycles for a quarter of a second) into changes: over
   bench_2 with seeds 0-8, 43 false changes and 6 misses instead of 22 and 1.
 
-- a lasting shift (issue 17: a change of application that stays under the threshold in every
+- a lasting shift (a change of application that stays under the threshold in every
   single vector, IPC 1.8 -> 0.63 against a wide spread): every in-phase vector of a mature
   phase enters a window of the last ``shift_window`` (8) in-phase vectors; when the window's
   mean differs from the phase's mean before the window by more than ``shift_threshold`` (2)
@@ -476,7 +476,7 @@ def timing(period: float, *, confirm: int | None = None, min_length: int | None 
     (s), where not given: a change is confirmed by ``CONFIRM_S`` (0.6 s) of vectors, at least
     ``CONFIRM`` (2: at Tsafack Chetsa et al.'s 1 s sampling, the next vector) and at most ``CONFIRM_MAX``
     (8); a phase is young for ``MIN_PHASE_S`` (2 s), at least ``MIN_LENGTH`` (8) vectors.
-    At Tsafack Chetsa et al.'s 1 s sampling both are the previous defaults (2 and 8). Ours (issue 17):
+    At Tsafack Chetsa et al.'s 1 s sampling both are the previous defaults (2 and 8). Ours:
     at 200 ms single vectors are noisier than at 1 s; on 20 dcslab back-to-back sequences
     (benchmarks/phases_real.py), 2 vectors of confirmation gave F1 0.62-0.68 and 3 gave
     0.73-0.76 (youth 15-40 vectors), and youth of 10, 15 and 25 vectors gave the same

@@ -11,7 +11,7 @@ when ``instructions`` is missing, the CPU-activity metrics that exist (``cpu_use
 ``cpu_system_s``, ``cpu_iowait_s``, ``task_clock``, ``page_faults``, ``context_switches``)
 stand in for the processor sensors, and the vectors say which sensors they hold.
 
-Every numeric metric takes part in the ev method's vectors (issue 17; ours, beyond the
+Every numeric metric takes part in the ev method's vectors (ours, beyond the
 seed's nine sensors, which real counter sets rarely name: l2miss, stall_cycles, local_mem
 ...): :func:`choose_sensors` keeps every metric of the profile except those with no value and
 those constant over the profile analysed (they are listed as left out, with the reason), and

@@ -133,7 +133,7 @@ def _bilinear(values: np.ndarray, x: np.ndarray, y: np.ndarray, xs: np.ndarray, 
               ) -> np.ndarray:
     """``values`` (len(y) x len(x)) interpolated bilinearly at every (ys[i], xs[j]), the mesh
     inside the grid's range (scipy's RegularGridInterpolator "linear", without importing
-    scipy.interpolate: 0.3 s of the command; issue 20)."""
+    scipy.interpolate: 0.3 s of the command)."""
     def cells(axis: np.ndarray, fine: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         low = np.clip(np.searchsorted(axis, fine, side="right") - 1, 0, axis.size - 2)
         return low, (fine - axis[low]) / (axis[low + 1] - axis[low])
@@ -192,7 +192,7 @@ def _smoothed(ax: Any, table: EfficiencyTable, cmap: Any, norm: Normalize, *,
 # --- the fixed layout ---------------------------------------------------------------------------
 # energy_figure places its Axes itself, in inches, instead of constrained layout: that engine
 # measures every text of every Axes in an extra draw before the real one, which was half of
-# ``phasekit energy plot`` (issue 20). The margins fit what is drawn here: short numbers on
+# ``phasekit energy plot``. The margins fit what is drawn here: short numbers on
 # the y axes, x labels rotated and given room when long, one colour bar right of a section.
 _TITLE_H = 0.45  # a section's title
 _AX_TOP = 0.3  # an Axes' title

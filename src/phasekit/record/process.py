@@ -1,4 +1,4 @@
-"""Starting the commands an analysis measures (issue 19: analyses do not start processes).
+"""Starting the commands an analysis measures (analyses do not start processes).
 
 :func:`start_command` is how :mod:`phasekit.signature.manager` runs each executable of a
 signature; the recorder's own child is :class:`phasekit.record.recorder.PausedChild`.

@@ -41,4 +41,4 @@ __all__ = [
 ]
 
 
-make_callable(__name__)  # pk.schedule(batch) runs the verb (phasekit.verbmodule, issue 19)
+make_callable(__name__)  # pk.schedule(batch) runs the verb (phasekit.verbmodule)

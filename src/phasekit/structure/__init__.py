@@ -36,7 +36,7 @@ __all__ = ["EPS", "MIN_EXPLAINED", "MIN_PTS", "StructureAnalysis", "StructureRes
            "format_size", "format_time", "loop_records", "outline", "structure"]
 
 RESULT_KIND = "structure"
-#: Version 2 renamed the kind to snake_case (issue 19: one style for every kind); the layout
+#: Version 2 renamed the kind to snake_case (one style for every kind); the layout
 #: is version 1's, whose kind :data:`OLD_KIND` is still read.
 RESULT_VERSION = 2
 OLD_KIND = "mpi-structure-result"
@@ -482,4 +482,4 @@ def outline(items: Sequence[Item], reduction: Reduction, ranks: tuple[int, ...] 
     return tuple(out)
 
 
-make_callable(__name__)  # pk.structure(trace) runs the verb (phasekit.verbmodule, issue 19)
+make_callable(__name__)  # pk.structure(trace) runs the verb (phasekit.verbmodule)

@@ -62,7 +62,7 @@ def neighborhoods(X: np.ndarray, eps: float) -> list[np.ndarray]:
 def dbscan(X: np.ndarray, *, eps: float, min_pts: int) -> np.ndarray:
     """DBSCAN labels (Ester et al., KDD 1996) as scikit-learn's ``DBSCAN(eps, min_samples)``
     gives them, without importing scikit-learn (0.5 s of every ``phasekit structure``;
-    issue 20): a point is core when at least ``min_pts`` points (itself included) lie within
+    start-up): a point is core when at least ``min_pts`` points (itself included) lie within
     ``eps``; clusters grow depth first from the unlabelled core points in index order, and
     a border point takes the label of the first cluster that reaches it; -1 is noise."""
     near = neighborhoods(np.asarray(X, dtype=np.float64), eps)

@@ -118,7 +118,7 @@ class Reduction:
 
 def reduce_trace(trace: Trace, *, min_explained: float = MIN_EXPLAINED) -> Reduction:
     """Reduce ``trace`` to one entry per (rank, signature) (module docstring)."""
-    codes, table = trace.signature_codes()  # NumPy only: no pandas (issue 20)
+    codes, table = trace.signature_codes()  # NumPy only: no pandas
     signatures = tuple(Signature(call, _frames(path, lines)) for call, path, lines, _ in table)
     calls = trace.arrays
     rank = calls["rank"].astype(np.int64)

@@ -2,8 +2,8 @@
 
 Real counter series of single applications (one table per run, the same metrics in each) are
 cut and put one after the other, as if the applications had run back to back on one node:
-the truth is where one run ends and the next starts. Issue 17 builds its real phase-detection
-benchmark this way from the dcslab perf series (``../shared/data/phases/dcslab``: 200 ms rows,
+the truth is where one run ends and the next starts. benchmarks/phases_real.py builds its real phase-detection
+benchmark this way from the dcslab perf series (200 ms rows,
 4-6 applications, up to 300 rows each). The generator is seeded; the runs are the caller's
 (phasekit ships none of them: see :func:`read_headed_table` for the one-header-line CSV they
 come in).

@@ -1,4 +1,4 @@
-"""Synthetic measurement campaigns with known ground truth (issue 6, Silva 2024 chapter 4).
+"""Synthetic measurement campaigns with known ground truth (Silva 2024 chapter 4).
 
 Two generators over the thesis's grid (Silva 2024, section 4.9: 1 <= p <= 32 cores,
 1.2 <= f <= 2.2 GHz, 1 <= N <= 5; :data:`FREQUENCIES` 11 steps of 0.1 GHz, :data:`CORES` 17

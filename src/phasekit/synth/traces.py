@@ -1,6 +1,6 @@
 """Synthetic MPI execution traces with known loop structure, written as real Paraver files.
 
-Issue 5 (Martínez Vera, structure detection): the analysis turns a trace into the loop nest of the
+Structure detection (Martínez Vera): the analysis turns a trace into the loop nest of the
 program that produced it; to test it we need traces whose loop nest is known. A
 :class:`Program` describes one: a body of :class:`Call` (one MPI call site, made by every rank
 or only by some, ``IF rank in [...]``) and :class:`Loop` (``FOR 1 TO N``, nested at will).

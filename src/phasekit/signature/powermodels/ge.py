@@ -287,7 +287,7 @@ def fit_ge(X: pd.DataFrame, y: Any = "power_w", *, features: Sequence[str] | Non
     (infinite fitness), as are those whose codons run out. Counters enter divided by their
     mean absolute value (numerical range; the printed model is in raw units).
 
-    Robustness on real data (issue 18, our choices): ``restarts`` independent runs (seeds
+    Robustness on real data (our choices): ``restarts`` independent runs (seeds
     ``[seed, r]``), each stopped after ``patience`` generations without improvement;
     ``validation`` (20 %) of the training rows — the last ones as ``X`` orders them
     (``validation_split="time"``) or a random share ("random") — take no part in the
