@@ -376,8 +376,9 @@ class ChoiceResult(Result):
         drawable = [c for c in self.choices if c.drawn_points()]
         wanted = [c for c in drawable if input is None or c.input_label == str(input)]
         if not wanted:
-            raise UsageError(f"input {input}: no choice to plot (inputs with one: "
-                             f"{', '.join(c.input_label for c in drawable) or 'none'})")
+            raise UsageError("no choice to plot (inputs with one: "
+                             f"{', '.join(c.input_label for c in drawable) or 'none'})",
+                             parameter="input", value=input)
         draw_choice(ax, self, wanted[0])
         return fig
 
@@ -439,7 +440,8 @@ class Ensemble:
         """The jackknife+ / CV+ prediction interval (J) of the measured energy at each point
         (module docstring)."""
         if not 0 < level < 1:
-            raise UsageError(f"level {level}: expected a fraction between 0 and 1")
+            raise UsageError("expected a fraction between 0 and 1", parameter="level",
+                             value=level)
         per_train = self.log_energy(f, p, n)[self.group]       # (training configs, points)
         r = self.residuals[:, None]
         size = self.group.size
@@ -467,7 +469,7 @@ def fit_ensemble(f: Any, p: Any, n: Any, energy: Any, time: Any | None = None, *
     t = None if time is None else np.asarray(time, float).ravel()
     size = f.size
     if groups < 2:
-        raise UsageError(f"an ensemble needs at least 2 groups; got {groups}")
+        raise UsageError("an ensemble needs at least 2", parameter="groups", value=groups)
     if size < 3:
         raise UsageError(f"an ensemble needs at least 3 training configurations; got {size}")
     if size <= groups:
@@ -716,4 +718,4 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
                         with_time=with_time)
 
 
-make_callable(__name__)  # pk.energy.choose(campaign) runs the verb (phasekit.verbmodule)
+make_callable(__name__, "phasekit.energy.api:choose")  # pk.energy.choose(...) runs it

@@ -216,8 +216,9 @@ def configurations(data: Campaign | pd.DataFrame, *, source: str | None = None,
         measured = "energy_j" if not table["energy_j"].notna().any() else None
         raise InputError(
             "no run with a positive energy_j, frequency_ghz, cores and input"
-            + ("; this campaign measured no energy (give `campaign run` --power-cmd, or "
-               "--power-estimate where there is no meter)" if measured else ""),
+            + ("; this campaign measured no energy: run it with a power meter's command "
+               "(power_command) or, where there is no meter, a power estimate "
+               "(power_estimate_w)" if measured else ""),
             path=source)
     if dropped:
         warnings.warn(f"{source or 'table'}: left out {dropped} run(s) without a usable energy, "
@@ -232,10 +233,11 @@ def configurations(data: Campaign | pd.DataFrame, *, source: str | None = None,
 
 
 def input_numbers(configs: pd.DataFrame, asked: Sequence[str | float] | str | float | None,
-                  *, option: str = "inputs") -> tuple[list[float], dict[float, str]]:
+                  *, parameter: str = "inputs", option: str | None = None
+                  ) -> tuple[list[float], dict[float, str]]:
     """The input numbers ``asked`` for (labels of the campaign, or numbers; default: every
-    input of ``configs``), and the label of each. UsageError naming ``option`` for an item
-    that is neither."""
+    input of ``configs``), and the label of each. UsageError naming ``parameter`` (on the
+    command line ``option``) for an item that is neither."""
     labels = dict(zip(configs["input"].astype(float), configs["input_label"].astype(str),
                       strict=True))
     if asked is None:
@@ -250,10 +252,12 @@ def input_numbers(configs: pd.DataFrame, asked: Sequence[str | float] | str | fl
         try:
             number = float(item)
         except ValueError:
-            raise UsageError(f"{option} {item!r}: not an input of the campaign (it has "
-                             f"{', '.join(by_label)}) and not an input number") from None
+            raise UsageError(f"not an input of the campaign (it has {', '.join(by_label)}) "
+                             "and not an input number", parameter=parameter, value=item,
+                             option=option) from None
         if not number > 0:
-            raise UsageError(f"{option} {item!r}: expected a positive input number")
+            raise UsageError("expected a positive input number", parameter=parameter,
+                             value=item, option=option)
         numbers.append(number)
         labels.setdefault(number, item)
     return numbers, labels
@@ -312,7 +316,8 @@ def choose_training(configs: pd.DataFrame, n: int, *, design: str = "random", se
     if with_time is None:
         with_time = bool(configs["time_s"].notna().all()) if "time_s" in configs else False
     if design not in DESIGNS:
-        raise UsageError(f"unknown design {design!r}; expected one of {', '.join(DESIGNS)}")
+        raise UsageError(f"expected one of {', '.join(DESIGNS)}", parameter="design",
+                         value=design)
     if not 1 <= n <= total:
         raise UsageError(f"cannot choose {n} of {total} configurations")
     f = frequencies(configs)
@@ -537,7 +542,7 @@ def fit_model(f: Any, p: Any, n: Any, energy: Any, time: Any | None = None, *,
         raise UsageError("times must be positive (pass time=None for an energy-only fit)")
     loss = loss or DEFAULT_LOSS[spec.name]
     if loss not in LOSSES:
-        raise UsageError(f"unknown loss {loss!r}; expected one of {', '.join(LOSSES)}")
+        raise UsageError(f"expected one of {', '.join(LOSSES)}", parameter="loss", value=loss)
     if loss == "squares" and screen:
         return _screened_squares(f, p, n, energy, t_meas, model=model, starts=starts, seed=seed,
                                  deviation_penalty=deviation_penalty, prior=prior)
@@ -1037,7 +1042,8 @@ def fit_energy(configs: pd.DataFrame, *, model: str = "extended", n_train: int |
     if model != AUTO:
         model = model_name(model)  # "seed" is still accepted for "pt"
     elif loss is not None:
-        raise UsageError("loss: the automatic selection fits each candidate with its own loss")
+        raise UsageError("the automatic selection fits each candidate with its own loss",
+                         parameter="loss", value=loss)
     if input is not None:
         configs = _one_input(configs, input)
     total = len(configs)
@@ -1055,7 +1061,7 @@ def fit_energy(configs: pd.DataFrame, *, model: str = "extended", n_train: int |
         if n_train < 1 or n_train >= total:
             raise UsageError(f"expected 1 to {total - 1} (the table has {total} "
                              "configurations; the others are the holdout)",
-                             parameter="train", value=n_train)
+                             parameter="n_train", value=n_train, option="--train")
         has_time = bool(use_time and np.isfinite(times).all())
         train = choose_training(configs, n_train, design=design, seed=seed, model=design_model,
                                 with_time=has_time)
@@ -1207,4 +1213,4 @@ def learning_curve(configs: pd.DataFrame, sizes: Sequence[int], *,
                                        "train_energy_j"])
 
 
-make_callable(__name__)  # pk.energy.fit(campaign) runs the verb (phasekit.verbmodule)
+make_callable(__name__, "phasekit.energy.api:fit")  # pk.energy.fit(...) runs it

@@ -287,7 +287,8 @@ def next_configurations(ensemble: Ensemble, choice: ChoiceResult, measured: pd.D
     ``measured``) holds the readings whose energies set the bar to beat (without the failed
     runs); and how many candidates there were."""
     if k < 1:
-        raise UsageError(f"-k {k}: expected at least 1 configuration to suggest")
+        raise UsageError("expected at least 1 configuration to suggest", parameter="k",
+                         value=k, option="-k")
     done = measured_keys(measured)
     lowest = lowest_measured(measured if trusted is None else trusted)
     rows = []
@@ -360,8 +361,8 @@ def suggest(measured: pd.DataFrame, *, k: int = K, frequencies_ghz: Sequence[flo
     that measured every configuration gives the choice's regret (to evaluate the loop).
     """
     if measured.empty:
-        raise UsageError("nothing measured yet: measure a first design (`energy fit --design "
-                         "doptimal`) before asking for suggestions")
+        raise UsageError("nothing measured yet: measure a first design (the doptimal design "
+                         "of energy fit) before asking for suggestions")
     controlled = bool(measured["frequency_ghz"].notna().any())
     f = measured["frequency_ghz"].to_numpy(float)
     f = np.where(np.isfinite(f), f, NOMINAL_FREQUENCY)
@@ -401,4 +402,4 @@ def suggest(measured: pd.DataFrame, *, k: int = K, frequencies_ghz: Sequence[flo
                          method=ensemble.method, tolerance=tolerance, fitted=ensemble.model)
 
 
-make_callable(__name__)  # pk.energy.suggest(campaign) runs the verb (phasekit.verbmodule)
+make_callable(__name__, "phasekit.energy.api:suggest")  # pk.energy.suggest(...) runs it

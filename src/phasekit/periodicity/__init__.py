@@ -14,4 +14,4 @@ from phasekit.verbmodule import make_callable
 __all__ = ["Pattern", "PeriodicityOptions", "PeriodicityResult", "analyze", "default_metrics", "instances_of", "relevance"]
 
 
-make_callable(__name__)  # pk.periodicity(profile) runs the verb (phasekit.verbmodule)
+make_callable(__name__, "phasekit.periodicity.api:periodicity")  # pk.periodicity(...) runs it

@@ -35,4 +35,4 @@ __all__ = [
 ]
 
 
-make_callable(__name__)  # pk.phases(profile) runs the verb (phasekit.verbmodule)
+make_callable(__name__, "phasekit.phases.api:phases")  # pk.phases(...) runs it

@@ -91,4 +91,4 @@ def select_sources(names: Sequence[str] | None, sources: Sequence[Source]) -> li
     return chosen
 
 
-make_callable(__name__)  # pk.record(command) runs the verb (phasekit.verbmodule)
+make_callable(__name__, "phasekit.record.api:record")  # pk.record(...) runs it

@@ -378,7 +378,7 @@ class Recorder:
 
     def _header(self, opened: list[_Opened], command: list[str] | None,
                 start_utc: _dt.datetime) -> dict[str, Any]:
-        from phasekit import __version__
+        from phasekit.version import version
 
         metrics = [entry.metrics[j] for entry in opened for j in entry.keep]
         units = {m.name: (m.rate_unit or m.unit) if m.kind == "counter" else m.unit
@@ -400,7 +400,7 @@ class Recorder:
                       "span), or per second where the unit is a rate (W); gauges: as read at "
                       "the end of the interval; row time: start of the interval",
             "command": command, "start_utc": start_utc.isoformat(),
-            "phasekit_version": __version__, "flush_interval_s": self.flush_interval,
+            "phasekit_version": version(), "flush_interval_s": self.flush_interval,
             "complete": False,
         }
         return {"version": 1, "period": self.interval, "start": 0.0,

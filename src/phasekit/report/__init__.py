@@ -77,8 +77,8 @@ def build_report(items: Sequence[ReportItem], *, title: str = "phasekit report",
                  progress: Callable[[str, float], None] | None = None) -> str:
     """The HTML page of ``items`` (module docstring); ``now`` for the header (default: the
     current local time); ``progress(stage, fraction)`` is told of each result drawn."""
-    from phasekit import __version__
     from phasekit.report.svg import FigureMaker
+    from phasekit.version import version
 
     maker = FigureMaker()
     sections = []
@@ -91,10 +91,10 @@ def build_report(items: Sequence[ReportItem], *, title: str = "phasekit report",
                   ([i, Safe(f'<a href="#{esc(s.anchor)}">{esc(s.source)}</a>'), s.kind]
                    for i, s in enumerate(sections, start=1)), numeric=[True, False, False])
     header = join([tag("p", f"{len(sections)} result{'s' if len(sections) != 1 else ''}, "
-                            f"generated {when} by phasekit {__version__}", class_="meta"),
+                            f"generated {when} by phasekit {version()}", class_="meta"),
                    files if sections else note("No result given.")])
     return page(title, header, sections,
-                footer=f"phasekit {__version__}: a self-contained page (no script, no "
+                footer=f"phasekit {version()}: a self-contained page (no script, no "
                        "network); figures drawn with matplotlib.")
 
 

@@ -41,4 +41,4 @@ __all__ = [
 ]
 
 
-make_callable(__name__)  # pk.schedule(batch) runs the verb (phasekit.verbmodule)
+make_callable(__name__, "phasekit.schedule.api:schedule")  # pk.schedule(...) runs it

@@ -80,4 +80,4 @@ __all__ = [
 ]
 
 
-make_callable(__name__)  # pk.signature(signature) runs the verb (phasekit.verbmodule)
+make_callable(__name__, "phasekit.signature.api:signature")  # pk.signature(...) runs it

@@ -482,4 +482,4 @@ def outline(items: Sequence[Item], reduction: Reduction, ranks: tuple[int, ...] 
     return tuple(out)
 
 
-make_callable(__name__)  # pk.structure(trace) runs the verb (phasekit.verbmodule)
+make_callable(__name__, "phasekit.structure.api:structure")  # pk.structure(...) runs it

@@ -1,0 +1,40 @@
+"""``pk.phases``: the verb of ``phasekit phases`` (the Python front door)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from phasekit.arguments import PathLike, as_names, as_profile
+
+if TYPE_CHECKING:
+    from phasekit.phases.analyze import PhaseResult
+    from phasekit.profile import Profile
+
+__all__ = ["phases"]
+
+
+def phases(profile: Profile | PathLike, *, method: str = "auto",
+           threshold: float | None = None, smooth: int = 1,
+           metrics: Sequence[str] | str | None = None,
+           sensors: Sequence[str] | str | None = None, **options: Any) -> PhaseResult:
+    """Phase changes and recurring phases of a profile (``phasekit phases``; Tsafack Chetsa
+    et al.): :func:`phasekit.phases.analyze.phases`.
+
+    Parameters
+    ----------
+    profile
+        A :class:`~phasekit.profile.Profile` or its file.
+    method, threshold, smooth
+        The detector, its threshold (default: the detector's own) and the sliding-median
+        width in samples.
+    metrics
+        The metrics forming the execution vectors (the CLI's ``--metric``); ``sensors`` is
+        its former name.
+    **options
+        The other keywords of :func:`~phasekit.phases.analyze.phases`.
+    """
+    from phasekit.phases.analyze import phases as run_phases
+
+    return run_phases(as_profile(profile), method=method, threshold=threshold, smooth=smooth,
+                      metrics=as_names(metrics), sensors=as_names(sensors), **options)
