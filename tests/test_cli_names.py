@@ -180,21 +180,27 @@ def test_public_analyses_take_their_options_as_keywords() -> None:
     _keyword_only_after(schedule_batch, 2)  # the batch and the data center
 
 
-def test_periodicity_options_are_the_keywords() -> None:
+def test_periodicity_options_are_declared_once() -> None:
+    """The tuning keywords of analyze are the fields of PeriodicityOptions (no second list
+    of names and defaults), frozen, checked when made, naming the parameter at fault."""
+    from phasekit.errors import UsageError
     from phasekit.periodicity import PeriodicityOptions, analyze
 
     signature = inspect.signature(analyze).parameters
-    for f in fields(PeriodicityOptions):
-        assert signature[f.name].default == f.default, f.name
+    assert not {f.name for f in fields(PeriodicityOptions)} & set(signature)
+    assert signature["keywords"].kind is inspect.Parameter.VAR_KEYWORD
     options = PeriodicityOptions(band=0.2)
     with pytest.raises(FrozenInstanceError):
         options.band = 0.3  # type: ignore[misc]
-    given = {f.name: signature[f.name].default for f in fields(PeriodicityOptions)}
-    assert options.merged(given)["band"] == 0.2
-    assert options.merged({**given, "band": 0.05})["band"] == 0.05  # a keyword wins
+    with pytest.raises(UsageError, match=r"^band=1\.5: expected a value in \(0, 1\]") as bad:
+        PeriodicityOptions(band=1.5)
+    assert bad.value.command_line().startswith("--band 1.5:")
+    with pytest.raises(UsageError, match=r"^min_instances=0: "):
+        PeriodicityOptions(min_instances=0)
 
 
 def test_periodicity_options_give_the_keywords_result() -> None:
+    from phasekit.errors import UsageError
     from phasekit.periodicity import PeriodicityOptions, analyze
 
     t = np.arange(3000)
@@ -204,9 +210,15 @@ def test_periodicity_options_give_the_keywords_result() -> None:
     by_keywords = analyze(profile, band=0.2, cut_ratio=3.0, workers=1)
     by_options = analyze(profile, options=PeriodicityOptions(band=0.2, cut_ratio=3.0),
                          workers=1)
-    mixed = analyze(profile, options=PeriodicityOptions(band=0.2), cut_ratio=3.0, workers=1)
-    assert by_keywords.to_dict() == by_options.to_dict() == mixed.to_dict()
+    assert by_keywords.to_dict() == by_options.to_dict()
     assert by_options.params["band"] == 0.2
+    # a default given explicitly is a value like any other: never silently dropped
+    with pytest.raises(UsageError, match=r"^options: give options= or the keywords band, not"):
+        analyze(profile, options=PeriodicityOptions(band=0.2), band=0.1)
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'bandwidth'"):
+        analyze(profile, bandwidth=0.2)
+    with pytest.raises(UsageError, match=r"^band=0: "):  # checked before any work
+        analyze(profile, band=0)
 
 
 def test_phases_metrics_is_sensors(steps: Path) -> None:

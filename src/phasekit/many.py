@@ -209,14 +209,22 @@ def read_named_profile(path: PathArg, period: float | None = None) -> Profile:
         raise name_file(exc, path) from exc
 
 
+def _past_the_end(data: Profile, window_s: Window | None) -> str | None:
+    """Why ``window_s`` holds nothing of ``data`` (it starts after the profile's end), or
+    None."""
+    if window_s is not None and window_s[0] is not None and window_s[0] >= data.duration:
+        return f"starts at {window_s[0]:g} s, after the end of this {data.duration:g} s profile"
+    return None
+
+
 def check_window(data: Profile, window_s: Window | None, path: PathArg,
                  text: str | None = None) -> None:
-    """UsageError naming the file (and the option as given, ``text``) when the window starts
-    after the end of the profile."""
-    if window_s is not None and window_s[0] is not None and window_s[0] >= data.duration:
-        given = f" {text!r}:" if text is not None else ""
-        raise UsageError(f"{os.fspath(path)}: --window{given} starts at {window_s[0]:g} s, "
-                         f"after the end of this {data.duration:g} s profile")
+    """UsageError naming the parameter ``window`` (its value as the command line gave it:
+    ``text``) and the file when the window starts after the end of the profile."""
+    why = _past_the_end(data, window_s)
+    if why is not None:
+        raise UsageError(f"{os.fspath(path)}: {why}", parameter="window",
+                         value=window_s if text is None else text)
 
 
 def check_metrics(profile: Profile, metrics: Sequence[str], path: PathArg) -> list[str]:
@@ -239,6 +247,10 @@ def check_trace(path: PathArg) -> None:
 
 
 # --- periodicity: the nodes of a run ---------------------------------------------------------
+#: Parameters of :func:`phasekit.periodicity.analyze` whose bounds depend on the profile: a
+#: value one profile of a run cannot take fails that file only, not the whole run.
+BOUND_BY_THE_PROFILE = ("half_window",)
+
 def periodicity_file(path: str, *, metrics: Sequence[str] | None, window_s: Window | None,
                      options: dict[str, Any], period: float | None = None) -> NodeSummary:
     """The task run for each profile of a run (in a worker process or on Dask): read it
@@ -250,12 +262,18 @@ def periodicity_file(path: str, *, metrics: Sequence[str] | None, window_s: Wind
     from phasekit.periodicity.nodes import NodeSummary
 
     data = read_named_profile(path, period)
-    check_window(data, window_s, path)
+    why = _past_the_end(data, window_s)
+    if why is not None:  # this file's error, not the call's: the other files are analyzed
+        raise UsageError(f"{os.fspath(path)}: window={window_s!r}: {why}")
     if metrics:
         metrics = check_metrics(data, metrics, path)
     try:
-        result = analyze(data, metrics=list(metrics) if metrics else None, window_s=window_s,
+        result = analyze(data, metrics=list(metrics) if metrics else None, window=window_s,
                          workers=worker_threads(), **options)
+    except UsageError as exc:
+        if exc.parameter in BOUND_BY_THE_PROFILE:  # this file's error: the others go on
+            raise UsageError(f"{os.fspath(path)}: {exc}") from exc
+        raise name_file(exc, path) from exc
     except PhasekitError as exc:
         raise name_file(exc, path) from exc
     return NodeSummary.from_result(result, file=path)
@@ -284,13 +302,16 @@ def periodicity_runs(paths: PathArg | Sequence[PathArg], *,
     """:func:`periodicity_many` (``options`` its other keywords), and the runs it made of the
     files (their tracebacks: the CLI's ``--debug``)."""
     from phasekit.io import PROFILE_SUFFIXES
+    from phasekit.periodicity import PeriodicityOptions
     from phasekit.periodicity.nodes import compare_nodes
 
     names = _names(metrics)
     if names and len(set(names)) != len(names):
         raise UsageError("each metric may be given once", parameter="metrics", option="--metric")
-    job = functools.partial(periodicity_file, metrics=names, window_s=window, options=options,
-                            period=period)
+    checked = PeriodicityOptions.of(options.get("options"),
+                                    {k: v for k, v in options.items() if k != "options"})
+    job = functools.partial(periodicity_file, metrics=names, window_s=window,
+                            options={"options": checked}, period=period)
     # started once the files are handed out, so as not to hold the GIL while the workers
     # start or while dask.distributed is imported and the client connects
     warm = threading.Thread(target=warm_comparison, daemon=True)
@@ -301,12 +322,7 @@ def periodicity_runs(paths: PathArg | Sequence[PathArg], *,
     files = [f for f, _ in runs.done]
     named = node_names(files, [s.node for _, s in runs.done])
     summaries = [replace(s, node=n, file=f) for (f, s), n in zip(runs.done, named, strict=True)]
-    given = options.get("options")
-    band_value = options.get("band")
-    if band_value is None and given is not None:  # a PeriodicityOptions: its band, as analyze
-        band_value = given.band
-    band = {"band": band_value} if band_value is not None else {}
-    return compare_nodes(summaries, errors=runs.errors, **band), runs
+    return compare_nodes(summaries, errors=runs.errors, band=checked.band), runs
 
 
 def periodicity_many(paths: PathArg | Sequence[PathArg], *, workers: int | None = None,

@@ -245,12 +245,20 @@ def bridge_gaps(x: np.ndarray, valid: np.ndarray, max_gap: int) -> tuple[np.ndar
 
 @dataclass(frozen=True)
 class PeriodicityOptions:
-    """The tuning parameters of :func:`analyze` as one value: ``analyze(profile,
-    options=PeriodicityOptions(band=0.2, cut_ratio=3))``, kept, compared and changed with
-    :func:`dataclasses.replace`. Each field is the keyword of :func:`analyze` of the same
-    name, with the same default and meaning (documented there and in the modules it names).
-    Keywords given beside ``options`` with a value other than their default win over its
-    fields."""
+    """The tuning parameters of :func:`analyze`, declared and checked once: ``analyze(profile,
+    options=PeriodicityOptions(band=0.2, cut_ratio=3))`` or, equally, ``analyze(profile,
+    band=0.2, cut_ratio=3)``; kept, compared and changed with :func:`dataclasses.replace`.
+
+    Defaults: the window search interval 8..10 000 samples (Phase-TA, III-A, uses
+    0..10 000), ``alpha`` = 5 % (III-B), DBA with 31 iterations / 5 x 2.5 % (III-C); the DTW
+    ``band`` of 10 % and every threshold of the detector and the clustering are ours,
+    documented in their modules (:mod:`~phasekit.periodicity.detect`,
+    :mod:`~phasekit.periodicity.tune`, :mod:`~phasekit.periodicity.cluster`,
+    :mod:`~phasekit.periodicity.average`). ``half_window`` fixes the detector's half-window
+    (samples) instead of searching for it; ``max_gap`` missing samples are bridged;
+    ``min_instances`` repetitions make a pattern. A value out of range is a
+    :class:`~phasekit.errors.UsageError` naming the parameter.
+    """
 
     half_window: int | None = None
     min_window: int = tune.MIN_WINDOW
@@ -272,33 +280,55 @@ class PeriodicityOptions:
     n_consecutive: int = average.N_CONSECUTIVE
     tolerance: float = average.TOLERANCE
 
-    def merged(self, keywords: dict[str, Any]) -> dict[str, Any]:
-        """These options as keywords of :func:`analyze`, where ``keywords`` (analyze's own)
-        that differ from their default take precedence."""
-        default = PeriodicityOptions()
-        return {f.name: (keywords[f.name] if keywords[f.name] != getattr(default, f.name)
-                         else getattr(self, f.name)) for f in fields(self)}
+    def __post_init__(self) -> None:
+        rules = [
+            ("band", self.band is None or 0 < self.band <= 1, "expected a value in (0, 1] or None"),
+            ("cut_ratio", self.cut_ratio > 0, "expected a positive ratio"),
+            ("near_zero", 0 < self.near_zero < self.rise,
+             f"expected 0 < near_zero < rise (rise={self.rise})"),
+            ("alpha", 0 <= self.alpha < 1, "expected a share in [0, 1)"),
+            ("min_period", self.min_period >= 2, "expected at least 2 samples"),
+            ("aperiodic_step", 0 < self.aperiodic_step <= 1, "expected a value in (0, 1]"),
+            ("max_iter", self.max_iter >= 1, "expected at least 1"),
+            ("length_tolerance", self.length_tolerance >= 0, "expected a value >= 0"),
+            ("max_gap", self.max_gap >= 0, "expected a count >= 0"),
+            ("min_instances", self.min_instances >= 1, "expected at least 1"),
+            ("half_window", self.half_window is None or self.half_window >= 2,
+             "expected at least 2 samples"),
+            ("min_window", 2 <= self.min_window <= self.max_window,
+             f"expected 2 <= min_window <= max_window (max_window={self.max_window})"),
+        ]
+        for name, ok, detail in rules:
+            if not ok:
+                raise UsageError(detail, parameter=name, value=getattr(self, name))
+
+    @classmethod
+    def of(cls, options: PeriodicityOptions | None, keywords: dict[str, Any]
+           ) -> PeriodicityOptions:
+        """``options``, or the options that ``keywords`` name (never both)."""
+        unknown = sorted(set(keywords) - {f.name for f in fields(cls)})
+        if unknown:
+            raise TypeError(f"analyze() got an unexpected keyword argument {unknown[0]!r}")
+        if options is None:
+            return cls(**keywords)
+        if keywords:
+            raise UsageError(f"give options= or the keywords {', '.join(sorted(keywords))}, "
+                             "not both", parameter="options")
+        return options
 
 
 def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
-            window_s: tuple[float | None, float | None] | None = None,
-            options: PeriodicityOptions | None = None,
-            half_window: int | None = None, min_window: int = tune.MIN_WINDOW,
-            max_window: int = tune.MAX_WINDOW, near_zero: float = detect.NEAR_ZERO,
-            rise: float = detect.RISE, min_period: int = detect.MIN_PERIOD,
-            aperiodic_step: float = detect.APERIODIC_STEP, alpha: float = tune.ALPHA,
-            length_tolerance: float = tune.LENGTH_TOLERANCE, align_phases: bool = True,
-            max_gap: int = MAX_GAP, min_instances: int = MIN_INSTANCES, cut_ratio: float = cluster.CUT_RATIO, band: float | None = BAND,
-            neighbors: int = cluster.NEIGHBORS, exact_below: int = cluster.EXACT_BELOW,
-            max_iter: int = average.MAX_ITER, n_consecutive: int = average.N_CONSECUTIVE,
-            tolerance: float = average.TOLERANCE, workers: int | None = None,
-            progress: Progress | None = None
-            ) -> PeriodicityResult:
+            window: tuple[float | None, float | None] | None = None,
+            options: PeriodicityOptions | None = None, workers: int | None = None,
+            progress: Progress | None = None, window_s: tuple[float | None, float | None]
+            | None = None, **keywords: Any) -> PeriodicityResult:
     """Detect the periodicities of ``profile`` and infer one representative pattern each.
 
-    Defaults: the window search interval 8..10 000 samples (seed III-A uses 0..10 000),
-    alpha = 5 % (III-B), DBA with 31 iterations / 5 x 2.5 % (III-C); the DTW band of 10 % and
-    every threshold of the detector and the clustering are ours, documented in their modules.
+    ``window``: (start, end) seconds from the profile start, either may be None
+    (``window_s`` is its former name). ``options``: the tuning parameters as one
+    :class:`PeriodicityOptions` (defaults and their sources there), or the same as keywords
+    (``half_window=..., band=...``), never both. ``workers``: processes for the window
+    search; ``progress(stage, fraction)`` is told of each stage.
     Gaps of up to ``max_gap`` = 3 missing samples (a lost sample or two, common in real
     monitoring) are bridged by linear interpolation for the analysis, so that they do not cut a
     periodic region in two; longer gaps split the profile into segments analyzed separately
@@ -314,52 +344,47 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
     occurrences, and two chance look-alikes in a random walk are not rare; only the
     short-profile mode, which sees fewer than two whole periods, reports fewer.
 
-    ``options``: the tuning keywords (``half_window`` .. ``tolerance``) as one
-    :class:`PeriodicityOptions`; a keyword given beside it with a value other than its default
-    wins.
     """
-    if options is not None:
-        given = locals()
-        return analyze(profile, metrics=metrics, window_s=window_s, workers=workers,
-                       progress=progress, **options.merged(given))
-    keywords = {k: v for k, v in locals().items() if k not in ("profile", "metrics", "options")}
+    o = PeriodicityOptions.of(options, keywords)
+    if window_s is not None:
+        if window is not None:
+            raise UsageError("give window= (window_s is its former name), not both",
+                             parameter="window_s")
+        window = window_s
+    same = {"window": window, "options": o, "workers": workers, "progress": progress}
     report = progress or (lambda stage, fraction: None)
     workers = workers or available_cores()
     offset_s = 0.0
     whole = profile
-    if window_s is not None:
-        profile = profile.window(*window_s)
+    if window is not None:
+        profile = profile.window(*window)
         offset_s = float(profile.meta["window_s"][0])
     if metrics:
         names = list(metrics)
         choice: dict[str, Any] = {"metric": "+".join(names), "rule": "given",
                                   "reason": "chosen by the caller"}
     else:
-        chosen = strength.choose_metric(profile, min_period=min_period,
-                                        min_instances=min_instances)
+        chosen = strength.choose_metric(profile, min_period=o.min_period,
+                                        min_instances=o.min_instances)
         if len(chosen.tied) > 1:
-            return _best_of_tied(whole, chosen, keywords)
+            return _best_of_tied(whole, chosen, same)
         names, choice = [chosen.metric], chosen.to_dict()
     smoothing = strength.smoothing_widths(profile, names)
     x, valid = analysis_matrix(profile, names, smoothing)
     analyzed = x  # before bridging, as instances_of gives them
     n_valid = int(valid.sum())
     measured = valid  # the samples coverage counts: bridged gaps are not measured
-    x, n_bridged = bridge_gaps(x, valid, max_gap)
+    x, n_bridged = bridge_gaps(x, valid, o.max_gap)
     valid = np.isfinite(x).all(axis=1)
-    shortest = 4 * min_period
+    shortest = 4 * o.min_period
     if n_valid < shortest:
         raise InputError(f"the profile has {n_valid} valid samples of {'+'.join(names)}; at least "
                          f"{shortest} are needed to see two periods of the shortest detectable "
-                         f"period ({min_period} samples)")
-    _check_parameters(band=band, cut_ratio=cut_ratio, near_zero=near_zero, rise=rise,
-                      alpha=alpha, min_period=min_period, aperiodic_step=aperiodic_step,
-                      max_iter=max_iter, length_tolerance=length_tolerance, max_gap=max_gap,
-                      min_instances=min_instances)
+                         f"period ({o.min_period} samples)")
     segments = valid_segments(valid, shortest)
     longest = max((e - s for s, e in segments), default=0)
-    detector = {"min_period": min_period, "near_zero": near_zero, "rise": rise,
-                "aperiodic_step": aperiodic_step}
+    detector = {"min_period": o.min_period, "near_zero": o.near_zero, "rise": o.rise,
+                "aperiodic_step": o.aperiodic_step}
 
     prepared = [detect.prepare(x[s:e]) for s, e in segments]  # shared by every pass
     passes: dict[int, detect.Batches] = {}  # the tuning's passes, so the chosen one is not redone
@@ -372,32 +397,33 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
         return passes[window]
 
     def objective(window: int) -> float:
-        _, covered = tune.kept_groups(run(window), n_valid, alpha=alpha,
-                                      tolerance=length_tolerance, min_instances=min_instances)
+        _, covered = tune.kept_groups(run(window), n_valid, alpha=o.alpha,
+                                      tolerance=o.length_tolerance, min_instances=o.min_instances)
         return float(covered.sum()) / n_valid
 
     report("tuning the window", 0.0)
-    upper = min(max_window, longest // 2)
-    if half_window is not None:
-        if not 2 <= half_window <= upper:
-            raise UsageError(f"window half-length L={half_window} must be in 2..{upper} for this profile")
-        best, tuning = half_window, [tune.TuningStep(half_window, objective(half_window))]
-    elif upper < min_window:
+    upper = min(o.max_window, longest // 2)
+    if o.half_window is not None:
+        if not 2 <= o.half_window <= upper:
+            raise UsageError(f"the detector's half-window must be in 2..{upper} samples for "
+                             "this profile", parameter="half_window", value=o.half_window)
+        best, tuning = o.half_window, [tune.TuningStep(o.half_window, objective(o.half_window))]
+    elif upper < o.min_window:
         best, tuning = upper, [tune.TuningStep(upper, objective(upper))]
     else:
-        best, tuning = tune.tune_window(objective, min_window=min_window, max_window=upper,
+        best, tuning = tune.tune_window(objective, min_window=o.min_window, max_window=upper,
                                         workers=workers)
     report("extracting instances", 0.3)
     batches = run(best)
-    groups, covered = tune.kept_groups(batches, n_valid, alpha=alpha, tolerance=length_tolerance)
-    short_profile = not covered.size and longest < 2 * max_window
+    groups, covered = tune.kept_groups(batches, n_valid, alpha=o.alpha, tolerance=o.length_tolerance)
+    short_profile = not covered.size and longest < 2 * o.max_window
     if short_profile:
         batches = detect.Batches.concat([
-            detect.whole_segment(x[s:e], min_period=min_period, near_zero=near_zero / 2,
-                                 rise=2 * rise).shifted(s) for s, e in segments])
-        groups, covered = tune.kept_groups(batches, n_valid, alpha=alpha,
-                                           tolerance=length_tolerance)
-    if align_phases and not short_profile:
+            detect.whole_segment(x[s:e], min_period=o.min_period, near_zero=o.near_zero / 2,
+                                 rise=2 * o.rise).shifted(s) for s, e in segments])
+        groups, covered = tune.kept_groups(batches, n_valid, alpha=o.alpha,
+                                           tolerance=o.length_tolerance)
+    if o.align_phases and not short_profile:
         starts, lengths, inst_group = align.align_instances(x, batches, groups)
     else:
         starts, lengths, batch = batches.instances()
@@ -406,15 +432,15 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
         starts, lengths, inst_group = starts[keep], lengths[keep], inst_group[keep]
 
     params = {"metrics": names, "metric_choice": choice, "smoothing": smoothing,
-              "half_window": best, "near_zero": near_zero, "rise": rise,
-              "min_period": min_period, "aperiodic_step": aperiodic_step, "alpha": alpha,
-              "length_tolerance": length_tolerance, "align_phases": align_phases,
-              "min_instances": min_instances, "max_gap": max_gap, "bridged_samples": n_bridged,
-              "cut_ratio": cut_ratio, "band": band, "neighbors": neighbors,
-              "exact_below": exact_below, "max_iter": max_iter, "n_consecutive": n_consecutive,
-              "tolerance": tolerance, "short_profile": short_profile}
-    if window_s is not None:
-        params["window_s"] = list(window_s)
+              "half_window": best, "near_zero": o.near_zero, "rise": o.rise,
+              "min_period": o.min_period, "aperiodic_step": o.aperiodic_step, "alpha": o.alpha,
+              "length_tolerance": o.length_tolerance, "align_phases": o.align_phases,
+              "min_instances": o.min_instances, "max_gap": o.max_gap, "bridged_samples": n_bridged,
+              "cut_ratio": o.cut_ratio, "band": o.band, "neighbors": o.neighbors,
+              "exact_below": o.exact_below, "max_iter": o.max_iter, "n_consecutive": o.n_consecutive,
+              "tolerance": o.tolerance, "short_profile": short_profile}
+    if window is not None:
+        params["window_s"] = list(window)
     patterns: list[Pattern] = []
     n_groups = int(groups.max()) + 1 if groups.size and groups.max() >= 0 else 0
     for g in range(n_groups):
@@ -423,19 +449,19 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
             continue
         report("clustering instances", 0.4 + 0.5 * g / max(1, n_groups))
         X = padded(x, starts[members], lengths[members])
-        labels = cluster.single_linkage(X, lengths[members], band=band, cut_ratio=cut_ratio,
-                                        neighbors=neighbors, exact_below=exact_below,
-                                        min_size=1 if short_profile else min_instances)
+        labels = cluster.single_linkage(X, lengths[members], band=o.band, cut_ratio=o.cut_ratio,
+                                        neighbors=o.neighbors, exact_below=o.exact_below,
+                                        min_size=1 if short_profile else o.min_instances)
         for label in range(int(labels.max()) + 1):
             chosen = members[labels == label]
             covered = int(lengths[chosen].sum())
-            if covered < alpha * n_valid:
+            if covered < o.alpha * n_valid:
                 continue  # a marginal cluster, dropped like the seed's marginal groups (III-B)
-            if chosen.size < min_instances and not short_profile:
+            if chosen.size < o.min_instances and not short_profile:
                 continue  # too few repetitions to tell a periodicity from a coincidence
             inside = labels == label
-            avg = average.dba(X[inside], lengths[chosen], band=band, max_iter=max_iter,
-                              n_consecutive=n_consecutive, tolerance=tolerance)
+            avg = average.dba(X[inside], lengths[chosen], band=o.band, max_iter=o.max_iter,
+                              n_consecutive=o.n_consecutive, tolerance=o.tolerance)
             patterns.append(_pattern(avg, starts[chosen], lengths[chosen], measured,
                                      profile.period))
     patterns.sort(key=lambda p: -p.coverage)
@@ -445,7 +471,7 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
     best_coverage = max((t.coverage for t in tuning), default=0.0)
     if not patterns:
         explanation = (
-            f"no periodicity covers at least {alpha:.0%} of the profile: the detector's best window "
+            f"no periodicity covers at least {o.alpha:.0%} of the profile: the detector's best window "
             f"(L={best} samples) found periodic instances on {best_coverage:.1%} of it after grouping")
     elif short_profile:
         explanation = ("short profile: no sliding window fits two periods, so the period was "
@@ -552,26 +578,6 @@ def _significant(x: np.ndarray, digits: int = 4) -> np.ndarray:
     magnitude[~np.isfinite(magnitude)] = 0.0
     scale = 10.0 ** (digits - 1 - magnitude)
     return np.round(x * scale) / scale
-
-
-def _check_parameters(*, band: float | None, cut_ratio: float, near_zero: float, rise: float,
-                      alpha: float, min_period: int, aperiodic_step: float, max_iter: int,
-                      length_tolerance: float, max_gap: int, min_instances: int) -> None:
-    rules = [
-        (band is None or 0 < band <= 1, f"band must be in (0, 1] or none, got {band}"),
-        (cut_ratio > 0, f"cut_ratio must be positive, got {cut_ratio}"),
-        (0 < near_zero < rise, f"need 0 < near_zero < rise, got {near_zero} and {rise}"),
-        (0 <= alpha < 1, f"alpha must be in [0, 1), got {alpha}"),
-        (min_period >= 2, f"min_period must be at least 2 samples, got {min_period}"),
-        (0 < aperiodic_step <= 1, f"aperiodic_step must be in (0, 1], got {aperiodic_step}"),
-        (max_iter >= 1, f"max_iter must be at least 1, got {max_iter}"),
-        (length_tolerance >= 0, f"length_tolerance must be >= 0, got {length_tolerance}"),
-        (max_gap >= 0, f"max_gap must be >= 0, got {max_gap}"),
-        (min_instances >= 1, f"min_instances must be at least 1, got {min_instances}"),
-    ]
-    for ok, message in rules:
-        if not ok:
-            raise UsageError(message)
 
 
 def padded(x: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

@@ -35,4 +35,4 @@ def periodicity(profile: Profile | PathLike, *, metrics: Sequence[str] | str | N
     """
     from phasekit.periodicity.analyze import analyze
 
-    return analyze(as_profile(profile), metrics=as_names(metrics), window_s=window, **options)
+    return analyze(as_profile(profile), metrics=as_names(metrics), window=window, **options)
