@@ -1,4 +1,4 @@
-"""A stand-in for a misbehaving Prometheus server, for the fuzz suite's server cases (issue 22):
+"""A stand-in for a misbehaving Prometheus server, for the fuzz suite's server cases:
 ``python tests/fake_prometheus.py PORTFILE`` listens on a free loopback port, writes it to
 PORTFILE and answers range queries by the query text: ``((`` a 400 parse error, ``nothing``
 an empty result, ``notjson`` an HTML page, ``several`` two series of one node; any path

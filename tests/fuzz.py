@@ -1,4 +1,4 @@
-"""The bad-input table of the fuzz suite (issue 21) and its runner.
+"""The bad-input table of the fuzz suite and its runner.
 
 Every case is one ``phasekit`` command on one bad input: a file that is missing, not a
 regular file, empty, binary, damaged, of another kind, or a valid file with one bad value

@@ -1,4 +1,5 @@
-"""Helpers shared by the test modules: the in-process CLI runner and input corruption."""
+"""Helpers shared by the test modules: where the test data is, the in-process CLI runner and
+input corruption."""
 
 from __future__ import annotations
 
@@ -9,6 +10,11 @@ from pathlib import Path
 from hypothesis import strategies as st
 
 from phasekit.cli import main
+
+#: The repository's root.
+ROOT = Path(__file__).resolve().parents[1]
+#: The data files the tests read (real recordings, traces and tool outputs, with provenance).
+DATA = ROOT / "tests" / "data"
 
 
 def run(*args: str | Path) -> tuple[int, str, str]:

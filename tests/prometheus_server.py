@@ -1,4 +1,4 @@
-"""A real Prometheus server on loopback for the tests (issue 22): Debian's ``prometheus``
+"""A real Prometheus server on loopback for the tests: Debian's ``prometheus``
 binary, a temporary TSDB, a free port, stopped by its PID.
 
 - :func:`backfill` writes profiles into a TSDB with ``promtool tsdb create-blocks-from

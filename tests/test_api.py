@@ -1,4 +1,4 @@
-"""The Python front door (issue 19): ``pk.read`` and the verbs, the same results as the library
+"""The Python front door: ``pk.read`` and the verbs, the same results as the library
 functions they wrap (and, for ``pk.energy.choose``, as the CLI's JSON); errors catchable as
 the built-ins; short reprs; ``import phasekit`` cheap."""
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +15,11 @@ import pytest
 
 import helpers
 import phasekit as pk
+from helpers import DATA
 from phasekit import Profile
 from phasekit.errors import InputError, PhasekitError, UnsupportedError, UsageError
 from phasekit.results import MAX_REPR, json_close
 
-DATA = Path(__file__).parent / "data"
 PRV = DATA / "paraver" / "lulesh_7+1_chop8.prv.gz"
 
 
@@ -54,13 +55,8 @@ def profile() -> Profile:
 
 
 @pytest.fixture(scope="module")
-def campaign_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from phasekit.campaign import write_campaign
-    from phasekit.synth.campaigns import seed_campaign
-
-    path = tmp_path_factory.mktemp("campaign") / "campaign.json"
-    write_campaign(seed_campaign(seed=0, cores=(1, 2, 4, 8, 16)).campaign, path)
-    return path
+def campaign_file(seed_campaign_file: Callable[..., Path]) -> Path:
+    return seed_campaign_file(seed=0, cores=(1, 2, 4, 8, 16))
 
 
 # --- import cost, errors -----------------------------------------------------------------------

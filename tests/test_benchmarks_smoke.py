@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -44,13 +45,12 @@ def run(script: str, *args: str) -> str:
     ("energy_real.py", "energy_real"),
     ("prometheus_read.py", "prometheus_read"),
 ])
-def test_quick_run_writes_its_section(tmp_path: Path, script: str, section: str) -> None:
-    shared = BENCHMARKS.parent.parent / "shared" / "data"
-    needs = {"phases_real.py": shared / "phases" / "dcslab",
-             "energy_choose.py": shared / "energy" / "pascal_dev",
-             "energy_real.py": shared / "energy" / "pascal_dev"}
-    if script in needs and not needs[script].is_dir():
-        pytest.skip(f"{script} reads {needs[script]} (no license to copy it into the repository)")
+def test_quick_run_writes_its_section(tmp_path: Path, script: str, section: str,
+                                      external_data: Callable[[str], Path]) -> None:
+    needs = {"phases_real.py": "phases/dcslab", "energy_choose.py": "energy/pascal_dev",
+             "energy_real.py": "energy/pascal_dev"}
+    if script in needs:
+        external_data(needs[script])
     results = tmp_path / "RESULTS.md"
     results.write_text(f"# kept\n\n<!-- {section}:start -->\nOLD-CONTENT-XYZ\n<!-- {section}:end -->\n\n"
                        "<!-- other:start -->\nuntouched\n<!-- other:end -->\n")

@@ -1,4 +1,4 @@
-"""Campaigns (issue 6, part 1): the data model, its JSON and JSON-lines files, PaScal JSON."""
+"""Campaigns: the data model, its JSON and JSON-lines files, PaScal JSON."""
 
 from __future__ import annotations
 

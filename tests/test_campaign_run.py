@@ -178,7 +178,7 @@ def test_energy_estimate_from_cpu_time(tmp_path: Path) -> None:
 def test_this_machine_runs_fits_and_chooses_end_to_end(tmp_path: Path,
                                                        capsys: pytest.CaptureFixture[str]
                                                        ) -> None:
-    """Issue 6's done-when: threads and inputs on this VM (frequency refused above), energy
+    """A campaign end to end: threads and inputs on this VM (frequency refused above), energy
     estimated from CPU time, the seed's model fitted, configurations chosen."""
     script = tmp_path / "worker.py"
     script.write_text(WORKER)

@@ -7,6 +7,7 @@ import io
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -430,7 +431,7 @@ def test_the_command_freezes_the_collector_before_the_interpreter_exits(
     assert exited.value.code == 3 and frozen == [True, True]
 
 
-# --- issue 21: outputs, stdin, cut recordings, piped output ------------------------------------
+# --- outputs, stdin, cut recordings, piped output --------------------------------------------
 def test_outputs_are_written_together_or_not_at_all(tmp_path: Path) -> None:
     """write_all: a figure that fails leaves neither the JSON nor a temporary file, and a
     file of that name as it was."""
@@ -563,15 +564,12 @@ def test_near_zero_parameters_print_as_zero() -> None:
     assert number(float("nan"), 1.0) == "nan"
 
 
-def test_energy_fit_prints_a_parameter_at_its_bound_as_zero(tmp_path: Path) -> None:
+def test_energy_fit_prints_a_parameter_at_its_bound_as_zero(
+        seed_campaign_file: Callable[..., Path]) -> None:
     import re
 
-    from phasekit.campaign import write_campaign
-    from phasekit.synth.campaigns import seed_campaign
-
-    path = tmp_path / "campaign.json"
-    write_campaign(seed_campaign(seed=0, frequencies=(1.2, 1.8, 2.4), cores=(1, 2, 4, 8),
-                                 inputs=(1, 2)).campaign, path)
+    path = seed_campaign_file(seed=0, frequencies=(1.2, 1.8, 2.4), cores=(1, 2, 4, 8),
+                              inputs=(1, 2))
     code, out, err = run("energy", "fit", path, "--json")
     assert code == 0, err
     params = json.loads(out)["params"]
@@ -621,4 +619,4 @@ def test_period_reads_untimed_csvs_in_every_profile_verb(tmp_path: Path) -> None
     code, _, err = run("info", timed, "--period", period)
     assert code == 2 and "has a time column" in err and err.count("\n") == 1
     code, _, err = run("info", untimed)
-    assert code == 3 and "--period SECONDS" in err
+    assert code == 3 and "give that period in seconds (the period option)" in err

@@ -1,4 +1,4 @@
-"""One name for one idea (issue 19): the renamed options and commands, their old spellings
+"""One name for one idea: the renamed options and commands, their old spellings
 (hidden aliases giving the same result), ``--debug`` after the verb, and the library's
 keyword-only options with :class:`~phasekit.periodicity.PeriodicityOptions`."""
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 import inspect
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import FrozenInstanceError, fields
 from pathlib import Path
 
@@ -14,10 +15,8 @@ import numpy as np
 import pytest
 
 from helpers import run
-from phasekit.campaign import write_campaign
 from phasekit.io import write_profile
 from phasekit.profile import Profile
-from phasekit.synth.campaigns import seed_campaign
 from phasekit.synth.power import generate_power_profiles
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -117,11 +116,8 @@ def test_record_metric_repeated_comma_or_old_name(tmp_path: Path) -> None:
 
 # --- -o is the JSON result, --plot the figure ----------------------------------------------------
 @pytest.fixture(scope="module")
-def campaign(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("campaign") / "seed.json"
-    write_campaign(seed_campaign(seed=1, frequencies=(1.2, 2.2), cores=(1, 2, 4),
-                                 inputs=(1, 2)).campaign, path)
-    return path
+def campaign(seed_campaign_file: Callable[..., Path]) -> Path:
+    return seed_campaign_file(seed=1, frequencies=(1.2, 2.2), cores=(1, 2, 4), inputs=(1, 2))
 
 
 def test_energy_plot_plot_is_the_figure_and_output_the_json(campaign: Path,

@@ -1,5 +1,5 @@
-"""phasekit's DBSCAN (structure/cluster.py, issue 20: no scikit-learn import in `phasekit
-structure`) against scikit-learn's on the same points: the same labels, noise and border
+"""phasekit's DBSCAN (structure/cluster.py, so that `phasekit structure` imports no
+scikit-learn) against scikit-learn's on the same points: the same labels, noise and border
 points included."""
 
 from __future__ import annotations

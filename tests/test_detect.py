@@ -51,7 +51,7 @@ def test_one_dimension_fast_paths_equal_the_general_kernels(half: int) -> None:
 
 @pytest.mark.parametrize("size", [2 ** p for p in range(1, 18)])
 def test_fft_matches_numpy(size: int) -> None:
-    # the kernels' own radix-2 real FFT (issue 20: no pocketfft through numba) against numpy
+    # the kernels' own radix-2 real FFT (no pocketfft through numba) against numpy
     rng = np.random.default_rng(size)
     x = rng.normal(size=size) * 10.0 ** rng.uniform(-3, 3)
     out = np.empty(size + 2)

@@ -1,4 +1,4 @@
-"""Every command of the README and docs/*.md runs as written (issue 21: doc examples are tests).
+"""Every command of the README and docs/*.md runs as written: doc examples are tests.
 
 The shell commands of each page's fenced blocks (``console``: the ``$`` lines, ``\\``
 continuations joined; ``bash``/``sh``: every line) run with the real ``phasekit`` entry point

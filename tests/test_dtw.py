@@ -156,7 +156,7 @@ def test_dba_never_increases_wgss_and_starts_from_medoid() -> None:
     assert to_template < per_instance
 
 
-# --- edge cases of the C kernels (issue 20) ------------------------------------------------
+# --- edge cases of the C kernels ---------------------------------------------------------
 def _padded(series: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     lengths = np.array([len(s) for s in series], np.int64)
     X = np.zeros((len(series), lengths.max(), series[0].shape[1]))

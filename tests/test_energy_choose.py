@@ -1,12 +1,13 @@
 """Choosing configurations (Silva 2024, section 4.12): the optimizer against the closed form
 f* = (c3 / (2 c1 p))^(1/3) and brute force, limits, the Pareto frontier against a naive
 dominance check, the ondemand baseline's savings (eq. 4.24), campaigns without frequency
-control, the regret against measured energies and the ensemble's uncertainty (issue 18), and
+control, the regret against measured energies and the ensemble's uncertainty, and
 the CLI."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -137,10 +138,8 @@ def test_a_campaign_without_frequency_fits_and_chooses_over_cores() -> None:
 
 
 @pytest.fixture(scope="module")
-def campaign_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("choose") / "campaign.json"
-    write_campaign(seed_campaign(seed=0).campaign, path)
-    return path
+def campaign_file(seed_campaign_file: Callable[..., Path]) -> Path:
+    return seed_campaign_file(seed=0)
 
 
 def test_cli_choose_json_matches_the_library(campaign_file: Path, tmp_path: Path) -> None:
@@ -170,7 +169,7 @@ def test_cli_choose_json_matches_the_library(campaign_file: Path, tmp_path: Path
 
 def test_cli_choose_bad_input(campaign_file: Path, tmp_path: Path) -> None:
     code, _, err = run("energy", "choose", str(campaign_file), "--input", "huge")
-    assert code == 2 and "--input 'huge': not an input of the campaign" in err
+    assert code == 2 and "--input huge: not an input of the campaign" in err
     stale = tmp_path / "old.json"
     stale.write_text(json.dumps({"kind": "energy_fit", "version": 99}))
     code, _, err = run("energy", "choose", str(campaign_file), "--fit", str(stale))
@@ -183,10 +182,10 @@ def test_cli_choose_bad_input(campaign_file: Path, tmp_path: Path) -> None:
     no_energy = tmp_path / "time-only.json"
     write_campaign(Campaign(runs=(Run(threads=1, input="1", time_s=1.0),)), no_energy)
     code, _, err = run("energy", "choose", str(no_energy))
-    assert code not in (0, 2) and "measured no energy" in err and "--power-estimate" in err
+    assert code not in (0, 2) and "measured no energy" in err and "power_estimate_w" in err
 
 
-# --- regret (issue 18) -----------------------------------------------------------------------
+# --- regret ------------------------------------------------------------------------------------
 def _measured_table(scale: dict[tuple[float, int], float], inputs: tuple[int, ...] = (1, 2)
                     ) -> pd.DataFrame:
     """Energies of the seed model times a factor per (f, p) (1 where not given)."""
@@ -247,7 +246,7 @@ def test_choice_result_round_trips_through_json() -> None:
         ChoiceResult.from_dict({**data, "choices": [{"input": 1}]})
 
 
-# --- uncertainty (issue 18) ------------------------------------------------------------------
+# --- uncertainty -------------------------------------------------------------------------------
 def _ensemble_widths(noise: float, size: int, seed: int) -> tuple[float, float, float]:
     """Over the grid: the mean jackknife standard error of log energy (the model's
     uncertainty), the mean log width of the 90 % prediction interval (the model's and the
@@ -332,11 +331,9 @@ def test_sureness_follows_the_ensemble() -> None:
         sure.choices[0].best.energy_j * np.exp(-0.01))
 
 
-def test_regret_of_a_real_pascal_campaign_against_a_naive_computation() -> None:
-    path = (Path(__file__).resolve().parents[2] / "shared" / "data" / "energy" / "pascal_dev"
-            / "completo_canneal_3.csv")
-    if not path.is_file():
-        pytest.skip("the pascal_dev campaigns are read from ../shared/data (no license)")
+def test_regret_of_a_real_pascal_campaign_against_a_naive_computation(
+        external_data: Callable[[str], Path]) -> None:
+    path = external_data("energy/pascal_dev/completo_canneal_3.csv")
     configs = configurations(pd.read_csv(path))
     fitted = fit_energy(configs, baselines=(), compare=False)
     result = choose(fitted.fitted, sorted(configs["input"].unique()),
@@ -349,7 +346,7 @@ def test_regret_of_a_real_pascal_campaign_against_a_naive_computation() -> None:
         assert choice.regret == pytest.approx(100 * (at / rows["energy_j"].min() - 1))
 
 
-# --- CLI (issue 18) --------------------------------------------------------------------------
+# --- CLI ---------------------------------------------------------------------------------------
 def test_cli_choose_reports_regret_and_uncertainty(campaign_file: Path) -> None:
     code, out, err = run("energy", "choose", str(campaign_file), "--model", "pt", "--train",
                          "10", "--seed", "2", "--json")
@@ -523,7 +520,7 @@ def test_a_configuration_that_failed_is_never_chosen() -> None:
     assert none.best is None and "probable failed run" in none.reason
 
 
-# --- issue 21: outputs only on success, options before the fit ------------------------------
+# --- outputs only on success, options before the fit ---------------------------------------
 def test_cli_choose_whose_plot_fails_writes_no_result(campaign_file: Path, tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(*args: object, **kwargs: object) -> None:
@@ -537,7 +534,7 @@ def test_cli_choose_whose_plot_fails_writes_no_result(campaign_file: Path, tmp_p
 
 
 @pytest.mark.parametrize(("args", "expected"), [
-    (["--input", "large"], "--input 'large': not an input of the campaign"),
+    (["--input", "large"], "--input large: not an input of the campaign"),
     (["--user-cores", "3"], "--user-cores 3: not among the core counts"),
     (["--max-cores", "0"], "--max-cores 0: expected at least 1"),
     (["--min-freq", "9"], "the limits leave no frequency or no core count"),

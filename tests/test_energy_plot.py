@@ -1,4 +1,4 @@
-"""The PaScal Viewer part of issue 6 (section 4): efficiency tables, figures, ``energy plot``.
+"""PaScal Viewer's views (PaScal Suite, Silva 2024): efficiency tables, figures, ``energy plot``.
 
 Efficiencies are checked against hand-computed values of T(p) = T1 (0.1 + 0.9 / p), whose
 efficiency is 1 / (0.1 p + 0.9).
@@ -10,6 +10,7 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -353,11 +354,10 @@ def test_cli_time_only_campaign(tmp_path: Path) -> None:
     assert f"wrote figure: {figure}" in out
 
 
-def test_cli_campaign_with_energy_json(tmp_path: Path) -> None:
-    campaign = seed_campaign(seed=1, frequencies=(1.2, 2.2), cores=(1, 2, 4),
-                             inputs=(1, 2)).campaign
-    path, figure = tmp_path / "seed.json", tmp_path / "seed.svg"
-    write_campaign(campaign, path)
+def test_cli_campaign_with_energy_json(tmp_path: Path,
+                                      seed_campaign_file: Callable[..., Path]) -> None:
+    options = {"seed": 1, "frequencies": (1.2, 2.2), "cores": (1, 2, 4), "inputs": (1, 2)}
+    path, figure = seed_campaign_file(**options), tmp_path / "seed.svg"
     code, out, err = run("energy", "plot", path, "--kind", "energy", "--input", "2", "-o",
                          figure, "--json")
     assert code == 0, err
@@ -368,8 +368,7 @@ def test_cli_campaign_with_energy_json(tmp_path: Path) -> None:
     assert any(c["pareto"] for c in data["configurations"])
     assert data["figure"] == str(figure) and figure.read_text().lstrip().startswith("<?xml")
     # the tidy CSV of the same campaign, efficiency only, at the lower frequency
-    csv = tmp_path / "seed.csv"
-    campaign.table().to_csv(csv, index=False)
+    csv = seed_campaign_file(suffix=".csv", **options)
     code, out, err = run("energy", "plot", csv, "--kind", "efficiency", "--frequency", "1.2",
                          "--json")
     assert code == 0, err
@@ -379,12 +378,11 @@ def test_cli_campaign_with_energy_json(tmp_path: Path) -> None:
     assert json.loads(out)["figure"] is None
 
 
-def test_cli_without_a_figure_does_not_import_matplotlib(tmp_path: Path) -> None:
+def test_cli_without_a_figure_does_not_import_matplotlib(
+        seed_campaign_file: Callable[..., Path]) -> None:
     """The tables and --json need NumPy only; matplotlib (0.3 s) loads for --plot."""
     assert CLI_MODES == MODES
-    path = tmp_path / "seed.json"
-    write_campaign(seed_campaign(seed=1, frequencies=(1.2, 2.2), cores=(1, 2),
-                                 inputs=(1,)).campaign, path)
+    path = seed_campaign_file(seed=1, frequencies=(1.2, 2.2), cores=(1, 2), inputs=(1,))
     code = ("import contextlib, io, sys\n"
             "from phasekit.cli import entry_point\n"
             f"sys.argv = ['phasekit', 'energy', 'plot', {str(path)!r}, '--json']\n"

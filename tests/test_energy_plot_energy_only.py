@@ -1,8 +1,8 @@
 """``phasekit energy plot`` of campaigns that measured energy but no run time (PaScal's tables
 of frequency_ghz, cores, input, energy_j), and its path without pandas.
 
-The energy-only table is written here (the real PaScal tables in ../shared/data carry no
-license: they are read where they are, and the test skips without them).
+The energy-only table is written here (the real PaScal tables carry no license to copy them
+into the repository: they are read where they are, and the test skips without them).
 """
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import helpers
-from phasekit.campaign import write_campaign
 from phasekit.energy.efficiency import (
     NO_TIME_NOTE,
     campaign_columns,
@@ -29,11 +29,9 @@ from phasekit.energy.efficiency import (
 from phasekit.errors import InputError
 from phasekit.io.table import read_csv_columns
 from phasekit.plot.energy import energy_figure
-from phasekit.synth.campaigns import seed_campaign
 
 run = helpers.run
 PNG = b"\x89PNG\r\n\x1a\n"
-PASCAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "energy" / "pascal_dev"
 FREQUENCIES = (1.2, 1.6, 2.0)
 CORES = (1, 2, 4, 8)
 
@@ -175,11 +173,10 @@ print(json.dumps([m for m in ("pandas", "scipy") if m in sys.modules]))
 """
 
 
-def test_cli_plot_imports_no_pandas(tmp_path: Path) -> None:
+def test_cli_plot_imports_no_pandas(tmp_path: Path,
+                                   seed_campaign_file: Callable[..., Path]) -> None:
     """Reading a campaign or a CSV, the tables and the figure: NumPy and matplotlib only."""
-    campaign = tmp_path / "campaign.json"
-    write_campaign(seed_campaign(seed=0, frequencies=(1.2, 2.4), cores=(1, 2, 4),
-                                 inputs=(1, 2)).campaign, campaign)
+    campaign = seed_campaign_file(seed=0, frequencies=(1.2, 2.4), cores=(1, 2, 4), inputs=(1, 2))
     for source in (campaign, energy_only_csv(tmp_path)):
         argv = ["energy", "plot", str(source), "--plot", str(tmp_path / "f.png"), "--json"]
         done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(argv)],
@@ -189,9 +186,9 @@ def test_cli_plot_imports_no_pandas(tmp_path: Path) -> None:
 
 
 # --- the real PaScal tables (not copied into tests/data: no license) -----------------------
-@pytest.mark.skipif(not PASCAL.is_dir(), reason="no ../shared/data/energy/pascal_dev")
-def test_every_real_pascal_table_plots(tmp_path: Path) -> None:
-    files = sorted(PASCAL.glob("*.csv"))
+def test_every_real_pascal_table_plots(tmp_path: Path,
+                                      external_data: Callable[[str], Path]) -> None:
+    files = sorted(external_data("energy/pascal_dev").glob("*.csv"))
     assert files
     for path in files:
         columns = read_csv_columns(path)

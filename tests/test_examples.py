@@ -1,5 +1,5 @@
-"""Every script in examples/ runs as a user would run it (issue 19: "an example for each
-capability runs in the tests"), and its headline agrees with the truth of its data."""
+"""Every script in examples/ (one for each capability) runs as a user would run it, and its
+headline agrees with the truth of its data."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Fault injection where data is at stake (issue 21): real processes, real faults.
+"""Fault injection where data is at stake: real processes, real faults.
 
 - ``campaign run`` killed with SIGKILL twice (one log line cut short, as a crash mid-write
   leaves it) and run again with the same command: every configuration and repetition of the

@@ -240,8 +240,8 @@ def test_cli_bad_input_is_one_line(run_files: list[Path], tmp_path: Path) -> Non
     # --ratio naming a column a run lacks: a usage error (exit 2) naming the file and columns
     code, out, err = _cli(run_files[0], bare, "--ratio", "instructions/mem_loads")
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
-    assert err.strip() == ("phasekit: error: bare.csv: no counter 'mem_loads'; the profile "
-                           "has: instructions, cycles")
+    assert err.strip() == ("phasekit: error: --ratio instructions/mem_loads: bare.csv: no "
+                           "counter 'mem_loads'; the profile has: instructions, cycles")
     code, out, err = _cli(run_files[0], bare, "--ratio", "instructions")
     assert code == 2 and "expected NUM/DEN" in err and "bare.csv" not in err
     code, out, err = _cli(*run_files, "--clusters", "99")

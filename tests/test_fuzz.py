@@ -1,4 +1,4 @@
-"""The fuzz suite (issue 21): every verb that reads a file, on several hundred bad inputs
+"""The fuzz suite: every verb that reads a file, on several hundred bad inputs
 (tests/fuzz.py), each answered with an exit code in {2, 3, 4, 5}, one line on stderr, no
 traceback, no hang and no output left behind; the odd but valid ones must succeed."""
 

@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import helpers
+from helpers import DATA
 from phasekit import Profile
 from phasekit.errors import InputError, PhasekitWarning, UsageError
 from phasekit.io import read_profile, sniff_profile_format, write_profile
@@ -35,17 +36,16 @@ from phasekit.io.likwid import (
 )
 from phasekit.io.perfstat import looks_like_perfstat, perf_metric_names, read_perfstat_profile
 
-DATA = Path(__file__).parent / "data"
 PERF_SYSTEM = DATA / "perfstat_system.csv"
 PERF_PERCPU = DATA / "perfstat_percpu_stderr.log"
 PERF_PERCORE = DATA / "perfstat_percore.csv"
 PERF_NOTCOUNTED = DATA / "perfstat_task_notcounted.csv"
 PERF_TASK = DATA / "perfstat_task.csv"
-LIKWID_206 = DATA / "likwid_timeline_issue206.txt"
+LIKWID_V4 = DATA / "likwid_timeline_issue206.txt"  # LIKWID 4.3, comma-delimited, "-" values
 LIKWID_BRANCH = DATA / "likwid_timeline_branch.txt"
 LIKWID_V5 = DATA / "likwid_timeline_v5_synthetic.txt"
 PERF_SAMPLES = [PERF_SYSTEM, PERF_PERCPU, PERF_PERCORE, PERF_NOTCOUNTED, PERF_TASK]
-LIKWID_SAMPLES = [LIKWID_206, LIKWID_BRANCH, LIKWID_V5]
+LIKWID_SAMPLES = [LIKWID_V4, LIKWID_BRANCH, LIKWID_V5]
 
 
 run = helpers.run
@@ -258,8 +258,8 @@ def test_perf_output_cannot_be_written(tmp_path: Path) -> None:
 
 
 # --- LIKWID ----------------------------------------------------------------------------------
-def test_likwid_issue206_line_parses_metric_by_metric() -> None:
-    timeline = parse_likwid_timeline(LIKWID_206.read_text(), str(LIKWID_206))
+def test_likwid_4_comma_delimited_line_parses_metric_by_metric() -> None:
+    timeline = parse_likwid_timeline(LIKWID_V4.read_text(), str(LIKWID_V4))
     assert timeline.cpus == (0, 1, 2, 3)
     group = timeline.groups[1]
     assert group.kind == "MetricsCount" and len(group.names) == 8
@@ -270,7 +270,7 @@ def test_likwid_issue206_line_parses_metric_by_metric() -> None:
     np.testing.assert_allclose(group.values[0, 7], [3.8458026883084, np.nan, 5.3650961017051,
                                                     4.8489707475623])
     with pytest.raises(InputError, match="only 1 sample") as info:
-        read_profile(LIKWID_206)
+        read_profile(LIKWID_V4)
     assert info.value.line == 3
 
 
@@ -394,7 +394,7 @@ def test_generic_csv_is_not_taken_for_tool_output(tmp_path: Path) -> None:
         path = tmp_path / name
         shutil.copy(tmp_path / "source.csv", path)
         assert sniff_profile_format(path) is None
-        # not tool output: read as the CSV profile its content is (issue 21: by content)
+        # not tool output: read as the CSV profile its content is (by content, not name)
         assert read_profile(path).metrics == ("a", "b")
         assert read_profile(path, format="csv").metrics == ("a", "b")
     numeric = _write(tmp_path, "n.csv", "t,a,b,c,d,e\n0.123456789,1.5,2.5,3.5,4,5.5\n"

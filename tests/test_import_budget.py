@@ -1,4 +1,4 @@
-"""What each command imports (issue 20: start-up is most of a command's time): a verb that
+"""What each command imports (start-up is most of a command's time): a verb that
 starts importing a heavy package it does not need fails here. Budgets are the heavy
 packages each verb may load, measured on the inputs below; the rest must stay out."""
 
@@ -7,18 +7,17 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from phasekit.campaign import write_campaign
+from helpers import DATA
 from phasekit.io import write_profile
 from phasekit.periodicity import analyze
-from phasekit.synth.campaigns import seed_campaign
 from phasekit.synth.periodic import generate
 from phasekit.synth.power import generate_fingerprint_runs
 
-DATA = Path(__file__).resolve().parent / "data"
 HEAVY = ("numba", "scipy", "pandas", "pyarrow", "sklearn", "matplotlib", "dask", "distributed",
          "highspy", "tslearn", "dtaidistance",
          # the heaviest parts of scipy: 0.25 s of start-up (scipy.signal imports scipy.stats)
@@ -38,18 +37,19 @@ print(json.dumps({"code": code, "heavy": [m for m in heavy if m in sys.modules]}
 
 
 @pytest.fixture(scope="module")
-def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path | str]:
+def inputs(tmp_path_factory: pytest.TempPathFactory,
+           seed_campaign_file: Callable[..., Path]) -> dict[str, Path | str]:
     folder = tmp_path_factory.mktemp("budget")
     profile, _ = generate("nemo", minutes=1.0, seed=1)
     write_profile(profile, folder / "profile.parquet")
-    write_campaign(seed_campaign(seed=0, frequencies=(1.2, 2.4), cores=(1, 2, 4),
-                                 inputs=(1, 2)).campaign, folder / "campaign.json")
     (folder / "analysis.json").write_text(json.dumps(analyze(profile).to_dict()))
     runs = []
     for run in generate_fingerprint_runs(programs=2, inputs=2, seed=0):
         runs.append(folder / f"{run.meta['program']}-{run.meta['input']}.parquet")
         write_profile(run, runs[-1])
-    return {"profile": folder / "profile.parquet", "campaign": folder / "campaign.json",
+    return {"profile": folder / "profile.parquet",
+            "campaign": seed_campaign_file(seed=0, frequencies=(1.2, 2.4), cores=(1, 2, 4),
+                                           inputs=(1, 2)),
             "recording": DATA / "real_backtoback_1s.parquet",
             "trace": DATA / "paraver" / "lulesh_7+1_chop8.prv.gz",
             "analysis": folder / "analysis.json", "runs": " ".join(map(str, runs)),
@@ -60,7 +60,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path | str]:
 BUDGETS = {
     "--help": set(),
     "info {profile} --json": {"pyarrow"},
-    "analyze {profile} --json": {"pyarrow"},  # the kernels are C (issue 20)
+    "analyze {profile} --json": {"pyarrow"},  # the kernels are C
     "phases {recording} --json": {"numba", "scipy", "pyarrow"},
     "structure {trace} --json": set(),  # C reader, NumPy arrays: no numba, no pandas
     "energy fit {campaign} --json": {"scipy", "pandas", "pyarrow"},

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import helpers
+from helpers import DATA
 from phasekit import Profile
 from phasekit.errors import InputError, PhasekitWarning, UsageError
 from phasekit.io import (
@@ -33,7 +34,6 @@ from phasekit.io import (
 from phasekit.io.csv import encode_column_name, parse_column_name, regularize
 from phasekit.io.inputs import LARGEST
 
-DATA = Path(__file__).parent / "data"
 LULESH = DATA / "lulesh_chop8_dram_10ms.csv"
 
 
@@ -627,7 +627,7 @@ def test_corrupted_parquet_gives_profile_or_input_error(data: bytes) -> None:
         _read_or_input_error(path)
 
 
-# --- opening inputs (issue 21) -----------------------------------------------------------------
+# --- opening inputs ----------------------------------------------------------------------------
 def test_inputs_refuse_what_is_not_a_regular_file(tmp_path: Path) -> None:
     import os
 
@@ -732,7 +732,7 @@ def test_a_csv_without_time_column_is_read_at_the_given_period(tmp_path: Path) -
     assert profile.period == pytest.approx(0.2) and profile.start == 0.0
     np.testing.assert_allclose(profile.times(), 0.2 * np.arange(8))
     np.testing.assert_array_equal(profile.values, values)
-    with pytest.raises(InputError, match=r"no time column.*give it \(--period SECONDS\)"):
+    with pytest.raises(InputError, match=r"no time column.*give that period in seconds \(the period option\)"):
         read_profile(path)
     for bad in (0.0, -1.0, float("nan")):
         with pytest.raises(UsageError, match="expected a positive number of seconds"):

@@ -1,4 +1,4 @@
-"""The many-input forms as library functions (issue 19, item 1): ``pk.periodicity_many``,
+"""The many-input forms as library functions: ``pk.periodicity_many``,
 ``pk.phases_many`` and ``pk.structure_many`` give what the CLI prints for several files; on a
 Dask client the workers never import ``phasekit.cli``; ``fit_then_choose`` is the CLI's
 ``energy choose`` in one call."""
@@ -6,6 +6,7 @@ Dask client the workers never import ``phasekit.cli``; ``fit_then_choose`` is th
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -96,15 +97,13 @@ def test_client_and_scheduler_are_exclusive(run_folder: Path) -> None:
         pk.phases_many(run_folder, client=object(), scheduler="tcp://127.0.0.1:9")
 
 
-def test_fit_then_choose_is_the_verb(tmp_path: Path) -> None:
-    from phasekit.campaign import write_campaign
+def test_fit_then_choose_is_the_verb(seed_campaign_file: Callable[..., Path]) -> None:
     from phasekit.energy.fit import configurations
     from phasekit.energy.workflow import fit_then_choose
     from phasekit.synth.campaigns import seed_campaign
 
     campaign = seed_campaign(seed=0, cores=(1, 2, 4, 8, 16)).campaign
-    path = tmp_path / "campaign.json"
-    write_campaign(campaign, path)
+    path = seed_campaign_file(seed=0, cores=(1, 2, 4, 8, 16))
     run = fit_then_choose(configurations(campaign), train=12, max_cores=8, uncertainty=False)
     assert run.ensemble is None and run.suggestions() == () and run.unsure == ()
     verb = pk.energy.choose(path, train=12, max_cores=8, uncertainty=False)

@@ -12,12 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import run
+from helpers import DATA, run
 from phasekit.errors import UsageError
 from phasekit.io import read_profile, write_profile
 from phasekit.profile import Profile, metric_key, resolve_metric
 
-DATA = Path(__file__).parent / "data"
 PERF_PERCPU = DATA / "perfstat_percpu_stderr.log"  # events task-clock, cs (and cycles:u)
 PERF_TASK = DATA / "perfstat_task.csv"  # task-clock, context-switches, 0.8 s busy/idle cycle
 LIKWID = DATA / "likwid_timeline_branch.txt"

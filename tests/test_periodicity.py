@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import naive
+from helpers import DATA
 from phasekit.distance.dtw import dtw2
 from phasekit.errors import InputError
 from phasekit.io import read_profile
@@ -26,8 +26,6 @@ from phasekit.periodicity.analyze import padded
 from phasekit.periodicity.cluster import euclidean_neighbors, resample_series, single_linkage
 from phasekit.profile import Profile
 from phasekit.synth import generate
-
-DATA = Path(__file__).parent / "data"
 
 
 def predicted_labels(n_samples: int, result: PeriodicityResult) -> np.ndarray:

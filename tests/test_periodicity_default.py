@@ -1,5 +1,5 @@
-"""Issue 17, item 5: exactly periodic inputs, the default metric without IPC, quantized
-counters, and coverage with bridged gaps."""
+"""Periodicity on awkward inputs: exactly periodic inputs, the default metric without IPC,
+quantized counters, and coverage with bridged gaps."""
 
 from __future__ import annotations
 
@@ -227,7 +227,7 @@ def test_fft_length_is_scipys_next_fast_len() -> None:
 
 @pytest.mark.parametrize("seed", range(6))
 def test_periodic_strength_matches_direct_autocorrelation(seed: int) -> None:
-    # numpy.fft (issue 20: no scipy.fft on the analysis path) against the direct sums
+    # numpy.fft (no scipy.fft on the analysis path) against the direct sums
     rng = np.random.default_rng(seed)
     n = int(rng.integers(100, 1500))
     period = int(rng.integers(6, 60))

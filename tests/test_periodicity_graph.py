@@ -1,5 +1,5 @@
-"""The clustering's graph kernels against scipy.sparse.csgraph, which they replace (issue 20:
-the analysis imports no scipy.sparse), ties included."""
+"""The clustering's graph kernels against scipy.sparse.csgraph, which they replace (so
+that the analysis imports no scipy.sparse), ties included."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Issue 17, item 5, for real: a busy/idle child recorded on this machine with the project's
-recorder comes out at its 1.0 s period without naming a metric."""
+"""Periodicity of a real recording: a busy/idle child recorded on this machine with the
+project's recorder comes out at its 1.0 s period without naming a metric."""
 
 from __future__ import annotations
 

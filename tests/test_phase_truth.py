@@ -1,5 +1,6 @@
-"""Seed 001's synthetic benchmarks (phasekit.synth.phases) and the phase metrics
-(phasekit.metrics.phases): layouts, signatures, reproducibility and hand-computed scores."""
+"""The synthetic benchmarks of Tsafack Chetsa et al. (phasekit.synth.phases) and the phase
+metrics (phasekit.metrics.phases): layouts, signatures, reproducibility and hand-computed
+scores."""
 
 from __future__ import annotations
 

@@ -340,7 +340,7 @@ def test_pascal_import_picks_one_input_and_repetition() -> None:
     assert prof.elapsed == pytest.approx(np.full(4, 10.0))
     other = power_profiles_from_dict(pascal_json(), input="2", repetition="2")
     assert np.all(other.power[:21] == prof.power[:21] + 5)
-    with pytest.raises(UsageError, match="no input '9'"):
+    with pytest.raises(UsageError, match=r"^input='9': no such input; present: 1, 2"):
         power_profiles_from_dict(pascal_json(), input="9")
     broken = pascal_json()
     del next(iter(broken["data"].values()))["sensors"]["ipmi"]  # type: ignore[attr-defined]

@@ -1,4 +1,4 @@
-"""The issue's quality targets for the default phase detector (``ev``), asserted: bench_1 and
+"""The quality targets for the default phase detector (``ev``), asserted: bench_1 and
 bench_2 (Tsafack Chetsa et al. §III-B/C) over several seeds, and the real recording in tests/data. These
 fail if the detector regresses; the figures themselves are in benchmarks/RESULTS.md
 (benchmarks/phases_quality.py)."""
@@ -6,17 +6,15 @@ fail if the detector regresses; the figures themselves are in benchmarks/RESULTS
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from helpers import DATA
 from phasekit.io import read_profile
 from phasekit.metrics.phases import evaluate_changes, identification_rate
 from phasekit.phases import phases
 from phasekit.synth.phases import WORKLOADS, generate_bench
-
-DATA = Path(__file__).resolve().parent / "data"
 
 
 def scores(profile, segments, tolerance_s: float, labels=None):

@@ -1,9 +1,11 @@
-"""Phase detection on real counter series (issue 17): back-to-back sequences of the dcslab perf
-series (read from ../shared/data, no license to copy them: skipped when absent), scored as
-TSSB does, beside ruptures' Pelt on the same sequences; and the sequence generator itself."""
+"""Phase detection on real counter series: back-to-back sequences of the dcslab perf series
+(read where they are, no license to copy them into the repository: skipped when absent),
+scored as TSSB does, beside ruptures' Pelt on the same sequences; and the sequence generator
+itself."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -12,8 +14,6 @@ import pytest
 from phasekit.metrics.segmentation import score_segmentation
 from phasekit.phases import phases
 from phasekit.synth.backtoback import back_to_back, common_metrics, read_headed_table
-
-DCSLAB = Path(__file__).resolve().parents[2] / "shared" / "data" / "phases" / "dcslab"
 
 
 def test_back_to_back_junctions_are_the_change_points() -> None:
@@ -37,10 +37,11 @@ def test_headed_table_errors_name_the_line(tmp_path: Path) -> None:
         read_headed_table(bad)
 
 
-@pytest.mark.skipif(not DCSLAB.is_dir(), reason="the dcslab series live in ../shared/data")
-def test_default_beats_pelt_on_real_back_to_back_sequences() -> None:
+def test_default_beats_pelt_on_real_back_to_back_sequences(
+        external_data: Callable[[str], Path]) -> None:
+    dcslab = external_data("phases/dcslab")
     rpt = pytest.importorskip("ruptures")
-    runs = {str(f): read_headed_table(f) for f in sorted(DCSLAB.rglob("*.csv"))}
+    runs = {str(f): read_headed_table(f) for f in sorted(dcslab.rglob("*.csv"))}
     ours, pelt = [], []
     for seed in range(10):
         seq = back_to_back(runs, seed=seed)
@@ -63,14 +64,15 @@ def test_default_beats_pelt_on_real_back_to_back_sequences() -> None:
     assert np.mean([d for s in ours for d in s.delays]) <= 2.0
 
 
-@pytest.mark.skipif(not DCSLAB.is_dir(), reason="the dcslab series live in ../shared/data")
-def test_the_last_phase_of_real_runs_is_not_shorter_than_the_minimum() -> None:
+def test_the_last_phase_of_real_runs_is_not_shorter_than_the_minimum(
+        external_data: Callable[[str], Path]) -> None:
     # every solo run and co-run (200 ms rows), and back-to-back sequences: the last phase has
     # the detector's minimum phase length, as the detector gives every other phase (a solo
     # run used to end with a phase of the program's exit, one or two samples long)
     from phasekit.profile import Profile
 
-    runs = {str(f): read_headed_table(f) for f in sorted(DCSLAB.rglob("*.csv"))}
+    runs = {str(f): read_headed_table(f)
+            for f in sorted(external_data("phases/dcslab").rglob("*.csv"))}
     profiles = [Profile(values=values, period=0.2, metrics=names)
                 for names, values in runs.values() if values.shape[0] >= 20]
     profiles += [back_to_back(runs, seed=seed).profile for seed in range(5)]

@@ -127,7 +127,7 @@ def test_literal_text_keeps_log_ticks_in_mathtext() -> None:
 
 
 def test_fingerprint_figure_keeps_a_long_ratio_inside_the_figure() -> None:
-    """Issue 21: the ratio named the y axis, and a long one ran off the figure; it is in the
+    """The ratio used to name the y axis, and a long one ran off the figure; it is in the
     title now, wrapped at the figure's edge, and every label stays inside."""
     import dataclasses
 

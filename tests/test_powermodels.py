@@ -1,4 +1,4 @@
-"""Power models from counters, co-allocation and speed-up (Salinas Hilburg 2020, section 4.2; issue 7).
+"""Power models from counters, co-allocation and speed-up (Salinas Hilburg 2020, section 4.2).
 
 Checked against naive references (the mapping decoded by hand, plain-Python evaluation of the
 expressions, finite differences) and synthetic ground truth (phasekit.synth.counters).
@@ -456,7 +456,8 @@ def test_cli_fit_and_eval_round_trip(table: Path, tmp_path: Path) -> None:
     assert fitted["kind"] == "power_model_fit" and fitted["method"] == "linear"
     assert fitted["n_train"] == 210 and fitted["n_test"] == 90
     assert set(fitted["test"]) == {"rmse", "mae", "mpe"}
-    assert json.loads(model_file.read_text())["kind"] == "power_model"
+    saved = json.loads(model_file.read_text())  # the fit, as --json prints it
+    assert saved["kind"] == "power_model_fit" and saved["model"]["kind"] == "power_model"
     code, out, err = run("powermodel", "eval", model_file, table, "--json")
     assert code == 0, err
     scored = json.loads(out)
@@ -549,7 +550,7 @@ def test_cli_server_breakdown_from_the_experiments(tmp_path: Path) -> None:
     assert code == 3 and str(fan) in err  # the table lacks the server's columns
 
 
-# --- issue 18: feature hygiene, time-ordered split, robust GE, folded constants --------------
+# --- feature hygiene, time-ordered split, robust GE, folded constants -----------------------
 KEPLER = Path(__file__).parent / "data" / "kepler_rapl_kubelet_slice.csv"  # Apache-2.0
 
 

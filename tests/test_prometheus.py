@@ -1,5 +1,6 @@
-"""Profiles from a real Prometheus server on loopback (issue 22; tests/prometheus_server.py
-starts Debian's ``prometheus`` on a temporary TSDB filled by ``promtool``)."""
+"""Profiles from a real Prometheus server on loopback (tests/prometheus_server.py starts
+Debian's ``prometheus`` on a temporary TSDB filled by ``promtool``; the tests that need it are
+marked ``needs_prometheus``)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 
 import phasekit as pk
 import prometheus_server as ps
+from helpers import DATA
 from phasekit.errors import InputError, UnsupportedError, UsageError
 from phasekit.io import prometheus as prom
 from phasekit.io import read_profile
@@ -23,7 +25,6 @@ from phasekit.periodicity import analyze
 from phasekit.phases import phases as detect_phases
 from phasekit.synth.periodic import generate
 
-DATA = Path(__file__).parent / "data"
 #: Where the backfilled samples start: a day ago (inside the retention, before the head).
 START = float(int(time.time()) - 86400)
 
@@ -65,6 +66,7 @@ def _end(profile: pk.Profile) -> float:
     return START + (profile.n_samples - 1) * profile.period
 
 
+@pytest.mark.needs_prometheus
 def test_a_recording_read_back_from_prometheus_is_the_file(server: ps.Prometheus,
                                                            recording: pk.Profile) -> None:
     profiles = read_prometheus(server.url, _queries(recording), start=START,
@@ -81,6 +83,7 @@ def test_a_recording_read_back_from_prometheus_is_the_file(server: ps.Prometheus
     assert detect_phases(node_a).summary().equals(detect_phases(recording).summary())
 
 
+@pytest.mark.needs_prometheus
 def test_a_periodic_profile_keeps_its_period_through_prometheus(server: ps.Prometheus,
                                                                 synthetic: pk.Profile) -> None:
     (profile,) = pk.read(server.url, queries=_queries(synthetic), start=START,
@@ -90,6 +93,7 @@ def test_a_periodic_profile_keeps_its_period_through_prometheus(server: ps.Prome
     assert [p.period_s for p in analyze(profile).patterns] == pytest.approx(expected)
 
 
+@pytest.mark.needs_prometheus
 def test_long_ranges_come_in_chunks_with_progress(server: ps.Prometheus, recording: pk.Profile,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     whole = read_prometheus(server.url, _queries(recording)[:3], start=START,
@@ -103,6 +107,7 @@ def test_long_ranges_come_in_chunks_with_progress(server: ps.Prometheus, recordi
         assert np.array_equal(a.values, b.values, equal_nan=True)
 
 
+@pytest.mark.needs_prometheus
 def test_a_coarser_step_and_gaps(server: ps.Prometheus, recording: pk.Profile) -> None:
     (first, _) = read_prometheus(server.url, _queries(recording)[:2], start=START,
                                  end=_end(recording), step="5s")
@@ -115,6 +120,7 @@ def test_a_coarser_step_and_gaps(server: ps.Prometheus, recording: pk.Profile) -
     assert np.isnan(later.values[-1, 0])
 
 
+@pytest.mark.needs_prometheus
 def test_server_errors_are_one_line_with_the_servers_message(server: ps.Prometheus) -> None:
     with pytest.raises(InputError, match=r"HTTP 400: .*parse error"):
         read_prometheus(server.url, ["sum(("], start=START, end=START + 60)
@@ -176,6 +182,7 @@ def test_query_names_durations_and_times() -> None:
     assert parse_time("1795651200") == 1795651200.0
 
 
+@pytest.mark.needs_prometheus
 def test_live_metrics_are_scraped_by_a_real_prometheus(tmp_path: Path) -> None:
     from phasekit.live import LiveMetrics
 
@@ -221,6 +228,7 @@ def test_windowed_periodicity_finds_the_period_of_a_live_series() -> None:
     assert coverage > 0.5
 
 
+@pytest.mark.needs_prometheus
 def test_the_verbs_read_prometheus_and_compare_its_nodes(server: ps.Prometheus,
                                                          recording: pk.Profile) -> None:
     import json
@@ -251,6 +259,7 @@ def test_the_verbs_read_prometheus_and_compare_its_nodes(server: ps.Prometheus,
         [p["start_s"] for p in from_file["phases"]]
 
 
+@pytest.mark.needs_prometheus
 def test_nodes_read_from_prometheus_are_named_by_server_and_label(server: ps.Prometheus,
                                                                   recording: pk.Profile
                                                                   ) -> None:
@@ -291,6 +300,7 @@ def test_nodes_read_from_prometheus_are_named_by_server_and_label(server: ps.Pro
                                        node="n1")) is None
 
 
+@pytest.mark.needs_prometheus
 def test_watch_serve_is_scraped_by_a_real_prometheus(tmp_path: Path) -> None:
     """``phasekit watch - --serve``: Prometheus scrapes the phase number as the stream goes."""
     import subprocess

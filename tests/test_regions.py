@@ -3,7 +3,6 @@ is the union of its threads' intervals."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import threading
 import time
@@ -60,7 +59,7 @@ def test_bad_marker_files_name_the_line(tmp_path: Path, text: str, line: int) ->
     assert info.value.line == line
 
 
-@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+@pytest.mark.needs_gcc
 def test_c_header_markers(tmp_path: Path) -> None:
     source = tmp_path / "prog.c"
     source.write_text(f'#include "{c_header()}"\n' + r"""

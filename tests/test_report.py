@@ -14,6 +14,7 @@ import functools
 import html
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -411,12 +412,12 @@ def test_cli_rejects_an_output_that_is_not_html(results: dict[str, Path], tmp_pa
     assert code == 2
 
 
-def test_cli_reads_a_campaign_log_and_has_help(tmp_path: Path) -> None:
+def test_cli_reads_a_campaign_log_and_has_help(tmp_path: Path,
+                                               seed_campaign_file: Callable[..., Path]) -> None:
     from phasekit.campaign import read_campaign
 
-    log = tmp_path / "c.jsonl"
-    write_campaign(seed_campaign(seed=0, frequencies=(2.2,), cores=(1, 2), inputs=(1,)
-                                 ).campaign, log)
+    log = seed_campaign_file(suffix=".jsonl", seed=0, frequencies=(2.2,), cores=(1, 2),
+                             inputs=(1,))
     code, out, err = run("report", log, "-o", tmp_path / "r.html", "--json")
     assert code == 0, err
     assert json.loads(out)["results"] == [{"file": str(log), "kind": "campaign"}]
@@ -460,7 +461,7 @@ def test_demo_ends_by_writing_its_report(tmp_path: Path) -> None:
 ])
 def test_the_demos_comparison_has_its_own_view(comparison: dict[str, Any],
                                               shown: list[str]) -> None:
-    """Issue 21: ``phasekit demo``'s report shows its comparison, not the generic view."""
+    """``phasekit demo``'s report shows its comparison, not the generic view."""
     page = build_report([ReportItem("phasekit demo", {"kind": "demo_comparison",
                                                       "version": 1, **comparison})])
     assert "No dedicated view" not in page and "How the demo compares" in page

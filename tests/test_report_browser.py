@@ -6,7 +6,8 @@ The report of every kind (tests/test_report.py's results) must load with no cons
 uncaught exception and no request but the file itself and ``data:`` URLs; every figure must be
 on screen, fit the 1100-pixel column, have legible text, and its screenshot must not be blank.
 A control page (a white figure, an empty frame, a console error, a request) shows that these
-checks fail when they should. Without Chromium these tests fail (they are never skipped): install it with
+checks fail when they should. The tests are marked ``needs_chromium``: without Chromium they
+are skipped, or fail with PHASEKIT_REQUIRE_TOOLS=1 (as in CI); install it with
 ``apt-get install chromium``, or name a Chromium or Chrome binary in PHASEKIT_CHROMIUM.
 """
 
@@ -31,6 +32,8 @@ from matplotlib.image import imread, imsave
 
 from test_report import build_html
 
+pytestmark = pytest.mark.needs_chromium
+
 VIEWPORT = (1280, 900)
 TIMEOUT = 60.0
 #: A figure is blank when fewer than this share of its pixels are not (near) white, ...
@@ -46,7 +49,7 @@ MIN_TEXT_PX = 7.0
 
 def chromium_binary() -> str:
     """The browser to drive: PHASEKIT_CHROMIUM, else chromium (Debian), chromium-browser or
-    Chrome on the PATH; fails the test (never skips) when there is none."""
+    Chrome on the PATH (without one, tests/conftest.py has skipped or failed the test)."""
     named = os.environ.get("PHASEKIT_CHROMIUM")
     candidates = [named] if named else ["chromium", "chromium-browser", "google-chrome",
                                         "google-chrome-stable"]

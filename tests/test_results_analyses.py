@@ -1,4 +1,4 @@
-"""The result contract (issue 19) for the analyses: periodicity, phases, structure,
+"""The result contract for the analyses: periodicity, phases, structure,
 fingerprints and phase division. For each, ``summary()`` has the right rows on a synthetic
 input whose answer is known, ``plot()`` returns a Figure (and draws on a given Axes),
 ``_repr_html_`` holds a table and an image, and ``save`` + ``phasekit.load`` round-trip."""
@@ -103,20 +103,29 @@ def test_periodicity_contract(periodic: tuple[Profile, PeriodicityResult],
     assert isinstance(back.plot(), Figure)  # from the preview the JSON keeps
 
 
-def test_cli_tables_are_built_from_the_library_rows(
+def test_one_presentation_from_the_library_rows(
         periodic: tuple[Profile, PeriodicityResult]) -> None:
+    """The command line prints, and the report renders, the result's own presentation:
+    its headline, Table II and the patterns, built from ``summary()``'s rows."""
     from rich.console import Console
 
-    from phasekit.cli.common import patterns_table, summary_table
+    from phasekit.cli.render import print_view
 
     _, result = periodic
-    console = Console(width=200, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
-    console.print(summary_table(result, "p.csv"))
-    console.print(patterns_table(result))
-    text = console.export_text()
+    shown = result.present("p.csv")
     p = result.patterns[0]
-    assert f"1({p.n_instances})[{result.mean_consecutive:.1f}]" in text
+    assert shown.headline.startswith(f"{result.metrics[0]} repeats every {p.period_s:.4g} s")
+    console = Console(width=200, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    for v in shown.views:
+        print_view(console, v)
+    text = console.export_text()
+    assert "p.csv" in text
+    assert f"{len(result.patterns)}({result.n_instances})[{result.mean_consecutive:.1f}]" in text
     assert f"{p.period_s:.4g}" in text and f"{100 * p.coverage:.2f}%" in text
+    rows = result.summary()
+    assert [v.title for v in shown.views] == ["Periodicities (Phase-TA, Table II)", "Patterns"]
+    assert len(shown.views[1].rows) == len(rows)
+    assert shown.views[1].rows[0][1] == f"{rows['period_s'].iloc[0]:.4g}"
 
 
 # --- phases ----------------------------------------------------------------------------------

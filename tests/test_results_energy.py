@@ -1,4 +1,4 @@
-"""The result contract (issue 19) for energy, schedule, signature and power-model results:
+"""The result contract for energy, schedule, signature and power-model results:
 summary() against known truth, plot() on a new figure and on a given Axes, _repr_html_,
 save() + phasekit.load() round trips, and the "seed" -> "pt" model rename with its migration."""
 

@@ -1,4 +1,4 @@
-"""The result contract (issue 19) for the many-input results: MultiNodeResult,
+"""The result contract for the many-input results: MultiNodeResult,
 MultiPhaseResult and MultiStructureResult give a summary table, a figure, an HTML view and a
 saved file that ``phasekit.load`` reads back, checked on inputs with a known truth."""
 

@@ -3,7 +3,8 @@ reconstruction, CLI.
 
 Pure parts (the C scanner, Algorithm 1, call removal, the change test, the reconstruction
 arithmetic) run everywhere, against naive references and hand-computed values. The rest needs
-a C compiler, Doxygen and valgrind (skipped, with the reason, without them) and builds each
+a C compiler, Doxygen and valgrind (marked ``needs_gcc``, ``needs_doxygen`` and
+``needs_valgrind``: skipped, with the reason, without them) and builds each
 bundled kernel once, at small sizes: the quality test compares the estimates with full runs
 measured with the same sources.
 """
@@ -13,9 +14,9 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -57,9 +58,10 @@ from phasekit.signature.reconstruct import (
     run_signature,
 )
 
-TOOLS = all(shutil.which(t) for t in ("cc", "doxygen", "valgrind"))
-needs_tools = pytest.mark.skipif(not TOOLS, reason="needs cc, doxygen and valgrind (Debian: "
-                                 "apt-get install doxygen valgrind)")
+
+def needs_tools(test: Callable[..., None]) -> Callable[..., None]:
+    """Building and running a signature starts a C compiler, Doxygen and valgrind."""
+    return pytest.mark.needs_gcc(pytest.mark.needs_doxygen(pytest.mark.needs_valgrind(test)))
 
 
 def graph_of(text: str, root: str = "main") -> CallGraph:
@@ -362,8 +364,6 @@ SMALL = {"stream": ("60000", "1500"), "dgemm": ("64", "300"), "stencil": ("160",
 
 @pytest.fixture(scope="module")
 def kernels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Signature]:
-    if not TOOLS:
-        pytest.skip("needs cc, doxygen and valgrind")
     root = tmp_path_factory.mktemp("kernels")
     return {name: build_signature(kernel_source(name), root / name, args=args, steps_arg=2,
                                   count_program=name == "stencil")
@@ -392,8 +392,6 @@ def test_kernels_build_into_paths_with_exact_instruction_counts(
 
 @pytest.fixture(scope="module")
 def tiny_kernels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Signature]:
-    if not TOOLS:
-        pytest.skip("needs cc, doxygen and valgrind")
     root = tmp_path_factory.mktemp("tiny")
     return {name: build_signature(kernel_source(name), root / name, args=args, steps_arg=2)
             for name, args in SIMULATED_KERNEL_ARGS.items()}
@@ -402,7 +400,7 @@ def tiny_kernels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Signatur
 @needs_tools
 def test_quality_energy_within_15_percent_of_full_runs(tiny_kernels: dict[str, Signature]
                                                        ) -> None:
-    """Issue 7: the signature's energy estimate of each bundled kernel within 15 % of its full
+    """The signature's energy estimate of each bundled kernel is within 15 % of its full
     run measured with the same sources. This machine's CPU time varies by 10-60 % from run
     to run (a virtual machine: measured in benchmarks/signature.py), more than the bound, so
     the sources here are callgrind's simulation of a reference machine (mode "simulated"):
@@ -524,10 +522,10 @@ def test_a_program_that_does_not_compile_is_one_line(tmp_path: Path) -> None:
         call_graph(source)
 
 
-@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+@pytest.mark.needs_gcc
 def test_a_failed_build_leaves_nothing_and_a_rebuild_keeps_the_old_signature(
         tmp_path: Path) -> None:
-    """Issue 21: a signature is built in a temporary sibling folder, renamed at the end."""
+    """A signature is built in a temporary sibling folder, renamed at the end."""
     source = tmp_path / "bad.c"
     source.write_text("int main(void) { return x; }\n")
     for _ in range(2):  # the retry fails the same way: nothing was left to refuse it

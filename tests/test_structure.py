@@ -1,4 +1,4 @@
-"""Loop structure from MPI traces (issue 5, Martínez Vera): exact structure on the generated suite,
+"""Loop structure from MPI traces (Martínez Vera): exact structure on the generated suite,
 the real LULESH and OTF2 ping-pong fixtures, the reduction against a naive reference, the
 diagnostics (aliasing, split, calls outside the structure), the JSON contract and the CLI."""
 
@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import DATA
 from phasekit.cli import main
 from phasekit.errors import UsageError
 from phasekit.io import read_trace
@@ -20,7 +21,6 @@ from phasekit.structure.reduce import reduce_trace
 from phasekit.synth.traces import SUITE, Call, Loop, Program, write_paraver
 from phasekit.trace import Trace, make_calls
 
-DATA = Path(__file__).parent / "data"
 LULESH = DATA / "paraver" / "lulesh_7+1_chop8.prv.gz"
 PING_PONG = [DATA / "otf2" / "ping-pong-otf2" / "traces.otf2",
              DATA / "otf2" / "ping-pong-otf2-papi" / "traces.otf2"]
@@ -124,7 +124,7 @@ def _calls(rank: list[int], time: list[float], site: list[int]) -> Trace:
     ("A::step(double) const", "A::step(double) const"),
     ("(anonymous namespace)::solve", "(anonymous namespace)::solve()")])
 def test_a_demangled_name_keeps_its_own_parameter_list(frame: str, shown: str) -> None:
-    """Issue 21: ``int main(int, char**)`` is not written ``int main(int, char**)()``."""
+    """``int main(int, char**)`` is not written ``int main(int, char**)()``."""
     n = 30
     codes = np.zeros(n, np.int64)
     calls, counters = make_calls(
@@ -185,7 +185,7 @@ def test_one_rank_only(written: dict[tuple[str, int], Path]) -> None:
     assert not any(row.text.startswith("IF") for row in result.rows)
     assert [round(loop.iterations_per_outer) for loop in result.loops] != []
     assert {int(r) for loop in result.loops for r in loop.ranks} == {1}
-    with pytest.raises(UsageError, match="rank 5"):
+    with pytest.raises(UsageError, match=r"^rank=5: not in this trace \(ranks 0 to 1\)"):
         structure(read_trace(written[("test-2", 0)]), rank=5)
 
 

@@ -229,7 +229,7 @@ def test_truth_rejects_bad_input(tmp_path: Path) -> None:
         truth.coverage("nope")
 
 
-# --- phasekit synth: the inputs of the other verbs (issue 21) --------------------------------
+# --- phasekit synth: the inputs of the other verbs -----------------------------------------
 def test_synth_nodes_writes_a_folder_and_its_truth(tmp_path: Path) -> None:
     from phasekit.io import read_profile
     from phasekit.synth import generate_nodes

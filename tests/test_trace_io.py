@@ -1,8 +1,8 @@
-"""Trace readers (issue 5): Paraver (.prv, .prv.gz with .pcf/.row) and OTF2 -> Trace.
+"""Trace readers: Paraver (.prv, .prv.gz with .pcf/.row) and OTF2 -> Trace.
 
-Ground truth from ../shared/data/README.md, checked on the copies in tests/data/paraver and
-tests/data/otf2; the compiled Paraver kernel against the line-by-line reference in
-tests/naive.py; corrupted input with hypothesis.
+Ground truth from the traces' provenance notes (tests/data/README-traces.md), checked on the
+copies in tests/data/paraver and tests/data/otf2; the compiled Paraver kernel against the
+line-by-line reference in tests/naive.py; corrupted input with hypothesis.
 """
 
 from __future__ import annotations
@@ -23,13 +23,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import naive
-from helpers import corrupted, run
+from helpers import DATA, corrupted, run
 from phasekit.errors import InputError, PhasekitWarning, UnsupportedError, UsageError
 from phasekit.io import is_trace, read_trace, trace_format
 from phasekit.io.paraver import parse_header, read_paraver
 from phasekit.trace import BASE_COLUMNS, PATH_SEP, Trace, empty_calls
 
-DATA = Path(__file__).resolve().parent / "data"
 LULESH_GZ = DATA / "paraver" / "lulesh_7+1_chop8.prv.gz"
 PING = DATA / "otf2" / "ping-pong-otf2" / "traces.otf2"
 PING_PAPI = DATA / "otf2" / "ping-pong-otf2-papi" / "traces.otf2"
@@ -492,7 +491,7 @@ def test_trace_model_checks_and_helpers(lulesh: Trace) -> None:
 def test_arrays_and_dataframe_are_one_table(lulesh: Trace) -> None:
     """A reader's Trace holds NumPy arrays and makes its DataFrame from them; a Trace built
     from a DataFrame makes its arrays from it: the same columns and signatures either way
-    (issue 20: ``phasekit structure`` uses only the arrays, without importing pandas)."""
+    (``phasekit structure`` uses only the arrays, without importing pandas)."""
     fresh = read_trace(LULESH_GZ)
     arrays = fresh.arrays
     assert fresh.n_calls == arrays.n_rows == 856

@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "tests" / "data"
+from helpers import DATA, ROOT
 
 #: Each verb's computation on an input the warm-up does not use.
 VERBS = f"""

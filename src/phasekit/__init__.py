@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import os
 from importlib import import_module
-from pathlib import Path
 from typing import Any
 
 from phasekit.errors import InputError, PhasekitError, UnsupportedError, UsageError
 from phasekit.profile import Profile
-from phasekit.results import REGISTRY, Result, from_data, load
+from phasekit.results import REGISTRY, Result, load
 
 __all__ = [
     "VERBS",
@@ -60,26 +59,6 @@ PathLike = str | os.PathLike[str]
 #: Saved results ``read`` understands: JSON kind -> (module, class with ``from_dict``).
 #: Kept for callers of the first API: the registry of result kinds.
 RESULT_KINDS = REGISTRY
-_JSON_SUFFIXES = (".json", ".jsonl", ".json.gz", ".jsonl.gz")
-
-
-def _json_head(path: Path) -> Any:
-    """The JSON value of ``path`` (or of its first line, for JSON lines); None if neither."""
-    import json
-
-    from phasekit.io.inputs import loads, read_text
-
-    text = read_text(path, "a JSON file")
-    try:
-        return loads(text)
-    except json.JSONDecodeError:
-        first = next((line for line in text.splitlines() if line.strip()), "")
-        try:
-            return loads(first)
-        except json.JSONDecodeError:
-            return None
-    except ValueError as exc:  # a number that is not finite
-        raise InputError(str(exc), path=str(path)) from None
 
 
 def read(path: PathLike, **options: Any) -> Any:
@@ -105,45 +84,9 @@ def read(path: PathLike, **options: Any) -> Any:
     Errors are :class:`InputError` (bad content) or :class:`UsageError` (a name that says no
     format), both ``ValueError``; they name the file.
     """
-    from phasekit.io import is_prometheus_url, is_trace, read_profile, read_trace
+    from phasekit.io.formats import read_any
 
-    if is_prometheus_url(path):
-        from phasekit.io.prometheus import read_prometheus
-
-        return read_prometheus(str(path), **options)
-    if options:
-        raise UsageError(f"read() options {', '.join(options)} apply to prometheus:// only")
-    path = Path(path)
-    if is_trace(path):
-        return read_trace(path)
-    if path.is_dir():
-        from phasekit.signature.paths import SIGNATURE_FILE, load_signature
-
-        if (path / SIGNATURE_FILE).is_file():
-            return load_signature(path)
-        raise UsageError(f"{path}: a directory that is neither an OTF2 trace nor a signature; "
-                         "read its files one at a time")
-    if path.name.lower().endswith(_JSON_SUFFIXES):
-        data = _json_head(path)
-        kind = data.get("kind") if isinstance(data, dict) else None
-        if kind in RESULT_KINDS:
-            return from_data(data, source=str(path))
-        if kind == "power_profiles":
-            from phasekit.energy.phasediv import power_profiles_from_dict
-
-            return power_profiles_from_dict(data, source=str(path))
-        if kind == "power_model":
-            from phasekit.signature.reconstruct import load_power_model
-
-            return load_power_model(data, str(path))
-        if kind not in (None, "campaign"):
-            raise InputError(f"a phasekit {kind!r} result, which read() does not know; it "
-                             f"reads {', '.join(sorted(RESULT_KINDS))}, power_model, "
-                             "power_profiles and campaign", path=str(path))
-        from phasekit.campaign import read_campaign
-
-        return read_campaign(path)
-    return read_profile(path)
+    return read_any(path, **options)
 
 
 #: Each callable module (:mod:`phasekit.verbmodule`) and the verb it runs, ``"module:function"``.

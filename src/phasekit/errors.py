@@ -57,6 +57,14 @@ class UsageError(PhasekitError, ValueError):
             named["value"] = self.value
         return functools.partial(type(self), **named), (self.detail,)
 
+    def renamed(self, parameter: str, option: str | None = None) -> UsageError:
+        """This error as told to the caller of a wrapper that names the parameter
+        ``parameter`` (``option`` on the command line): the same detail and value."""
+        named: dict[str, Any] = {"parameter": parameter, "option": option}
+        if self.value is not _NO_VALUE:
+            named["value"] = self.value
+        return type(self)(self.detail, **named)
+
     def command_line(self) -> str:
         """The message as the command line says it: the option instead of the parameter."""
         if self.parameter is None:

@@ -264,7 +264,7 @@ def periodicity_file(path: str, *, metrics: Sequence[str] | None, window_s: Wind
     data = read_named_profile(path, period)
     why = _past_the_end(data, window_s)
     if why is not None:  # this file's error, not the call's: the other files are analyzed
-        raise UsageError(f"{os.fspath(path)}: window={window_s!r}: {why}")
+        raise UsageError(f"{os.fspath(path)}: the window {why}")
     if metrics:
         metrics = check_metrics(data, metrics, path)
     try:

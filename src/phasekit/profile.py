@@ -6,11 +6,20 @@ import datetime as _dt
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from phasekit.errors import UsageError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: Key of ``DataFrame.attrs`` where :meth:`Profile.to_frame` keeps what the columns cannot
+#: (period, units, node, meta).
+FRAME_ATTRS = "phasekit"
+#: A sample time within this fraction of the period from the grid is on it.
+GRID_TOLERANCE = 0.01
 
 
 @dataclass(frozen=True, eq=False)
@@ -142,6 +151,99 @@ class Profile:
         return self.replace(values=self.values[first:last], start=start,
                             meta={**self.meta, "window_s": [offset, last * self.period]})
 
+    # --- pandas ------------------------------------------------------------------------
+    def to_frame(self) -> pd.DataFrame:
+        """The samples as a DataFrame (imports pandas): one column per metric, missing samples
+        NaN, indexed by the sample times: ``timestamp_s`` (seconds, ``start`` + k x
+        ``period``) or, when ``start`` is a datetime, ``timestamp`` (datetimes, naive ones
+        taken as UTC). ``frame.attrs["phasekit"]`` keeps the period, units, node and meta, so
+        that :meth:`from_frame` gives this profile back.
+
+        Example::
+
+            frame = profile.to_frame()
+            frame["ipc"].rolling(10).mean()
+        """
+        import pandas as pd
+
+        index: pd.Index
+        if isinstance(self.start, _dt.datetime):
+            first = pd.Timestamp(self.start)
+            first = first if first.tzinfo is not None else first.tz_localize("UTC")
+            index = pd.DatetimeIndex(first + pd.to_timedelta(self.times(), unit="s"),
+                                     name="timestamp")
+        else:
+            index = pd.Index(float(self.start) + self.times(), name="timestamp_s")
+        frame = pd.DataFrame(np.array(self.values), index=index, columns=list(self.metrics))
+        frame.attrs[FRAME_ATTRS] = {"period": self.period, "units": dict(self.units),
+                                    "node": self.node, "meta": dict(self.meta)}
+        return frame
+
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame, *, time: str | None = None,
+                   period: float | None = None, start: float | _dt.datetime | None = None,
+                   units: Mapping[str, str] | None = None, node: str | None = None,
+                   meta: Mapping[str, Any] | None = None) -> Profile:
+        """A Profile from a DataFrame with one numeric column per metric, one row per sample.
+
+        The sample times are the column ``time``, else the index when it holds datetimes or
+        has a name (:meth:`to_frame`'s ``timestamp_s``): seconds, or datetimes (naive ones are
+        UTC). They must lie on a regular grid, within 1 % of ``period`` (default: the median
+        step); grid points without a row are NaN samples, never filled. A frame without times
+        needs ``period``: one row every ``period`` seconds from ``start`` (default 0).
+        ``period``, ``units``, ``node`` and ``meta`` default to what :meth:`to_frame` kept in
+        ``frame.attrs``. Irregular times are a UsageError: resample the frame first
+        (``frame.resample("100ms").mean()``), or write it to a file, whose readers resample
+        with a warning.
+
+        Example::
+
+            profile = Profile.from_frame(frame, time="t", units={"power": "W"})
+        """
+        import pandas as pd
+
+        kept = frame.attrs.get(FRAME_ATTRS)
+        kept = kept if isinstance(kept, Mapping) else {}
+        period = kept.get("period") if period is None else period
+        data = frame
+        stamps: Any = None
+        if time is not None:
+            if time not in frame.columns:
+                raise UsageError("no such column; the frame has: "
+                                 + ", ".join(map(str, frame.columns)), parameter="time",
+                                 value=time)
+            stamps, data = frame[time], frame.drop(columns=[time])
+        elif isinstance(frame.index, pd.DatetimeIndex) or frame.index.name is not None:
+            stamps = frame.index
+        if len(data) == 0:
+            raise UsageError("the frame has no rows; a profile needs samples",
+                             parameter="frame")
+        not_numeric = [str(c) for c in data.columns
+                       if not pd.api.types.is_numeric_dtype(data[c].dtype)]
+        if not_numeric:
+            raise UsageError(f"column {not_numeric[0]!r} is not numeric; keep the metric "
+                             "columns only (and the times, with time=)", parameter="frame")
+        values = data.to_numpy(dtype=np.float64, na_value=np.nan)
+        if stamps is None:
+            if period is None:
+                raise UsageError("the frame has no sample times: give the period of its rows "
+                                 "in seconds, the column of times (time=), or index it by "
+                                 "time", parameter="period")
+            first: float | _dt.datetime = 0.0 if start is None else start
+        elif start is not None:
+            raise UsageError("the frame's sample times give the start; give a start only to a "
+                             "frame without times", parameter="start", value=start)
+        else:
+            seconds, first = _frame_seconds(stamps)
+            values, period = _on_grid(seconds, values, period)
+        if units is None:
+            units = kept.get("units") or {}
+        if meta is None:
+            meta = kept.get("meta") or {}
+        return cls(values=values, period=float(period), metrics=tuple(map(str, data.columns)),
+                   start=first, units=units, meta=meta,
+                   node=str(kept.get("node") or "") if node is None else node)
+
     def replace(self, **changes: Any) -> Profile:
         fields = {
             "values": self.values, "period": self.period, "metrics": self.metrics,
@@ -153,6 +255,55 @@ class Profile:
     def __repr__(self) -> str:
         return (f"Profile(node={self.node!r}, n_samples={self.n_samples}, period={self.period:g} s, "
                 f"metrics={list(self.metrics)})")
+
+
+def _frame_seconds(stamps: Any) -> tuple[np.ndarray, float | _dt.datetime]:
+    """Seconds from the first of ``stamps`` (numbers or datetimes), and the first."""
+    import pandas as pd
+
+    if pd.api.types.is_datetime64_any_dtype(stamps):
+        times = pd.DatetimeIndex(stamps)
+        if times.hasnans:
+            raise UsageError("a sample time is missing (NaT)", parameter="time")
+        times = times if times.tz is not None else times.tz_localize("UTC")
+        seconds = np.asarray((times - times[0]).total_seconds(), dtype=np.float64)
+        return seconds, times[0].to_pydatetime()
+    if not pd.api.types.is_numeric_dtype(stamps):
+        raise UsageError("the sample times must be seconds or datetimes", parameter="time")
+    numbers = np.asarray(stamps, dtype=np.float64)
+    if not np.isfinite(numbers).all():
+        raise UsageError("a sample time is missing or not finite", parameter="time")
+    return numbers - numbers[0], float(numbers[0])
+
+
+def _on_grid(seconds: np.ndarray, values: np.ndarray, period: float | None
+             ) -> tuple[np.ndarray, float]:
+    """``values`` on the regular grid of ``period`` (default: the median step) that the
+    sample times ``seconds`` lie on, NaN where no row is; UsageError when they do not."""
+    steps = np.diff(seconds)
+    if (steps <= 0).any():
+        raise UsageError(f"the sample times must increase; row {int(np.argmax(steps <= 0)) + 1} "
+                         "does not", parameter="time")
+    if period is None:
+        if len(seconds) < 2:
+            raise UsageError("one sample: give its period in seconds", parameter="period")
+        period = float(np.median(steps))
+    if not (np.isfinite(period) and period > 0):
+        raise UsageError("expected a positive number of seconds", parameter="period",
+                         value=period)
+    slots = np.rint(seconds / period).astype(np.int64)
+    off = np.abs(seconds - slots * period) > GRID_TOLERANCE * period
+    if off.any() or (np.diff(slots) < 1).any():
+        row = int(np.argmax(off)) if off.any() else int(np.argmax(np.diff(slots) < 1)) + 1
+        raise UsageError(f"irregular sample times: row {row} at {seconds[row]:g} s is not on "
+                         f"the grid of {period:g} s; resample the frame first "
+                         "(frame.resample(...).mean())", parameter="frame")
+    if slots[-1] >= 4 * len(slots) + 1_000_000:
+        raise UsageError(f"the sample times span {slots[-1] + 1} periods of {period:g} s for "
+                         f"{len(slots)} rows; is a time wrong?", parameter="time")
+    grid = np.full((int(slots[-1]) + 1, values.shape[1]), np.nan)
+    grid[slots] = values
+    return grid, period
 
 
 def derived_ipc(instructions: np.ndarray, cycles: np.ndarray) -> np.ndarray:

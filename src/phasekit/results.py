@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from phasekit.present import Presentation
+
 #: Every saved result kind: ``kind`` -> (module, class). :func:`load`, ``phasekit.read`` and
 #: the report look kinds up here; a result class names its kind in ``KIND``.
 REGISTRY: dict[str, tuple[str, str]] = {
@@ -100,11 +102,25 @@ class Result:
         """The result's figure; on ``ax`` when given (its figure is returned)."""
         raise NotImplementedError
 
+    def present(self, name: str | None = None) -> Presentation:
+        """How the result reads (:mod:`phasekit.present`): a headline in plain words, its
+        tables and its notes, as the command line, the report and a notebook show it;
+        ``name`` names the input (a file) where a table has a column for it. By default the
+        short ``repr`` and :meth:`summary`."""
+        from phasekit.present import Presentation, frame_view
+
+        return Presentation(repr(self), (frame_view(type(self).__name__, self.summary()),))
+
+    def saved_dict(self) -> dict[str, Any]:
+        """The JSON object :meth:`save` writes and ``phasekit <verb> -o`` too (default:
+        :meth:`to_dict`; a result whose file also keeps series for its figure says so)."""
+        return self.to_dict()
+
     def save(self, path: str | Path) -> Path:
         """Write the versioned JSON to ``path`` atomically; :func:`load` reads it back."""
         from phasekit.io.atomic import atomic_write_text
 
-        atomic_write_text(path, dumps(self.to_dict()))
+        atomic_write_text(path, dumps(self.saved_dict()))
         return Path(path)
 
     def _repr_html_(self) -> str:
@@ -132,8 +148,10 @@ def result_html(result: Any) -> str:
         title = f"{type(result).__name__} (no repr: {exc})"
     parts = [f"<p><b>{html.escape(title)}</b></p>"]
     try:
-        parts.append(result.summary().to_html(index=False, na_rep="", float_format="{:.4g}".format,
-                                              max_rows=40))
+        shown = result.present()
+        parts.append(f"<p>{html.escape(shown.headline)}</p>")
+        parts.extend(view_html(v) for v in shown.views)
+        parts.extend(f"<p><i>{html.escape(n)}</i></p>" for n in shown.notes)
     except Exception as exc:  # a view must not raise in a notebook
         parts.append(f"<p><i>no summary: {html.escape(str(exc))}</i></p>")
     try:
@@ -142,6 +160,22 @@ def result_html(result: Any) -> str:
     except Exception as exc:
         parts.append(f"<p><i>no figure: {html.escape(str(exc))}</i></p>")
     return "\n".join(parts)
+
+
+def view_html(shown: Any, max_rows: int = 40) -> str:
+    """A :class:`~phasekit.present.View` as an HTML table (cells escaped; at most
+    ``max_rows`` rows, the rest counted)."""
+    def row(cells: Any, cell: str) -> str:
+        return "<tr>" + "".join(
+            f'<{cell} style="text-align:{"right" if shown.is_numeric(c) else "left"}">'
+            f"{html.escape(str(text))}</{cell}>" for c, text in enumerate(cells)) + "</tr>"
+
+    body = [row(r, "td") for r in shown.rows[:max_rows]]
+    if len(shown.rows) > max_rows:
+        body.append(f"<tr><td colspan={len(shown.headers)}>... {len(shown.rows) - max_rows} "
+                    "more rows</td></tr>")
+    return (f"<table><caption>{html.escape(shown.title)}</caption><thead>"
+            f"{row(shown.headers, 'th')}</thead><tbody>{''.join(body)}</tbody></table>")
 
 
 def plain(value: Any) -> Any:

@@ -53,13 +53,13 @@ def _many_nodes(folder: Path) -> None:
 
 
 def _phases(folder: Path) -> None:
-    from phasekit.phases import phases
+    from phasekit.phases import DETECTORS, phases
     from phasekit.synth.periodic import generate
     from phasekit.synth.phases import generate_bench
 
     profile, _ = generate_bench("bench_1", seed=0, idle_s=5.0)
-    for method in ("ev", "ev-literal"):  # "phasekit watch" steps the same kernels
-        phases(profile, method=method)
+    for method in [name for name, detector in DETECTORS.items() if detector.online]:
+        phases(profile, method=method)  # "phasekit watch" steps the same kernels
     # one series with changes of shape, long enough for the neighbour search
     series, _ = generate("hpcg", minutes=0.5, seed=0)
     phases(series, method="shape")

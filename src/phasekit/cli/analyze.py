@@ -19,7 +19,6 @@ from phasekit.cli.common import (
     parse_window,
     percent,
     print_json,
-    print_result,
     progress_reporter,
     titled_table,
     write_outputs,
@@ -33,11 +32,11 @@ from phasekit.cli.many import (
     refuse_plot,
     report_failures,
 )
+from phasekit.cli.render import show
 from phasekit.errors import PhasekitError, UsageError
 from phasekit.many import check_window, file_stem, shown_name
 
 if TYPE_CHECKING:
-    from phasekit.periodicity import PeriodicityResult
     from phasekit.periodicity.nodes import MultiNodeResult
 
 EPILOG = """\
@@ -147,30 +146,13 @@ def analyze(
 
         plot_analysis(data, result, path)
 
-    written = write_outputs(output, plot, result.to_dict, draw)
+    written = write_outputs(output, plot, result.saved_dict, draw)
 
     if json_output:
         print_json(result.to_dict())
         return 0
-    print_result(result, title)
-    if line := metric_choice_line(result):
-        typer.echo(line)
-    for what, path in written:
-        typer.echo(f"wrote {what}: {path}")
+    show(result.present(title), written)
     return 0
-
-
-def metric_choice_line(result: PeriodicityResult) -> str | None:
-    """One line on how the default metric was chosen (None when the caller named it), and
-    on any quantized counter analyzed as its moving average."""
-    choice = result.params.get("metric_choice") or {}
-    parts = []
-    if choice.get("rule") not in (None, "given"):
-        parts.append(f"metric chosen: {choice.get('metric')} ({choice.get('reason')})")
-    for name, width in (result.params.get("smoothing") or {}).items():
-        parts.append(f"{name}: a quantized counter, analyzed as its moving average over "
-                     f"{width} samples ({width * result.sampling_period:.3g} s)")
-    return "; ".join(parts) or None
 
 
 # --- several profiles: the nodes of a run ----------------------------------------------------

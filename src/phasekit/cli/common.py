@@ -23,10 +23,10 @@ from phasekit.errors import PhasekitError, UsageError
 from phasekit.io import CSV_SUFFIXES, is_csv, read_csv_table  # noqa: F401 (their old home)
 from phasekit.io.naming import name_file
 from phasekit.many import check_metrics, read_named_profile
+from phasekit.present import percent
 
 if TYPE_CHECKING:
 
-    from phasekit.periodicity import PeriodicityResult
     from phasekit.profile import Profile
 
 __all__ = [
@@ -47,13 +47,10 @@ __all__ = [
     "out_console",
     "parse_duration",
     "parse_window",
-    "patterns_table",
     "percent",
     "print_json",
-    "print_result",
     "print_written",
     "progress_reporter",
-    "summary_table",
     "write_all",
     "write_json",
     "write_outputs",
@@ -388,66 +385,9 @@ def number(value: float, scale: float, spec: str = ".4g") -> str:
     return format(value, spec)
 
 
-def percent(fraction: float | None) -> str:
-    """A fraction as a percentage with two decimals; ``-`` for None."""
-    return "-" if fraction is None else f"{100 * fraction:.2f}%"
-
-
 def titled_table(title: str) -> Table:
     """A result table of the command line: bold title on the left, a rule under the header."""
     return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
                  title_style="bold")
 
 
-def summary_table(result: PeriodicityResult, name: str) -> Table:
-    """The seed's Table II row for one analyzed profile (Phase-TA, section IV-B;
-    :func:`phasekit.periodicity.table.profile_row`)."""
-    from phasekit.periodicity.table import profile_row
-
-    row = profile_row(result)
-    table = titled_table("Periodicities (Phase-TA, Table II)")
-    table.add_column("profile", overflow="fold")
-    for column in ("T_exe (s)", "#rp(#i)[#pa]", "%period"):
-        table.add_column(column, justify="right", no_wrap=True)
-    table.add_row(name, f"{row['duration_s']:.3f}",
-                  f"{row['patterns']}({row['instances']})[{row['mean_consecutive']:.1f}]",
-                  percent(row["coverage"]))
-    return table
-
-
-#: How the CLI writes each column of :func:`phasekit.periodicity.table.pattern_rows`.
-_PATTERN_FORMATS: dict[str, Callable[[Any], str]] = {
-    "period_s": "{:.4g}".format, "mean_consecutive": "{:.1f}".format, "coverage": percent,
-    "wgss": "{:.4g}".format}
-
-
-def patterns_table(result: PeriodicityResult) -> Table:
-    """One row per representative pattern, largest coverage first
-    (:func:`phasekit.periodicity.table.pattern_rows`)."""
-    from phasekit.periodicity.table import PATTERN_HEADERS, pattern_rows
-
-    table = titled_table("Patterns")
-    for header in PATTERN_HEADERS.values():
-        table.add_column(header, justify="right", no_wrap=True)
-    for row in pattern_rows(result):
-        table.add_row(*(_PATTERN_FORMATS.get(key, str)(row[key]) for key in PATTERN_HEADERS))
-    return table
-
-
-def print_result(result: PeriodicityResult, name: str) -> None:
-    """The human view of a PeriodicityResult: Table II, the patterns, the settings used."""
-    console = out_console()
-    console.print(summary_table(result, name))
-    if result.patterns:
-        console.print(patterns_table(result))
-    if result.explanation:
-        console.print(f"note: {result.explanation}", soft_wrap=True)
-    plural = "s" if len(result.metrics) > 1 else ""
-    joint = " (jointly, dependent DTW)" if plural else ""
-    settings = [f"metric{plural}: {', '.join(result.metrics)}{joint}",
-                f"window L = {result.window} samples "
-                f"({result.window * result.sampling_period:.4g} s)"]
-    if result.params.get("window_s") is not None:
-        end = result.offset_s + result.duration_s
-        settings.append(f"analyzed {result.offset_s:g}-{end:g} s of the profile")
-    console.print("; ".join(settings), soft_wrap=True)

@@ -16,17 +16,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 import numpy as np
 import typer
 
-from phasekit.cli.analyze import metric_choice_line
 from phasekit.cli.common import (
     Output,
     figure_file,
     json_file,
     out_console,
     print_json,
-    print_result,
     progress_reporter,
     write_all,
 )
+from phasekit.cli.render import show
 from phasekit.errors import UnsupportedError, UsageError
 
 if TYPE_CHECKING:
@@ -179,9 +178,7 @@ def _recorded_demo(output_dir: Path, iterations: int, json_output: bool) -> None
     if json_output:
         print_json({"comparison": comparison, "files": files})
         return
-    print_result(result, recording.name)
-    if line := metric_choice_line(result):
-        console.print(line, soft_wrap=True)
+    show(result.present(recording.name))
     verdict = ("no periodicity found" if found is None else
                f"found {found:.4g} s ({100 * comparison['period_error']:.1f}% off)")
     console.print(f"vs the workload's known iteration period {DEMO_PERIOD:g} s: {verdict}; "
@@ -211,7 +208,7 @@ def _synthetic_demo(output_dir: Path, json_output: bool) -> None:
     if json_output:
         print_json({"comparison": scores, "files": files})
         return
-    print_result(result, profile_file.name)
+    show(result.present(profile_file.name))
     console = out_console()
     console.print(
         f"vs ground truth: coverage {100 * scores['coverage']:.1f}% (true "

@@ -190,7 +190,7 @@ def fit(
                                 input=input_label, baselines=names, progress=progress)
         except PhasekitError as exc:
             raise name_file(exc, table) from exc
-    data = result.to_dict()
+    data = result.saved_dict()
     written = write_all(json_file(output, data))
     if json_output:
         print_json(data)
@@ -439,14 +439,10 @@ def choose(
             min_frequency_ghz=min_freq, max_frequency_ghz=max_freq, user_cores=user_cores,
             model=model, train=train, design=design, seed=seed, uncertainty=uncertainty,
             tolerance=tolerance, source=table, progress=progress)
-    result, notes, unsure = run.result, run.notes, run.unsure
+    result, unsure = run.result, run.unsure
+    notes, suggestions = result.notes, result.suggestions
     controlled = run.fitted.frequency_controlled
-    data = result.to_dict()
-    suggestions = run.suggestions()
-    if suggestions:
-        data["suggestions"] = [s.to_dict() for s in suggestions]
-    if notes:
-        data["notes"] = list(notes)
+    data = result.saved_dict()
 
     def draw(path: Path) -> object:
         from phasekit.plot.energy import plot_choice
@@ -673,7 +669,7 @@ def suggest(
                 reference=configs, progress=progress)
         except PhasekitError as exc:
             raise name_file(exc, table) from exc
-    data = result.to_dict()
+    data = result.saved_dict()
     written = write_all(json_file(output, data))
     if json_output:
         print_json(data)

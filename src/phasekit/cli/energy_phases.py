@@ -138,7 +138,7 @@ def phases(
 
         plot_energy_phases(result, path)
 
-    written = write_outputs(output, plot, result.to_dict, draw)
+    written = write_outputs(output, plot, result.saved_dict, draw)
     if json_output:
         print_json(result.to_dict(divisions=False, configs=False))
         return

@@ -91,7 +91,7 @@ def fingerprint(
 
         plot_fingerprints(result, path)
 
-    written = write_outputs(output, plot, result.to_dict, draw)
+    written = write_outputs(output, plot, result.saved_dict, draw)
     if json_output:
         print_json(result.to_dict(series=False))
         return

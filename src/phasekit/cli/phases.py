@@ -17,7 +17,6 @@ from phasekit.cli.common import (
     name_file,
     out_console,
     print_json,
-    print_written,
     write_outputs,
 )
 from phasekit.cli.many import (
@@ -29,8 +28,14 @@ from phasekit.cli.many import (
     refuse_plot,
     report_failures,
 )
+from phasekit.cli.render import show
 from phasekit.errors import PhasekitError
 from phasekit.many import PHASES_KIND
+
+try:  # typer 0.28 carries its own copy of click
+    from typer._click.types import StringParamType
+except ImportError:  # older typer: click itself
+    from click.types import StringParamType
 
 EPILOG = """\
 Example:
@@ -46,6 +51,25 @@ Example:
 MANY_KIND = PHASES_KIND
 
 
+class MethodNames(StringParamType):
+    """``--method``'s values, the registered phase detectors (:data:`phasekit.phases.DETECTORS`):
+    ``auto`` first where it is one, ``online`` ones only where they must stream. Read when the
+    help is shown, not when the command is built (the detectors import numba); the value goes
+    to the library as given, which names the registered ones when it is not one of them."""
+
+    name = "method"
+
+    def __init__(self, *, auto: bool = False, online: bool = False) -> None:
+        self.auto = auto
+        self.online = online
+
+    def get_metavar(self, param: Any, ctx: Any = None) -> str:
+        from phasekit.phases import DETECTORS
+
+        names = [name for name, found in DETECTORS.items() if found.online or not self.online]
+        return "|".join(["auto", *names] if self.auto else names)
+
+
 def phases(
     profiles: Annotated[list[Path], typer.Argument(
         metavar="PROFILE", show_default=False,
@@ -53,7 +77,7 @@ def phases(
              "reads a CSV profile from stdin. Several files, folders or quoted glob patterns: analyzed in parallel, one row "
              "each.")],
     method: Annotated[str, typer.Option(
-        "--method", metavar="auto|ev|ev-literal|shape",
+        "--method", click_type=MethodNames(auto=True),
         help="auto (default): shape for one series, ev otherwise; ev: online, robust to "
              "within-phase variability; ev-literal: the seed's Algorithm 1 exactly; shape: "
              "changes of shape in one series (ClaSP-style, offline).")] = "auto",
@@ -124,39 +148,11 @@ def phases(
 
         plot_phases(data, result, path)
 
-    written = write_outputs(output, plot, lambda: result.to_dict(series=True), draw)
+    written = write_outputs(output, plot, result.saved_dict, draw)
     if json_output:
         print_json(result.to_dict())
         return 0
-    console = out_console()
-    table = Table(title=f"Phases of {profile.name} (Tsafack Chetsa et al.; {result.method}, threshold "
-                        f"{result.threshold:g}, smoothing {result.smooth})",
-                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for column in ("#", "start (s)", "end (s)", "duration (s)", "id", "detected (s)"):
-        table.add_column(column, justify="right", no_wrap=True)
-    for k, phase in enumerate(result.phases, start=1):
-        table.add_row(str(k), f"{phase.start_s:.6g}", f"{phase.end_s:.6g}",
-                      f"{phase.duration_s:.6g}", str(phase.id), f"{phase.detected_at_s:.6g}")
-    console.print(table)
-    unit = "per cycle" if result.normalization == "cycles" else "per second"
-    vectors = Table(title=f"Representative vectors ({unit}; the first phase of each id)",
-                    title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    vectors.add_column("id", justify="right", no_wrap=True)
-    for name in result.sensors:
-        vectors.add_column(_short(name), justify="right", overflow="fold")
-    seen: set[int] = set()
-    for phase in result.phases:
-        if phase.id not in seen:
-            seen.add(phase.id)
-            vectors.add_row(str(phase.id),
-                            *(f"{phase.representative[s]:.3g}" for s in result.sensors))
-    console.print(vectors)
-    console.print(f"{len(result.phases)} phases, {result.n_ids} distinct ids", soft_wrap=True)
-    if line := left_out_line(result.params.get("sensor_choice", {}).get("left_out") or {}):
-        console.print(line, soft_wrap=True)
-    if result.explanation:
-        console.print(f"note: {result.explanation}", soft_wrap=True)
-    print_written(console, written)
+    show(result.present(profile.name), written)
     return 0
 
 
@@ -177,7 +173,7 @@ def phases_many(paths: list[Path], *, options: dict[str, Any], workers: int | No
     nodes = result.nodes
     data = result.to_dict()
 
-    def show() -> None:
+    def print_table() -> None:
         table = Table(title=f"Phases of {len(nodes)} profiles (Tsafack Chetsa et al.)",
                       title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
         table.add_column("node", no_wrap=True)
@@ -191,20 +187,4 @@ def phases_many(paths: list[Path], *, options: dict[str, Any], workers: int | No
         out_console().print(table)
 
     return finish_many(data, output=output, json_output=json_output, n_done=len(runs.done),
-                       errors=runs.errors, show=show)
-
-
-def left_out_line(left_out: dict[str, str]) -> str:
-    """One line naming the metrics that are not dimensions of the vectors and why (metrics
-    with the same reason together); empty when there are none."""
-    by_reason: dict[str, list[str]] = {}
-    for metric, reason in left_out.items():
-        by_reason.setdefault(reason, []).append(metric)
-    return ("left out: " + "; ".join(f"{', '.join(metrics)} ({reason})"
-                                     for reason, metrics in by_reason.items())
-            if by_reason else "")
-
-
-def _short(name: str) -> str:
-    return (name.replace("cache_", "llc_").replace("_bytes", "").replace("instructions", "instr")
-            .replace("branch_misses", "br_miss").replace("branches", "branch"))
+                       errors=runs.errors, show=print_table)

@@ -134,8 +134,9 @@ def fit(
         "\"expression\", \"split\", \"train\": {\"rmse\", \"mae\", \"mpe\"}, \"test\": {...}, "
         "\"mean_baseline\": {...}, \"model\": {...}} as JSON.")] = False,
     output: Annotated[Path | None, typer.Option(
-        "--output", "-o", metavar="MODEL.json",
-        help="Write the fitted model (for `powermodel eval` and the signature pipeline).")
+        "--output", "-o", metavar="FIT.json",
+        help="Write the fit as JSON: its model, scores and split (what `powermodel eval` "
+             "and `signature run --power-model` read).")
     ] = None,
     server: Annotated[bool, typer.Option(
         "--server", help="The whole-server breakdown (eq. 4.15): idle + leakage(T) + CPU "
@@ -201,7 +202,7 @@ def fit(
                                      **options)
     except PhasekitError as exc:
         raise name_file(exc, table) from exc
-    written = write_all(json_file(output, result.model.to_dict(), what="model"))
+    written = write_all(json_file(output, result.saved_dict()))
     if json_output:
         print_json(result.to_dict())
         return

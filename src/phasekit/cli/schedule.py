@@ -26,6 +26,7 @@ from phasekit.cli.common import (
     write_all,
 )
 from phasekit.errors import UsageError
+from phasekit.schedule.registry import POLICIES
 
 EPILOG = """\
 Example:
@@ -45,7 +46,6 @@ synth:large[:SEED] generate the thesis's scenarios (66 tasks on 5 x 12 cores,
 900 on 50 x 12) with estimated columns est_time_s and est_power_w.
 """
 
-POLICY_CHOICES = ("rr", "heuristic", "sa", "milp", "all")
 _SYNTH = re.compile(r"synth:(small|large)(?::(\d+))?")
 _LABELS = {"rr": "round robin", "heuristic": "LTF heuristic", "sa": "annealing",
            "milp": "MILP"}
@@ -53,6 +53,17 @@ _LABELS = {"rr": "round robin", "heuristic": "LTF heuristic", "sa": "annealing",
 PLOT_RESERVE_S = 1.5
 #: A process older than this when the verb starts was not started for this command.
 STARTUP_MAX_S = 10.0
+
+
+def _policy_choices() -> tuple[str, ...]:
+    """The registered policies (:data:`~phasekit.schedule.registry.POLICIES`) and ``all``."""
+    return (*POLICIES, "all")
+
+
+def _policy_help() -> str:
+    """``--policy``'s help: each registered policy with its description, then ``all``."""
+    return (", ".join(f"{name} ({policy.description})" for name, policy in POLICIES.items())
+            + ", or all (the MILP is left out when too large).")
 
 
 def _command_started() -> float:
@@ -102,11 +113,7 @@ def schedule(
         "--cores", metavar="C", min=1, show_default=False,
         help="Cores per server (default for synth: 12).")] = None,
     policy: Annotated[str, typer.Option(
-        "--policy", metavar="|".join(POLICY_CHOICES),
-        help="rr (round robin: arrival order, first fit), heuristic (Longest Task First, "
-             "least-energy server; Algorithm 6), sa (simulated annealing; Algorithms 3-5), "
-             "milp (minimum makespan, HiGHS), or all (the MILP is left out when too large)."
-    )] = "all",
+        "--policy", metavar="|".join(_policy_choices()), help=_policy_help())] = "all",
     seed: Annotated[int, typer.Option(
         "--seed", metavar="N", help="Seed of the annealing (and of a synth: batch without "
         "its own seed).")] = 0,
@@ -148,8 +155,8 @@ def schedule(
     from phasekit.schedule.batch import read_batch, write_batch
     from phasekit.schedule.simulate import FINISH_RESERVE_S, DataCenter, schedule_batch
 
-    if policy not in POLICY_CHOICES:
-        raise UsageError(f"--policy {policy!r}: expected one of {', '.join(POLICY_CHOICES)}")
+    if policy not in _policy_choices():
+        raise UsageError(f"--policy {policy!r}: expected one of {', '.join(_policy_choices())}")
     limit = parse_duration(time_limit, "--time-limit")
     est = _estimated(estimated)
     check_outputs(output, plot, ("--save-batch", save_batch, None))
@@ -179,7 +186,8 @@ def schedule(
     dc = DataCenter(servers=servers, cores=cores)
     batch.check_fits(dc.cores)
 
-    with progress_reporter(policy in ("all", "sa", "milp"), "scheduling") as progress:
+    with progress_reporter(policy == "all" or POLICIES[policy].long_running,
+                           "scheduling") as progress:
         result = schedule_batch(batch, dc, policies=policy, seed=seed, time_limit_s=limit,
                                 estimated=None if est is None else (est[0], est[1]),
                                 progress=progress, started=started,
@@ -193,7 +201,7 @@ def schedule(
     written = write_all(
         None if save_batch is None else Output("batch", save_batch,
                                                lambda path: write_batch(batch, path)),
-        json_file(output, result.to_dict), figure_file(plot, draw))
+        json_file(output, result.saved_dict), figure_file(plot, draw))
     if json_output:
         summaries = result.summaries()
         print_json(summaries if policy == "all" else summaries[0])

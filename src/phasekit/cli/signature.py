@@ -311,7 +311,7 @@ def run(
         estimate = run_signature(signature, p=p, s=s, interval=sm, power_model=model,
                                  compare=compare, cores=cores, mode=mode, timeout=limit,
                                  repeats=repeats, progress=progress)
-    written = write_all(json_file(output, estimate.to_dict),
+    written = write_all(json_file(output, estimate.saved_dict),
                         figure_file(plot, lambda path: _draw(estimate, path)))
     if json_output:
         print_json(estimate.to_dict())

@@ -110,7 +110,7 @@ def structure(
 
         plot_clusters(result, path)
 
-    written = write_outputs(output, plot, result.to_dict, draw)
+    written = write_outputs(output, plot, result.saved_dict, draw)
     if json_output:
         print_json(result.to_dict(clusters=False))
         return 0

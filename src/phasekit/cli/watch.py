@@ -19,6 +19,7 @@ import numpy as np
 import typer
 
 from phasekit.cli.common import PeriodOption, parse_duration
+from phasekit.cli.phases import MethodNames
 from phasekit.errors import InputError, UsageError
 from phasekit.io.inputs import LARGEST
 
@@ -51,7 +52,8 @@ def watch(
     source: Annotated[str, typer.Argument(
         metavar="FILE|-", help="The recorder's output (followed through FILE.partial.arrows "
         "while it records), any profile file (replayed), or - for CSV lines on stdin.")] = "-",
-    method: Annotated[str, typer.Option("--method", metavar="ev|ev-literal")] = "ev",
+    method: Annotated[str, typer.Option("--method", click_type=MethodNames(online=True))
+                      ] = "ev",
     threshold: Annotated[float | None, typer.Option(
         "--threshold", metavar="T", show_default=False,
         help="As for 'phasekit phases' (ev-literal 0.15, ev 4).")] = None,

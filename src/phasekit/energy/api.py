@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from phasekit.arguments import PathLike
-from phasekit.errors import InputError
+from phasekit.errors import InputError, UsageError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -63,7 +63,12 @@ def fit(data: Campaign | pd.DataFrame | PathLike, *, model: str = "extended",
     """
     from phasekit.energy.fit import fit_energy
 
-    return fit_energy(as_configurations(data), model=model, n_train=train, **options)
+    try:
+        return fit_energy(as_configurations(data), model=model, n_train=train, **options)
+    except UsageError as exc:
+        if exc.parameter == "n_train":
+            raise exc.renamed("train") from None  # this function's keyword for it
+        raise
 
 
 def _fit_result(fit: EnergyFitResult | PathLike) -> EnergyFitResult:

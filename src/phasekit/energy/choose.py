@@ -255,6 +255,48 @@ class Choice:
 
 
 @dataclass(frozen=True)
+class Suggestion:
+    """A configuration to measure next: its predicted energy (J) with the prediction interval,
+    the jackknife standard error of its log energy (``spread``), whether it is promising
+    (near the minimum under the fit or a member) and how many members put it there, and how
+    many of the fit and its members vote for it as the configuration that would beat the
+    lowest energy measured for its input (``improving_members``)."""
+
+    frequency_ghz: float
+    cores: int
+    input: float
+    input_label: str
+    energy_j: float
+    energy_low_j: float
+    energy_high_j: float
+    spread: float
+    promising: bool
+    near_optimal_members: int
+    improving_members: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return plain({"frequency_ghz": self.frequency_ghz, "cores": self.cores,
+                      "input": self.input, "input_label": self.input_label,
+                      "energy_j": self.energy_j, "energy_low_j": self.energy_low_j,
+                      "energy_high_j": self.energy_high_j, "spread": self.spread,
+                      "promising": self.promising,
+                      "near_optimal_members": self.near_optimal_members,
+                      "improving_members": self.improving_members})
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> Suggestion:
+        def num(value: Any) -> float:
+            return float("nan") if value is None else float(value)
+
+        return Suggestion(num(data.get("frequency_ghz")), int(data["cores"]),
+                          float(data["input"]), str(data["input_label"]),
+                          num(data.get("energy_j")), num(data.get("energy_low_j")),
+                          num(data.get("energy_high_j")), num(data.get("spread")),
+                          bool(data["promising"]), int(data["near_optimal_members"]),
+                          int(data.get("improving_members", 0)))
+
+
+@dataclass(frozen=True)
 class ChoiceResult(Result):
     """Choices for every input asked, with the model, the grid and the limits used."""
 
@@ -275,6 +317,10 @@ class ChoiceResult(Result):
     #: Whether the model predicts time (False: fitted on energy alone; no time, no time
     #: limit, no Pareto frontier).
     with_time: bool = True
+    #: What could not be done (``no uncertainty: ...``).
+    notes: tuple[str, ...] = ()
+    #: The configurations to measure next where a choice is unsure (as ``energy suggest``).
+    suggestions: tuple[Suggestion, ...] = ()
 
     KIND: ClassVar[str] = "energy_choice"
 
@@ -309,7 +355,10 @@ class ChoiceResult(Result):
                         + ("" if self.user_cores else " (worst, random, best over core counts)"),
             "regret": {"mean": self.mean_regret, "worst": self.worst_regret},
             "failed_readings": self.failed_readings, "ruled_out": self.ruled_out,
-            "choices": [c.to_dict() for c in self.choices]})
+            "choices": [c.to_dict() for c in self.choices],
+            **({"suggestions": [s.to_dict() for s in self.suggestions]}
+               if self.suggestions else {}),
+            **({"notes": list(self.notes)} if self.notes else {})})
 
     @staticmethod
     def from_dict(data: dict[str, Any], source: str | None = None) -> ChoiceResult:
@@ -331,7 +380,9 @@ class ChoiceResult(Result):
                 frequency_controlled=controlled,
                 failed_readings=int(data.get("failed_readings", 0)),
                 ruled_out=int(data.get("ruled_out", 0)),
-                with_time=bool(data.get("with_time", True)))
+                with_time=bool(data.get("with_time", True)),
+                notes=tuple(str(n) for n in data.get("notes", ())),
+                suggestions=tuple(Suggestion.from_dict(s) for s in data.get("suggestions", ())))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise InputError(f"malformed energy_choice result: {exc}", path=source) from None
 

@@ -399,12 +399,13 @@ def _select_frequency(freqs_run: np.ndarray, frequency: float | None,
     freqs = np.unique(freqs_run[np.isfinite(freqs_run)])
     if frequency is not None:
         if freqs.size == 0:
-            raise UsageError(f"frequency {frequency:g} GHz: the campaign has no frequency "
-                             "(recorded without frequency control)")
+            raise UsageError("the campaign has no frequency (recorded without frequency "
+                             "control)", parameter="frequency", value=frequency)
         close = np.abs(freqs - frequency) <= _FREQ_TOL
         if not close.any():
             raise UsageError(f"no run at {frequency:g} GHz; the campaign has "
-                             + ", ".join(_fmt(f) for f in freqs) + " GHz")
+                             + ", ".join(_fmt(f) for f in freqs) + " GHz",
+                             parameter="frequency", value=frequency)
         chosen = float(freqs[close][0])
     elif freqs.size == 0:
         return np.ones(freqs_run.shape, dtype=bool), None
@@ -454,8 +455,8 @@ def efficiency_table(data: Campaign | pd.DataFrame | Mapping[str, Any] | RunColu
     labels_run = runs["input"]
     fixed: int | None = None
     if cores is not None and unit == "cores":
-        raise UsageError(f"cores {cores}: the campaign varies cores only (no thread counts); "
-                         "its efficiency is over the core counts")
+        raise UsageError("the campaign varies cores only (no thread counts); its "
+                         "efficiency is over the core counts", parameter="cores", value=cores)
     both = keep & np.isfinite(units) & np.isfinite(other)
     pairs = (labels_run[both], units[both])  # some (input, unit) ran at several of the other
     spread = len(_groups(*pairs, other[both])[1]) > len(_groups(*pairs)[1])
@@ -464,7 +465,8 @@ def efficiency_table(data: Campaign | pd.DataFrame | Mapping[str, Any] | RunColu
         if cores is not None and unit == "threads":
             if cores not in available:
                 raise UsageError(f"no run on {cores} cores; the campaign has "
-                                 + ", ".join(str(int(c)) for c in available))
+                                 + ", ".join(str(int(c)) for c in available),
+                                 parameter="cores", value=cores)
             fixed = int(cores)
         elif unit == "threads":
             fixed = int(available.max())

@@ -87,7 +87,8 @@ def _terms(profile: Profile, expr: str) -> tuple[np.ndarray, str] | None:
 def _split_ratio(ratio: str) -> tuple[str, str]:
     """``(NUM, DEN)`` of a ratio ``NUM/DEN``; UsageError otherwise."""
     if ratio.count("/") != 1:
-        raise UsageError(f"ratio {ratio!r}: expected NUM/DEN (each a column or a+b)")
+        raise UsageError("expected NUM/DEN (each a column or a+b)", parameter="ratio",
+                         value=ratio)
     num, den = (s.strip() for s in ratio.split("/"))
     return num, den
 
@@ -101,16 +102,17 @@ def ratio_series(profile: Profile, ratio: str | None = None) -> tuple[np.ndarray
     UsageError naming the columns it has; without ``ratio``, a missing counter is an
     InputError (the profile lacks what a fingerprint needs).
     """
-    missing: type[UsageError] | type[InputError]
     if ratio is not None:
         num_expr, den_expr = _split_ratio(ratio)
-        candidates, missing = [den_expr], UsageError
+        candidates = [den_expr]
     else:
-        num_expr, candidates, missing = "instructions", list(DENOMINATORS), InputError
+        num_expr, candidates = "instructions", list(DENOMINATORS)
     numerator = _terms(profile, num_expr)
     if numerator is None:
-        raise missing(f"no counter {num_expr!r}; the profile has: "
-                      + ", ".join(profile.metrics))
+        lacking = f"no counter {num_expr!r}; the profile has: " + ", ".join(profile.metrics)
+        if ratio is not None:
+            raise UsageError(lacking, parameter="ratio", value=ratio)
+        raise InputError(lacking)
     for den_expr in candidates:
         denominator = _terms(profile, den_expr)
         if denominator is not None:
@@ -118,10 +120,10 @@ def ratio_series(profile: Profile, ratio: str | None = None) -> tuple[np.ndarray
     else:
         if ratio is not None:
             raise UsageError(f"no counter {candidates[0]!r}; the profile has: "
-                             + ", ".join(profile.metrics))
+                             + ", ".join(profile.metrics), parameter="ratio", value=ratio)
         raise InputError(f"no memory-instruction counter ({' or '.join(candidates)}); the "
                          "profile has: " + ", ".join(profile.metrics)
-                         + " (name one with --ratio NUM/DEN)")
+                         + " (name one in the ratio, NUM/DEN)")
     (num, num_name), (den, den_name) = numerator, denominator
     with np.errstate(divide="ignore", invalid="ignore"):
         r = num / den
@@ -361,7 +363,8 @@ def cluster_fingerprints(series: Sequence[Any], *, names: Sequence[str] | None =
     if len(names) != n or (programs is not None and len(programs) != n):
         raise UsageError("names and programs must have one entry per run")
     if n_clusters is not None and not 1 <= n_clusters <= n:
-        raise UsageError(f"clusters {n_clusters}: expected 1..{n} (the number of runs)")
+        raise UsageError(f"expected 1..{n} (the number of runs)", parameter="n_clusters",
+                         value=n_clusters, option="--clusters")
     fps = np.empty((n, n_points))
     for i, s in enumerate(series):
         try:
@@ -451,8 +454,9 @@ def fingerprint_profiles(profiles: Sequence[Profile], *, names: Sequence[str] | 
             r, how = ratio_series(profile, ratio)
         except InputError as exc:
             raise InputError(f"{name}: {exc}") from None
-        except UsageError as exc:  # a column of --ratio that this run lacks
-            raise UsageError(f"{name}: {exc}") from None
+        except UsageError as exc:  # a column of the ratio that this run lacks
+            raise UsageError(f"{name}: {exc.detail}", parameter=exc.parameter,
+                             value=exc.value, option=exc.option) from None
         series.append(r)
         used.append(how)
     if programs is None and profiles and all("program" in p.meta for p in profiles):

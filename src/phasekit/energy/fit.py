@@ -233,7 +233,7 @@ def configurations(data: Campaign | pd.DataFrame, *, source: str | None = None,
 
 
 def input_numbers(configs: pd.DataFrame, asked: Sequence[str | float] | str | float | None,
-                  *, parameter: str = "inputs", option: str | None = None
+                  *, parameter: str = "inputs", option: str = "--input"
                   ) -> tuple[list[float], dict[float, str]]:
     """The input numbers ``asked`` for (labels of the campaign, or numbers; default: every
     input of ``configs``), and the label of each. UsageError naming ``parameter`` (on the
@@ -319,7 +319,8 @@ def choose_training(configs: pd.DataFrame, n: int, *, design: str = "random", se
         raise UsageError(f"expected one of {', '.join(DESIGNS)}", parameter="design",
                          value=design)
     if not 1 <= n <= total:
-        raise UsageError(f"cannot choose {n} of {total} configurations")
+        raise UsageError(f"expected 1 to {total} (the number of configurations)",
+                         parameter="n", value=n)
     f = frequencies(configs)
     p = configs["cores"].to_numpy(float)
     N = configs["input"].to_numpy(float)

@@ -201,7 +201,8 @@ def model_name(name: str) -> str:
     listing the known models (current names only) otherwise."""
     name = MODEL_ALIASES.get(name, name)
     if name not in MODELS:
-        raise UsageError(f"unknown model {name!r}; expected one of {', '.join(MODELS)}")
+        raise UsageError(f"expected one of {', '.join(MODELS)}",
+                         parameter="model", value=name)
     return name
 
 

@@ -323,19 +323,20 @@ def power_profiles_from_pascal(data: Mapping[str, Any], *, input: str | None = N
     def pick(name: str, wanted: str | None, option: str) -> str | None:
         if name not in fields:
             if wanted is not None:
-                raise InputError(f"PaScal JSON has no {option} key (keys: {', '.join(keys)})",
+                raise InputError(f"PaScal JSON has no {name} key (keys: {', '.join(keys)})",
                                  path=source)
             return None
         values = sorted({texts[name] for _, texts in parsed.entries}, key=input_order)
         if wanted is None:
             return values[0]
         if str(wanted) not in values:
-            raise UsageError(f"{source + ': ' if source else ''}no {option} {wanted!r}; "
-                             f"present: {', '.join(values)}")
+            raise UsageError(f"{source + ': ' if source else ''}no such {name}; present: "
+                             f"{', '.join(values)}", parameter=name, value=str(wanted),
+                             option=option)
         return str(wanted)
 
-    chosen_input = pick("input", input, "input")
-    chosen_rep = pick("repetition", repetition, "repetition")
+    chosen_input = pick("input", input, "--input")
+    chosen_rep = pick("repetition", repetition, "--rep")
     entries = data["data"]
     selected = []
     failed = 0
@@ -424,7 +425,7 @@ def _power_sensor(entries: Sequence[Mapping[str, Any]], source: str | None) -> s
         return scalar[0]
     raise InputError(f"PaScal JSON: cannot tell the power sensor among "
                      f"{', '.join(map(str, names))}; "
-                     "name it (--sensor)", path=source)
+                     "name the one to use (sensor)", path=source)
 
 
 # --- integrators -------------------------------------------------------------------------------
@@ -477,7 +478,8 @@ def _cumulative(times: np.ndarray, power: np.ndarray, offsets: np.ndarray, start
 
 def _check_integrator(integrator: str) -> bool:
     if integrator not in INTEGRATORS:
-        raise UsageError(f"integrator {integrator!r}: expected one of {', '.join(INTEGRATORS)}")
+        raise UsageError(f"expected one of {', '.join(INTEGRATORS)}", parameter="integrator",
+                         value=integrator)
     return integrator == "trapezoid"
 
 
@@ -495,7 +497,8 @@ def integrate(profiles: PowerProfiles, config: int, start: float, stop: float, *
               integrator: str = "zoh") -> float:
     """Energy (J) of configuration ``config`` over the fractions [start, stop] (ch. 5.5)."""
     if not 0 <= config < profiles.n_configs:
-        raise UsageError(f"config {config}: expected 0..{profiles.n_configs - 1}")
+        raise UsageError(f"expected 0..{profiles.n_configs - 1}", parameter="config",
+                         value=config)
     cum = cumulative_energy(profiles, [start, stop], integrator=integrator)
     return float(cum[1, config] - cum[0, config])
 
@@ -506,7 +509,8 @@ def division_energy(profiles: PowerProfiles, breakpoints: Sequence[float], *,
     the total energy, the minimum-energy configuration of each phase and its energy."""
     b = np.asarray(breakpoints, dtype=np.float64)
     if b.ndim != 1 or b.size < 2 or np.any(np.diff(b) < 0):
-        raise UsageError("breakpoints: expected at least two non-decreasing fractions")
+        raise UsageError("expected at least two non-decreasing fractions",
+                         parameter="breakpoints")
     cum = cumulative_energy(profiles, b, integrator=integrator)
     seg = cum[1:] - cum[:-1]
     configs = np.argmin(seg, axis=1)
@@ -579,8 +583,8 @@ def optimal_division(cum: np.ndarray, max_phases: int) -> tuple[np.ndarray, list
     cum = np.ascontiguousarray(cum, dtype=np.float64)
     grid = cum.shape[0] - 1
     if not 1 <= max_phases <= grid:
-        raise UsageError(f"max_phases {max_phases}: expected 1..{grid} (the number of grid "
-                         "steps)")
+        raise UsageError(f"expected 1..{grid} (the number of grid steps)",
+                         parameter="max_phases", value=max_phases)
     D, arg = _dp(cum, max_phases)
     energies = D[1:, grid].copy()
     divisions = []
@@ -695,7 +699,8 @@ def genetic_division(S: np.ndarray, n_phases: int, *, population: int = 1000,
     """
     grid = S.shape[0] - 1
     if not 1 <= n_phases <= grid:
-        raise UsageError(f"phases {n_phases}: expected 1..{grid} (the number of grid steps)")
+        raise UsageError(f"expected 1..{grid} (the number of grid steps)",
+                         parameter="n_phases", value=n_phases)
     if population < 2 or generations < 0:
         raise UsageError("GA: population must be at least 2 and generations non-negative")
     if not (0 < elite <= 1) or not (0 <= mutation <= 1):
@@ -911,17 +916,17 @@ def divide_phases(profiles: PowerProfiles, *, max_phases: int = 35, grid: int = 
     ``seed + K``. ``progress(stage, fraction)`` is called as the work advances.
     """
     if method not in METHODS:
-        raise UsageError(f"method {method!r}: expected one of {', '.join(METHODS)}")
+        raise UsageError(f"expected one of {', '.join(METHODS)}", parameter="method",
+                         value=method)
     _check_integrator(integrator)
     if not isinstance(grid, int | np.integer) or grid < 1:
-        raise UsageError(f"grid {grid}: expected a positive number of steps")
+        raise UsageError("expected a positive number of steps", parameter="grid", value=grid)
     if not 1 <= max_phases <= grid:
-        raise UsageError(f"max phases {max_phases}: expected 1..{grid} (at most one phase per "
-                         "grid step)")
-    for name, value in (("switch time cost", switch_cost_s),
-                        ("switch energy cost", switch_cost_j)):
+        raise UsageError(f"expected 1..{grid} (at most one phase per grid step)",
+                         parameter="max_phases", value=max_phases)
+    for name, value in (("switch_cost_s", switch_cost_s), ("switch_cost_j", switch_cost_j)):
         if not (math.isfinite(value) and value >= 0):
-            raise UsageError(f"{name} {value}: expected a non-negative number")
+            raise UsageError("expected a non-negative number", parameter=name, value=value)
     grid = int(grid)
     report = progress or (lambda stage, fraction: None)
     report("integrating", 0.0)
@@ -935,9 +940,10 @@ def divide_phases(profiles: PowerProfiles, *, max_phases: int = 35, grid: int = 
     idx = idx_dp
     if method == "ga":
         if 8 * (grid + 1) ** 2 > _GA_TABLE_BYTES:
-            raise UsageError(f"grid {grid}: the genetic algorithm's segment-cost table would "
-                             f"take {8 * (grid + 1) ** 2 / 2**30:.1f} GiB (limit 1 GiB: grid "
-                             "<= 11584); use the exact method (dp) or a coarser grid")
+            raise UsageError("the genetic algorithm's segment-cost table would take "
+                             f"{8 * (grid + 1) ** 2 / 2**30:.1f} GiB (limit 1 GiB: grid <= "
+                             "11584); use the exact method (dp) or a coarser grid",
+                             parameter="grid", value=grid)
         report("segment costs", 0.1)
         S = segment_costs(cum)
         idx, raw_ga = [], []

@@ -52,6 +52,7 @@ from phasekit.energy.choose import (
     ChoiceResult,
     Ensemble,
     ProgressCallback,
+    Suggestion,
     choose,
     fit_ensemble,
 )
@@ -79,48 +80,6 @@ RULE = ("most votes of the fit and its ensemble members whose lowest unmeasured 
         "within tolerance of the minimum under the fit or a member, then the rest, by the "
         "jackknife standard error of log energy; a pick halves the scores of its input and "
         "again of its input and core count")
-
-
-@dataclass(frozen=True)
-class Suggestion:
-    """A configuration to measure next: its predicted energy (J) with the prediction interval,
-    the jackknife standard error of its log energy (``spread``), whether it is promising
-    (near the minimum under the fit or a member) and how many members put it there, and how
-    many of the fit and its members vote for it as the configuration that would beat the
-    lowest energy measured for its input (``improving_members``)."""
-
-    frequency_ghz: float
-    cores: int
-    input: float
-    input_label: str
-    energy_j: float
-    energy_low_j: float
-    energy_high_j: float
-    spread: float
-    promising: bool
-    near_optimal_members: int
-    improving_members: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return plain({"frequency_ghz": self.frequency_ghz, "cores": self.cores,
-                      "input": self.input, "input_label": self.input_label,
-                      "energy_j": self.energy_j, "energy_low_j": self.energy_low_j,
-                      "energy_high_j": self.energy_high_j, "spread": self.spread,
-                      "promising": self.promising,
-                      "near_optimal_members": self.near_optimal_members,
-                      "improving_members": self.improving_members})
-
-    @staticmethod
-    def from_dict(data: Mapping[str, Any]) -> Suggestion:
-        def num(value: Any) -> float:
-            return float("nan") if value is None else float(value)
-
-        return Suggestion(num(data.get("frequency_ghz")), int(data["cores"]),
-                          float(data["input"]), str(data["input_label"]),
-                          num(data.get("energy_j")), num(data.get("energy_low_j")),
-                          num(data.get("energy_high_j")), num(data.get("spread")),
-                          bool(data["promising"]), int(data["near_optimal_members"]),
-                          int(data.get("improving_members", 0)))
 
 
 @dataclass(frozen=True)

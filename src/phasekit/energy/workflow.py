@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -119,12 +119,14 @@ def fit_then_choose(configs: pd.DataFrame, *, fit: EnergyFitResult | None = None
     if fit is None:
         get_model(model)
         if design not in DESIGNS:
-            raise UsageError(f"design {design!r}: expected one of {', '.join(DESIGNS)}")
+            raise UsageError(f"expected one of {', '.join(DESIGNS)}", parameter="design",
+                             value=design)
     if not (math.isfinite(tolerance) and tolerance >= 0):
-        raise UsageError(f"tolerance {tolerance:g}: expected a non-negative percentage")
+        raise UsageError("expected a non-negative percentage", parameter="tolerance",
+                         value=tolerance)
     if frequencies is not None and not configs["frequency_ghz"].notna().any():
-        raise UsageError("frequencies: the campaign did not control the frequency, so the "
-                         "model cannot predict other frequencies")
+        raise UsageError("the campaign did not control the frequency, so the model cannot "
+                         "predict other frequencies", parameter="frequencies", option="--freqs")
     if max_time_s is not None and (why := untimed(configs, fit, train)) is not None:
         raise UsageError(f"{why}; there is no time to limit", parameter="max_time_s",
                          value=max_time_s, option="--max-time")
@@ -139,14 +141,16 @@ def fit_then_choose(configs: pd.DataFrame, *, fit: EnergyFitResult | None = None
             fit = fit_energy(configs, model=model, n_train=train, design=design, seed=seed,
                              baselines=(), compare=False)
         except PhasekitError as exc:
+            if isinstance(exc, UsageError) and exc.parameter == "n_train":
+                raise exc.renamed("train") from None  # this function's keyword for it
             if source is None:
                 raise
             from phasekit.io.naming import name_file
 
             raise name_file(exc, source) from exc
     if frequencies is not None and not fit.frequency_controlled:
-        raise UsageError("frequencies: the fit did not control the frequency, so the model "
-                         "cannot predict other frequencies")
+        raise UsageError("the fit did not control the frequency, so the model cannot "
+                         "predict other frequencies", parameter="frequencies", option="--freqs")
     notes: list[str] = []
     training = training_rows(configs, fit)
     trusted = trusted_rows(training, fit)
@@ -174,5 +178,6 @@ def fit_then_choose(configs: pd.DataFrame, *, fit: EnergyFitResult | None = None
                     known_inputs=tuple(sorted({n for _, _, n in fit.train})),
                     ensemble=ensemble, tolerance=tolerance, trusted=trusted,
                     failed_runs=fit.suspect)
-    return ChoiceRun(result=result, fitted=fit, ensemble=ensemble, training=training,
-                     trusted=trusted, notes=tuple(notes), tolerance=tolerance)
+    run = ChoiceRun(result=replace(result, notes=tuple(notes)), fitted=fit, ensemble=ensemble,
+                    training=training, trusted=trusted, notes=tuple(notes), tolerance=tolerance)
+    return replace(run, result=replace(run.result, suggestions=run.suggestions()))

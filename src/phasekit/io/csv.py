@@ -29,18 +29,19 @@ import io
 import json
 import logging
 import math
+import os
 import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
 from phasekit.errors import InputError, PhasekitWarning, UsageError
 from phasekit.io.atomic import atomic_write_bytes
-from phasekit.io.inputs import LARGEST, read_bytes
+from phasekit.io.inputs import LARGEST, read_bytes, source_name
 from phasekit.profile import Profile, resolve_metric, source_names
 
 if TYPE_CHECKING:
@@ -573,8 +574,8 @@ def select_metrics(available: Sequence[str], wanted: Sequence[str] | str | None,
 
 
 # --- reading --------------------------------------------------------------------------------
-def read_input_bytes(path: Path) -> bytes:
-    """A profile file's bytes (:func:`phasekit.io.inputs.read_bytes`)."""
+def read_input_bytes(path: str | Path | IO[bytes]) -> bytes:
+    """A profile file's (or stream's) bytes (:func:`phasekit.io.inputs.read_bytes`)."""
     return read_bytes(path, "a profile file")
 
 
@@ -649,9 +650,11 @@ def _sep_for(path: Path, header: str) -> str:
     return sep
 
 
-def read_csv_profile(path: str | Path, *, metrics: Sequence[str] | str | None = None,
+def read_csv_profile(path: str | Path | IO[bytes], *,
+                     metrics: Sequence[str] | str | None = None,
                      period: float | None = None) -> Profile:
-    """Read a profile from a CSV (``.csv``, ``.tsv``, optionally gzip-compressed).
+    """Read a profile from a CSV (``.csv``, ``.tsv``, optionally gzip-compressed) or from a
+    binary stream of one (``sys.stdin.buffer``; messages name it by its ``name``).
 
     ``metrics`` selects and orders metrics (UsageError naming the available ones when one is
     missing). Irregular sampling is resampled with a :class:`PhasekitWarning`. Bad content
@@ -663,8 +666,7 @@ def read_csv_profile(path: str | Path, *, metrics: Sequence[str] | str | None = 
     """
     if period is not None and not (math.isfinite(period) and period > 0):
         raise UsageError(f"period {period!r}: expected a positive number of seconds")
-    path = Path(path)
-    where = str(path)
+    where = str(Path(path)) if isinstance(path, str | os.PathLike) else source_name(path)
     raw = _normalize(read_input_bytes(path), where)
     if not raw.strip():
         raise InputError("empty file; expected a header line and samples", path=where)
@@ -693,7 +695,7 @@ def read_csv_profile(path: str | Path, *, metrics: Sequence[str] | str | None = 
     if metadata_text is not None:
         metadata = parse_metadata(metadata_text, lambda m: InputError(
             m, path=where, line=metadata_line))
-    sep = _sep_for(path, header)
+    sep = _sep_for(Path(where), header)
     cells = header.split(sep)
     parsed = [parse_column_name(c) for c in cells]
     names = [name for name, _ in parsed]
@@ -702,7 +704,8 @@ def read_csv_profile(path: str | Path, *, metrics: Sequence[str] | str | None = 
             raise header_error(f"column {k + 1} of the header has no name")
     def time_column_error(message: str) -> InputError:
         if message.startswith("no time column"):
-            message += "; a file of one row every fixed period: give it (--period SECONDS)"
+            message += ("; a file of one row every fixed period: give that period in seconds "
+                        "(the period option)")
         return header_error(message)
 
     if period is None:

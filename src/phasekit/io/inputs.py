@@ -3,7 +3,8 @@
 - :func:`input_file` refuses at once, with an :class:`~phasekit.errors.InputError` (exit code
   3), what is not a readable regular file: a missing path, a folder, a FIFO or a device
   (reading one would wait for a writer that may never come).
-- :func:`read_bytes` reads it whole and inflates gzip data; :func:`read_text` decodes UTF-8
+- :func:`read_bytes` reads it (or a binary stream: :func:`is_stream`) whole and inflates gzip
+  data; :func:`read_text` decodes UTF-8
   (a byte that is not says where); :func:`read_json` parses JSON whose numbers are all finite
   (``NaN``, ``Infinity`` and ``1e999`` are refused with their line and column).
 - :func:`looks_like` tells what a file's content is (a Paraver trace, a campaign, a result,
@@ -21,12 +22,12 @@ import os
 import stat
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from phasekit.errors import InputError
 
-__all__ = ["HINTS", "LARGEST", "content_kind", "input_file", "loads", "looks_like", "parse_json",
-           "read_bytes", "read_json", "read_text"]
+__all__ = ["HINTS", "LARGEST", "content_kind", "input_file", "is_stream", "loads", "looks_like",
+           "parse_json", "read_bytes", "read_json", "read_text", "source_name"]
 
 #: The largest magnitude a measured value may have: a larger one is a unit or export error,
 #: and its square (distances, variances) overflows float64.
@@ -68,19 +69,47 @@ def _cut_recording(path: Path) -> str:
     return ""
 
 
-def read_bytes(path: str | os.PathLike[str], what: str = "a file") -> bytes:
-    """The content of ``path``, inflated when it is gzip data."""
-    path = input_file(path, what)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read the file ({exc.strerror or exc})", path=str(path)) from None
+def is_stream(source: object) -> bool:
+    """Whether ``source`` is an open stream (``sys.stdin.buffer``, ``io.BytesIO``) rather than
+    a path."""
+    return hasattr(source, "read") and not isinstance(source, str | os.PathLike)
+
+
+def source_name(source: str | os.PathLike[str] | IO[bytes]) -> str:
+    """How messages name ``source``: the path, or a stream's ``name`` (``<stdin>``) or
+    ``<stream>``."""
+    if isinstance(source, str | os.PathLike):
+        return os.fspath(source)
+    name = getattr(source, "name", None)
+    return name if isinstance(name, str) else "<stream>"
+
+
+def read_bytes(path: str | os.PathLike[str] | IO[bytes], what: str = "a file") -> bytes:
+    """The content of ``path`` (or of a stream, read to its end: a text stream's as UTF-8),
+    inflated when it is gzip data."""
+    if isinstance(path, str | os.PathLike):
+        file = input_file(path, what)
+        where = str(file)
+        try:
+            raw = file.read_bytes()
+        except OSError as exc:
+            raise InputError(f"cannot read the file ({exc.strerror or exc})",
+                             path=where) from None
+    else:
+        where = source_name(path)
+        try:
+            raw = path.read()
+        except OSError as exc:
+            raise InputError(f"cannot read the stream ({exc.strerror or exc})",
+                             path=where) from None
+        if isinstance(raw, str):  # a text stream (sys.stdin rather than sys.stdin.buffer)
+            raw = raw.encode("utf-8")
     if raw[:2] == b"\x1f\x8b":
         try:
             raw = gzip.decompress(raw)
         except (OSError, EOFError, zlib.error) as exc:
             raise InputError(f"damaged gzip data ({exc or 'cut short'}); expected {what}",
-                             path=str(path)) from None
+                             path=where) from None
     return raw
 
 

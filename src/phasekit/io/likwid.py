@@ -59,12 +59,13 @@ What phasekit makes of it (our choices)
 
 from __future__ import annotations
 
+import os
 import re
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import pyarrow as pa
@@ -72,6 +73,7 @@ import pyarrow.compute as pc
 
 from phasekit.errors import InputError, PhasekitWarning, UsageError
 from phasekit.io.csv import RowLocator, TimeColumn, build_profile, parse_column_name, select_metrics
+from phasekit.io.inputs import source_name
 from phasekit.io.perfstat import drop_partial_last, nominal_period, read_text, unique_names
 from phasekit.profile import SOURCE_NAMES_KEY, Profile
 
@@ -301,9 +303,11 @@ def _aggregate(values: np.ndarray, rule: str) -> np.ndarray:
     return np.where(n > 0, out, np.nan)
 
 
-def read_likwid_profile(path: str | Path, *, metrics: Sequence[str] | str | None = None,
+def read_likwid_profile(path: str | Path | IO[bytes], *,
+                        metrics: Sequence[str] | str | None = None,
                         group: int | None = None) -> Profile:
-    """Read ``likwid-perfctr -t`` timeline output as a Profile of node values.
+    """Read ``likwid-perfctr -t`` timeline output (a file or a binary stream) as a Profile of
+    node values.
 
     ``group`` chooses the group (its GID) when the file holds several (default: the first,
     with a warning). ``metrics`` selects and orders metrics by their phasekit names. Per-CPU
@@ -316,8 +320,7 @@ def read_likwid_profile(path: str | Path, *, metrics: Sequence[str] | str | None
     """
     import pandas as pd
 
-    path = Path(path)
-    where = str(path)
+    where = str(Path(path)) if isinstance(path, str | os.PathLike) else source_name(path)
     text = read_text(path, "likwid-perfctr timeline output")
     timeline = parse_likwid_timeline(text, where)
     gids = list(timeline.groups)

@@ -42,7 +42,7 @@ from phasekit.errors import InputError, UnsupportedError, UsageError
 from phasekit.io.inputs import input_file
 from phasekit.trace import PATH_SEP, Trace, empty_arrays, make_arrays
 
-__all__ = ["read_otf2"]
+__all__ = ["is_archive", "read_otf2"]
 
 
 def _import_otf2() -> Any:
@@ -53,6 +53,12 @@ def _import_otf2() -> Any:
             f"reading OTF2 traces needs the otf2 package ({exc}); install it with: "
             'pip install "phasekit[otf2]"') from None
     return otf2
+
+
+def is_archive(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a folder holding one ``.otf2`` anchor file: an OTF2 archive."""
+    folder = Path(path)
+    return folder.is_dir() and len(list(folder.glob("*.otf2"))) == 1
 
 
 def _anchor(path: Path) -> Path:

@@ -74,13 +74,14 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import re
 import warnings
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import pyarrow as pa
@@ -95,6 +96,7 @@ from phasekit.io.csv import (
     read_input_bytes,
     select_metrics,
 )
+from phasekit.io.inputs import source_name
 from phasekit.profile import SOURCE_NAMES_KEY, Profile
 
 __all__ = [
@@ -178,8 +180,9 @@ def _continuation_pattern(sep: str) -> str:
 
 
 # --- reading text ---------------------------------------------------------------------------
-def read_text(path: Path, what: str) -> str:
-    """The text of ``path`` (gzip allowed), line ends normalized; InputError naming the file.
+def read_text(path: str | Path | IO[bytes], what: str) -> str:
+    """The text of ``path`` or of a binary stream (gzip allowed), line ends normalized;
+    InputError naming the file.
 
     Bytes that are not UTF-8 are replaced (the lines they are in will not parse as ``what``); a
     NUL byte means a binary file and is an InputError.
@@ -187,7 +190,7 @@ def read_text(path: Path, what: str) -> str:
     raw = read_input_bytes(path)
     nul = raw.find(b"\x00")
     if nul >= 0:
-        raise InputError(f"binary data (a NUL byte); expected {what} text", path=str(path),
+        raise InputError(f"binary data (a NUL byte); expected {what} text", path=_where(path),
                          line=raw.count(b"\n", 0, nul) + 1)
     text = raw.decode("utf-8", errors="replace")
     if text.startswith("\ufeff"):
@@ -195,8 +198,13 @@ def read_text(path: Path, what: str) -> str:
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
-        raise InputError(f"empty file; expected {what}", path=str(path))
+        raise InputError(f"empty file; expected {what}", path=_where(path))
     return text
+
+
+def _where(path: str | Path | IO[bytes]) -> str:
+    """How messages name a file (its path as a Path prints it) or a stream."""
+    return str(Path(path)) if isinstance(path, str | os.PathLike) else source_name(path)
 
 
 def _lines_matching(pattern: re.Pattern[str], text: str, *, max_lines: int = 400,
@@ -527,9 +535,10 @@ def _summary(values: np.ndarray) -> dict[str, float | None]:
     return {"min": float(finite.min()), "mean": float(finite.mean())}
 
 
-def read_perfstat_profile(path: str | Path, *, metrics: Sequence[str] | str | None = None
-                          ) -> Profile:
-    """Read ``perf stat -I <ms> -x,`` output (a ``-o`` file or captured stderr) as a Profile.
+def read_perfstat_profile(path: str | Path | IO[bytes], *,
+                          metrics: Sequence[str] | str | None = None) -> Profile:
+    """Read ``perf stat -I <ms> -x,`` output (a ``-o`` file or captured stderr, or a binary
+    stream of it) as a Profile.
 
     One metric per event, node totals (per-CPU values summed), perf's interval times, the
     period inferred (module docstring for every choice). ``metrics`` selects and orders
@@ -542,8 +551,7 @@ def read_perfstat_profile(path: str | Path, *, metrics: Sequence[str] | str | No
     """
     import pandas as pd
 
-    path = Path(path)
-    where = str(path)
+    where = _where(path)
     text = read_text(path, "perf stat -I -x output")
     rows, facts = _parse(text, where)
     table = _tabulate(rows, where, facts)

@@ -86,8 +86,9 @@ class Query:
         return cls(selector.group(1) if selector else promql, promql)
 
 
-def parse_duration(text: str | float, what: str = "--step") -> float:
-    """Seconds of ``text``: a number of seconds or a Prometheus duration (``5s``, ``1m30s``)."""
+def parse_duration(text: str | float, parameter: str = "step") -> float:
+    """Seconds of ``text``: a number of seconds or a Prometheus duration (``5s``, ``1m30s``).
+    ``parameter``: the argument ``text`` was given as, which a UsageError names."""
     if isinstance(text, int | float):
         value = float(text)
     else:
@@ -97,18 +98,19 @@ def parse_duration(text: str | float, what: str = "--step") -> float:
         except ValueError:
             parts = _DURATION.findall(spec)
             if not parts or "".join(n + u for n, u in parts) != spec:
-                raise UsageError(f"{what} {text!r}: expected a duration such as 5s, 1m or "
-                                 "1m30s") from None
+                raise UsageError("expected a duration such as 5s, 1m or 1m30s",
+                                 parameter=parameter, value=text) from None
             value = sum(float(n) * _DURATION_S[u] for n, u in parts)
     if not (math.isfinite(value) and value > 0):
-        raise UsageError(f"{what} {text!r}: expected a positive duration")
+        raise UsageError("expected a positive duration", parameter=parameter, value=text)
     return value
 
 
-def parse_time(text: str | float | _dt.datetime, what: str = "--start",
+def parse_time(text: str | float | _dt.datetime, parameter: str = "start",
                now: float | None = None) -> float:
     """Unix seconds of ``text``: a number, an ISO-8601 time (UTC when naive), ``now`` or
-    ``now-1h`` / ``-1h`` (a duration before now)."""
+    ``now-1h`` / ``-1h`` (a duration before now). ``parameter``: the argument ``text`` was
+    given as, which a UsageError names."""
     now = time.time() if now is None else now
     if isinstance(text, _dt.datetime):
         moment = text if text.tzinfo else text.replace(tzinfo=_dt.UTC)
@@ -120,7 +122,11 @@ def parse_time(text: str | float | _dt.datetime, what: str = "--start",
     if spec == "now":
         return now
     if relative:
-        return now - parse_duration(relative.group(1), what)
+        try:
+            return now - parse_duration(relative.group(1), parameter)
+        except UsageError:
+            raise UsageError("expected a positive duration after the minus, such as now-1h or "
+                             "now-1m30s", parameter=parameter, value=text) from None
     try:
         return float(spec)
     except ValueError:
@@ -128,9 +134,9 @@ def parse_time(text: str | float | _dt.datetime, what: str = "--start",
     try:
         moment = _dt.datetime.fromisoformat(spec.replace("Z", "+00:00"))
     except ValueError:
-        raise UsageError(f"{what} {text!r}: expected unix seconds, an ISO-8601 time "
-                         "(2026-11-26T10:00:00Z), now or now-1h") from None
-    return parse_time(moment, what)
+        raise UsageError("expected unix seconds, an ISO-8601 time (2026-11-26T10:00:00Z), "
+                         "now or now-1h", parameter=parameter, value=text) from None
+    return parse_time(moment, parameter)
 
 
 class _Server:
@@ -210,11 +216,11 @@ def read_prometheus(url: str, queries: Sequence[str | Query], *, start: str | fl
     if duplicate is not None:
         raise UsageError(f"two queries are named {duplicate!r}; name them NAME=PROMQL")
     # Prometheus keeps times in whole milliseconds: the grid is computed in them, exactly
-    step_ms = round(parse_duration(step) * 1000)
+    step_ms = round(parse_duration(step, "step") * 1000)
     if step_ms < 1:
         raise UsageError("Prometheus's resolution is 1 ms", parameter="step", value=step)
-    start_ms = round(parse_time(start, "--start") * 1000)
-    end_ms = round(parse_time(end, "--end") * 1000)
+    start_ms = round(parse_time(start, "start") * 1000)
+    end_ms = round(parse_time(end, "end") * 1000)
     if end_ms <= start_ms:
         raise UsageError(f"the end must be after the start ({_iso(start_ms / 1000)} .. "
                          f"{_iso(end_ms / 1000)})", parameter="end", value=end)

@@ -87,7 +87,7 @@ def coverage(n_valid: int, starts: Any, lengths: Any) -> float:
     """
     s, n = _intervals(starts, lengths)
     if n_valid < 0:
-        raise UsageError(f"n_valid must be non-negative, got {n_valid}")
+        raise UsageError("expected a count >= 0", parameter="n_valid", value=n_valid)
     if n_valid == 0:
         return 0.0
     return _union_length(s, n) / float(n_valid)
@@ -110,7 +110,7 @@ def periodic_regions(starts: Any, lengths: Any, labels: Any, *,
     if np.any(np.diff(s) < 0):
         raise UsageError("instances must be in time order (non-decreasing starts)")
     if tolerance < 0:
-        raise UsageError(f"tolerance must be non-negative, got {tolerance}")
+        raise UsageError("expected a number >= 0", parameter="tolerance", value=tolerance)
     joins = (lab[1:] == lab[:-1]) & (np.abs(s[1:] - (s[:-1] + n[:-1])) <= tolerance)
     firsts = np.concatenate(([0], np.flatnonzero(~joins) + 1))
     counts = np.diff(np.concatenate((firsts, [s.size])))

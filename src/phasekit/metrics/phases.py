@@ -33,10 +33,10 @@ __all__ = [
 ]
 
 
-def _times(values: Any, name: str) -> np.ndarray:
+def _times(values: Any, parameter: str) -> np.ndarray:
     x = np.asarray(values, dtype=np.float64).ravel()
     if not np.all(np.isfinite(x)):
-        raise UsageError(f"{name} must be finite times in seconds")
+        raise UsageError("expected finite times in seconds", parameter=parameter)
     return np.sort(x, kind="stable")
 
 
@@ -146,11 +146,13 @@ def evaluate_changes(detected_s: Any, true_s: Any, *, tolerance_s: float,
     Inputs are times in seconds, in any order (they are sorted); duplicates are allowed.
     """
     if not (np.isfinite(tolerance_s) and tolerance_s >= 0):
-        raise UsageError(f"tolerance_s must be a non-negative number, got {tolerance_s}")
+        raise UsageError("expected a number of seconds >= 0", parameter="tolerance_s",
+                         value=tolerance_s)
     if not (np.isfinite(early_s) and early_s >= 0):
-        raise UsageError(f"early_s must be a non-negative number, got {early_s}")
-    det = _times(detected_s, "detected change times")
-    true = _times(true_s, "true change times")
+        raise UsageError("expected a number of seconds >= 0", parameter="early_s",
+                         value=early_s)
+    det = _times(detected_s, "detected_s")
+    true = _times(true_s, "true_s")
     n_true, n_det = true.size, det.size
     lo = true - early_s
     next_open = np.append(true[1:] - early_s, np.inf)
@@ -257,7 +259,7 @@ def identification_rate(phase_ids: Sequence[Hashable] | np.ndarray, phase_starts
        notes that idle is never identified with a workload.
     """
     if reference not in ("first", "any"):
-        raise UsageError(f"reference must be 'first' or 'any', got {reference!r}")
+        raise UsageError("expected 'first' or 'any'", parameter="reference", value=reference)
     ids = np.asarray(phase_ids).ravel()
     starts = np.asarray(phase_starts_s, dtype=np.float64).ravel()
     ends = np.asarray(phase_ends_s, dtype=np.float64).ravel()

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from phasekit.present import Presentation
+
 RESULT_VERSION = 1
 BAND = 0.1
 REGION_TOLERANCE = 0.1
@@ -153,6 +155,13 @@ class PeriodicityResult(PatternCounts, Result):
         table = pd.DataFrame(pattern_rows(self), columns=list(PATTERN_HEADERS))
         table.attrs["profile"] = profile_row(self)
         return table
+
+    def present(self, name: str | None = None) -> Presentation:
+        """The headline, Table II and the patterns, and the notes
+        (:func:`phasekit.periodicity.table.presentation`)."""
+        from phasekit.periodicity.table import presentation
+
+        return presentation(self, name)
 
     def instances(self, profile: Profile, pattern: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """The instances of one pattern, from the profile it was computed on

@@ -623,15 +623,16 @@ def compare_nodes(nodes: Sequence[NodeSummary], *, threshold: float = THRESHOLD,
     if len(set(names)) != len(names):
         repeated = sorted({n for n in names if names.count(n) > 1})
         raise UsageError("node names must be unique; repeated: " + ", ".join(repeated))
-    rules = [(threshold > 0, f"threshold must be positive, got {threshold}"),
-             (outlier_z > 0, f"outlier_z must be positive, got {outlier_z}"),
-             (coverage_floor >= 0, f"coverage_floor must be >= 0, got {coverage_floor}"),
-             (period_floor >= 0, f"period_floor must be >= 0, got {period_floor}"),
-             (max_period_ratio >= 1, f"max_period_ratio must be >= 1, got {max_period_ratio}"),
-             (band is None or 0 < band <= 1, f"band must be in (0, 1] or none, got {band}")]
-    for ok, message in rules:
+    rules = [(threshold > 0, "threshold", threshold, "expected a positive number"),
+             (outlier_z > 0, "outlier_z", outlier_z, "expected a positive number"),
+             (coverage_floor >= 0, "coverage_floor", coverage_floor, "expected a number >= 0"),
+             (period_floor >= 0, "period_floor", period_floor, "expected a number >= 0"),
+             (max_period_ratio >= 1, "max_period_ratio", max_period_ratio,
+              "expected a number >= 1"),
+             (band is None or 0 < band <= 1, "band", band, "expected a fraction in (0, 1], or none")]
+    for ok, parameter, value, detail in rules:
         if not ok:
-            raise UsageError(message)
+            raise UsageError(detail, parameter=parameter, value=value)
     params = {"threshold": threshold, "band": band, "outlier_z": outlier_z,
               "coverage_floor": coverage_floor, "period_floor": period_floor,
               "max_period_ratio": max_period_ratio, "min_nodes": MIN_NODES}

@@ -1,28 +1,32 @@
-"""The Table II view of a periodicity analysis (Phase-TA, section IV-B), as data.
+"""How a periodicity analysis reads (Phase-TA, section IV-B, Table II).
 
-:func:`profile_row` is the seed's row for one profile (T_exe, #rp(#i)[#pa], %period) and
+:func:`profile_row` is Table II's row for one profile (T_exe, #rp(#i)[#pa], %period) and
 :func:`pattern_rows` one row per representative pattern, largest coverage first; numbers
-as they are (fractions for coverage). ``PeriodicityResult.summary()`` and the command line's
-tables (which format them, :data:`PATTERN_HEADERS`) are built from these.
+as they are (fractions for coverage). ``PeriodicityResult.summary()`` is built from these,
+and :func:`presentation` (the headline, the tables as a person reads them, the notes) is
+what the command line, the report and a notebook show.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["PATTERN_HEADERS", "PROFILE_HEADERS", "pattern_rows", "profile_row"]
+from phasekit.present import Presentation, View, percent, view
 
-#: Column of :func:`pattern_rows` -> its header in the seed's notation (the CLI's table).
+__all__ = ["PATTERN_FORMATS", "PATTERN_HEADERS", "PROFILE_HEADERS", "headline",
+           "metric_choice_line", "pattern_rows", "presentation", "profile_row"]
+
+#: Column of :func:`pattern_rows` -> its header in Phase-TA's notation.
 PATTERN_HEADERS = {"pattern": "#", "period_s": "period (s)", "length": "length",
                    "instances": "#i", "regions": "regions", "mean_consecutive": "[#pa]",
                    "coverage": "%period", "wgss": "WGSS", "dba_iterations": "DBA it."}
-#: Column of :func:`profile_row` -> its meaning in the seed's Table II.
+#: Column of :func:`profile_row` -> its meaning in Phase-TA's Table II.
 PROFILE_HEADERS = {"duration_s": "T_exe (s)", "patterns": "#rp", "instances": "#i",
                    "mean_consecutive": "[#pa]", "coverage": "%period"}
 
 
 def profile_row(result: Any) -> dict[str, Any]:
-    """The seed's Table II row of one analyzed profile: T_exe (s), the number of patterns
+    """Table II's row of one analyzed profile (Phase-TA): T_exe (s), the number of patterns
     #rp, of instances #i, the mean consecutive instances [#pa] and %period (a fraction)."""
     return {"duration_s": result.duration_s, "patterns": len(result.patterns),
             "instances": result.n_instances, "mean_consecutive": result.mean_consecutive,
@@ -38,3 +42,66 @@ def pattern_rows(result: Any) -> list[dict[str, Any]]:
              "mean_consecutive": p.mean_consecutive, "coverage": p.coverage, "wgss": p.wgss,
              "dba_iterations": p.dba_iterations}
             for i, p in enumerate(result.patterns, start=1)]
+
+
+#: How each column of :func:`pattern_rows` is written for a person.
+PATTERN_FORMATS = {"period_s": "{:.4g}".format, "mean_consecutive": "{:.1f}".format,
+                   "coverage": percent, "wgss": "{:.4g}".format}
+
+
+def headline(result: Any) -> str:
+    """One line in plain words: what repeats, how often, over how much of the run."""
+    metrics = "+".join(result.metrics)
+    share = "window" if result.params.get("window_s") is not None else "profile"
+    if not result.patterns:
+        return f"no periodicity found in {metrics}"
+    main = result.patterns[0]
+    others = len(result.patterns) - 1
+    more = f" and {others} more pattern{'s' if others > 1 else ''}" if others else ""
+    times = "once" if main.n_instances == 1 else f"{main.n_instances} times"
+    return (f"{metrics} repeats every {main.period_s:.4g} s ({times}, "
+            f"{percent(main.coverage)} of the {share}){more}; periodic over "
+            f"{percent(result.coverage)} of the {share}")
+
+
+def metric_choice_line(result: Any) -> str | None:
+    """One line on how the default metric was chosen (None when the caller named it), and
+    on any quantized counter analyzed as its moving average."""
+    choice = result.params.get("metric_choice") or {}
+    parts = []
+    if choice.get("rule") not in (None, "given"):
+        parts.append(f"metric chosen: {choice.get('metric')} ({choice.get('reason')})")
+    for name, width in (result.params.get("smoothing") or {}).items():
+        parts.append(f"{name}: a quantized counter, analyzed as its moving average over "
+                     f"{width} samples ({width * result.sampling_period:.3g} s)")
+    return "; ".join(parts) or None
+
+
+def presentation(result: Any, name: str | None = None) -> Presentation:
+    """The result as a person reads it: the headline, Table II for the profile (``name``:
+    its file), the patterns, then the notes (why nothing was found, the settings used, how
+    the metric was chosen)."""
+    row = profile_row(result)
+    table_ii = View("Periodicities (Phase-TA, Table II)",
+                    ("profile", "T_exe (s)", "#rp(#i)[#pa]", "%period"),
+                    ((name or result.node or "-", f"{row['duration_s']:.3f}",
+                      f"{row['patterns']}({row['instances']})[{row['mean_consecutive']:.1f}]",
+                      percent(row["coverage"])),),
+                    numeric=(False, True, True, True), wrap=(True, False, False, False))
+    views = [table_ii]
+    if result.patterns:
+        views.append(view("Patterns", PATTERN_HEADERS, pattern_rows(result),
+                          formats=PATTERN_FORMATS))
+    notes = [f"note: {result.explanation}"] if result.explanation else []
+    plural = "s" if len(result.metrics) > 1 else ""
+    joint = " (jointly, dependent DTW)" if plural else ""
+    settings = [f"metric{plural}: {', '.join(result.metrics)}{joint}",
+                f"window L = {result.window} samples "
+                f"({result.window * result.sampling_period:.4g} s)"]
+    if result.params.get("window_s") is not None:
+        end = result.offset_s + result.duration_s
+        settings.append(f"analyzed {result.offset_s:g}-{end:g} s of the profile")
+    notes.append("; ".join(settings))
+    if line := metric_choice_line(result):
+        notes.append(line)
+    return Presentation(headline(result), tuple(views), tuple(notes))

@@ -1,20 +1,22 @@
 """Phase changes and recurring phases from execution vectors (Tsafack Chetsa et al.), online and offline."""
 
 from phasekit.phases.analyze import Phase, PhaseResult, phases
-from phasekit.phases.detect import (
+from phasekit.phases.detect import LiteralDetector, RobustDetector, detect, make_detector
+from phasekit.phases.identify import PhaseSummary, summarize
+from phasekit.phases.registry import (
+    DETECTORS,
     METHODS,
     Detection,
-    LiteralDetector,
     PhaseChange,
-    RobustDetector,
-    detect,
-    make_detector,
+    PhaseDetector,
+    identify,
+    register_detector,
 )
-from phasekit.phases.identify import PhaseSummary, identify, summarize
 from phasekit.phases.vectors import SENSORS, ExecutionVectors, execution_vectors, smooth
 from phasekit.verbmodule import make_callable
 
 __all__ = [
+    "DETECTORS",
     "METHODS",
     "SENSORS",
     "Detection",
@@ -22,6 +24,7 @@ __all__ = [
     "LiteralDetector",
     "Phase",
     "PhaseChange",
+    "PhaseDetector",
     "PhaseResult",
     "PhaseSummary",
     "RobustDetector",
@@ -30,6 +33,7 @@ __all__ = [
     "identify",
     "make_detector",
     "phases",
+    "register_detector",
     "smooth",
     "summarize",
 ]

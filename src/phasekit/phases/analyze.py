@@ -12,19 +12,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from phasekit.errors import InputError, UsageError
-from phasekit.phases.detect import METHODS, MIN_LENGTH, ROBUST_THRESHOLD, Detection, detect
-from phasekit.phases.identify import (
-    MERGE_SCORE,
-    PhaseSummary,
-    consecutive_scores,
-    identify,
-    scaled_features,
-    summarize,
-)
+from phasekit.phases.detect import detect
+from phasekit.phases.identify import ID_SKIP
+from phasekit.phases.registry import METHODS, Detection, PhaseDetector, SensorChoice, detector
 from phasekit.phases.vectors import (
-    LOAD_SENSOR,
     ExecutionVectors,
-    SensorChoice,
     choose_sensors,
     execution_vectors,
     stored_sensors,
@@ -37,6 +29,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from phasekit.present import Presentation
+
 __all__ = ["Phase", "PhaseResult", "phases"]
 
 RESULT_VERSION = 1
@@ -45,7 +39,8 @@ RESULT_VERSION = 1
 @dataclass(frozen=True)
 class Phase:
     """One phase: ``[start_s, end_s)``, its id (recurring phases share one), when the
-    detector noticed it, and its representative and reference vectors (seed IV)."""
+    detector noticed it, and its representative and reference vectors (Tsafack Chetsa et al.,
+    IV)."""
 
     start_s: float
     end_s: float
@@ -83,7 +78,7 @@ def _number(value: Any) -> float:
 @dataclass(frozen=True, eq=False)
 class PhaseResult(Result):
     """The phases of a profile in time order, with what the detector saw (``score`` and
-    ``limit`` per vector: the seed's Fig. 1 (c))."""
+    ``limit`` per vector: Tsafack Chetsa et al., Fig. 1 (c))."""
 
     KIND: ClassVar[str] = "phases"
 
@@ -125,6 +120,18 @@ class PhaseResult(Result):
         if series:
             data["score"], data["limit"] = self.score, self.limit
         return plain(data)
+
+    def present(self, name: str | None = None) -> Presentation:
+        """The headline, the phases, the representative vectors and the notes
+        (:func:`phasekit.phases.table.presentation`)."""
+        from phasekit.phases.table import presentation
+
+        return presentation(self, name)
+
+    def saved_dict(self) -> dict[str, Any]:
+        """The JSON :meth:`save` writes: with the detector's score and limit series, which
+        the figure draws."""
+        return self.to_dict(series=True)
 
     def summary(self) -> pd.DataFrame:
         """One row per phase in time order, as the CLI prints it: ``phase`` (1-based),
@@ -175,28 +182,31 @@ class PhaseResult(Result):
 def phases(profile: Profile, *, method: str = "auto", threshold: float | None = None,
            smooth: int = 1, metrics: Sequence[str] | None = None,
            sensors: Sequence[str] | None = None,
-           id_threshold: float | None = None, **detector: Any) -> PhaseResult:
+           id_threshold: float | None = None, **detector_options: Any) -> PhaseResult:
     """Phase changes and recurring phases of ``profile`` (Tsafack Chetsa et al., sections III and IV).
 
-    ``method`` "auto" (default: "shape" for one series that varies, :mod:`phasekit.phases.
-    shape`, "ev" otherwise), "ev" (online, robust), "ev-literal" (Algorithm 1) or "shape";
-    the result's ``params["method_choice"]`` says why. ``threshold`` defaults
-    to the method's (0.15 for ev-literal, seed III-B; 3 for ev); ``smooth`` is the sliding-
-    average window in vectors (1: none); ``sensors`` the metrics of the vectors (default for
-    ev: every metric that varies, ``cycles`` as the load ``cycles_per_s``; for ev-literal the
-    seed's sensors: :func:`phasekit.phases.vectors.choose_sensors`); ``id_threshold`` the ev
-    method's identification threshold (default: the detection threshold;
-    :mod:`phasekit.phases.identify`); other keywords go to :func:`detect` (``confirm`` and
-    ``min_length`` default from the sampling period: :func:`phasekit.phases.detect.timing`).
+    ``method`` is a registered detector (:data:`phasekit.phases.registry.DETECTORS`): "ev"
+    (online, robust), "ev-literal" (Algorithm 1) or "shape" (:mod:`phasekit.phases.shape`),
+    or "auto" (default: "shape" for one series that varies, "ev" otherwise); the result's
+    ``params["method_choice"]`` says why. ``threshold`` defaults to the detector's (0.15 for
+    ev-literal, Tsafack Chetsa et al. III-B; 3 for ev); ``smooth`` is the sliding-average
+    window in vectors (1: none); ``sensors`` the metrics of the vectors (default: the
+    detector's choice, :meth:`~phasekit.phases.registry.PhaseDetector.choose_sensors`; for
+    ev every metric that varies, ``cycles`` as the load ``cycles_per_s``; for ev-literal the
+    published sensors); ``id_threshold`` the identification threshold (ev's default: the
+    detection threshold; :mod:`phasekit.phases.identify`); other keywords go to the detector
+    (:func:`phasekit.phases.detect.detect`; ev's ``confirm`` and ``min_length`` default from
+    the sampling period: :func:`phasekit.phases.ev.timing`).
 
-    Consecutive phases never share an id (ev, shape; ev-literal keeps the seed's
-    identification): a phase as close to the one before it as a typical
-    member is merged into it (ours: a change that returned to the phase it left,
-    a burst confirmed as a change, is not a new phase; :func:`_identified`);
-    ``merged_changes`` in the result counts them. With ev, a change in the last vectors is
-    kept only when the last phase has the detector's minimum phase length (``min_length``
-    valid vectors), as every other phase has (:func:`settled_starts`; a program exiting within
-    its last sample is not a phase of its own); ``unsettled_changes`` counts those dropped.
+    Identification is the detector's
+    (:meth:`~phasekit.phases.registry.PhaseDetector.identify_phases`). Consecutive phases
+    never share an id (ev, shape; ev-literal keeps the published identification): with ev, a phase as close to the one before it as a typical
+    member is merged into it (ours: a change that returned to the phase it left, a burst
+    confirmed as a change, is not a new phase); ``merged_changes`` in the result counts them.
+    With ev, a change in the last vectors is kept only when the last phase has the
+    detector's minimum phase length (``min_length`` valid vectors), as every other phase has
+    (:func:`phasekit.phases.ev.settled_starts`; a program exiting within its last sample is
+    not a phase of its own); ``unsettled_changes`` counts those dropped.
     An InputError when the chosen sensors have no valid vector (all NaN) or nothing varies.
     ``metrics`` is the name of ``sensors`` shared with :func:`phasekit.periodicity.analyze`
     and the command line's ``--metric`` (give one or the other).
@@ -219,8 +229,9 @@ def phases(profile: Profile, *, method: str = "auto", threshold: float | None = 
     if method not in METHODS:
         raise UsageError(f"expected auto or one of {', '.join(METHODS)}", parameter="method",
                          value=method)
+    chosen = detector(method)
     if sensors is None:
-        choice = choose_sensors(profile, method=method)
+        choice = chosen.choose_sensors(profile)
         if not choice.sensors:
             raise InputError("nothing to detect phases in: every metric is constant or empty ("
                              + "; ".join(f"{m}: {why}" for m, why in choice.left_out.items())
@@ -231,90 +242,24 @@ def phases(profile: Profile, *, method: str = "auto", threshold: float | None = 
     if not vectors.valid.any():
         raise InputError("no valid execution vector: every sample of the sensors "
                          + ", ".join(vectors.sensors) + " has a missing value")
-    if method == "shape":
-        return _shape_result(profile, vectors, choice, method_choice, detector)
-    load = ({"load_column": vectors.sensors.index(LOAD_SENSOR)}
-            if method == "ev" and LOAD_SENSOR in vectors.sensors and "load_column" not in detector
-            else {})
     found = detect(vectors.values, method=method, threshold=threshold, period=vectors.period,
-                   **load, **detector)
-    return _result(profile, vectors, found, id_threshold,
-                   {**detector, **found.params, "method_choice": method_choice}, choice)
-
-
-def _shape_result(profile: Profile, vectors: ExecutionVectors, choice: SensorChoice,
-                  method_choice: str, options: dict[str, Any]) -> PhaseResult:
-    """Phases of one series by its shape (:mod:`phasekit.phases.shape`, offline: every phase
-    is "detected" at the end of the profile); ids as the ev method gives them, consecutive
-    phases apart (no merge: two shapes may share a level)."""
-    from phasekit.phases.shape import P_THRESHOLD, shape_change_points
-
-    if vectors.values.shape[1] != 1:
-        raise UsageError(f"segments one series; {vectors.values.shape[1]} sensors given "
-                         "(choose one)", parameter="method", value="shape")
-    segmentation = shape_change_points(vectors.values[:, 0], **options)
-    starts = np.concatenate([[0], segmentation.change_points]).astype(np.int64)
-    last = vectors.n - 1
-    found = Detection(starts=starts, detected_at=np.full(starts.size, last), score=np.full(
-        vectors.n, np.nan), limit=np.full(vectors.n, np.nan), method="shape",
-        threshold=float(options.get("threshold", P_THRESHOLD)))
-    result = _result(profile, vectors, found, None,
-                     {"min_length": MIN_LENGTH, "method_choice": method_choice,
-                      "window": segmentation.window,
-                      "window_method": segmentation.window_method,
-                      "filled": segmentation.filled}, choice, merge=False)
-    if len(result.phases) == 1 and segmentation.explanation:
-        return replace(result, explanation=segmentation.explanation)
+                   sensors=vectors.sensors, **detector_options)
+    result = _result(profile, vectors, chosen, found, id_threshold,
+                     chosen.params(detector_options, found, method_choice), choice)
+    if len(result.phases) == 1 and found.explanation:
+        return replace(result, explanation=found.explanation)
     return result
 
 
-def _identified(X: np.ndarray, found: Detection, starts: np.ndarray,
-                id_threshold: float | None, min_length: int, *, merge: bool = True
-                ) -> tuple[np.ndarray, list[PhaseSummary], np.ndarray]:
-    """Identification (seed IV-B) of the phases that start at ``starts``: (starts,
-    summaries, ids). Consecutive phases (ev, shape) never share an id: with ev, a phase as
-    close to the one before it as a typical member (identification score <= ``MERGE_SCORE``)
-    is merged into it (the change returned to the phase it left), repeatedly; any other
-    phase takes the earliest matching id that is not its predecessor's, or a new one.
-    ev-literal keeps the seed's detection and identification as published (IV-B): no merge,
-    and consecutive phases may share an id there (its false changes inside a workload would
-    otherwise alternate ids and hide the workload's recurrence)."""
-    literal = found.method == "ev-literal"
-    space = None if literal else scaled_features(X)
-    shape = found.method == "shape"  # identified as the ev method identifies
-
-    def references_of(summaries: list[PhaseSummary]) -> np.ndarray:
-        return np.array([s.reference for s in summaries]).reshape(len(summaries), X.shape[1])
-
-    summaries = summarize(X, starts, space=space)
-    while merge and not literal and len(starts) > 1:
-        close = consecutive_scores(references_of(summaries), X, starts, min_length)
-        merged = np.flatnonzero(close <= MERGE_SCORE)
-        if not merged.size:
-            break
-        starts = np.delete(starts, merged)
-        summaries = summarize(X, starts, space=space)
-    max_consecutive = float(np.nanmax(found.score)) if np.isfinite(found.score).any() else np.nan
-    ids = identify(references_of(summaries), method="ev" if shape else found.method,
-                   threshold=ROBUST_THRESHOLD if shape else found.threshold,
-                   max_consecutive=max_consecutive, id_threshold=id_threshold, vectors=X,
-                   starts=starts, min_length=min_length, apart=not literal)
-    return starts, summaries, ids
-
-
-def _result(profile: Profile, vectors: ExecutionVectors, found: Detection,
-            id_threshold: float | None, detector: dict[str, Any],
-            choice: SensorChoice, *, merge: bool = True) -> PhaseResult:
+def _result(profile: Profile, vectors: ExecutionVectors, chosen: PhaseDetector,
+            found: Detection, id_threshold: float | None, options: dict[str, Any],
+            choice: SensorChoice) -> PhaseResult:
     X = vectors.values
-    if found.method == "ev" and id_threshold is None:
-        id_threshold = found.threshold
-    min_length = int(detector.get("min_length", MIN_LENGTH))
-    starts = np.asarray(found.starts)
-    if found.method == "ev":
-        starts = settled_starts(X, starts, min_length)
+    id_threshold = chosen.id_threshold(id_threshold, found)
+    min_length = int(options.get("min_length", ID_SKIP))
+    starts = chosen.settled(X, np.asarray(found.starts), min_length)
     unsettled = len(found.starts) - len(starts)
-    starts, summaries, ids = _identified(X, found, starts, id_threshold, min_length,
-                                         merge=merge)
+    starts, summaries, ids = chosen.identify_phases(X, found, starts, id_threshold, min_length)
     detected_at = dict(zip(map(int, found.starts), map(int, found.detected_at), strict=True))
     times = vectors.times
     duration = profile.duration
@@ -336,7 +281,7 @@ def _result(profile: Profile, vectors: ExecutionVectors, found: Detection,
         if unsettled:
             explanation += (f" (a change in the last {min_length - 1} vectors, shorter than "
                             f"the minimum phase length of {min_length} vectors, is not kept)")
-    params = {"id_threshold": id_threshold, **detector,
+    params = {"id_threshold": id_threshold, **options,
               "merged_changes": len(found.starts) - unsettled - len(starts),
               "unsettled_changes": unsettled,
               "sensor_choice": {"how": choice.how, "left_out": choice.left_out,
@@ -349,31 +294,11 @@ def _result(profile: Profile, vectors: ExecutionVectors, found: Detection,
         id_means=id_means(X, [p.start_index for p in result_phases], ids, vectors.sensors))
 
 
-def settled_starts(X: np.ndarray, starts: np.ndarray, min_length: int) -> np.ndarray:
-    """``starts`` without the changes of the end of the run that the ev detector has not
-    settled: a last phase with fewer than ``min_length`` valid vectors is merged into the
-    phase before it, repeatedly (ours, from the detector's own rule). The detector keeps a
-    phase *young* for its first ``min_length`` vectors and reports no change meanwhile: a
-    phase shorter than that becomes the start-up of the next one, or, when its vectors fall
-    back into the phase before it, a transient that identification merges back. The last
-    phase of a run gets neither test: a change in the last vectors (a program exiting within
-    its last, partial sample) would otherwise be a phase of one or two samples with an id of
-    its own."""
-    starts = np.asarray(starts)
-    if starts.size < 2:
-        return starts
-    valid = np.isfinite(X).all(axis=1)
-    after = np.cumsum(valid[::-1])[::-1]  # valid vectors from index t to the end
-    keep = starts.size
-    while keep > 1 and after[int(starts[keep - 1])] < min_length:
-        keep -= 1
-    return starts[:keep]
-
-
 def id_means(X: np.ndarray, starts: Sequence[int], ids: Sequence[int],
              sensors: Sequence[str]) -> dict[int, dict[str, float]]:
-    """The mean vector of every id over all the valid vectors of its phases (seed IV-A's
-    representative vector, taken over the recurring phase as a whole)."""
+    """The mean vector of every id over all the valid vectors of its phases (the
+    representative vector of Tsafack Chetsa et al., IV-A, taken over the recurring phase as a
+    whole)."""
     bounds = [*map(int, starts), X.shape[0]]
     label = np.zeros(X.shape[0], np.int64)
     for (a, b), phase_id in zip(itertools.pairwise(bounds), ids, strict=True):

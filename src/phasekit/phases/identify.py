@@ -7,13 +7,16 @@ to that mean); its start is its simulation point.
 Identification (IV-B): a phase takes the id of the earliest earlier phase that is close to
 it; otherwise a new id (ids count from 1, in order of appearance).
 
-ev-literal: "close" is the seed's own threshold: the Manhattan distance between the reference
-vectors is at most ``threshold`` times the largest distance between consecutive EVs of the
-run (our reading of "a specific percentage of the maximum distance").
+ev-literal (:func:`ids_by_distance`): "close" is the published algorithm's own threshold
+(Tsafack Chetsa et al., IV-B): the Manhattan distance between the reference vectors is at most
+``threshold`` times the largest distance between consecutive EVs of the run (our reading of
+"a specific percentage of the maximum distance").
 
-ev (ours): distances are taken in the detector's scale-free features, z = log(v + 1 % of the
-sensor's mean over the run), and two phases are close when each one's reference vector would
-be *in phase* in the other phase by the detector's own score:
+ev (ours, :func:`ids_by_score`; the default of every detector,
+:class:`phasekit.phases.registry.PhaseDetector`): distances are taken in the detector's
+scale-free features, z = log(v + 1 % of the sensor's mean over the run), and two phases are
+close when each one's reference vector would be *in phase* in the other phase by the
+detector's own score:
 
 - the reference vector is the member closest to the phase's component-wise *median* in
   these features, each sensor divided by its noise level (the median |difference| between
@@ -28,7 +31,7 @@ be *in phase* in the other phase by the detector's own score:
   set-up), all of them when it is shorter;
 - score of a reference vector in a phase = mean over sensors of |z - the phase's mean| /
   max(the phase's spread, the run's noise), each term capped at 100, as in
-  :mod:`phasekit.phases.detect`; phases i and k are the same when the score of i's
+  :mod:`phasekit.phases.ev`; phases i and k are the same when the score of i's
   reference in k and the score of k's reference in i are both at most ``id_threshold``
   (default: the detection threshold, 3).
 
@@ -55,13 +58,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ID_MIN_SCALE", "MERGE_SCORE", "PhaseSummary", "consecutive_scores", "identify",
-           "scaled_features", "summarize"]
+__all__ = ["ID_MIN_SCALE", "ID_SKIP", "ID_THRESHOLD", "MERGE_SCORE", "PhaseSummary",
+           "consecutive_scores", "features", "ids_by_distance", "ids_by_score",
+           "reference_matrix", "scaled_features", "summarize"]
 
-ID_MIN_SCALE = 0.05  # = the detector's min_spread
-ID_CAP = 100.0  # = the detector's cap
-ID_SKIP = 8  # = the detector's min_length
-MERGE_SCORE = 1.0  # = the detector's TRANSIENT: as close as a typical member
+ID_MIN_SCALE = 0.05  # = the ev detector's min_spread
+ID_CAP = 100.0  # = the ev detector's cap
+ID_SKIP = 8  # = the ev detector's min_length
+ID_THRESHOLD = 3.0  # = the ev detector's threshold
+MERGE_SCORE = 1.0  # = the ev detector's TRANSIENT: as close as a typical member
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,7 +84,7 @@ def summarize(X: np.ndarray, starts: np.ndarray, *,
               space: np.ndarray | None = None) -> list[PhaseSummary]:
     """The phases ``[starts[i], starts[i+1])`` of ``X`` with their two vectors (IV-A); a
     phase made of gaps only has NaN vectors. The reference vector is the member closest to
-    the phase's mean in Manhattan distance, in ``X`` (the seed) or in ``space`` (the same
+    the phase's mean in Manhattan distance, in ``X`` (as published) or in ``space`` (the same
     vectors transformed, row for row: the ev method's :func:`scaled_features`)."""
     bounds = [*map(int, starts), X.shape[0]]
     where = X if space is None else space
@@ -103,7 +108,7 @@ def summarize(X: np.ndarray, starts: np.ndarray, *,
 def features(X: np.ndarray, scale_from: np.ndarray | None = None,
              eps_rel: float = 0.01) -> np.ndarray:
     """The ev method's scale-free features of vectors ``X``: the detector's signed log
-    (:func:`phasekit.phases.detect.signed_log`) with eps = 1 % of the sensor's mean |v| over
+    (:func:`phasekit.phases.ev.signed_log`) with eps = 1 % of the sensor's mean |v| over
     ``scale_from``, all the run's vectors; default ``X``."""
     base = X if scale_from is None else scale_from
     with np.errstate(invalid="ignore"):
@@ -129,33 +134,33 @@ def scaled_features(X: np.ndarray) -> np.ndarray:
     return Z / _noise(Z)
 
 
-def identify(references: np.ndarray, *, method: str, threshold: float,
-             max_consecutive: float = np.nan, id_threshold: float | None = None,
-             vectors: np.ndarray | None = None, starts: np.ndarray | None = None,
-             min_length: int = ID_SKIP, apart: bool = False) -> np.ndarray:
-    """Ids (from 1) of phases whose reference vectors are the rows of ``references``; with
-    ``apart``, consecutive phases never share an id (a phase takes the earliest match whose
-    id is not its predecessor's, or a new id).
+def reference_matrix(summaries: list[PhaseSummary], n_sensors: int) -> np.ndarray:
+    """The reference vectors of ``summaries`` as rows (phases x ``n_sensors``)."""
+    return np.array([s.reference for s in summaries]).reshape(len(summaries), n_sensors)
 
-    ev-literal: same id when the Manhattan distance is <= ``threshold`` x
-    ``max_consecutive`` (the largest consecutive-EV distance of the run). ev: same id when
-    each reference vector scores at most ``id_threshold`` (default ``threshold``) in the
-    other phase (module docstring); it needs the run's ``vectors`` and the phases' ``starts``
-    (indices into them, in order; the reference vectors' phases), and ``min_length``, the
-    young part of a phase left out of its statistics.
-    """
-    n = references.shape[0]
-    if method == "ev-literal":
-        limit = threshold * max_consecutive if np.isfinite(max_consecutive) else 0.0
-        return _first_match(n, np.isfinite(references).all(axis=1),
-                            lambda i, k: np.abs(references[i] - references[k]).sum() <= limit,
-                            apart=apart)
-    if vectors is None or starts is None or len(starts) != n:
-        raise ValueError("the ev method identifies phases from the run's vectors and the "
-                         "phases' starts")
-    limit = threshold if id_threshold is None else id_threshold
+
+def ids_by_distance(references: np.ndarray, limit: float, *, apart: bool = False
+                    ) -> np.ndarray:
+    """Ids (from 1) as published (IV-B): phase i takes the id of the earliest earlier phase
+    whose reference vector is within Manhattan distance ``limit`` of its own (ev-literal:
+    ``threshold`` x the largest consecutive-EV distance of the run), or a new id; with
+    ``apart``, never its predecessor's."""
+    return _first_match(references.shape[0], np.isfinite(references).all(axis=1),
+                        lambda i, k: np.abs(references[i] - references[k]).sum() <= limit,
+                        apart=apart)
+
+
+def ids_by_score(references: np.ndarray, vectors: np.ndarray, starts: np.ndarray,
+                 limit: float, *, min_length: int = ID_SKIP, apart: bool = False
+                 ) -> np.ndarray:
+    """Ids (from 1), ours (module docstring): phases i and k share an id when the score of
+    i's reference vector in k and of k's in i are both at most ``limit``; ``vectors`` are the
+    run's, ``starts`` the phases' (indices into them, in order), ``min_length`` the young
+    part of a phase left out of its statistics; with ``apart``, consecutive phases never
+    share an id (a phase takes the earliest match whose id is not its predecessor's)."""
     usable, score = _phase_scores(references, vectors, starts, min_length)
-    return _first_match(n, usable, lambda i, k: score(i, k) <= limit, apart=apart)
+    return _first_match(references.shape[0], usable, lambda i, k: score(i, k) <= limit,
+                        apart=apart)
 
 
 def consecutive_scores(references: np.ndarray, vectors: np.ndarray, starts: np.ndarray,

@@ -81,8 +81,10 @@ import numpy as np
 from numba import njit, prange
 
 from phasekit.errors import InputError, UsageError
+from phasekit.phases.identify import ID_SKIP
+from phasekit.phases.registry import Detection, PhaseDetector, register_detector
 
-__all__ = ["ShapeSegmentation", "shape_change_points", "suss_window"]
+__all__ = ["ShapeDetector", "ShapeSegmentation", "shape_change_points", "suss_window"]
 
 K_NEIGHBOURS = 3          # ClaSP section 4.1 / claspy default
 EXCLUSION_RADIUS = 5      # minimum segment = 5 windows (claspy ``excl_radius``)
@@ -597,3 +599,47 @@ def shape_change_points(x: np.ndarray, *, window: int | None = None,
         profile=profile, window_method=method, filled=filled,
         explanation=(f"{len(cp_arr)} shape change(s) in {n} samples (window {w} by "
                      f"{method}, minimum segment {min_seg}, p <= {threshold:g})"))
+
+
+@register_detector
+class ShapeDetector(PhaseDetector):
+    """The ``shape`` method: the phases of one series by its shape (:func:`shape_change_points`,
+    offline: every phase is "detected" at the end of the run); ids as the ev method gives
+    them, consecutive phases apart, without merging (two shapes may share a level)."""
+
+    name = "shape"
+    threshold = P_THRESHOLD
+    merges = False
+
+    def check_threshold(self, threshold: float | None) -> float:
+        """``P_THRESHOLD``, whatever is given: the detection threshold given with ``auto`` is
+        the ev method's, not a p value."""
+        return self.threshold
+
+    def detect(self, X: np.ndarray, *, threshold: float, period: float = 1.0,
+               sensors: Any = None, **options: Any) -> Detection:
+        """The shape segmentation of the one column of ``X`` (``options``: those of
+        :func:`shape_change_points`)."""
+        if X.shape[1] != 1:
+            raise UsageError(f"segments one series; {X.shape[1]} sensors given (choose one)",
+                             parameter="method", value=self.name)
+        segmentation = shape_change_points(X[:, 0], **options)
+        starts = np.concatenate([[0], segmentation.change_points]).astype(np.int64)
+        n = X.shape[0]
+        return Detection(starts=starts, detected_at=np.full(starts.size, n - 1),
+                         score=np.full(n, np.nan), limit=np.full(n, np.nan), method=self.name,
+                         threshold=threshold,
+                         params={"window": segmentation.window,
+                                 "window_method": segmentation.window_method,
+                                 "filled": segmentation.filled},
+                         explanation=segmentation.explanation)
+
+    def id_threshold(self, given: float | None, found: Detection) -> float | None:
+        """None: identification's own default, ``ID_THRESHOLD``."""
+        return None
+
+    def params(self, options: dict[str, Any], found: Detection, method_choice: str
+               ) -> dict[str, Any]:
+        """The young part left out of identification, the method choice and the
+        segmentation's window and filled samples."""
+        return {"min_length": ID_SKIP, "method_choice": method_choice, **found.params}

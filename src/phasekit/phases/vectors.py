@@ -2,22 +2,24 @@
 
 An execution vector (EV) holds, for one sampling interval, the node's sensors: retired
 instructions, LLC references and misses, branch instructions and misses, network bytes sent
-and received, disk bytes read and written. The seed normalizes every sensor by the number of
-cycles of the interval; a profile without a ``cycles`` metric is normalized by the interval
-length instead (rates per second; our choice, so that any profile gives vectors).
+and received, disk bytes read and written. The published algorithm normalizes every sensor
+by the number of cycles of the interval; a profile without a ``cycles`` metric is normalized
+by the interval length instead (rates per second; our choice, so that any profile gives
+vectors).
 
 Our choice for profiles without hardware counters (a virtual machine, a /proc recording):
 when ``instructions`` is missing, the CPU-activity metrics that exist (``cpu_user_s``,
 ``cpu_system_s``, ``cpu_iowait_s``, ``task_clock``, ``page_faults``, ``context_switches``)
 stand in for the processor sensors, and the vectors say which sensors they hold.
 
-Every numeric metric takes part in the ev method's vectors (ours, beyond the
-seed's nine sensors, which real counter sets rarely name: l2miss, stall_cycles, local_mem
-...): :func:`choose_sensors` keeps every metric of the profile except those with no value and
-those constant over the profile analysed (they are listed as left out, with the reason), and
+Every numeric metric takes part in the ev method's vectors (ours, beyond the nine published
+sensors, which real counter sets rarely name: l2miss, stall_cycles, local_mem ...):
+:func:`choose_sensors` asks the detector (:mod:`phasekit.phases.registry`), whose default
+keeps every metric of the profile except those with no value and those constant over the
+profile analysed (they are listed as left out, with the reason), and
 ``cycles``, which becomes the load sensor. Constant means every value within
 :data:`CONSTANT_SPREAD` (5 %) of the largest (ours): the ev detector's per-sensor scale is at
-least 5 % (``MIN_SPREAD`` of :mod:`phasekit.phases.detect`), so such a sensor cannot move a
+least 5 % (``MIN_SPREAD`` of :mod:`phasekit.phases.ev`), so such a sensor cannot move a
 vector out of its phase and only dilutes the others' deviations, while the table of
 representative vectors showed it as a dimension (the LLC occupancy of a busy node: the cache's
 size with rare dips of a few percent). When no other metric varies more, these are kept: a
@@ -28,19 +30,19 @@ instantaneous value by the interval's cycles would turn the load into a change o
 A recording says which metrics are gauges (``meta["recording"]["kinds"]``); otherwise units
 (W, °C, Hz, %) and names (power, temp, freq, util, ratio, ipc, size, used, cached, free)
 tell. The detector's signed-log features and per-sensor scales make counts, rates and levels
-comparable (:mod:`phasekit.phases.detect`). ev-literal keeps the seed's sensors.
+comparable (:mod:`phasekit.phases.ev`). ev-literal keeps the published sensors.
 
-Beyond the seed, for the ev method: the load sensor ``cycles_per_s`` (``LOAD_SENSOR``), the
-``cycles`` of the interval divided by its length, not by the cycles. Per-cycle vectors say
+Beyond the published algorithm, for the ev method: the load sensor ``cycles_per_s``
+(``LOAD_SENSOR``), the ``cycles`` of the interval divided by its length, not by the cycles. Per-cycle vectors say
 what the busy cores do, not how busy the node is: an idle node (1 % of its cycles, spent by
 the kernel and daemons) and a set-up step at full load can have the same instruction mix.
 :func:`phasekit.phases.phases` adds it to the default sensors of the ev method when the
 profile has a ``cycles`` metric (``default_sensors(metrics, load=True)``); ev-literal keeps
-the seed's vectors. Without ``cycles`` the vectors are rates per second and carry the load
+the published vectors. Without ``cycles`` the vectors are rates per second and carry the load
 already. Any sensor list may name it (``--sensor cycles_per_s``).
 
-Smoothing is the seed's unweighted sliding average, trailing (over the ``smooth`` most recent
-vectors, fewer at the start) so that the online and offline detectors see the same vectors.
+Smoothing is the published unweighted sliding average (III-A), trailing (over the ``smooth``
+most recent vectors, fewer at the start) so that the online and offline detectors see the same vectors.
 Rows with a missing value stay NaN rows: the detectors skip them.
 """
 
@@ -52,23 +54,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from phasekit.errors import InputError, UsageError
+from phasekit.phases.registry import CONSTANT_SPREAD, LOAD_SENSOR, SensorChoice, detector
 from phasekit.profile import Profile, resolve_metric
 
 __all__ = ["CONSTANT_SPREAD", "FALLBACK_SENSORS", "LOAD_SENSOR", "SENSORS", "ExecutionVectors", "SensorChoice",
            "choose_sensors", "execution_vectors", "metric_kind", "sensor_kind", "smooth"]
 
-#: The seed's sensors (III-A), in phasekit's metric names.
+#: The sensors of Tsafack Chetsa et al. (III-A), in phasekit's metric names.
 SENSORS = ("instructions", "cache_references", "cache_misses", "branches", "branch_misses",
            "net_tx_bytes", "net_rx_bytes", "disk_read_bytes", "disk_write_bytes")
 #: CPU-activity metrics that stand in for the processor counters when they are missing.
 FALLBACK_SENSORS = ("cpu_user_s", "cpu_system_s", "cpu_iowait_s", "task_clock", "page_faults",
                     "context_switches")
-#: The load sensor (ev method, beyond the seed): cycles per second, derived from ``cycles``
-#: (module docstring).
-LOAD_SENSOR = "cycles_per_s"
-#: A metric whose values all lie within this fraction of the largest is constant for the ev
-#: method's vectors (module docstring).
-CONSTANT_SPREAD = 0.05
 
 
 @dataclass(frozen=True, eq=False)
@@ -116,71 +113,26 @@ def metric_kind(profile: Profile, metric: str) -> str:
     return sensor_kind(metric, unit=profile.units.get(metric, ""), recorded=kinds.get(metric))
 
 
-@dataclass(frozen=True)
-class SensorChoice:
-    """The sensors of a profile's vectors and the metrics left out, each with the reason."""
-
-    sensors: tuple[str, ...]
-    left_out: dict[str, str]
-    how: str
-
-
 def choose_sensors(profile: Profile, *, method: str = "ev") -> SensorChoice:
-    """The default sensors of ``method`` for ``profile``: for ev, every metric with values
-    that vary, ``cycles`` as the load sensor (module docstring); for ev-literal, the seed's
-    sensors that the profile has (:func:`default_sensors`)."""
-    if method == "ev-literal":
-        names = default_sensors(profile.metrics)
-        return SensorChoice(tuple(names), {m: "not one of the seed's sensors (ev-literal)"
-                                           for m in profile.metrics if m not in names},
-                            "the seed's sensors (III-A) that the profile has")
-    left_out: dict[str, str] = {}
-    names: list[str] = []
-    nearly: dict[str, str] = {}  # constant within CONSTANT_SPREAD, not exactly
-    for j, metric in enumerate(profile.metrics):
-        column = profile.values[:, j]
-        finite = column[np.isfinite(column)]
-        if finite.size == 0:
-            left_out[metric] = "no value"
-            continue
-        spread = float(np.ptp(finite))
-        largest = float(np.max(np.abs(finite)))
-        if spread == 0.0:
-            left_out[metric] = f"constant at {finite[0]:.3g}"
-        elif metric == "cycles":
-            continue
-        elif spread <= CONSTANT_SPREAD * largest:
-            nearly[metric] = (f"constant at {float(np.median(finite)):.3g} within "
-                              f"{100 * spread / largest:.2g} %")
-        else:
-            names.append(metric)
-    if names:
-        left_out.update(nearly)
-        left_out = {m: left_out[m] for m in profile.metrics if m in left_out}
-    else:  # nothing varies more: these are the series to analyse
-        names = [m for m in profile.metrics if m in nearly]
-    if "cycles" in profile.metrics and "cycles" not in left_out:
-        # the load last, as default_sensors has it; alone, cycles is its own series
-        names.append(LOAD_SENSOR if names else "cycles")
-    return SensorChoice(tuple(names), left_out,
-                        "every metric that varies; cycles as the load cycles_per_s")
+    """The default sensors of the detector ``method`` for ``profile``
+    (:meth:`phasekit.phases.registry.PhaseDetector.choose_sensors`): for ev (and by
+    default) every metric with values that vary, ``cycles`` as the load sensor (module
+    docstring); for ev-literal, the published sensors that the profile has
+    (:func:`default_sensors`)."""
+    return detector(method).choose_sensors(profile)
 
 
 def streaming_sensors(metrics: Sequence[str], *, method: str = "ev") -> list[str]:
-    """The default sensors of a stream whose values are not known yet: for ev every metric
-    (``cycles`` as the load sensor), for ev-literal the seed's (:func:`choose_sensors`)."""
-    if method == "ev-literal":
-        return default_sensors(metrics)
-    names = [m for m in metrics if m != "cycles"]
-    if "cycles" in metrics:
-        names.append(LOAD_SENSOR if names else "cycles")
-    return names
+    """The default sensors of the detector ``method`` for a stream whose values are not known
+    yet: for ev every metric (``cycles`` as the load sensor), for ev-literal the published
+    ones (:func:`choose_sensors`)."""
+    return detector(method).streaming_sensors(metrics)
 
 
 def default_sensors(metrics: Sequence[str], *, load: bool = False) -> list[str]:
-    """The seed's sensors among ``metrics``, plus the CPU-activity stand-ins when there is no
-    instruction counter (see the module docstring); with ``load`` (the ev method), plus the
-    load sensor ``cycles_per_s`` when there is a ``cycles`` metric."""
+    """The published sensors (III-A) among ``metrics``, plus the CPU-activity stand-ins when
+    there is no instruction counter (see the module docstring); with ``load`` (the ev
+    method), plus the load sensor ``cycles_per_s`` when there is a ``cycles`` metric."""
     names = [s for s in SENSORS if s in metrics]
     if "instructions" not in metrics:
         names += [s for s in FALLBACK_SENSORS if s in metrics]
@@ -246,7 +198,7 @@ def execution_vectors(profile: Profile, *, sensors: Sequence[str] | None = None,
 
 
 def smooth(values: np.ndarray, window: int) -> np.ndarray:
-    """Trailing unweighted sliding average over ``window`` rows (seed III-A); a NaN row stays
+    """Trailing unweighted sliding average over ``window`` rows (III-A); a NaN row stays
     NaN and is left out of its neighbours' averages."""
     if window <= 1:
         return values.copy()

@@ -551,7 +551,7 @@ def energy_figure(*, tables: Sequence[EfficiencyTable] = (),
     input's least over frequency and cores, and energy against time with the Pareto
     frontiers (not when no time was measured); either part may be left out."""
     if mode not in MODES:
-        raise UsageError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
+        raise UsageError(f"expected one of {', '.join(MODES)}", parameter="mode", value=mode)
     tables = list(tables)
     if not tables and (configs is None or not configs.inputs):
         raise UsageError("nothing to plot: no efficiency table and no configuration")
@@ -620,7 +620,8 @@ def draw_efficiency(ax: Axes, table: EfficiencyTable, mode: str = "discrete") ->
     """One efficiency heatmap of ``table`` on ``ax`` (``mode`` discrete or smoothed), with
     its colour bar; returns the image."""
     if mode not in ("discrete", "smoothed"):
-        raise UsageError(f"mode {mode!r}: expected discrete or smoothed on one Axes")
+        raise UsageError("expected discrete or smoothed on one Axes", parameter="mode",
+                         value=mode)
     cmap, norm = _efficiency_cmap(), Normalize(0.0, 1.0)
     image = (_discrete if mode == "discrete" else _smoothed)(ax, table, cmap, norm)
     ax.set_title(f"{table.name} ({mode})", fontsize="medium")

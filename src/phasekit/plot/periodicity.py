@@ -282,7 +282,7 @@ def _grid(result: Any) -> tuple[int, int]:
 def _draw_patterns(canvas: Canvas, profile: Profile, result: Any, *,
                    n_instances: int, seed: int) -> None:
     if n_instances < 0:
-        raise UsageError(f"n_instances must be non-negative, got {n_instances}")
+        raise UsageError("expected a count >= 0", parameter="n_instances", value=n_instances)
     if not result.patterns:
         ax = canvas.add_subplot()
         ax.set_axis_off()

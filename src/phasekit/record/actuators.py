@@ -98,8 +98,9 @@ class FrequencyActuator:
         """Set every CPU to the available frequency nearest ``ghz``; returns it (GHz)."""
         nearest = min(self.available_ghz, key=lambda f: abs(f - ghz))
         if abs(nearest - ghz) > 0.051:
-            raise UsageError(f"frequency {ghz:g} GHz is not available; this machine offers "
-                             + ", ".join(f"{f:g}" for f in self.available_ghz) + " GHz")
+            raise UsageError("not available; this machine offers "
+                             + ", ".join(f"{f:g}" for f in self.available_ghz) + " GHz",
+                             parameter="frequencies_ghz", value=ghz, option="--freqs")
         for cpu in self.cpus:
             cpufreq = Path(self.root) / f"cpu{cpu}" / "cpufreq"
             if cpu not in self._saved:

@@ -250,12 +250,13 @@ class Recorder:
         from phasekit.io import profile_format
 
         profile_format(output)  # a name whose format is known
+        named = {"parameter": "output", "value": os.fspath(output), "option": "-o"}
         if output.is_dir():
-            raise UsageError(f"-o {output}: is a directory; expected a file name")
+            raise UsageError("is a directory; expected a file name", **named)
         if not output.parent.is_dir():
-            raise UsageError(f"-o {output}: directory {output.parent} does not exist")
+            raise UsageError(f"directory {output.parent} does not exist", **named)
         if not os.access(output.parent, os.W_OK):
-            raise UsageError(f"-o {output}: directory {output.parent} is not writable")
+            raise UsageError(f"directory {output.parent} is not writable", **named)
         partial = partial_path(output)
         if partial.exists():
             raise UsageError(f"{partial} exists: the samples of a recording cut short, which "
@@ -290,7 +291,7 @@ class Recorder:
                 if metric.name in offered and (wanted is None or metric.name in wanted):
                     raise UsageError(f"metric {metric.name!r} is provided by both "
                                      f"{offered[metric.name].name} and {source.name}; give "
-                                     "one of them another name")
+                                     "one of them another name", parameter="sources")
                 offered.setdefault(metric.name, source)
         if wanted is not None:
             unknown = [m for m in wanted if m not in offered]

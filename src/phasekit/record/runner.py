@@ -85,7 +85,7 @@ class CampaignPlan:
 
     def __post_init__(self) -> None:
         if not self.command:
-            raise UsageError("a campaign needs a program to run (after --)")
+            raise UsageError("a campaign needs a program to run", parameter="command")
         if self.repetitions < 1:
             raise UsageError("expected at least 1", parameter="repetitions",
                              value=self.repetitions, option="--reps")
@@ -177,7 +177,7 @@ class PowerCommandMeter:
                              option="--power-cmd") from None
         match = _NUMBER.search(done.stdout)
         if done.returncode or match is None:
-            raise InputError(f"--power-cmd {shlex.join(self.argv)}: expected a power in watts "
+            raise InputError(f"power command {shlex.join(self.argv)}: expected a power in watts "
                              f"on standard output, got {done.stdout.strip()[:80]!r} (exit "
                              f"{done.returncode})")
         return float(match.group())

@@ -91,36 +91,24 @@ def generic(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
 
 
 # --- periodicity (Phase-TA) ------------------------------------------------------------------
+def presented(shown: Any, *, limit: int = MAX_ROWS) -> Safe:
+    """A result's own :class:`~phasekit.present.Presentation`: the headline, its tables,
+    its notes (the same words as the command line)."""
+    parts = [tag("p", shown.headline, class_="headline")]
+    parts += [table(v.headers, v.rows, numeric=[v.is_numeric(c) for c in range(len(v.headers))],
+                    caption=v.title, limit=limit) for v in shown.views]
+    parts += [note(line) for line in shown.notes]
+    return join(parts)
+
+
 def periodicity(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
-    """Table II, the patterns, the profile with its periodic regions and the patterns over
-    their instances (from the result's preview; without one, the regions alone)."""
+    """The result's presentation (headline, Table II, the patterns, notes), the profile with
+    its periodic regions and the patterns over their instances (from the result's preview;
+    without one, the regions alone)."""
     from phasekit.periodicity import PeriodicityResult
 
     result = PeriodicityResult.from_dict(dict(data))
-    share = "window" if result.params.get("window_s") is not None else "profile"
-    rows = [("node", result.node or "-"),
-            ("metrics", ", ".join(result.metrics) + (" (jointly, dependent DTW)"
-                                                     if len(result.metrics) > 1 else "")),
-            ("T_exe (analyzed)", _seconds(result.duration_s)),
-            ("sampling period", _seconds(result.sampling_period)),
-            ("#rp(#i)[#pa]", f"{len(result.patterns)}({result.n_instances})"
-                             f"[{result.mean_consecutive:.1f}]"),
-            (f"%period (of the {share})", percent(result.coverage, 2)),
-            ("window L", f"{result.window} samples "
-                         f"({result.window * result.sampling_period:.4g} s)")]
-    if result.params.get("window_s") is not None:
-        rows.append(("analyzed", f"{result.offset_s:g}-{result.offset_s + result.duration_s:g}"
-                                 " s of the profile"))
-    parts = [kv_table(rows)]
-    if result.explanation:
-        parts.append(note(result.explanation))
-    if result.patterns:
-        parts.append(table(
-            ["#", "period (s)", "length", "#i", "regions", "[#pa]", "%period", "WGSS", "DBA it."],
-            ([i, fmt(p.period_s), p.length, p.n_instances, p.n_regions,
-              f"{p.mean_consecutive:.1f}", percent(p.coverage, 2), fmt(p.wgss),
-              p.dba_iterations] for i, p in enumerate(result.patterns, start=1)),
-            numeric=[True] * 9, caption="Patterns (Phase-TA, Table II)"))
+    parts = [presented(result.present())]
     preview = _map(result.preview.get("profile"))
     parts.append(maker.safely("the profile figure", lambda: _profile_figure(result, maker)))
     if not preview:
@@ -325,57 +313,20 @@ def _matrix(value: Any) -> np.ndarray | None:
 
 # --- phases (Tsafack Chetsa et al.) -----------------------------------------------------------------------
 def phases(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
-    """The phase timeline, the phase ids with their time, the phases in order."""
+    """The result's presentation (headline, phases, phase ids, representative vectors,
+    notes) and the phase timeline."""
+    from phasekit.phases.analyze import PhaseResult
+
+    result = PhaseResult.from_dict(dict(data))
     items = _dicts(data.get("phases"))
-    duration = number(data.get("duration_s"))
-    sensors = [str(s) for s in _list(data.get("sensors"))]
-    rows = [("node", data.get("node") or "-"), ("method", data.get("method", "-")),
-            ("threshold", fmt(data.get("threshold"))),
-            ("smoothing (vectors)", fmt(data.get("smooth"))),
-            ("sensors", ", ".join(sensors) + f" (per {data.get('normalization', '?')})"),
-            ("duration", _seconds(duration)), ("phases", str(len(items))),
-            ("distinct ids", fmt(data.get("n_ids", len({p.get('id') for p in items}))))]
-    parts = [kv_table(rows)]
-    if data.get("explanation"):
-        parts.append(note(data["explanation"]))
-    title = (f"{data.get('node') or 'profile'!s}: {len(items)} phases, "
-             f"{len({p.get('id') for p in items})} ids ({data.get('method', '?')!s})")
-    parts.append(maker.safely("the phase timeline", lambda: maker.from_figure(
-        figures.phases_figure(items, duration if math.isfinite(duration) else 0.0,
-                              array(data.get("score")), array(data.get("limit")),
-                              number(data.get("period_s")), title),
+    title = (f"{result.node or 'profile'}: {len(result.phases)} phases, {result.n_ids} ids "
+             f"({result.method})")
+    figure = maker.safely("the phase timeline", lambda: maker.from_figure(
+        figures.phases_figure(items, result.duration_s, array(data.get("score")),
+                              array(data.get("limit")), result.period, title),
         "Top: phases in time order, coloured by id (recurring phases share a colour). Middle: "
-        "one row per id. Bottom (when the result has it): the detector's score and limit.")))
-    by_id: dict[Any, list[Mapping[str, Any]]] = {}
-    for p in items:
-        by_id.setdefault(p.get("id"), []).append(p)
-    total = duration if math.isfinite(duration) and duration > 0 else math.nan
-    id_rows = []
-    for pid, group in sorted(by_id.items(), key=lambda kv: number(kv[0])):
-        time = sum(np.nan_to_num(number(p.get("end_s")) - number(p.get("start_s")))
-                   for p in group)
-        id_rows.append([fmt(pid), len(group), fmt(time, ".4g", " s"), percent(time / total),
-                        _seconds(group[0].get("start_s"))])
-    if id_rows:
-        parts.append(table(["id", "occurrences", "time", "share", "first at"], id_rows,
-                           numeric=[True] * 5, caption="Phase ids"))
-        reps = [(pid, _map(group[0].get("representative"))) for pid, group in
-                sorted(by_id.items(), key=lambda kv: number(kv[0]))]
-        columns = list(dict.fromkeys(k for _, r in reps for k in r))[:12]
-        if columns:
-            parts.append(table(["id", *columns], ([fmt(pid), *(fmt(number(r.get(c)), ".3g")
-                                                                for c in columns)]
-                                                  for pid, r in reps),
-                               numeric=[True] * (len(columns) + 1),
-                               caption="Representative execution vector of each id (its "
-                                       "first occurrence)", limit=MAX_ROWS))
-    parts.append(table(["#", "start", "end", "duration", "id", "detected at"],
-                       ([i, _seconds(p.get("start_s")), _seconds(p.get("end_s")),
-                         _seconds(number(p.get("end_s")) - number(p.get("start_s"))),
-                         fmt(p.get("id")), _seconds(p.get("detected_at_s"))]
-                        for i, p in enumerate(items, start=1)),
-                       numeric=[True] * 6, caption="Phases in time order", limit=MAX_ROWS))
-    return join(parts)
+        "one row per id. Bottom (when the result has it): the detector's score and limit."))
+    return join([presented(result.present()), figure])
 
 
 # --- structure (Martínez Vera) --------------------------------------------------------------------

@@ -149,7 +149,8 @@ class Batch(Result):
     def check_fits(self, cores: int) -> None:
         """InputError naming the file and line of the first task needing more than ``cores``."""
         if cores < 1:
-            raise UsageError(f"a server needs at least one core, not {cores}")
+            raise UsageError("a server needs at least one core", parameter="cores",
+                             value=cores)
         if len(self) == 0:
             raise InputError("no tasks: the batch is empty; expected at least one task row",
                              path=self.source)

@@ -1,7 +1,8 @@
 """The simulated data center (Salinas Hilburg 2020, section 5.3.1): :class:`DataCenter` (identical
 servers, their static power split and the PUE; the power model is described in
-:mod:`phasekit.schedule.simulate`), the :class:`Plan` a policy hands the simulator, and a
-makespan no schedule beats (:func:`lower_bound`)."""
+:mod:`phasekit.schedule.simulate`), the :class:`Plan` a policy hands the simulator, the
+:class:`Execution` the simulator makes of it, and a makespan no schedule beats
+(:func:`lower_bound`)."""
 
 from __future__ import annotations
 
@@ -23,13 +24,15 @@ __all__ = [
     "PUE",
     "RULES",
     "DataCenter",
+    "Execution",
     "Plan",
     "dual_feasible",
     "lower_bound",
 ]
 
-#: Seed 004 section 4.2.1 and Table 4.4: P_idle, disks, and the server's 5 fans at 6000 rpm
-#: (eq. 4.17 gives one fan's power, 2.79 W; section 4.3.2: total = one fan x number of fans).
+#: Salinas Hilburg 2020 section 4.2.1 and Table 4.4: P_idle, disks, and the server's 5 fans
+#: at 6000 rpm (eq. 4.17 gives one fan's power, 2.79 W; section 4.3.2: total = one fan x
+#: number of fans).
 IDLE_W = 50.0
 DISK_W = 16.75
 FANS = 5
@@ -51,15 +54,17 @@ class DataCenter:
 
     def __post_init__(self) -> None:
         if int(self.servers) < 1:
-            raise UsageError(f"the data center needs at least one server, not {self.servers}")
+            raise UsageError("the data center needs at least one server",
+                             parameter="servers", value=self.servers)
         if int(self.cores) < 1:
-            raise UsageError(f"a server needs at least one core, not {self.cores}")
+            raise UsageError("a server needs at least one core", parameter="cores",
+                             value=self.cores)
         for name in ("idle_w", "disk_w", "fan_w"):
             value = float(getattr(self, name))
             if not (math.isfinite(value) and value >= 0):
-                raise UsageError(f"{name} must be a finite number >= 0, not {value}")
+                raise UsageError("expected a finite number >= 0", parameter=name, value=value)
         if not (math.isfinite(self.pue) and self.pue >= 1):
-            raise UsageError(f"the PUE must be >= 1, not {self.pue}")
+            raise UsageError("expected a number >= 1", parameter="pue", value=self.pue)
         object.__setattr__(self, "servers", int(self.servers))
         object.__setattr__(self, "cores", int(self.cores))
 
@@ -89,6 +94,27 @@ class Plan:
     server: np.ndarray | None = None
     planned_start: np.ndarray | None = None
     info: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class Execution:
+    """A plan run to completion: per-task start, end, server and cores; makespan; energy.
+
+    ``energy_it_j`` is the servers' energy (all on from 0 to the makespan), ``energy_j`` the
+    data center's (x PUE). ``profile_t`` / ``profile_w`` is the data-center power, piecewise
+    constant from each time to the next; ``profile_cores`` the cores in use.
+    """
+
+    start_s: np.ndarray
+    end_s: np.ndarray
+    server: np.ndarray
+    cores: tuple[tuple[int, ...], ...]
+    makespan_s: float
+    energy_it_j: float
+    energy_j: float
+    profile_t: np.ndarray
+    profile_w: np.ndarray
+    profile_cores: np.ndarray
 
 
 #: Largest k of the bounds in :func:`lower_bound` (our choice: k beyond 64 adds almost

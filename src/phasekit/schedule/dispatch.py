@@ -485,7 +485,8 @@ def list_schedule(order: Sequence[int] | np.ndarray, threads: Sequence[int] | np
     thr, t = _as_arrays(threads, times)
     p = np.zeros(t.size) if power is None else kernel_array(power, np.float64)
     if rule not in RULES:
-        raise UsageError(f"unknown dispatch rule {rule!r}; expected one of {sorted(RULES)}")
+        raise UsageError(f"unknown dispatch rule; expected one of {', '.join(RULES)}",
+                         parameter="rule", value=rule)
     if thr.size and thr.max() > dc.cores:
         raise UsageError(f"a task needs {int(thr.max())} cores; a server has {dc.cores}")
     return _list_schedule(kernel_array(order, np.int64), thr, t, p, dc.servers, dc.cores,

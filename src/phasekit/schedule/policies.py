@@ -289,19 +289,23 @@ def simulated_annealing(threads: np.ndarray, times: np.ndarray, dc: DataCenter, 
     if iterations is None:
         iterations = max(SA_ITERATIONS, min(SA_MAX_LEVELS, SA_EVALUATIONS // max(n, 1)))
     if iterations < 1:
-        raise UsageError(f"annealing needs at least one temperature level, not {iterations}")
+        raise UsageError("the annealing needs at least one temperature level",
+                         parameter="iterations", value=iterations)
     if not 0 < cooling < 1:
-        raise UsageError(f"cooling factor {cooling}: expected a number in (0, 1)")
+        raise UsageError("expected a cooling factor in (0, 1)", parameter="cooling",
+                         value=cooling)
     if init not in ("ltf", "arrival"):
-        raise UsageError(f"init {init!r}: expected 'ltf' or 'arrival'")
+        raise UsageError("expected 'ltf' or 'arrival'", parameter="init", value=init)
     if restart_every < 0:
-        raise UsageError(f"restart_every {restart_every}: expected a number of levels >= 0")
+        raise UsageError("expected a number of levels >= 0", parameter="restart_every",
+                         value=restart_every)
     if not (swaps0 >= 1 and math.isfinite(swaps0)):
-        raise UsageError(f"swaps0 {swaps0}: expected a number of swaps >= 1")
+        raise UsageError("expected a number of swaps >= 1", parameter="swaps0", value=swaps0)
     if threads.size and threads.max() > dc.cores:
         raise UsageError(f"a task needs {int(threads.max())} cores; a server has {dc.cores}")
     if time_limit_s is not None and not time_limit_s >= 0:
-        raise UsageError(f"annealing time limit {time_limit_s}: expected seconds >= 0")
+        raise UsageError("expected seconds >= 0", parameter="time_limit_s",
+                         value=time_limit_s)
     rng = np.random.default_rng(seed)
     level_seeds = rng.integers(0, 2**31 - 1, size=iterations)
     # tasks of the same kind (threads and time) are interchangeable in every schedule
@@ -316,7 +320,7 @@ def simulated_annealing(threads: np.ndarray, times: np.ndarray, dc: DataCenter, 
     if t0 is None:
         t0 = SA_T0_SHARE * max(current, 1e-9)
     if not (t0 > 0 and math.isfinite(t0)):
-        raise UsageError(f"initial temperature {t0}: expected a positive number")
+        raise UsageError("expected a positive initial temperature", parameter="t0", value=t0)
     n_moves = int(n if moves_per_level is None else moves_per_level)
     allowed = None if time_limit_s is None else sa_levels_within(time_limit_s, n, n_moves)
     trial_s = SA_TRIAL_S + max(n, 1) * SA_TASK_S
@@ -849,17 +853,18 @@ def milp_schedule(threads: np.ndarray, times: np.ndarray, dc: DataCenter, *,
     times = kernel_array(times, np.float64)
     n = times.size
     if formulation not in MILP_FORMULATIONS:
-        raise UsageError(f"MILP formulation {formulation!r}: expected one of "
-                         f"{', '.join(MILP_FORMULATIONS)}")
+        raise UsageError(f"expected one of {', '.join(MILP_FORMULATIONS)}",
+                         parameter="formulation", value=formulation)
     if not 0 <= heuristic_effort <= 1:
-        raise UsageError(f"heuristic_effort {heuristic_effort}: expected a number in [0, 1]")
+        raise UsageError("expected a number in [0, 1]", parameter="heuristic_effort",
+                         value=heuristic_effort)
     if not milp_fits(n, dc, formulation):
         raise UsageError("the MILP is too large: " + milp_size_text(n, dc, formulation)
-                         + "; use --policy sa or heuristic (the thesis uses only those on "
-                         "its large scenario)")
+                         + "; plan with the annealing (sa) or the heuristic instead (the "
+                         "thesis uses only those on its large scenario)")
     if not (time_limit_s > 0):
-        raise UsageError(f"MILP time limit {time_limit_s}: expected a positive number of "
-                         "seconds")
+        raise UsageError("expected a positive number of seconds", parameter="time_limit_s",
+                         value=time_limit_s)
     ltf = Plan(policy="ltf", kind="list", order=np.argsort(-times, kind="stable")
                .astype(np.int64), rule="first_fit")
     ltf_span = float(list_makespan(ltf.order, threads, times, np.zeros(n), dc.servers,
@@ -868,8 +873,8 @@ def milp_schedule(threads: np.ndarray, times: np.ndarray, dc: DataCenter, *,
     if d is None:
         d = min(1e-4 * upper, float(times.min()) / 4)
     if not (0 < d < float(times.min()) / 2):
-        raise UsageError(f"MILP delay d = {d}: expected 0 < d < min t / 2 "
-                         f"= {float(times.min()) / 2:g}")
+        raise UsageError(f"expected 0 < d < min t / 2 = {float(times.min()) / 2:g}",
+                         parameter="d", value=d)
     started = time.perf_counter()
     if start_schedule is None:
         s0, srv0 = execute_arrays(ltf, threads, times, np.zeros(n), dc)

@@ -54,11 +54,13 @@ from phasekit.schedule.budget import Deadline
 from phasekit.schedule.datacenter import (
     BOUND_MAX_K,
     DataCenter,
+    Execution,
     Plan,
     dual_feasible,
     lower_bound,
 )
 from phasekit.schedule.dispatch import execute_arrays, list_schedule, plan_schedule
+from phasekit.schedule.registry import BASELINE, POLICIES, PlanRequest, requested_policies
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -103,27 +105,6 @@ def _assign_cores(start: np.ndarray, end: np.ndarray, server: np.ndarray,
 
 
 # --- execution -------------------------------------------------------------------------------
-@dataclass(frozen=True, eq=False)
-class Execution:
-    """A plan run to completion: per-task start, end, server and cores; makespan; energy.
-
-    ``energy_it_j`` is the servers' energy (all on from 0 to the makespan), ``energy_j`` the
-    data center's (x PUE). ``profile_t`` / ``profile_w`` is the data-center power, piecewise
-    constant from each time to the next; ``profile_cores`` the cores in use.
-    """
-
-    start_s: np.ndarray
-    end_s: np.ndarray
-    server: np.ndarray
-    cores: tuple[tuple[int, ...], ...]
-    makespan_s: float
-    energy_it_j: float
-    energy_j: float
-    profile_t: np.ndarray
-    profile_w: np.ndarray
-    profile_cores: np.ndarray
-
-
 def _profile(start: np.ndarray, end: np.ndarray, power: np.ndarray, threads: np.ndarray,
              dc: DataCenter) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """DC power and used cores as step functions over the event times."""
@@ -302,8 +283,6 @@ class ScheduleResult(Result):
         return root_figure(ax)
 
 
-
-POLICIES = ("rr", "heuristic", "sa", "milp")
 #: The largest fraction :func:`schedule_batch` reports before it returns.
 PROGRESS_CAP = 0.99
 #: Seconds of the time limit kept for running the plans and reporting them after the MILP
@@ -334,8 +313,6 @@ def _share_of_bar(progress: Callable[[str, float], None] | None, long_running: S
     return report
 
 
-
-
 def schedule_batch(batch: Batch, dc: DataCenter, *, policies: Sequence[str] | str = "all",
                    estimated: tuple[str, str | None] | None = None, seed: int = 0,
                    time_limit_s: float = 60.0, sa_iterations: int | None = None,
@@ -344,19 +321,23 @@ def schedule_batch(batch: Batch, dc: DataCenter, *, policies: Sequence[str] | st
                    reserve_s: float = FINISH_RESERVE_S) -> ScheduleResult:
     """Plan ``batch`` with each policy, execute the plans on the true times, compare energy.
 
-    ``policies``: names from ``rr``, ``heuristic``, ``sa``, ``milp`` or ``"all"`` (the MILP
-    is then left out, with a note, when its model would be too large: the thesis's "MILP
-    does not scale"). ``estimated``: ``(time column, power column or None)`` of the batch to
-    plan with instead of the truth (the power column defaults to the true power).
-    ``seed`` makes the annealing reproducible. ``progress(stage, fraction)`` is called
-    during long policies (see :func:`_share_of_bar`).
+    ``policies``: a name, names, or ``"all"``, of the registered policies
+    (:data:`~phasekit.schedule.registry.POLICIES`: ``rr``, ``heuristic``, ``sa``, ``milp``,
+    then any plug-in), run and listed in the registry's order; ``"all"`` leaves out, with
+    a note, a policy that cannot take the batch (the MILP when its model would be too
+    large: the thesis's "MILP does not scale"). ``estimated``: ``(time column, power
+    column or None)`` of the batch to plan with instead of the truth (the power column
+    defaults to the true power). ``seed`` makes the annealing reproducible. ``progress(stage, fraction)`` is called
+    during long-running policies (see :func:`_share_of_bar`). Round robin always runs: it
+    is ``baseline``, the reference of every saving.
 
     ``time_limit_s`` bounds the whole comparison, counted from ``started`` (a
     ``time.perf_counter()`` reading; default: the call; ``phasekit schedule`` gives its
     process's start) with ``reserve_s`` kept for running the plans and reporting them:
 
-    - the annealing gets the work of half the limit when the MILP runs too, else all of
-      it, counted in temperature levels at an assumed speed
+    - each long-running policy gets its share of the limit (``PlanRequest.budget_s``): the
+      annealing the work of half the limit when the MILP runs too, else all of it,
+      counted in temperature levels at an assumed speed
       (:func:`~phasekit.schedule.policies.sa_levels_within`), so the same seed and limit
       give the same plan on every machine; the clock stops it only past the deadline
       (a machine far slower than assumed), which its ``info["stopped"]`` then says;
@@ -366,27 +347,21 @@ def schedule_batch(batch: Batch, dc: DataCenter, *, policies: Sequence[str] | st
     Time numba spends compiling kernels (where their cache cannot be used) is not counted
     (:class:`~phasekit.schedule.budget.Deadline`); a note then says how long it took.
     """
-    from phasekit.schedule import policies as pol
-
     if not (time_limit_s > 0 and math.isfinite(time_limit_s)):
-        raise UsageError(f"time limit {time_limit_s}: expected a positive number of seconds")
+        raise UsageError("expected a positive number of seconds", parameter="time_limit_s",
+                         value=time_limit_s)
     deadline = Deadline(time_limit_s, started=started, reserve_s=reserve_s)
     report = progress  # the caller's bar; each long policy gets a share (_share_of_bar)
 
     batch.check_fits(dc.cores)
     notes: list[str] = []
-    all_requested = isinstance(policies, str) and policies == "all"
-    if isinstance(policies, str):
-        policies = POLICIES if all_requested else (policies,)
-    names = list(dict.fromkeys(policies))
-    for name in names:
-        if name not in POLICIES:
-            raise UsageError(f"unknown policy {name!r}; expected one of {', '.join(POLICIES)}"
-                             " or all")
-    if all_requested and "milp" in names and not pol.milp_fits(len(batch), dc):
-        names.remove("milp")
-        notes.append(f"MILP left out: {pol.milp_size_text(len(batch), dc)} (Salinas Hilburg 2020 "
-                     "Table 5.1: the MILP does not scale to the large scenario)")
+    names = requested_policies(policies)
+    if isinstance(policies, str) and policies == "all":
+        for name in list(names):
+            reason = POLICIES[name].left_out(len(batch), dc)
+            if reason is not None:
+                names.remove(name)
+                notes.append(reason)
     plan_time = batch.time_s
     plan_power = batch.power_w
     planned_with = "oracle"
@@ -401,30 +376,21 @@ def schedule_batch(batch: Batch, dc: DataCenter, *, policies: Sequence[str] | st
     plan_time = np.ascontiguousarray(plan_time, dtype=np.float64)
     plan_power = np.ascontiguousarray(plan_power, dtype=np.float64)
 
-    long_running = [n for n in POLICIES if n in names and n in ("sa", "milp")]
-    sa_share = 0.5 if len(long_running) == 2 else 1.0  # the annealing's part of the limit
-
-    def run(policy: str, upper: float | None,
-            start: tuple[np.ndarray, np.ndarray] | None) -> tuple[Plan, float]:
-        started = time.perf_counter()
-        bar = _share_of_bar(report, long_running, policy)
-        if policy == "rr":
-            plan = pol.round_robin(len(batch))
-        elif policy == "heuristic":
-            plan = pol.ltf_heuristic(plan_time)
-        elif policy == "sa":
-            kw = {} if sa_iterations is None else {"iterations": sa_iterations}
-            plan = pol.simulated_annealing(threads, plan_time, dc, seed=seed,
-                                           time_limit_s=sa_share * time_limit_s,
-                                           deadline=deadline, progress=bar, **kw)
-        else:
-            plan = pol.milp_schedule(threads, plan_time, dc, time_limit_s=time_limit_s,
-                                     upper_bound_s=upper, start_schedule=start,
-                                     deadline=deadline, progress=bar)
-        return plan, time.perf_counter() - started
-
+    long_running = [n for n in names if POLICIES[n].long_running]
     results: dict[str, PolicyResult] = {}
     planned: dict[str, Execution] = {}
+
+    def run(name: str) -> tuple[Plan, float]:
+        policy = POLICIES[name]
+        budget = time_limit_s / len(long_running) if policy.long_running else time_limit_s
+        request = PlanRequest(batch=batch, dc=dc, threads=threads, time_s=plan_time,
+                              power_w=plan_power, seed=seed, time_limit_s=time_limit_s,
+                              budget_s=budget, deadline=deadline,
+                              progress=_share_of_bar(report, long_running, name),
+                              iterations=sa_iterations, planned=dict(planned), notes=notes)
+        started = time.perf_counter()
+        plan = policy.plan(request)
+        return plan, time.perf_counter() - started
 
     def evaluate(policy: str, plan: Plan, runtime: float, baseline_j: float | None
                  ) -> PolicyResult:
@@ -442,31 +408,16 @@ def schedule_batch(batch: Batch, dc: DataCenter, *, policies: Sequence[str] | st
                             profile_w=real.profile_w, profile_cores=real.profile_cores)
 
     with deadline:  # numba's compile time is not counted
-        rr_plan, rr_time = run("rr", None, None)
-        baseline = evaluate("rr", rr_plan, rr_time, None)
-        for name in [n for n in POLICIES if n in names]:
-            if name == "rr":
-                results[name] = baseline
-                continue
-            upper = start = None
-            if name == "milp":
-                # start from the best schedule known on the planning times; it also bounds C
-                ltf = Plan(policy="ltf", kind="list", rule="first_fit",
-                           order=np.argsort(-plan_time, kind="stable").astype(np.int64))
-                known = [*planned.values(), execute(ltf, batch, dc, time_s=plan_time,
-                                                    power_w=plan_power, cores=False)]
-                best = min(known, key=lambda e: e.makespan_s)
-                upper, start = best.makespan_s, (best.start_s, best.server)
-            plan, runtime = run(name, upper, start)
-            results[name] = evaluate(name, plan, runtime, baseline.energy_j)
-            if name == "milp" and plan.info.get("fallback"):
-                notes.append(str(plan.info["fallback"]))
+        baseline = evaluate(BASELINE, *run(BASELINE), None)
+        for name in names:
+            results[name] = (baseline if name == BASELINE
+                             else evaluate(name, *run(name), baseline.energy_j))
     if deadline.compiled_s > COMPILE_NOTE_S:
         notes.append(f"numba compiled the scheduling kernels first ({deadline.compiled_s:.1f} s, "
                      "not counted in the time limit): no usable compiled copy was found; "
                      "'python -m phasekit.warmup' compiles them once for every later run")
     return ScheduleResult(datacenter=dc, n_tasks=len(batch), planned_with=planned_with,
-                          policies=tuple(results[n] for n in POLICIES if n in results),
+                          policies=tuple(results.values()),
                           baseline=baseline,
                           lower_bound_s=lower_bound(threads, batch.time_s, dc),
                           notes=tuple(notes), names=batch.names)

@@ -89,7 +89,8 @@ class CoallocModel(Result):
         if missing:
             raise UsageError(f"the power model needs {', '.join(missing)}, which the "
                              f"co-allocation model does not predict (it predicts "
-                             f"{', '.join(self.counters)}); give them in extra")
+                             f"{', '.join(self.counters)}); give them in extra",
+                             parameter="extra")
         return power_model.predict(predicted)
 
     def scores(self, task1: pd.DataFrame, task2: pd.DataFrame, together: pd.DataFrame
@@ -181,7 +182,7 @@ def fit_coalloc(task1: pd.DataFrame, task2: pd.DataFrame, together: pd.DataFrame
     if not counters or not inputs:
         raise UsageError("counters and inputs: expected at least one counter each")
     if method not in ("linear", "ge"):
-        raise UsageError(f"method {method!r}: expected linear or ge")
+        raise UsageError("expected linear or ge", parameter="method", value=method)
     together = as_frame(together, "together")
     pairs = pair_frame(task1, task2, inputs)
     if len(pairs) != len(together):

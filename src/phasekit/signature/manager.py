@@ -681,7 +681,8 @@ def _cores(cores: Sequence[int] | int | None) -> tuple[int, ...]:
     chosen = tuple(int(c) for c in cores)
     missing = [c for c in chosen if c not in usable]
     if missing:
-        raise UsageError(f"cores {missing} are not usable by this process (usable: {usable})")
+        raise UsageError(f"cores {missing} are not usable by this process (usable: "
+                         f"{usable})", parameter="cores", value=cores)
     return chosen
 
 
@@ -753,7 +754,7 @@ def execute_signature(signature: Signature, *, p: float = 5.0, s: int = 10,
     if repeats < 1:
         raise UsageError("expected at least 1", parameter="repeats", value=repeats)
     if mode not in ("auto", *MODES):
-        raise UsageError(f"mode {mode!r}: expected auto, {', '.join(MODES)}")
+        raise UsageError(f"expected auto, {', '.join(MODES)}", parameter="mode", value=mode)
     reason = "" if mode == "simulated" else hardware_reason()
     if mode == "auto":
         mode = "software" if reason else "hardware"

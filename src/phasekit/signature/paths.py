@@ -181,7 +181,8 @@ def kernel_source(name: str) -> Path:
     from importlib import resources
 
     if name not in KERNELS:
-        raise UsageError(f"no bundled kernel {name!r}; the kernels are {', '.join(KERNELS)}")
+        raise UsageError(f"no bundled kernel of that name; the kernels are "
+                         f"{', '.join(KERNELS)}", parameter="name", value=name)
     return Path(str(resources.files("phasekit") / "data" / "kernels" / f"{name}.c"))
 
 
@@ -350,7 +351,9 @@ class Signature(Result):
         args = list(self.args)
         if steps is not None:
             if self.steps_arg is None:
-                raise UsageError("this signature has no trip-count argument (--steps-arg)")
+                raise UsageError("this signature was built without a trip-count argument "
+                                 "(steps_arg): it runs with its real arguments only",
+                                 parameter="steps", value=steps)
             args[self.steps_arg - 1] = str(int(steps))
         return [str(Path(self.directory) / unit.binary), *args]
 
@@ -643,7 +646,7 @@ def _choose_counter(counter: str) -> str:
     if counter == "auto":
         return "perf" if hardware_instructions_available() else "callgrind"
     if counter == "perf" and not hardware_instructions_available():
-        raise UnsupportedError("--counter perf: no hardware instructions counter here (see "
+        raise UnsupportedError("counter perf: no hardware instructions counter here (see "
                                "'phasekit sources'); use callgrind")
     return counter
 
@@ -738,14 +741,21 @@ def check_signature_directory(directory: str | os.PathLike[str]) -> None:
     """UsageError unless ``directory`` can take a signature: absent (in an existing folder),
     empty, or holding a signature (which a build replaces)."""
     directory = Path(directory)
+    named = _directory_parameter(directory)
     if directory.exists() or directory.is_symlink():
         if not directory.is_dir():
-            raise UsageError(f"-o {directory}: exists and is not a directory")
+            raise UsageError("exists and is not a directory", **named)
         if not (directory / SIGNATURE_FILE).exists() and any(directory.iterdir()):
-            raise UsageError(f"-o {directory}: exists, is not empty and holds no signature; "
-                             "give a new directory")
+            raise UsageError("exists, is not empty and holds no signature; give a new "
+                             "directory", **named)
     elif not directory.parent.is_dir():
-        raise UsageError(f"-o {directory}: directory {directory.parent} does not exist")
+        raise UsageError(f"directory {directory.parent} does not exist", **named)
+
+
+def _directory_parameter(directory: Path) -> dict[str, Any]:
+    """How a UsageError names the signature's directory: the parameter ``directory``, the
+    command line's ``-o``."""
+    return {"parameter": "directory", "value": os.fspath(directory), "option": "-o"}
 
 
 @contextlib.contextmanager
@@ -759,8 +769,8 @@ def signature_directory(directory: str | os.PathLike[str]) -> Iterator[Path]:
         building = Path(tempfile.mkdtemp(dir=directory.parent, prefix=f".{directory.name}.",
                                          suffix=".building"))
     except OSError as exc:
-        raise UsageError(f"-o {directory}: cannot write in {directory.parent} "
-                         f"({exc.strerror or exc})") from None
+        raise UsageError(f"cannot write in {directory.parent} ({exc.strerror or exc})",
+                         **_directory_parameter(directory)) from None
     old: Path | None = None
     try:
         yield building

@@ -400,10 +400,16 @@ def structure(trace: Trace, *, rank: int | None = None, eps: float = EPS,
     space of repetitions and mean time between them (seed: 0.2 and 1); ``min_explained``:
     the explained-time threshold below which repeated calls are filtered (ours: 1 %).
     """
-    if eps <= 0 or min_pts < 1 or not 0 <= min_explained < 1:
-        raise UsageError("structure: eps must be > 0, min_pts >= 1 and min_explained in [0, 1)")
+    if eps <= 0:
+        raise UsageError("expected a positive number", parameter="eps", value=eps)
+    if min_pts < 1:
+        raise UsageError("expected at least 1", parameter="min_pts", value=min_pts)
+    if not 0 <= min_explained < 1:
+        raise UsageError("expected a share in [0, 1)", parameter="min_explained",
+                         value=min_explained)
     if rank is not None and not 0 <= rank < trace.n_ranks:
-        raise UsageError(f"rank {rank} is not in this trace (ranks 0 to {trace.n_ranks - 1})")
+        raise UsageError(f"not in this trace (ranks 0 to {trace.n_ranks - 1})", parameter="rank",
+                         value=rank)
     red = reduce_trace(trace, min_explained=min_explained)
     chosen = red.rank == rank if rank is not None else np.ones(red.n_entries, bool)
     candidates = np.flatnonzero(red.repeated & chosen)

@@ -79,7 +79,8 @@ def back_to_back(runs: Mapping[str, tuple[Sequence[str], np.ndarray]], *, seed: 
     usable = sorted(name for name, rows in tables.items() if rows.shape[0] >= min_rows)
     low, high = n_runs
     if not 1 <= low <= high:
-        raise UsageError(f"n_runs {n_runs}: expected 1 <= low <= high")
+        raise UsageError("expected (low, high) with 1 <= low <= high", parameter="n_runs",
+                         value=n_runs)
     if len(usable) < high:
         raise UsageError(f"{len(usable)} runs of at least {min_rows} rows; {high} needed")
     rng = np.random.default_rng(seed)

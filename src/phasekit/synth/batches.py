@@ -137,11 +137,12 @@ def generate_batch(n_tasks: int = 66, *, seed: int = 0,
     within 6 % of the thesis's annealing (59 591 s, 74 119 s).
     """
     if n_tasks < 0:
-        raise UsageError(f"n_tasks must be >= 0, not {n_tasks}")
+        raise UsageError("expected a number >= 0", parameter="n_tasks", value=n_tasks)
     if not apps or not threads or min(threads) < 1:
         raise UsageError("generate_batch needs applications and thread counts >= 1")
     if not 0 <= long_share <= 1:
-        raise UsageError(f"long_share {long_share}: expected a fraction in [0, 1]")
+        raise UsageError("expected a fraction in [0, 1]", parameter="long_share",
+                         value=long_share)
     rng = np.random.default_rng(seed)
     is_long = np.array([x.t1_s >= 10_000 for x in apps])
     weight = np.where(is_long, long_share / max(is_long.sum(), 1),
@@ -174,7 +175,8 @@ def generate_batch(n_tasks: int = 66, *, seed: int = 0,
 def scenario_batch(name: str, *, seed: int = 0) -> tuple[Batch, Scenario]:
     """The batch and data center of the thesis's ``small`` or ``large`` scenario."""
     if name not in SCENARIOS:
-        raise UsageError(f"unknown scenario {name!r}; expected one of {', '.join(SCENARIOS)}")
+        raise UsageError(f"unknown scenario; expected one of {', '.join(SCENARIOS)}",
+                         parameter="name", value=name)
     sc = SCENARIOS[name]
     batch = generate_batch(sc.n_tasks, seed=seed)
     return Batch(names=batch.names, threads=batch.threads, time_s=batch.time_s,

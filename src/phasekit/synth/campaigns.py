@@ -167,7 +167,8 @@ def seed_campaign(*, params: Mapping[str, float] | None = None, noise: float = 0
     theta = {**SEED_PARAMS, **(params or {})}
     unknown = set(theta) - set(SEED_PARAMS)
     if unknown:
-        raise UsageError(f"unknown seed-model parameter(s): {', '.join(sorted(unknown))}")
+        raise UsageError(f"unknown seed-model parameter(s): {', '.join(sorted(unknown))}",
+                         parameter="params")
     f, p, n = grid(frequencies, cores, inputs)
     time_s = seed_time(f, p, n, theta["d1"], theta["d2"], theta["w"])
     power = seed_power(f, p, theta["c1"], theta["c2"], theta["c3"])
@@ -224,15 +225,16 @@ def realistic_campaign(program: str = "mixed", *, noise: float = 0.015, seed: in
                        inputs: Sequence[int] = INPUTS) -> SynthCampaign:
     """A campaign of a PARSEC-like program the seed's model does not contain (see above)."""
     if program not in PROGRAMS:
-        raise UsageError(f"unknown program {program!r}; expected one of "
-                         + ", ".join(PROGRAMS))
+        raise UsageError("unknown program; expected one of " + ", ".join(PROGRAMS),
+                         parameter="program", value=program)
     _check_grid(frequencies, cores, inputs)
     if noise < 0 or repetitions < 1:
         raise UsageError("noise must be >= 0 and repetitions >= 1")
     q = {**PROGRAMS[program], **(params or {})}
     unknown = set(q) - set(PROGRAMS[program])
     if unknown:
-        raise UsageError(f"unknown parameter(s): {', '.join(sorted(unknown))}")
+        raise UsageError(f"unknown parameter(s): {', '.join(sorted(unknown))}",
+                         parameter="params")
     rng = np.random.default_rng(seed)
     levels = np.unique(np.asarray(inputs, float))
     deviation = np.exp(q["input_jitter"] * rng.standard_normal(levels.size))

@@ -153,7 +153,7 @@ def counter_samples(n: int, *, seed: int = 0, sample_s: float = 2.0,
     [0, 1] that drives the rates; ``memory`` may be given, one value per sample).
     """
     if n < 1:
-        raise UsageError(f"n = {n}: expected at least one sample")
+        raise UsageError("expected at least one sample", parameter="n", value=n)
     rng = np.random.default_rng(seed)
     f = rng.choice(np.asarray(frequencies, float), n)
     busy = rng.choice(np.asarray(threads, float), n)
@@ -240,7 +240,8 @@ def nonlinear_truth_w(frame: Any) -> np.ndarray:
 
 def _noisy(clean: np.ndarray, noise_w: float, rng: np.random.Generator) -> np.ndarray:
     if noise_w < 0:
-        raise UsageError(f"noise_w = {noise_w}: expected a non-negative standard deviation")
+        raise UsageError("expected a non-negative standard deviation", parameter="noise_w",
+                         value=noise_w)
     return clean + rng.normal(0.0, noise_w, clean.shape) if noise_w > 0 else clean.copy()
 
 
@@ -266,7 +267,7 @@ def linear_power_data(n: int = 2000, *, seed: int = 0, noise_w: float = 1.0,
     noise, as ``power_w``."""
     coefficients = {"cpu": THESIS["gamma"], "mem": THESIS["delta"]}.get(which)
     if coefficients is None:
-        raise UsageError(f"which = {which!r}: expected 'cpu' or 'mem'")
+        raise UsageError("expected 'cpu' or 'mem'", parameter="which", value=which)
     frame = counter_samples(n, seed=seed)
     clean = cpu_dyn_linear_w(frame, coefficients)
     return _data(frame, clean, noise_w, seed, "power_w", THESIS["linear_counters"],
@@ -288,7 +289,7 @@ def ge_power_data(n: int = 2000, *, seed: int = 0, noise_w: float = 2.0,
         features = ("C2", "C3", "C5", "C14")
         coefficients = THESIS["y"]
     else:
-        raise UsageError(f"which = {which!r}: expected 'cpu' or 'mem'")
+        raise UsageError("expected 'cpu' or 'mem'", parameter="which", value=which)
     return _data(frame, clean, noise_w, seed, "power_w", features,
                  {"expression": f"P_{which},dyn of eq. 4.20", "coefficients": coefficients})
 
@@ -305,7 +306,7 @@ def server_power_data(n: int = 2000, *, seed: int = 0, noise_w: float = 1.0,
     sensor noise of 0.3 W (a DIMM sensor x 8, section 4.3.2), the fan power with 0.09 W.
     """
     if dynamic not in ("ge", "linear"):
-        raise UsageError(f"dynamic = {dynamic!r}: expected 'ge' or 'linear'")
+        raise UsageError("expected 'ge' or 'linear'", parameter="dynamic", value=dynamic)
     frame = counter_samples(n, seed=seed)
     rng = np.random.default_rng([seed, 11])
     cpu = cpu_dyn_ge_w(frame) if dynamic == "ge" else cpu_dyn_linear_w(frame)

@@ -105,11 +105,12 @@ def generate_nodes(kind: str = "nemo", *, n_nodes: int = 16, minutes: float = 10
     arguments give the same profiles.
     """
     if int(n_nodes) != n_nodes or n_nodes < 1:
-        raise UsageError(f"n_nodes must be a positive integer, got {n_nodes}")
+        raise UsageError("expected a positive integer", parameter="n_nodes", value=n_nodes,
+                         option="--nodes")
     unknown = sorted(set(outliers) - set(OUTLIER_KINDS))
     if unknown:
         raise UsageError(f"unknown outlier kind(s) {', '.join(unknown)}; choose among: "
-                         + ", ".join(OUTLIER_KINDS))
+                         + ", ".join(OUTLIER_KINDS), parameter="outliers")
     if len(outliers) > n_nodes:
         raise UsageError(f"{len(outliers)} outliers do not fit on {n_nodes} nodes")
     run, truth = generate(kind, minutes=minutes, seed=seed, period=period)

@@ -450,13 +450,15 @@ def generate(kind: str, *, minutes: float = 10.0, seed: int = 0,
     within a few points from 1 to 60 minutes.
     """
     if kind not in KINDS:
-        raise UsageError(f"unknown synthetic kind {kind!r}; choose one of: {', '.join(KINDS)}")
+        raise UsageError(f"unknown synthetic kind; choose one of: {', '.join(KINDS)}",
+                         parameter="kind", value=kind)
     if not (np.isfinite(minutes) and minutes > 0):
-        raise UsageError(f"minutes must be a positive number, got {minutes}")
+        raise UsageError("expected a positive number", parameter="minutes", value=minutes)
     if not (np.isfinite(period) and period > 0):
-        raise UsageError(f"sampling period must be a positive number of seconds, got {period}")
+        raise UsageError("expected a positive number of seconds", parameter="period",
+                         value=period)
     if int(seed) != seed or seed < 0:
-        raise UsageError(f"seed must be a non-negative integer, got {seed}")
+        raise UsageError("expected a non-negative integer", parameter="seed", value=seed)
     seed = int(seed)
     n = round(minutes * 60.0 / period)
     scale = _BASE_PERIOD / period
@@ -464,8 +466,8 @@ def generate(kind: str, *, minutes: float = 10.0, seed: int = 0,
     parts = _layout(kind, rng)
     periodic = [p for p in parts if isinstance(p, _Periodic)]
     if min(round(p.length * scale) for p in periodic) < _MIN_LENGTH:
-        raise UsageError(f"sampling period {period} s is too long for {kind!r}: its shortest "
-                         f"iteration would last fewer than {_MIN_LENGTH} samples")
+        raise UsageError(f"too long for {kind!r}: its shortest iteration would last fewer "
+                         f"than {_MIN_LENGTH} samples", parameter="period", value=period)
     templates = _templates(kind, seed, periodic, scale)
     names = list(templates)
     main = templates["compute"]
@@ -489,8 +491,8 @@ def generate(kind: str, *, minutes: float = 10.0, seed: int = 0,
     sizes = np.floor(ideal).astype(np.int64)
     sizes[np.argsort(sizes - ideal, kind="stable")[: max(rest, 0) - int(sizes.sum())]] += 1
     if sizes.min() < _MIN_APERIODIC:
-        raise UsageError(f"{minutes} minutes is too short for {kind!r} at {period} s per sample; "
-                         "try at least 1 minute")
+        raise UsageError(f"too short for {kind!r} at {period} s per sample; try at least "
+                         "1 minute", parameter="minutes", value=minutes)
 
     pieces: list[np.ndarray] = []
     sigmas: list[np.ndarray] = []

@@ -447,7 +447,8 @@ def nominal_bench_duration(kind: str, *, idle_s: float = 30.0) -> float:
 
 def _check_kind(kind: str) -> None:
     if kind not in BENCH_KINDS:
-        raise UsageError(f"unknown benchmark {kind!r}; choose one of: {', '.join(BENCH_KINDS)}")
+        raise UsageError(f"unknown benchmark; choose one of: {', '.join(BENCH_KINDS)}",
+                         parameter="kind", value=kind)
 
 
 # --- rendering -------------------------------------------------------------------------
@@ -582,13 +583,16 @@ def generate_bench(kind: str, *, repetitions: int = 1, seed: int = 0, period: fl
     _check_kind(kind)
     if isinstance(repetitions, bool) or int(repetitions) != repetitions or not (
             1 <= repetitions <= 1000):
-        raise UsageError(f"repetitions must be an integer from 1 to 1000, got {repetitions}")
+        raise UsageError("expected an integer from 1 to 1000", parameter="repetitions",
+                         value=repetitions)
     if isinstance(seed, bool) or int(seed) != seed or seed < 0:
-        raise UsageError(f"seed must be a non-negative integer, got {seed}")
+        raise UsageError("expected a non-negative integer", parameter="seed", value=seed)
     if not (np.isfinite(period) and 0.01 <= period <= 10.0):
-        raise UsageError(f"sampling period must be from 0.01 to 10 s, got {period}")
+        raise UsageError("expected a sampling period from 0.01 to 10 s", parameter="period",
+                         value=period)
     if kind == "bench_2" and not (np.isfinite(idle_s) and idle_s > 0):
-        raise UsageError(f"idle_s must be a positive number of seconds, got {idle_s}")
+        raise UsageError("expected a positive number of seconds", parameter="idle_s",
+                         value=idle_s, option="--idle")
     repetitions, seed, period = int(repetitions), int(seed), float(period)
     idle = float(idle_s) if kind == "bench_2" else 0.0
     code = zlib.crc32(kind.encode())

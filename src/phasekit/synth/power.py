@@ -133,7 +133,7 @@ def generate_power_profiles(*, cores: Sequence[int] = tuple(range(1, 33)),
     """
     rng = np.random.default_rng(seed)
     if speed not in ("uniform", "per-phase"):
-        raise UsageError(f"speed {speed!r}: expected 'uniform' or 'per-phase'")
+        raise UsageError("expected 'uniform' or 'per-phase'", parameter="speed", value=speed)
     if kinds is None:
         names = list(SEGMENT_KINDS)
         chosen: list[str] = []
@@ -144,8 +144,8 @@ def generate_power_profiles(*, cores: Sequence[int] = tuple(range(1, 33)),
     kinds = tuple(kinds)
     unknown = [k for k in kinds if k not in SEGMENT_KINDS]
     if unknown or not kinds:
-        raise UsageError(f"segment kinds {unknown or kinds}: expected some of "
-                         + ", ".join(SEGMENT_KINDS))
+        raise UsageError("expected some of " + ", ".join(SEGMENT_KINDS), parameter="kinds",
+                         value=kinds)
     n_seg = len(kinds)
     if n_seg > 20:
         raise UsageError("at most 20 segments (each takes at least 5 % of the work)")

@@ -150,15 +150,15 @@ class CommandSource(Source):
         if not self.command:
             raise UsageError(f"command source {self.metric!r}: empty command")
         if self.kind not in ("gauge", "counter"):
-            raise UsageError(f"command source {self.metric!r}: kind must be 'gauge' or "
-                             f"'counter', not {self.kind!r}")
+            raise UsageError(f"command source {self.metric!r}: expected 'gauge' or "
+                             "'counter'", parameter="kind", value=self.kind)
         for label, value in (("interval", self.interval), ("timeout", self.timeout)):
             if not (isinstance(value, int | float) and value > 0 and math.isfinite(value)):
-                raise UsageError(f"command source {self.metric!r}: {label} must be a positive "
-                                 f"number of seconds, not {value!r}")
+                raise UsageError(f"command source {self.metric!r}: expected a positive "
+                                 "number of seconds", parameter=label, value=value)
         if self.stale_after is not None and not self.stale_after > 0:
-            raise UsageError(f"command source {self.metric!r}: stale_after must be positive, "
-                             f"not {self.stale_after!r}")
+            raise UsageError(f"command source {self.metric!r}: expected a positive number "
+                             "of seconds", parameter="stale_after", value=self.stale_after)
 
     def _run_once(self, stop: threading.Event | None = None) -> float:
         """Run the command once; its value, or CommandFailed saying why (or _Stopped when
@@ -262,7 +262,7 @@ class CommandSource(Source):
         With ``check_on_open`` (default), runs the command once first and raises
         UnsupportedError with its stderr when it fails."""
         if scope not in ("node", "process"):
-            raise UsageError(f"scope must be 'node' or 'process', not {scope!r}")
+            raise UsageError("expected 'node' or 'process'", parameter="scope", value=scope)
         self._validate()
         self.close()
         self._stop = threading.Event()

@@ -473,9 +473,10 @@ class PerfEventSource(Source):
         unknown = [n for n in self.events if n not in known]
         if unknown:
             raise UsageError(f"{self.name} source: unknown event(s) {unknown}; "
-                             f"choose from {list(known)}")
+                             f"choose from {list(known)}", parameter="events")
         if not self.events:
-            raise UsageError(f"{self.name} source: no event selected; choose from {list(known)}")
+            raise UsageError(f"{self.name} source: no event selected; choose from "
+                             f"{list(known)}", parameter="events")
         return tuple(e for e in self.EVENTS if e.name in self.events)
 
     def _get_sys(self) -> PerfSyscalls:
@@ -652,11 +653,11 @@ class PerfEventSource(Source):
         Events that fail are dropped with their reason in :attr:`dropped` (logged as
         warnings); UnsupportedError when none opens, UsageError for a bad scope or pid."""
         if scope not in ("node", "process"):
-            raise UsageError(f"scope must be 'node' or 'process', not {scope!r}")
+            raise UsageError("expected 'node' or 'process'", parameter="scope", value=scope)
         if scope == "process":
             if pid is None or int(pid) < 0:
                 raise UsageError(f"{self.name} source: scope 'process' needs the pid of the "
-                                 f"process tree's root, not {pid!r}")
+                                 "process tree's root", parameter="pid", value=pid)
             pid = int(pid) or os.getpid()
         self.close()
         events = list(self._selected())

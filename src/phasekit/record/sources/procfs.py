@@ -232,9 +232,11 @@ class ProcSource(Source):
     def _check_groups(self) -> None:
         unknown = [g for g in self.groups if g not in GROUPS]
         if unknown:
-            raise UsageError(f"unknown proc metric group(s) {unknown}; choose from {list(GROUPS)}")
+            raise UsageError(f"unknown proc metric group(s) {unknown}; choose from "
+                             f"{list(GROUPS)}", parameter="groups")
         if not self.groups:
-            raise UsageError(f"no proc metric group selected; choose from {list(GROUPS)}")
+            raise UsageError(f"no proc metric group selected; choose from {list(GROUPS)}",
+                             parameter="groups")
 
     def _path(self, group: str) -> str:
         return os.path.join(self.root, _GROUP_FILES[group])
@@ -361,7 +363,7 @@ class ProcSource(Source):
     def open(self, scope: Scope, pid: int | None = None) -> tuple[Metric, ...]:
         """Open the files of the available groups (node-wide in both scopes)."""
         if scope not in ("node", "process"):
-            raise UsageError(f"scope must be 'node' or 'process', not {scope!r}")
+            raise UsageError("expected 'node' or 'process'", parameter="scope", value=scope)
         self.close()
         avail = self.probe()
         if not avail.available:

@@ -195,7 +195,7 @@ class RaplSource(Source):
     def open(self, scope: Scope, pid: int | None = None) -> tuple[Metric, ...]:
         """Open ``energy_uj`` of every readable domain (node-wide in both scopes)."""
         if scope not in ("node", "process"):
-            raise UsageError(f"scope must be 'node' or 'process', not {scope!r}")
+            raise UsageError("expected 'node' or 'process'", parameter="scope", value=scope)
         self.close()
         zones, unavailable, reason = self._discover()
         if not zones:

@@ -263,11 +263,11 @@ class ProcTreeSource(Source):
     def open(self, scope: Scope, pid: int | None = None) -> tuple[Metric, ...]:
         """Read the tree rooted at ``pid`` once, then every ``interval`` in a thread."""
         if pid is None or int(pid) <= 0:
-            raise UsageError(f"{self.name} source: measures a command: give its pid, not "
-                             f"{pid!r}")
+            raise UsageError(f"{self.name} source: measures a command: give its pid",
+                             parameter="pid", value=pid)
         if not (math.isfinite(self.interval) and self.interval > 0):
-            raise UsageError(f"{self.name} source: interval must be positive, not "
-                             f"{self.interval!r}")
+            raise UsageError(f"{self.name} source: expected a positive number of seconds",
+                             parameter="interval", value=self.interval)
         self.close()
         found = self.probe()
         if not found.available:

@@ -201,13 +201,15 @@ def candidate_features(X: pd.DataFrame, features: Sequence[str] | None, target: 
         if not found:
             left = f" (left out: {describe_excluded(excluded)})" if excluded else ""
             raise InputError(f"no counter columns to model power from{left}; name them "
-                             "with features / --features")
+                             "with features")
         return found
     features = tuple(str(f) for f in features)
     if not features:
-        raise UsageError("features: expected at least one column name")
+        raise UsageError("expected at least one column name", parameter="features")
     if len(set(features)) != len(features):
-        raise UsageError(f"features {', '.join(features)}: a column is named twice")
+        raise UsageError("a column is named twice", parameter="features",
+                         value=list(features))
     if target is not None and target in features:
-        raise UsageError(f"features: the target {target!r} cannot also be a feature")
+        raise UsageError(f"the target {target!r} cannot also be a feature",
+                         parameter="features", value=list(features))
     return features

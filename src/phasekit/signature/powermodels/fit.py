@@ -200,9 +200,11 @@ def fit_power_model(table: pd.DataFrame, *, target: str = "power_w", model: str 
     fitted with ``model``; the result holds the mean of each component on the test rows."""
     table = as_frame(table, "table")
     if model not in MODELS:
-        raise UsageError(f"model {model!r}: expected one of {', '.join(MODELS)}")
+        raise UsageError(f"expected one of {', '.join(MODELS)}", parameter="model",
+                         value=model)
     if split not in SPLITS:
-        raise UsageError(f"split {split!r}: expected one of {', '.join(SPLITS)}")
+        raise UsageError(f"expected one of {', '.join(SPLITS)}", parameter="split",
+                         value=split)
     if len(table) == 0:
         raise InputError("the table has no rows", path=source)
     excluded: dict[str, str] = {}
@@ -243,7 +245,7 @@ def fit_power_model(table: pd.DataFrame, *, target: str = "power_w", model: str 
     minimum = len(names) + 2 if model != "ge" else 3
     if len(train) < minimum:
         raise InputError(f"{len(train)} training rows for {len(names)} counters{left_out}: "
-                         "too few to fit (give more rows or a smaller --test-fraction)",
+                         "too few to fit (give more rows or a smaller test_fraction)",
                          path=source)
     started = time.perf_counter()
     fitted_table = table.iloc[train]

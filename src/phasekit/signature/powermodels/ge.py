@@ -312,16 +312,16 @@ def fit_ge(X: pd.DataFrame, y: Any = "power_w", *, features: Sequence[str] | Non
                         ("fit_samples", fit_samples), ("max_nodes", max_nodes),
                         ("restarts", restarts), ("candidates", candidates)):
         if value < 1:
-            raise UsageError(f"{name} = {value}: expected a positive number")
+            raise UsageError("expected a positive number", parameter=name, value=value)
     if not 0 <= crossover <= 1:
-        raise UsageError(f"crossover = {crossover}: expected a probability")
+        raise UsageError("expected a probability", parameter="crossover", value=crossover)
     if wraps < 0 or elite < 0 or elite >= population or patience < 0 or margin < 0:
         raise UsageError("wraps >= 0, patience >= 0, margin >= 0 and 0 <= elite < population "
                          "expected")
     gram = build_grammar(grammar, len(names))
     p_mut = 1.0 / gram.n_rules if mutation is None else float(mutation)
     if not 0 <= p_mut <= 1:
-        raise UsageError(f"mutation = {mutation}: expected a probability")
+        raise UsageError("expected a probability", parameter="mutation", value=mutation)
     scales = np.mean(np.abs(A), axis=0)
     scales = np.where(scales > 0, scales, 1.0)
     Xs = np.ascontiguousarray(A / scales)

@@ -99,8 +99,8 @@ def build_grammar(name_or_text: str, n_vars: int) -> Grammar:
     text = GRAMMARS.get(name_or_text, name_or_text)
     name = name_or_text if name_or_text in GRAMMARS else "custom"
     if "::=" not in text:
-        raise UsageError(f"grammar {name_or_text!r}: expected one of {', '.join(GRAMMARS)} "
-                         "or a BNF text")
+        raise UsageError(f"expected one of {', '.join(GRAMMARS)} or a BNF text",
+                         parameter="grammar", value=name_or_text)
     return parse_bnf(text.replace("{vars}", " | ".join(f"x{i}" for i in range(n_vars))), name)
 
 

@@ -116,7 +116,7 @@ def select_features(X: pd.DataFrame, y: Any, *, features: Sequence[str] | None =
                 if len(chosen) >= limit:
                     break
         return tuple(names[j] for j in chosen)
-    raise UsageError(f"method {method!r}: expected forward, pca or none")
+    raise UsageError("expected forward, pca or none", parameter="method", value=method)
 
 
 @dataclass(frozen=True)
@@ -239,7 +239,7 @@ def fit_pls(X: pd.DataFrame, y: Any = "power_w", *, features: Sequence[str] | No
             best = min(best, (sq, k))
         n_components = best[1]
     elif not 1 <= n_components <= p:
-        raise UsageError(f"n_components = {n_components}: expected 1..{p}")
+        raise UsageError(f"expected 1..{p}", parameter="n_components", value=n_components)
     model = PLSRegression(n_components=n_components, scale=False).fit(Z, values)
     # the PLS predictor is linear in Z: read its coefficients back exactly
     b0, b = _ols(Z, model.predict(Z).ravel())

@@ -163,7 +163,7 @@ def fit_model(model: str, X: pd.DataFrame, y: Any, features: Sequence[str] | Non
         return fit_pls(X, y, features=features, seed=seed, **options)
     if model == "ge":
         return fit_ge(X, y, features=features, seed=seed, **options)
-    raise UsageError(f"model {model!r}: expected one of {', '.join(MODELS)}")
+    raise UsageError(f"expected one of {', '.join(MODELS)}", parameter="model", value=model)
 
 
 def fit_server(frame: pd.DataFrame, *, leakage: Sequence[float], fan: Sequence[float],
@@ -196,7 +196,11 @@ def fit_server(frame: pd.DataFrame, *, leakage: Sequence[float], fan: Sequence[f
 
 
 def power_model_from_dict(data: Mapping[str, Any], source: str | None = None) -> Any:
-    """Any power model stored by ``to_dict()`` (kind ``"power_model"``)."""
+    """Any power model stored by ``to_dict()`` (kind ``"power_model"``), or the model of a
+    saved power-model fit (kind ``"power_model_fit"``, ``phasekit powermodel fit -o``)."""
+    if (isinstance(data, Mapping) and data.get("kind") == "power_model_fit"
+            and isinstance(data.get("model"), Mapping)):
+        data = data["model"]
     data = dict(data) if isinstance(data, Mapping) else data
     check_version(data, "power_model", MODEL_VERSION, source)
     kind = data.get("model")

@@ -42,9 +42,11 @@ def split_rows(n: int, test_fraction: float, seed: int, *, split: str = "random"
     ``order`` (the time order, default the row order) and the training rows are given in
     that order (the order :func:`fit_ge` validates in)."""
     if not 0 <= test_fraction < 1:
-        raise UsageError(f"test fraction {test_fraction}: expected 0 <= fraction < 1")
+        raise UsageError("expected 0 <= fraction < 1", parameter="test_fraction",
+                         value=test_fraction)
     if split not in SPLITS:
-        raise UsageError(f"split {split!r}: expected one of {', '.join(SPLITS)}")
+        raise UsageError(f"expected one of {', '.join(SPLITS)}", parameter="split",
+                         value=split)
     n_test = min(round(test_fraction * n), n - 1)
     if split == "time":
         order = np.arange(n) if order is None else np.asarray(order)
@@ -58,9 +60,11 @@ def validation_rows(n: int, validation: float, split: str, rng: np.random.Genera
     """Evolution and validation rows: the last ``validation`` share (``split="time"``) or a
     random one; no validation rows when either part would have fewer than 10 rows."""
     if split not in SPLITS:
-        raise UsageError(f"validation split {split!r}: expected one of {', '.join(SPLITS)}")
+        raise UsageError(f"expected one of {', '.join(SPLITS)}", parameter="split",
+                         value=split)
     if not 0 <= validation < 1:
-        raise UsageError(f"validation = {validation}: expected 0 <= share < 1")
+        raise UsageError("expected 0 <= share < 1", parameter="validation",
+                         value=validation)
     n_val = round(validation * n)
     if n_val < 10 or n - n_val < 10:
         return np.arange(n), np.arange(0)

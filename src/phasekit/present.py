@@ -1,0 +1,96 @@
+"""How a result reads: one headline, its tables, its notes, the same everywhere.
+
+A result's :meth:`~phasekit.results.Result.present` returns a :class:`Presentation`: the
+headline (one line in plain words: what repeats, how often, where, how sure), the
+:class:`View` of each of its tables (cells already written as a person reads them) and the
+notes that follow. The command line prints it (as text tables), the HTML report renders it
+(as HTML tables) and a notebook shows it: a result is drawn by its own class, once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Presentation", "View", "frame_view", "percent", "view"]
+
+
+def percent(fraction: float | None, digits: int = 2) -> str:
+    """A fraction as a percentage (``0.5964`` -> ``59.64%``); ``-`` for None."""
+    return "-" if fraction is None else f"{100 * fraction:.{digits}f}%"
+
+
+@dataclass(frozen=True)
+class View:
+    """One table of a result as a person reads it: a title, the column headers, the rows
+    as text, which columns hold numbers (aligned right) and which may wrap."""
+
+    title: str
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    numeric: tuple[bool, ...] = ()
+    wrap: tuple[bool, ...] = ()
+
+    def is_numeric(self, column: int) -> bool:
+        return self.numeric[column] if column < len(self.numeric) else False
+
+    def wraps(self, column: int) -> bool:
+        return self.wrap[column] if column < len(self.wrap) else False
+
+    def to_text(self) -> str:
+        """Plain text, columns padded (for logs and ``repr``)."""
+        cells = [list(self.headers), *map(list, self.rows)]
+        widths = [max(len(row[c]) for row in cells) for c in range(len(self.headers))]
+        lines = [self.title]
+        for row in cells:
+            lines.append("  ".join(cell.rjust(w) if self.is_numeric(c) else cell.ljust(w)
+                                   for c, (cell, w) in enumerate(zip(row, widths, strict=True)))
+                         .rstrip())
+        return "\n".join(lines)
+
+
+def view(title: str, columns: Mapping[str, str], rows: Sequence[Mapping[str, Any]], *,
+         formats: Mapping[str, Callable[[Any], str]] | None = None,
+         text: Sequence[str] = ()) -> View:
+    """A :class:`View` of ``rows`` (dicts): ``columns`` maps each key to its header;
+    ``formats`` writes a key's values (default ``str``); keys in ``text`` are words (aligned
+    left, may wrap), the others numbers."""
+    formats = formats or {}
+    keys = list(columns)
+    return View(title, tuple(columns.values()),
+                tuple(tuple(formats.get(k, str)(row[k]) for k in keys) for row in rows),
+                numeric=tuple(k not in text for k in keys),
+                wrap=tuple(k in text for k in keys))
+
+
+def frame_view(title: str, frame: Any) -> View:
+    """A :class:`View` of a DataFrame: numbers to 4 significant digits, missing ones empty."""
+    import numpy as np
+
+    def cell(value: Any) -> str:
+        if value is None or (isinstance(value, float) and np.isnan(value)):
+            return ""
+        if isinstance(value, float | np.floating):
+            return f"{value:.4g}"
+        return str(value)
+
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    numeric = tuple(is_numeric_dtype(d) and not is_bool_dtype(d) for d in frame.dtypes)
+    return View(title, tuple(str(c) for c in frame.columns),
+                tuple(tuple(cell(v) for v in row) for row in frame.itertuples(index=False)),
+                numeric=numeric, wrap=tuple(not n for n in numeric))
+
+
+@dataclass(frozen=True)
+class Presentation:
+    """What a result says: its ``headline``, its ``views`` (tables) and its ``notes``."""
+
+    headline: str
+    views: tuple[View, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    def to_text(self) -> str:
+        parts = [self.headline, *(v.to_text() for v in self.views), *self.notes]
+        return "\n\n".join(p for p in parts if p)
