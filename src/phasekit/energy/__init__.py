@@ -1,6 +1,6 @@
 """Energy of a program over frequency, cores and input (Silva 2024, chapter 4).
 
-:mod:`~phasekit.energy.models` holds the seed's model E(f, p, N) = P(f, p) T(f, p, N) and our
+:mod:`~phasekit.energy.models` holds the published model E(f, p, N) = P(f, p) T(f, p, N) and our
 extension; :mod:`~phasekit.energy.fit` fits them from a few measured configurations and
 compares them with machine-learning baselines; :mod:`~phasekit.energy.choose` chooses the
 minimum-energy configurations (with their regret and uncertainty) and

@@ -1,6 +1,6 @@
 """Evaluation of phase-change detection and phase identification (Tsafack Chetsa et al., §III-C and §IV-B).
 
-Seed 001 scores a detector with three figures (§III-C): the *sensitivity*, the share of the
+Tsafack Chetsa et al. scores a detector with three figures (§III-C): the *sensitivity*, the share of the
 true changes (changes of workload) that are detected, extra detections not lowering it; the
 *number of false positives*, detections where no change occurred; and the *mean detection
 time*, the mean delay between a change and its detection, false positives not counted. The
@@ -124,7 +124,7 @@ def evaluate_changes(detected_s: Any, true_s: Any, *, tolerance_s: float,
                      early_s: float = 1.0) -> ChangeScores:
     """Score detected phase changes against the true ones (Tsafack Chetsa et al. §III-C).
 
-    **Pairing (our definition; the seed gives none).** True change ``c_k`` (in time order)
+    **Pairing (our definition; the paper gives none).** True change ``c_k`` (in time order)
     owns the window ``[c_k - early_s, min(c_k + tolerance_s, c_{k+1} - early_s))``, closed
     at ``c_k + tolerance_s`` when that comes first: a detection up to ``tolerance_s`` after
     the change, or up to ``early_s`` before it, but never one that already falls in the next
@@ -132,13 +132,13 @@ def evaluate_changes(detected_s: Any, true_s: Any, *, tolerance_s: float,
     is matched with the *earliest* detection in its window; the other detections in it
     (double detections) and detections in no window are false positives.
 
-    ``early_s`` defaults to 1 s, one sampling interval of the seed (§III-A): a detector that
+    ``early_s`` defaults to 1 s, one sampling interval of the paper (§III-A): a detector that
     stamps a change with the start of the first sample showing it reports a change that
     happened inside that sample up to one interval early. Use ``early_s=0`` to count only
     detections at or after the change.
 
     - ``sensitivity`` = matched true changes / true changes (extra detections do not lower
-      it, as in the seed); NaN without true changes.
+      it, as in the paper); NaN without true changes.
     - ``false_positives`` = detections matched to no true change.
     - ``mean_detection_time_s`` = mean of (detected - true) over the matched pairs (negative
       for an early detection); NaN without a match.
@@ -240,7 +240,7 @@ def identification_rate(phase_ids: Sequence[Hashable] | np.ndarray, phase_starts
     Detected phases are ``(phase_ids[i], phase_starts_s[i], phase_ends_s[i])``; ids are
     integers or strings (one id may label many phases: identified phases share an id).
 
-    **Definition (ours; the seed gives none).**
+    **Definition (ours; the paper gives none).**
 
     1. The *dominant id* of a true segment is the detected id covering most of its duration
        (overlap in seconds, summed over the phases with that id; ties go to the id that sorts

@@ -1,4 +1,4 @@
-"""Phase alignment of the extracted instances (beyond the seed).
+"""Phase alignment of the extracted instances (beyond the paper).
 
 The detector cuts instances wherever RSW happens to start, so two periodic regions of the
 same periodicity (for example the compute phases between two checkpoints) are cut at

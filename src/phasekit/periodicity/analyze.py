@@ -1,6 +1,6 @@
 """Phase-TA end to end: periodicities of a profile and one representative pattern each.
 
-Seed 000, sections III (detection, tuning, grouping, clustering, averaging) and IV (the
+Phase-TA, sections III (detection, tuning, grouping, clustering, averaging) and IV (the
 metrics of Table II). ``analyze`` takes a Profile and returns a ``PeriodicityResult``; it
 never prints nor reads files.
 """
@@ -99,7 +99,7 @@ class PatternCounts:
 
     @property
     def mean_consecutive(self) -> float:
-        """Mean instances per periodic region over all patterns (the seed's [#pa])."""
+        """Mean instances per periodic region over all patterns (the paper's [#pa])."""
         regions = sum(p.n_regions for p in self.patterns)
         return self.n_instances / regions if regions else 0.0
 
@@ -198,7 +198,7 @@ class PeriodicityResult(PatternCounts, Result):
 def default_metrics(profile: Profile, *, min_period: int = detect.MIN_PERIOD) -> list[str]:
     """The recorded command's own metrics first when the profile's metadata lists them
     (``phasekit record -- COMMAND``: its IPC, else the most periodic of them); otherwise
-    ``ipc`` when present or computable from instructions and cycles (the seed analyzes IPC,
+    ``ipc`` when present or computable from instructions and cycles (the paper analyzes IPC,
     section IV-A), else the metric with the strongest periodicity (ours: autocorrelation,
     then a detector pass for the strongest; :mod:`phasekit.periodicity.strength` gives the
     rule and the evidence)."""
@@ -349,7 +349,7 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
     module).
     A cluster of fewer than ``min_instances`` instances joins the large cluster it links to
     (``cluster.absorb_small``, ours).
-    A pattern needs ``min_instances`` = 3 instances (ours): the seed's regions hold at least two
+    A pattern needs ``min_instances`` = 3 instances (ours): the paper's regions hold at least two
     occurrences, and two chance look-alikes in a random walk are not rare; only the
     short-profile mode, which sees fewer than two whole periods, reports fewer.
 
@@ -465,7 +465,7 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
             chosen = members[labels == label]
             covered = int(lengths[chosen].sum())
             if covered < o.alpha * n_valid:
-                continue  # a marginal cluster, dropped like the seed's marginal groups (III-B)
+                continue  # a marginal cluster, dropped like the paper's marginal groups (III-B)
             if chosen.size < o.min_instances and not short_profile:
                 continue  # too few repetitions to tell a periodicity from a coincidence
             inside = labels == label
@@ -601,7 +601,7 @@ def padded(x: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray
 
 
 def valid_coverage(valid: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> float:
-    """Share of the valid samples that the union of the instances covers: the seed's
+    """Share of the valid samples that the union of the instances covers: the paper's
     %period, counting neither in the numerator nor in the denominator the missing samples
     that an instance spans where a short gap was bridged (without this a recording with
     missed samples could come out above 100 %)."""
@@ -646,7 +646,7 @@ def relevance(sub_pattern: np.ndarray, reference: PeriodicityResult, profile: Pr
     """How well a sub-profile's pattern represents the whole (Phase-TA, section IV-C): its WGSS
     against the reference pattern's instances, beside the reference pattern's own WGSS. The
     sub-profile's pattern is first rotated to the reference's phase (patterns are cut at a
-    phase each analysis chooses; the seed's comparison assumes they start alike)."""
+    phase each analysis chooses; the paper's comparison assumes they start alike)."""
     if not reference.patterns:
         raise UsageError("the reference analysis found no pattern to compare with")
     X, lengths = instances_of(profile, reference, pattern)

@@ -4,7 +4,7 @@ Single linkage merges at the edges of the minimum spanning tree (MST) of the DTW
 the clusters for a cut are the connected components of the MST without the edges above the
 cut.
 
-The cut criterion (the seed gives none; ours): an MST edge separates two clusters when it is
+The cut criterion (the paper gives none; ours): an MST edge separates two clusters when it is
 more than ``cut_ratio`` times the median MST edge. Instances of one periodicity differ by
 noise and jitter and their nearest-neighbour DTW_2 is concentrated around the median edge;
 an edge between two periodicities is much longer. The default ratio, 4.0, was chosen on the

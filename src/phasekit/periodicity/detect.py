@@ -2,9 +2,9 @@
 
 The window SW of 2L samples is split into LSW and RSW. For every sliding factor k in
 1..L-1, RSW is compared with RSW_k, the right half of SW shifted right by k, that is the L
-samples that start k samples before RSW. The comparison is the seed's Euclidean distance,
+samples that start k samples before RSW. The comparison is the paper's Euclidean distance,
 made level- and scale-free so that one threshold means the same on every profile (our
-choice, documented here because the seed leaves "close to zero" open):
+choice, documented here because the paper leaves "close to zero" open):
 
     delta(k) = || (R - mean R) - (R_k - mean R_k) ||^2 / ( ||R - mean R||^2 + ||R_k - mean R_k||^2 )
 
@@ -23,7 +23,7 @@ test safe). The base periodicity k_bp is the smallest member of the family, refi
 lowest delta within 3 % around it. Windows holding a constant signal are not periodic.
 
 A periodic window yields floor(L / k_bp) instances taken from RSW and slides by
-k_bp * floor(L / k_bp) (seed). Beyond the seed, each of those instances must itself resemble
+k_bp * floor(L / k_bp) (the paper). Beyond the paper, each of those instances must itself resemble
 the k_bp samples before it (delta <= 2 x near_zero on that instance alone): the window-level
 distance is an average, and a long window would otherwise accept an aperiodic burst (a
 checkpoint, say) among its instances. Extraction stops at the first instance that fails and
@@ -31,10 +31,10 @@ the window slides to it. When a window that follows a periodic one is not period
 reaches past the end of the region), the region is extended instance by instance with the
 last base periodicity for as long as each instance passes that same test, so a region loses
 less than one period at its end instead of up to a window. A window with no periodicity slides by
-``aperiodic_step * L`` (default L/4; our choice, the seed does not say): small enough that
+``aperiodic_step * L`` (default L/4; our choice, the paper does not say): small enough that
 a periodic region is entered at most L/4 samples late, large enough to keep the pass linear.
 When a periodic window follows a non-periodic one, the copy matched in LSW (the k_bp samples
-just before RSW) is an instance too: the distance verified it, and the seed's definition of a
+just before RSW) is an instance too: the distance verified it, and the paper's definition of a
 periodic region counts the first occurrence.
 
 Distances are computed from prefix sums of the segment and the cross products of RSW with
@@ -227,7 +227,7 @@ def whole_segment(x: np.ndarray, *, min_period: int = MIN_PERIOD, near_zero: flo
                   rise: float = RISE, min_overlap: float = 0.5, min_samples: int = 16,
                   multiple_tolerance: float = MULTIPLE_TOLERANCE,
                   refine_tolerance: float = REFINE_TOLERANCE) -> Batches:
-    """Short-profile detection (beyond the seed): the whole segment against itself shifted by k.
+    """Short-profile detection (beyond the paper): the whole segment against itself shifted by k.
 
     The sliding window needs 2L > 2k samples to see a period k, so a profile holding fewer
     than about two and a half periods (a short trace, the real LULESH profile of two

@@ -1,6 +1,6 @@
 """Window auto-tuning and grouping of instances by length (Phase-TA, sections III-A and III-B).
 
-The seed roams "a rather wide initial search interval for L ... in a dichotomical manner"
+The paper roams "a rather wide initial search interval for L ... in a dichotomical manner"
 (0..10 000 samples), maximizing the share of the profile covered by the extracted
 instances. The coverage as a function of L is zero below the shortest period and is not
 unimodal above it, so a plain bisection on [0, 10 000] can miss short periods. Our search is

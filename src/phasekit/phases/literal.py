@@ -151,9 +151,9 @@ class EvLiteralDetector(PhaseDetector):
     def choose_sensors(self, profile: Profile) -> SensorChoice:
         """The published sensors (III-A) that the profile has."""
         names = default_sensors(profile.metrics)
-        return SensorChoice(tuple(names), {m: "not one of the seed's sensors (ev-literal)"
+        return SensorChoice(tuple(names), {m: "not one of the paper's sensors (ev-literal)"
                                            for m in profile.metrics if m not in names},
-                            "the seed's sensors (III-A) that the profile has")
+                            "the paper's sensors (III-A) that the profile has")
 
     def streaming_sensors(self, metrics: Sequence[str]) -> list[str]:
         return default_sensors(metrics)

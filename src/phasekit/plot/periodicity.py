@@ -3,7 +3,7 @@
 - :func:`plot_profile`: the analyzed metric over time with its periodic regions shaded, one
   colour per pattern;
 - :func:`plot_patterns`: each representative pattern (thick) over random instances it was
-  inferred from (thin), like the seed's Fig. 3;
+  inferred from (thin), like the paper's Fig. 3;
 - :func:`plot_analysis`: both in one figure (what ``phasekit analyze --plot`` writes).
 
 Figures are drawn and saved by :mod:`phasekit.plot.common`.
@@ -80,7 +80,7 @@ def patterns_figure(profile: Profile, result: Any, *, n_instances: int = 10,
                     seed: int = 0) -> Figure:
     """One panel per pattern: ``n_instances`` random instances (thin) and the pattern (thick).
 
-    The seed's Fig. 3 shows ten instances. With several metrics each pattern gets one panel
+    The paper's Fig. 3 shows ten instances. With several metrics each pattern gets one panel
     per metric (z-scores, as analyzed). ``seed`` makes the choice of instances reproducible.
     """
     columns, rows = _grid(result)
@@ -149,7 +149,7 @@ def draw_preview_patterns(canvas: Canvas, patterns: Sequence[Mapping[str, Any]],
                           sampling_period: float, units: Mapping[str, str]) -> None:
     """One panel per pattern and metric from JSON records: the kept random instances (thin,
     the pattern's colour; a result's ``preview["instances"]``) and the representative
-    pattern (thick black), like the seed's Fig. 3 and :func:`patterns_figure`. Without
+    pattern (thick black), like the paper's Fig. 3 and :func:`patterns_figure`. Without
     instances, the patterns alone."""
     n = len(patterns)
     d = max(1, len(metrics))

@@ -1,4 +1,4 @@
-"""The figure of a phase detection (Tsafack Chetsa et al.), in the layout of the seed's Fig. 1 and 5:
+"""The figure of a phase detection (Tsafack Chetsa et al.), in the layout of the paper's Fig. 1 and 5:
 
 (a) detected phases as horizontal segments, one row per phase in order of appearance
     (Fig. 1 (a)); true change points, when given, as dashed vertical lines;
@@ -126,7 +126,7 @@ def timeline(phases: Sequence[Mapping[str, Any]], duration_s: float, score: np.n
              limit: np.ndarray, period_s: float, title: str, *, width: float = WIDTH) -> Figure:
     """The phase timeline from phase records: phases in time order coloured by id
     (recurring phases share a colour), one row per id (:func:`draw_ids`), and the
-    detector's score against its limit when given (the seed's Fig. 1 and 5)."""
+    detector's score against its limit when given (the paper's Fig. 1 and 5)."""
     score, limit = np.asarray(score, dtype=float), np.asarray(limit, dtype=float)
     series = score.size > 0 and bool(np.isfinite(score).any())
     rows = max(1, len(_ids(phases)))

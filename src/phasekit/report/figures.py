@@ -58,7 +58,7 @@ def instances_figure(patterns: Sequence[Mapping[str, Any]], instances: Sequence[
                      metrics: Sequence[str], sampling_period: float, units: Mapping[str, str]
                      ) -> Figure:
     """One panel per pattern and metric: the kept random instances (thin, the pattern's
-    colour) and the representative pattern (thick black), like the seed's Fig. 3
+    colour) and the representative pattern (thick black), like the paper's Fig. 3
     (:func:`phasekit.plot.periodicity.draw_preview_patterns`). Without instances, the
     patterns alone."""
     from phasekit.plot.periodicity import draw_preview_patterns
@@ -75,7 +75,7 @@ def phases_figure(phases: Sequence[Mapping[str, Any]], duration_s: float, score:
                   limit: np.ndarray, period_s: float, title: str) -> Figure:
     """The phase timeline: phases in time order coloured by id (recurring phases share a
     colour), one row per id, and the detector's score against its limit when the result
-    carries them (the seed's Fig. 1 and 5; :func:`phasekit.plot.phases.timeline`)."""
+    carries them (the paper's Fig. 1 and 5; :func:`phasekit.plot.phases.timeline`)."""
     from phasekit.plot.phases import timeline
 
     return timeline(phases, duration_s, score, limit, period_s, title, width=WIDTH)

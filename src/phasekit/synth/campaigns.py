@@ -4,15 +4,15 @@ Two generators over the thesis's grid (Silva 2024, section 4.9: 1 <= p <= 32 cor
 1.2 <= f <= 2.2 GHz, 1 <= N <= 5; :data:`FREQUENCIES` 11 steps of 0.1 GHz, :data:`CORES` 17
 counts, :data:`INPUTS` 1..5; threads = cores, as in the thesis):
 
-- :func:`seed_campaign`: time and power exactly the seed's model (eqs. 4.14, 4.20), with
+- :func:`seed_campaign`: time and power exactly the published model (eqs. 4.14, 4.20), with
   multiplicative log-normal noise on time and on mean power (``noise``, a standard deviation
   in log units: 0.01 is about 1 %). Default parameters :data:`SEED_PARAMS` are our choice, of
   the magnitude of a 32-core node measured by IPMI: 90 W static (c3), about 4.3 W per busy core
   at 2.2 GHz, a program taking 11 s on 32 cores at 2.2 GHz for N = 1 and 38 min on one core at
   1.2 GHz for N = 5. Its minimum-energy frequency at 32 cores, (c3 / (2 c1 p))^(1/3) =
   1.67 GHz, lies inside the grid.
-- :func:`realistic_campaign`: a program whose behaviour the seed's model does not contain, as
-  in real PARSEC campaigns (the issue: the seed's model misses ~18 % from 10 random
+- :func:`realistic_campaign`: a program whose behaviour the published model does not contain, as
+  in real PARSEC campaigns (the published model misses ~18 % from 10 random
   configurations and cannot go under ~15 % even from all of them). Our construction, per
   run, from named effects (:data:`PROGRAMS` holds four archetypes):
 
@@ -158,7 +158,7 @@ def seed_campaign(*, params: Mapping[str, float] | None = None, noise: float = 0
                   seed: int = 0, repetitions: int = 1,
                   frequencies: Sequence[float] = FREQUENCIES, cores: Sequence[int] = CORES,
                   inputs: Sequence[int] = INPUTS) -> SynthCampaign:
-    """A campaign whose time and power follow the seed's model exactly, plus noise."""
+    """A campaign whose time and power follow the published model exactly, plus noise."""
     from phasekit.energy.models import seed_power, seed_time
 
     _check_grid(frequencies, cores, inputs)
@@ -223,7 +223,7 @@ def realistic_campaign(program: str = "mixed", *, noise: float = 0.015, seed: in
                        repetitions: int = 1, params: Mapping[str, float] | None = None,
                        frequencies: Sequence[float] = FREQUENCIES, cores: Sequence[int] = CORES,
                        inputs: Sequence[int] = INPUTS) -> SynthCampaign:
-    """A campaign of a PARSEC-like program the seed's model does not contain (see above)."""
+    """A campaign of a PARSEC-like program the published model does not contain (see above)."""
     if program not in PROGRAMS:
         raise UsageError("unknown program; expected one of " + ", ".join(PROGRAMS),
                          parameter="program", value=program)

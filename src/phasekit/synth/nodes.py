@@ -1,6 +1,6 @@
 """The node profiles of one run, with planted outlier nodes (Phase-TA, section IV-B).
 
-Seed 000 runs each application on 16 nodes, one profile per node, and finds their patterns
+Phase-TA runs each application on 16 nodes, one profile per node, and finds their patterns
 "almost identical" (IV-B, Fig. 4). :func:`generate_nodes` makes such a run from one synthetic
 profile of :func:`phasekit.synth.generate` (the run: its layout, templates and instance
 lengths are the same on every node) and gives every node its own perturbations (ours):
@@ -13,12 +13,12 @@ lengths are the same on every node) and gives every node its own perturbations (
   1 + N(0, 3 %) and offset by N(0, 1 %) (the run generator's amplitude jitter), plus
   measurement noise of :data:`NODE_NOISE` = 2 % of the main template's range (half the run
   generator's 4 %: with 4 %, the DBA patterns of two nodes running the same iterations
-  already differ by 1 to 1.5 % per associated point, more than the seed observed between
+  already differ by 1 to 1.5 % per associated point, more than the paper observed between
   its nodes; the aperiodic parts keep the run's samples);
 - a gain of 1 + N(0, :data:`GAIN_JITTER` = 0.2 %) (a node's counters read a little higher).
 
 Even so, the patterns of normal nodes land at 0.5 to 1.5 % of their mean from one another
-(DBA's own variability), around the seed's 1 % threshold; planted outliers stand out clearly.
+(DBA's own variability), around the paper's 1 % threshold; planted outliers stand out clearly.
 
 Outlier nodes (:data:`OUTLIER_KINDS`), planted on nodes drawn at random:
 

@@ -1,6 +1,6 @@
 """Synthetic IPC profiles with known periodicities, shaped like Phase-TA's applications.
 
-Seed 000 (Phase-TA, §IV-B, Table II) analyzes node-level IPC profiles sampled every 5 ms of
+Phase-TA (§IV-B, Table II) analyzes node-level IPC profiles sampled every 5 ms of
 three applications. The generators below reproduce their layout:
 
 - ``nemo``: one periodicity of ~220 samples covering ~77 % of the profile, between an

@@ -1,6 +1,6 @@
 """The synthetic benchmarks of Tsafack Chetsa et al. (§III-B) as counter profiles with phase ground truth.
 
-Seed 001 (Tsafack Chetsa et al., GreenCom 2013) detects system phase changes from execution
+Tsafack Chetsa et al. (GreenCom 2013) detects system phase changes from execution
 vectors (EVs, §III-A): per-second counts of retired instructions, LLC references and misses,
 branches and branch misses, network bytes sent/received and disk reads/writes, each divided by
 the cycles of the interval. It evaluates the detector (§III-B/C) on two synthetic benchmarks
@@ -12,7 +12,7 @@ change" to detect (§III-C).
 :func:`generate_bench` builds such a run for one node (MPI over two nodes, 16 ranks here):
 per-interval counts of ``cycles``, ``instructions``, ``cache_references``, ``cache_misses``
 (the LLC), ``branches``, ``branch_misses``, ``net_tx_bytes``, ``net_rx_bytes``,
-``disk_read_bytes`` and ``disk_write_bytes``, so that dividing by ``cycles`` gives the seed's
+``disk_read_bytes`` and ``disk_write_bytes``, so that dividing by ``cycles`` gives the paper's
 EVs, and a :class:`PhaseTruth` with one segment per workload (and per idle period).
 
 **The node (our choice).** Two sockets of 8 cores at a 2.5 GHz all-core clock: a fully busy
@@ -21,7 +21,7 @@ messages stay busy. 16 ranks per node, 32 in all, a fast interconnect (~1 GB/s p
 at most in the runs below). Memory traffic of ~20-30 GB/s for the memory-bound kernels
 (LLC misses × 64 B).
 
-**Signatures (our choice, not given by the seed).** Main-body means (time averages; the
+**Signatures (our choice, not given by the paper).** Main-body means (time averages; the
 within-kernel structure below is normalized to keep them): cycles per second, then per cycle,
 then bytes per second per direction::
 
@@ -44,7 +44,7 @@ floating-point heavy with few branches, cache-friendly, with face exchanges. Idl
 and daemons keep ~1 % of the cycles busy with branchy, cache-cold code; a network heartbeat
 and ext4 journal commits every 5 s.
 
-**Within a workload** (the seed's "micro phases", §III-B, Fig. 1(c); and the large
+**Within a workload** (the paper's "micro phases", §III-B, Fig. 1(c); and the large
 fluctuations on which a literal detector fires). A node-level counter sampled every second
 averages whatever the ranks do in that second: sub-steps much shorter than a second (BT's
 solves, CG's reductions) leave only a beat between the iteration and the sampling period;
@@ -53,7 +53,7 @@ lengths follow NPB-3.3 class C on 32 ranks (earlier versions of this generator h
 steps of 8 s and CG with 31 iterations of 2.4 s, and MG's coarse levels taking a quarter of a
 V-cycle: sub-steps of 1-2 s with swings that per-second node counters of NPB do not show,
 and that made even an offline change-point method report dozens of false changes; the
-seed's own data, Figs. 1-3, has within-workload fluctuations well under its changes of
+paper's own data, Figs. 1-3, has within-workload fluctuations well under its changes of
 workload). What is left is what we expect of such counters:
 
 - start-up, 1.5-3 s: process launch by mpirun on two nodes, MPI wire-up, first touch of the
@@ -84,7 +84,7 @@ workload). What is left is what we expect of such counters:
 - OS noise over the whole run: daemon bursts at Poisson times (one per 40 s on average,
   0.2-6 s, half a core on average, some with disk writes or network traffic) that displace the
   workload's cycles, a monitoring agent every 10 s and journal commits every 5 s: these
-  dominate the idle periods (the seed's false positives in idle, §III-C);
+  dominate the idle periods (the paper's false positives in idle, §III-C);
 - multiplicative log-normal measurement noise per metric and sample (1 % on cycles up to 20 %
   on disk bytes at 1 s, three times larger on an idle node, growing as 1/sqrt(period) for
   shorter periods), and a common factor (interval jitter) that cancels in the EVs.
