@@ -68,9 +68,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     its fixtures start anything."""
     missing: list[str] = []
     packages: list[str] = []
-    for name in dict.fromkeys(marker.name for marker in item.iter_markers()):
-        if name in TOOLS:
-            tool = TOOLS[name]()
+    for name, tool_of in TOOLS.items():
+        if item.get_closest_marker(name) is not None:
+            tool = tool_of()
             if absent := tool.missing():
                 missing += absent
                 packages.append(tool.package)

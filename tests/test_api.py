@@ -112,6 +112,7 @@ def test_verbs_are_the_modules_of_their_names() -> None:
     assert "profile" in inspect.signature(pk.periodicity).parameters
 
 
+@pytest.mark.slow
 def test_periodicity_and_phases(tmp_path: Path, profile: Profile) -> None:
     from phasekit.io import write_profile
     from phasekit.periodicity import analyze
@@ -181,6 +182,7 @@ def test_energy_fit_and_choose(campaign_file: Path) -> None:
     short(choice)
 
 
+@pytest.mark.slow
 def test_energy_choose_with_uncertainty_as_the_cli(campaign_file: Path) -> None:
     choice = pk.energy.choose(campaign_file, seed=2)
     code, out, err = helpers.run("energy", "choose", campaign_file, "--seed", "2", "--json")
@@ -191,6 +193,7 @@ def test_energy_choose_with_uncertainty_as_the_cli(campaign_file: Path) -> None:
     assert json_close(plain(json.loads(json.dumps(choice.to_dict()))), plain(cli))
 
 
+@pytest.mark.slow
 def test_energy_suggest_as_the_cli(campaign_file: Path, tmp_path: Path) -> None:
     from phasekit.campaign import read_campaign
     from phasekit.energy.fit import choose_training, configurations

@@ -23,7 +23,8 @@ def run(script: str, *args: str) -> str:
     return done.stdout
 
 
-@pytest.mark.parametrize("script, section", [
+#: Each script and its RESULTS.md section.
+SCRIPTS = [
     ("table3.py", "table3"),
     ("cut_criterion.py", "cut_criterion"),
     ("subprofiles.py", "subprofiles"),
@@ -44,7 +45,20 @@ def run(script: str, *args: str) -> str:
     ("energy_choose.py", "energy_choose"),
     ("energy_real.py", "energy_real"),
     ("prometheus_read.py", "prometheus_read"),
-])
+]
+#: Scripts that start an external program, and the markers that say which.
+NEEDS = {"signature.py": (pytest.mark.needs_gcc, pytest.mark.needs_doxygen,
+                         pytest.mark.needs_valgrind),
+         "prometheus_read.py": (pytest.mark.needs_prometheus,),
+         "record_overhead.py": (pytest.mark.needs_gcc,)}
+#: The one script the quick subset (-m "not slow") runs: the harness, in under a second.
+QUICK = "cut_criterion.py"
+
+
+@pytest.mark.parametrize("script, section", [
+    pytest.param(script, section, id=f"{script}-{section}",
+                 marks=(*NEEDS.get(script, ()), *(() if script == QUICK else (pytest.mark.slow,))))
+    for script, section in SCRIPTS])
 def test_quick_run_writes_its_section(tmp_path: Path, script: str, section: str,
                                       external_data: Callable[[str], Path]) -> None:
     needs = {"phases_real.py": "phases/dcslab", "energy_choose.py": "energy/pascal_dev",

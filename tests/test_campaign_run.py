@@ -52,6 +52,7 @@ def program(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return [sys.executable, str(script), "{input}"]
 
 
+@pytest.mark.slow
 def test_runs_every_configuration_with_regions(program: list[str], tmp_path: Path) -> None:
     plan = CampaignPlan(tuple(program), threads=(1, 2), cores=(1,), inputs=("a", "b"),
                         repetitions=2, use_rapl=False)
@@ -113,6 +114,7 @@ def test_refusals_come_before_any_run(program: list[str], tmp_path: Path) -> Non
     assert not log.exists()
 
 
+@pytest.mark.slow
 def test_cli_run_writes_json_csv_and_pascal(program: list[str], tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "c.json"
@@ -175,6 +177,7 @@ def test_energy_estimate_from_cpu_time(tmp_path: Path) -> None:
     assert caught.value.command_line().startswith("--power-estimate -1,1: expected")
 
 
+@pytest.mark.slow
 def test_this_machine_runs_fits_and_chooses_end_to_end(tmp_path: Path,
                                                        capsys: pytest.CaptureFixture[str]
                                                        ) -> None:
@@ -264,6 +267,7 @@ def test_sigkill_of_the_campaign_stops_the_measured_program(tmp_path: Path, prof
             os.close(main_end)
 
 
+@pytest.mark.slow
 def test_a_timed_out_run_stops_the_processes_it_started(tmp_path: Path) -> None:
     script, pids = tmp_path / "family.py", tmp_path / "pids.txt"
     script.write_text(FAMILY)
@@ -300,6 +304,7 @@ def test_a_program_that_leaves_a_process_behind_ends_when_it_exits(tmp_path: Pat
             os.kill(left, signal.SIGKILL)
 
 
+@pytest.mark.slow
 def test_a_retried_run_replaces_its_failure(program: list[str], tmp_path: Path) -> None:
     log = tmp_path / "c.jsonl"
     plan = CampaignPlan(tuple(program), inputs=("a", "b"), use_rapl=False)

@@ -218,6 +218,7 @@ def test_info_reports_resampling_as_one_warning_line(tmp_path: Path) -> None:
     assert err.startswith("phasekit: warning:") and err.count("\n") == 1 and "irregular" in err
 
 
+@pytest.mark.slow
 def test_demo_records_and_analyzes_a_real_run(tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
@@ -236,6 +237,7 @@ def test_demo_records_and_analyzes_a_real_run(tmp_path: Path,
     assert float(imread(folder / "analysis.png").std()) > 0.0
 
 
+@pytest.mark.slow
 def test_demo_synthetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     code, out, err = run("demo", "--synthetic")
@@ -321,7 +323,7 @@ def test_internal_error_is_one_line_and_debug_shows_traceback(
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("phasekit.periodicity.analyze", broken)
+    monkeypatch.setattr("phasekit.periodicity.api.periodicity", broken)  # the verb it runs
     code, _, err = run("analyze", nemo)
     assert code == 1 and err.count("\n") == 1
     assert err.startswith("phasekit: internal error: RuntimeError: boom")
@@ -517,6 +519,7 @@ def _stdin(args: list[str], data: bytes) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=300, check=False)
 
 
+@pytest.mark.slow
 def test_analyze_reads_a_csv_profile_from_stdin(nemo: Path) -> None:
     """phasekit's own CSV (its ``# phasekit:`` line first) on stdin, as from a file."""
     done = _stdin(["analyze", "-", "--json"], nemo.read_bytes())
@@ -529,6 +532,7 @@ def test_analyze_reads_a_csv_profile_from_stdin(nemo: Path) -> None:
                           "found 'x'\n"
 
 
+@pytest.mark.slow
 def test_watch_reads_phasekits_csv_and_prints_one_object_per_line(nemo: Path) -> None:
     done = _stdin(["watch", "-", "--json"], nemo.read_bytes())
     assert done.returncode == 0, done.stderr
@@ -590,6 +594,7 @@ def _untimed(profile: Profile, path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_period_reads_untimed_csvs_in_every_profile_verb(tmp_path: Path) -> None:
     profile, _ = generate("nemo", minutes=2, seed=0)
     untimed = _untimed(profile, tmp_path / "node1.csv")

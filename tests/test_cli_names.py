@@ -53,7 +53,7 @@ def test_debug_after_the_verb_shows_the_traceback(steps: Path,
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("phasekit.phases.phases", broken)
+    monkeypatch.setattr("phasekit.phases.api.phases", broken)  # the verb it runs
     code, _, err = run("phases", steps)
     assert code == 1 and "Traceback" not in err
     for args in (("--debug", "phases", steps), ("phases", steps, "--debug"),
@@ -97,6 +97,7 @@ def test_watch_metric_and_its_old_name_sensor(steps: Path) -> None:
     assert "--metric" in text and "--sensor" not in text
 
 
+@pytest.mark.slow
 def test_record_metric_repeated_comma_or_old_name(tmp_path: Path) -> None:
     wanted = ["cpu_user_s", "cpu_idle_s"]
     summaries = []
@@ -120,6 +121,7 @@ def campaign(seed_campaign_file: Callable[..., Path]) -> Path:
     return seed_campaign_file(seed=1, frequencies=(1.2, 2.2), cores=(1, 2, 4), inputs=(1, 2))
 
 
+@pytest.mark.slow
 def test_energy_plot_plot_is_the_figure_and_output_the_json(campaign: Path,
                                                             tmp_path: Path) -> None:
     figure, old_figure, result = tmp_path / "new.png", tmp_path / "old.png", tmp_path / "r.json"

@@ -106,6 +106,7 @@ def test_prepared_series_gives_the_same_pass() -> None:
             np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
 
 
+@pytest.mark.slow
 def test_base_period_matches_naive_rule() -> None:
     rng = np.random.default_rng(0)
     agreed = 0

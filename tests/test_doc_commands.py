@@ -152,6 +152,9 @@ def page_commands(page: Path) -> list[Command]:
 
 
 ALL = {page.relative_to(ROOT).as_posix(): page_commands(page) for page in PAGES}
+#: Pages whose commands start an external program, and the markers that say which.
+NEEDS_TOOLS = {"docs/signatures.md": (pytest.mark.needs_gcc, pytest.mark.needs_doxygen,
+                                      pytest.mark.needs_valgrind)}
 
 
 def _kind(command: Command) -> tuple[str, str]:
@@ -373,7 +376,9 @@ def test_the_real_entry_point_runs_them() -> None:
     assert found is not None and Path(found).parent == Path(sys.executable).parent, found
 
 
-@pytest.mark.parametrize("page", [p for p, cmds in ALL.items() if cmds])
+@pytest.mark.slow
+@pytest.mark.parametrize("page", [pytest.param(page, marks=NEEDS_TOOLS.get(page, ()))
+                                  for page, cmds in ALL.items() if cmds])
 def test_page_commands_run_as_written(page: str, doc_runs: dict[str, list[Outcome]]) -> None:
     failed = []
     for o in doc_runs[page]:
@@ -385,6 +390,7 @@ def test_page_commands_run_as_written(page: str, doc_runs: dict[str, list[Outcom
     assert not failed, "\n".join(failed)
 
 
+@pytest.mark.slow
 def test_the_demo_runs(doc_runs: dict[str, list[Outcome]]) -> None:
     demo = next(o for o in doc_runs["README.md"] if o.note == "shared run")
     assert demo.code == 0, demo.stderr
@@ -457,6 +463,7 @@ def _pmu_recorder(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(record, "builtin_sources", real)
 
 
+@pytest.mark.slow
 def test_hardware_counter_commands_on_a_fake_pmu(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """Each ``needs: hardware counters`` command, after the recordings its page made before

@@ -331,6 +331,7 @@ def test_sureness_follows_the_ensemble() -> None:
         sure.choices[0].best.energy_j * np.exp(-0.01))
 
 
+@pytest.mark.slow
 def test_regret_of_a_real_pascal_campaign_against_a_naive_computation(
         external_data: Callable[[str], Path]) -> None:
     path = external_data("energy/pascal_dev/completo_canneal_3.csv")
@@ -459,6 +460,7 @@ def test_sureness_counts_the_readings_a_choice_keeps() -> None:
     assert pick.uncertainty.worst_regret == pytest.approx(max(naive))
 
 
+@pytest.mark.slow
 def test_cli_choose_keeps_measurements_but_not_failed_runs(tmp_path: Path) -> None:
     """Fitted on every configuration, the choice is the measured minimum of each input,
     except a reading the fit flags as a failed run (one meter sample)."""
@@ -521,6 +523,7 @@ def test_a_configuration_that_failed_is_never_chosen() -> None:
 
 
 # --- outputs only on success, options before the fit ---------------------------------------
+@pytest.mark.slow
 def test_cli_choose_whose_plot_fails_writes_no_result(campaign_file: Path, tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(*args: object, **kwargs: object) -> None:
@@ -552,13 +555,15 @@ def test_cli_options_are_checked_before_the_fit(verb: str, args: list[str], expe
     def never(*args: object, **kwargs: object) -> None:
         raise AssertionError("the model was fitted")
 
-    monkeypatch.setattr("phasekit.energy.workflow.fit_then_choose", never)
-    monkeypatch.setattr("phasekit.energy.suggest.suggest", never)
+    for fitting in ("phasekit.energy.fit.fit_energy", "phasekit.energy.suggest.fit_model",
+                    "phasekit.energy.choose.fit_model"):  # the library checks, then fits
+        monkeypatch.setattr(fitting, never)
     monkeypatch.chdir(tmp_path)
     code, out, err = run("energy", verb, str(campaign_file), *args)
     assert code == 2 and out == "" and expected in err and err.count("\n") == 1, err
 
 
+@pytest.mark.slow
 def test_cli_choose_titles_are_whole_lines(campaign_file: Path) -> None:
     code, out, err = run("energy", "choose", str(campaign_file), "--no-uncertainty")
     assert code == 0, err

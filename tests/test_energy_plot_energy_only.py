@@ -173,6 +173,7 @@ print(json.dumps([m for m in ("pandas", "scipy") if m in sys.modules]))
 """
 
 
+@pytest.mark.slow
 def test_cli_plot_imports_no_pandas(tmp_path: Path,
                                    seed_campaign_file: Callable[..., Path]) -> None:
     """Reading a campaign or a CSV, the tables and the figure: NumPy and matplotlib only."""
@@ -186,6 +187,7 @@ def test_cli_plot_imports_no_pandas(tmp_path: Path,
 
 
 # --- the real PaScal tables (not copied into tests/data: no license) -----------------------
+@pytest.mark.slow
 def test_every_real_pascal_table_plots(tmp_path: Path,
                                       external_data: Callable[[str], Path]) -> None:
     files = sorted(external_data("energy/pascal_dev").glob("*.csv"))
@@ -210,7 +212,7 @@ def test_every_real_pascal_table_plots(tmp_path: Path,
 
 # --- energy choose on an energy-only table: no time column, limit or frontier in time ---------
 def test_cli_choose_energy_only_has_no_time(tmp_path: Path) -> None:
-    from phasekit.cli.energy import NO_TIME_CHOICE_NOTE
+    from phasekit.energy.table import NO_TIME_CHOICE_NOTE
 
     path, figure = energy_only_csv(tmp_path), tmp_path / "choice.png"
     code, out, err = run("energy", "choose", path, "--no-uncertainty", "--json")
@@ -265,7 +267,7 @@ def test_choose_refuses_a_time_limit_without_times(tmp_path: Path,
     def never(*args: object, **kwargs: object) -> None:
         raise AssertionError("the model was fitted")
 
-    monkeypatch.setattr("phasekit.energy.workflow.fit_then_choose", never)
+    monkeypatch.setattr("phasekit.energy.fit.fit_energy", never)  # checked before the fit
     code, out, err = run("energy", "choose", path, "--max-time", "30s")
     assert code == 2 and out == ""
     assert err.strip() == ("phasekit: error: --max-time 30s: pascal.csv measured energy but no "

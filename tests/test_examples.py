@@ -14,6 +14,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("[0-9]*.py"))
+#: Examples that start an external program, and the markers that say which.
+NEEDS = {"11_signature.py": (pytest.mark.needs_gcc, pytest.mark.needs_doxygen,
+                             pytest.mark.needs_valgrind)}
+#: The one example the quick subset (-m "not slow") runs.
+QUICK = "01_periodicity.py"
 
 
 def _number(pattern: str, out: str) -> tuple[str, ...]:
@@ -109,8 +114,6 @@ def _phase_division(out: str) -> None:
 
 def _signature(out: str) -> None:
     # the simulated partial runs against the simulated full run (deterministic)
-    if "needs cc, doxygen and valgrind" in out:
-        pytest.skip("needs cc, doxygen and valgrind")
     time_error, instruction_error, energy_error, cr = map(float, _number(
         r"\(([\d.]+) % off\); instructions .*\(([\d.]+) % off\); energy ([\d.]+) % off; "
         r"the partial runs take 1/([\d.]+) of", out))
@@ -139,7 +142,11 @@ def test_every_example_has_a_check() -> None:
     assert sorted(p.name for p in EXAMPLES) == sorted(CHECKS)
 
 
-@pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("script", [
+    pytest.param(script, id=script.stem,
+                 marks=(*NEEDS.get(script.name, ()),
+                        *(() if script.name == QUICK else (pytest.mark.slow,))))
+    for script in EXAMPLES])
 def test_example_runs_and_agrees_with_the_truth(script: Path, tmp_path: Path) -> None:
     env = {**os.environ, "MPLBACKEND": "Agg"}
     done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env,

@@ -142,6 +142,7 @@ def _kill_after(output: Path, log: Path, lines: int) -> None:
         assert process.returncode == -signal.SIGKILL, "the campaign ended before the kill"
 
 
+@pytest.mark.slow
 def test_campaign_killed_twice_resumes_without_losing_or_repeating_a_run(tmp_path: Path
                                                                          ) -> None:
     output = tmp_path / "c.json"
@@ -359,6 +360,7 @@ def _record_full_disk(argv: list[str], disk: Path, tmp_path: Path, env: dict[str
 
 
 @pytest.mark.parametrize("fault", ["tmpfs", "injected"])
+@pytest.mark.slow
 def test_record_on_a_full_disk_keeps_every_chunk_and_the_exit_code(fault: str, tmp_path: Path
                                                                    ) -> None:
     if fault == "tmpfs":
@@ -375,6 +377,7 @@ def test_record_on_a_full_disk_keeps_every_chunk_and_the_exit_code(fault: str, t
                       {"FAULT_FREE_BYTES": "150000"})
 
 
+@pytest.mark.slow
 def test_record_whose_final_file_does_not_fit_keeps_the_whole_stream(tmp_path: Path) -> None:
     script = tmp_path / "fsync_fails.py"
     script.write_text(FSYNC_FAILS)
@@ -448,6 +451,7 @@ def _retried(client: Any) -> int:
     return int(client.run_on_scheduler(count))
 
 
+@pytest.mark.slow
 def test_dask_worker_killed_mid_analysis_the_task_is_retried(nodes: list[str]) -> None:
     from phasekit.many import periodicity_many
 
@@ -461,6 +465,7 @@ def test_dask_worker_killed_mid_analysis_the_task_is_retried(nodes: list[str]) -
     assert all(n.patterns for n in result.nodes)
 
 
+@pytest.mark.slow
 def test_dask_worker_killed_mid_analysis_the_cli_names_the_node(nodes: list[str]) -> None:
     with dask_cluster(allowed_failures=0) as client:
         address = client.scheduler.address
@@ -481,6 +486,7 @@ def test_dask_worker_killed_mid_analysis_the_cli_names_the_node(nodes: list[str]
     assert "Traceback" not in stderr and "internal error" not in stderr
 
 
+@pytest.mark.slow
 def test_dask_cluster_left_without_workers_reports_the_nodes(nodes: list[str],
                                                             monkeypatch: pytest.MonkeyPatch
                                                             ) -> None:

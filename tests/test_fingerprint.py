@@ -18,7 +18,7 @@ from phasekit.energy.fingerprint import (
     ratio_series,
 )
 from phasekit.errors import InputError, UsageError
-from phasekit.io import write_profile
+from phasekit.io import read_profile, write_profile
 from phasekit.metrics import labels_ari
 from phasekit.profile import Profile
 from phasekit.synth.power import generate_fingerprint_runs
@@ -140,6 +140,7 @@ def test_clustering_recovers_the_programs(seed: int) -> None:
     assert labels_ari(programs, blind.clusters) >= 0.7
 
 
+@pytest.mark.slow
 def test_scores_are_scikit_learns_bit_for_bit() -> None:
     """The adjusted Rand index and the silhouette are computed without scikit-learn (its
     import, with pandas, was a quarter of the command): the same floats as its functions."""
@@ -246,3 +247,34 @@ def test_cli_bad_input_is_one_line(run_files: list[Path], tmp_path: Path) -> Non
     assert code == 2 and "expected NUM/DEN" in err and "bare.csv" not in err
     code, out, err = _cli(*run_files, "--clusters", "99")
     assert code == 2
+
+
+def test_cli_prints_the_headline_first_and_checks_its_options_in_the_library(
+        run_files: list[Path]) -> None:
+    """The first line says how many runs fell into how many clusters and how the clusters
+    match the programs; the table and the line on the number of clusters follow. The
+    options the command line checks are the library's parameters: errors name them."""
+    profiles = [read_profile(p) for p in run_files]
+    result = fingerprint_profiles(profiles, names=[p.name for p in run_files])
+    programs = len(set(result.programs or ()))
+    code, out, err = _cli(*run_files)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == result.present().headline == (
+        f"{len(run_files)} runs in {result.n_clusters} clusters (best agreement with the "
+        f"profiles' programs, adjusted Rand index {result.ari:.3f}); every cluster holds the "
+        f"runs of one program ({programs} programs)")
+    assert lines[1].startswith("Fingerprints (")
+    code, out, err = _cli(*run_files, "--clusters", "2")
+    assert code == 0, err
+    first = out.splitlines()[0]
+    assert first.startswith(f"{len(run_files)} runs in 2 clusters (as asked); ")
+    assert "of 2 clusters hold" in first  # 3 programs in 2 clusters: one holds two
+    with pytest.raises(UsageError) as info:
+        fingerprint_profiles(profiles[:1])
+    assert info.value.parameter == "profiles" and "--" not in str(info.value)
+    with pytest.raises(UsageError) as info:
+        fingerprint_profiles(profiles[:2], n_points=4)
+    assert (info.value.parameter, info.value.value) == ("n_points", 4)
+    code, _, err = _cli(*run_files, "--points", "4")
+    assert code == 2 and err.strip() == "phasekit: error: --points 4: expected at least 5"

@@ -9,6 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # several hundred commands: a minute or more
+
 FUZZ = Path(__file__).resolve().parent / "fuzz.py"
 
 

@@ -478,6 +478,7 @@ def _profile_or_input_error(read: Callable[..., Profile], path: Path) -> None:
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=corrupted(), name=st.sampled_from(["c.csv", "c.txt", "c"]))
+@pytest.mark.slow
 def test_corrupted_tool_output_gives_profile_or_input_error(data: bytes, name: str) -> None:
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / name

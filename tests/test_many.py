@@ -56,6 +56,7 @@ def test_nothing_analyzed_is_a_result_with_errors(tmp_path: Path) -> None:
         "no file matches this pattern", "no such file"]
 
 
+@pytest.mark.slow
 def test_phases_and_structure_many_round_trip(run_folder: Path, tmp_path: Path) -> None:
     phases = pk.phases_many(run_folder, workers=1, sensors="ipc")
     assert isinstance(phases, MultiPhaseResult)
@@ -73,6 +74,7 @@ def test_phases_and_structure_many_round_trip(run_folder: Path, tmp_path: Path) 
     assert MultiStructureResult.from_dict(structure.to_dict()).to_dict() == structure.to_dict()
 
 
+@pytest.mark.slow
 def test_on_a_dask_client_workers_do_not_import_the_cli(run_folder: Path) -> None:
     import sys
 
@@ -113,6 +115,7 @@ def test_fit_then_choose_is_the_verb(seed_campaign_file: Callable[..., Path]) ->
         fit_then_choose(configurations(campaign), tolerance=-1.0)
 
 
+@pytest.mark.slow
 def test_small_inputs_run_in_this_process_unless_workers_are_asked_for(
         run_folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """By default, files that total less than SMALL_INPUTS_BYTES are analysed serially

@@ -207,6 +207,7 @@ def test_generate_nodes() -> None:
         generate_nodes(n_nodes=1, outliers=("slow", "idle"))
 
 
+@pytest.mark.slow
 def test_outliers_against_planted_truth() -> None:
     """Eight 2-minute nodes per run, one outlier of each kind planted, over kinds and seeds:
     recall and precision of the flagged nodes, and the expected reason for each kind."""
@@ -275,6 +276,7 @@ def test_cli_json_contract(run_folder: Path, tmp_path: Path) -> None:
         assert {"node", "file", "reasons", "details"} <= set(outlier)
 
 
+@pytest.mark.slow
 def test_cli_processes_give_the_same_result(run_folder: Path) -> None:
     files = sorted(str(p) for p in run_folder.glob("node*.csv"))
     code, out, err = run("analyze", *files, "--json", "--workers", "2")
@@ -290,6 +292,10 @@ def test_cli_table(run_folder: Path) -> None:
     assert "Nodes (Phase-TA, Table II per node)" in out and "node04" in out
     assert "agreement:" in out and "Agreement with the reference node" in out
     assert "analyzed 5 of 6 inputs; 1 failed" in out
+    # first the headline, last the failed inputs (listed on stderr) and what was written
+    lines = out.splitlines()
+    assert lines[0].startswith("the patterns of") and "; 1 of 6 inputs failed" in lines[0]
+    assert lines[-1] == "analyzed 5 of 6 inputs; 1 failed (listed on stderr)"
 
 
 def test_cli_every_input_bad(tmp_path: Path) -> None:
@@ -311,6 +317,7 @@ def test_cli_many_rejects_plot_and_bad_workers(run_folder: Path, tmp_path: Path)
     assert code == 2 and "--workers" in err
 
 
+@pytest.mark.slow
 def test_cli_phases_many(run_folder: Path) -> None:
     code, out, err = run("phases", run_folder / "node00.csv", run_folder / "node01.csv",
                          run_folder / "broken.csv", "--sensor", "ipc", "--json", "--workers", "1")
@@ -322,6 +329,7 @@ def test_cli_phases_many(run_folder: Path) -> None:
     code, out, _ = run("phases", run_folder / "node00.csv", run_folder / "node01.csv",
                        "--sensor", "ipc", "--workers", "1")
     assert code == 0 and "Phases of 2 profiles" in out and "node01" in out
+    assert out.splitlines()[0].startswith("2 profiles: ")
 
 
 def test_cli_structure_many(tmp_path: Path) -> None:
@@ -335,8 +343,14 @@ def test_cli_structure_many(tmp_path: Path) -> None:
     data = json.loads(out)
     assert [Path(t["file"]).name for t in data["traces"]] == ["a.prv", "b.prv"]
     assert [t["loops"][0]["iterations"] for t in data["traces"]] == [10, 10]
-    code, out, _ = run("structure", folder / "a.prv", folder / "b.prv", "--workers", "1")
+    code, out, _ = run("structure", folder / "a.prv", folder / "b.prv", "--workers", "1",
+                       "-o", tmp_path / "s.json")
     assert code == 0 and "Structure of 2 traces" in out
+    assert out.splitlines()[0] == ("2 traces, all with loops: the longest top-level loop runs "
+                                   "10 iterations")
+    assert out.splitlines()[-1] == f"wrote result: {tmp_path / 's.json'}"
+    saved = json.loads((tmp_path / "s.json").read_text())
+    assert [t["loops"][0]["iterations"] for t in saved["traces"]] == [10, 10]
 
 
 def test_cli_node_names_fall_back_to_file_names(tmp_path: Path) -> None:

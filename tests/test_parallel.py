@@ -106,6 +106,7 @@ def assert_same_outcomes(got: list, serial: list, items: list[str]) -> None:
 
 
 # --- local processes -------------------------------------------------------------------------
+@pytest.mark.slow
 def test_processes_give_what_serial_gives() -> None:
     items = ["3", "x", "boom", "warn4", "5", "6"]
     serial = map_files(square, items, workers=1)
@@ -121,6 +122,7 @@ def test_processes_give_what_serial_gives() -> None:
     assert seen[-1] == 1.0 and len(seen) == len(items) + 2
 
 
+@pytest.mark.slow
 def test_a_dying_worker_fails_its_item_only() -> None:
     items = [str(i) for i in range(6)]
     outcomes = map_files(die_on_three, items, workers=2)
@@ -160,6 +162,7 @@ def cluster():  # type: ignore[no-untyped-def]
         yield local
 
 
+@pytest.mark.slow
 def test_dask_gives_what_serial_gives(cluster) -> None:  # type: ignore[no-untyped-def]
     items = ["3", "x", "boom", "warn4", "5"]
     serial = map_files(square, items, workers=1)
@@ -369,12 +372,14 @@ def analyzed_nodes(*args: str | Path) -> list[str]:
     return [node["node"] for node in result["nodes"]]
 
 
+@pytest.mark.slow
 def test_five_hundred_files_on_two_workers_replace_them_without_hanging(
         five_hundred_nodes: Path) -> None:
     nodes = analyzed_nodes(five_hundred_nodes, "--workers", "2")
     assert nodes == [f"node{i:03d}" for i in range(500)]
 
 
+@pytest.mark.slow
 def test_five_hundred_files_on_dask_finish(cluster, five_hundred_nodes: Path) -> None:  # type: ignore[no-untyped-def]
     nodes = analyzed_nodes(five_hundred_nodes, "--scheduler", cluster.scheduler_address)
     assert nodes == [f"node{i:03d}" for i in range(500)]
@@ -421,6 +426,7 @@ def test_a_function_of_the_script_itself_is_refused_at_once_with_the_fix() -> No
     assert "workers=1" in done.stdout
 
 
+@pytest.mark.slow
 def test_a_worker_killed_by_a_signal_is_said_so_not_blamed_on_memory() -> None:
     items = ["1", "segv", "2"]
     outcomes = map_files(crash, items, workers=2)
@@ -448,6 +454,7 @@ def test_an_item_that_does_not_pickle_is_its_own_failure_not_a_shorter_list() ->
     assert failure is not None and "pickle" in failure.message
 
 
+@pytest.mark.slow
 def test_a_wrong_parameter_is_the_callers_error_once_in_its_own_words(tmp_path: Path) -> None:
     """A usage error about a parameter is the same for every file: raised once, as Python
     spells it, and on the command line as the option."""

@@ -17,6 +17,7 @@ sys.path.insert(0, str(BENCHMARKS))
 from periodicity_real import record_child  # noqa: E402  (the benchmark's own child and recording)
 
 
+@pytest.mark.slow
 def test_busy_idle_child_is_found_at_one_second_without_a_metric(tmp_path: Path) -> None:
     """Recorded at the recorder's default 5 ms in the child's process scope: the software
     counters of the child itself (the /proc CPU times are node-wide and also count whatever
@@ -35,6 +36,7 @@ def test_busy_idle_child_is_found_at_one_second_without_a_metric(tmp_path: Path)
         assert choice["rule"].startswith("periodic strength") and len(choice["scores"]) > 1
 
 
+@pytest.mark.slow
 def test_benchmark_quick_run_writes_its_section(tmp_path: Path) -> None:
     """benchmarks/periodicity_real.py in its --quick mode (a 4 s child, an 8-iteration demo)
     writes its own section of the RESULTS file it is given, and nothing else."""

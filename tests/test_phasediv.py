@@ -217,6 +217,7 @@ def test_switch_cost_makes_fewer_phases_optimal() -> None:
 
 
 # --- genetic algorithm -------------------------------------------------------------------------
+@pytest.mark.slow
 def test_dp_is_never_worse_than_the_ga() -> None:
     for seed in range(3):
         prof = random_profiles(8, seed, n_min=20, n_max=60)
@@ -486,3 +487,29 @@ def test_cli_bad_input_is_one_line(tmp_path: Path, content: str | None,
     assert len(err.strip().splitlines()) == 1 and err.startswith("phasekit: error:")
     if expected == 3:
         assert "in.json" in err
+
+
+def test_cli_prints_the_best_division_and_its_saving_first(profiles_json: Path) -> None:
+    """The first line gives the best number of phases and the energy they save against the
+    best single configuration (or that one configuration is best, switch costs counted);
+    the tables and the line of totals follow, as the result presents them."""
+    data = power_profiles_from_dict(json.loads(profiles_json.read_text()))
+    result = divide_phases(data, max_phases=4, grid=100)
+    saving = (result.single_energy_j - result.energy_j) / result.single_energy_j
+    assert result.best_k > 1 and saving > 0
+    shown = result.present("p.json")
+    assert shown.headline.startswith(
+        f"{result.best_k} phases, each at its minimum-energy configuration, use "
+        f"{100 * saving:.2f} % less energy than the best single configuration")
+    assert shown.views[0].title.startswith("Phases of p.json (Silva 2024 ch. 5; dp, ")
+    assert len(shown.views[0].rows) == result.best_k and len(shown.views[1].rows) == 4
+    code, out, err = _cli(profiles_json, "--max-phases", "4", "--grid", "100")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == shown.headline
+    assert lines[1] == shown.views[0].title.replace("p.json", profiles_json.name)
+    assert any(line.startswith(f"best: {result.best_k} phase(s), ") for line in lines)
+    single = divide_phases(data, max_phases=4, grid=100, switch_cost_j=1e12)
+    assert single.best_k == 1 and single.present().headline.startswith(
+        "a single configuration is best once switch costs are counted: "
+        f"{single.labels[single.single_config]}, ")

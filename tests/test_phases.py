@@ -321,6 +321,7 @@ def _profile_file(tmp_path, name: str = "steps.csv"):
     return path
 
 
+@pytest.mark.slow
 def test_cli_phases_json_table_and_figure(tmp_path) -> None:
     import json
     import subprocess
@@ -346,6 +347,7 @@ def test_cli_phases_json_table_and_figure(tmp_path) -> None:
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "nope" in bad.stderr
 
 
+@pytest.mark.slow
 def test_cli_watch_replays_a_file_and_reads_csv_lines_from_stdin(tmp_path) -> None:
     import json
     import subprocess
@@ -373,6 +375,7 @@ def test_cli_watch_replays_a_file_and_reads_csv_lines_from_stdin(tmp_path) -> No
     assert bad.returncode == 3 and "line 3" in bad.stderr and bad.stderr.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_cli_watch_follows_a_recording_in_progress(tmp_path) -> None:
     import json
     import subprocess

@@ -37,6 +37,7 @@ def test_headed_table_errors_name_the_line(tmp_path: Path) -> None:
         read_headed_table(bad)
 
 
+@pytest.mark.slow
 def test_default_beats_pelt_on_real_back_to_back_sequences(
         external_data: Callable[[str], Path]) -> None:
     dcslab = external_data("phases/dcslab")

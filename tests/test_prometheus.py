@@ -183,6 +183,7 @@ def test_query_names_durations_and_times() -> None:
 
 
 @pytest.mark.needs_prometheus
+@pytest.mark.slow
 def test_live_metrics_are_scraped_by_a_real_prometheus(tmp_path: Path) -> None:
     from phasekit.live import LiveMetrics
 
@@ -229,6 +230,7 @@ def test_windowed_periodicity_finds_the_period_of_a_live_series() -> None:
 
 
 @pytest.mark.needs_prometheus
+@pytest.mark.slow
 def test_the_verbs_read_prometheus_and_compare_its_nodes(server: ps.Prometheus,
                                                          recording: pk.Profile) -> None:
     import json
@@ -260,6 +262,7 @@ def test_the_verbs_read_prometheus_and_compare_its_nodes(server: ps.Prometheus,
 
 
 @pytest.mark.needs_prometheus
+@pytest.mark.slow
 def test_nodes_read_from_prometheus_are_named_by_server_and_label(server: ps.Prometheus,
                                                                   recording: pk.Profile
                                                                   ) -> None:
@@ -301,6 +304,7 @@ def test_nodes_read_from_prometheus_are_named_by_server_and_label(server: ps.Pro
 
 
 @pytest.mark.needs_prometheus
+@pytest.mark.slow
 def test_watch_serve_is_scraped_by_a_real_prometheus(tmp_path: Path) -> None:
     """``phasekit watch - --serve``: Prometheus scrapes the phase number as the stream goes."""
     import subprocess

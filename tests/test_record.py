@@ -89,6 +89,7 @@ def test_stored_values_against_a_naive_computation() -> None:
     assert math.isnan(values[2, 0])
 
 
+@pytest.mark.slow
 def test_a_recording_holds_the_known_rates(tmp_path: Path) -> None:
     output = tmp_path / "run.parquet"
     summary = Recorder([Fake()], interval=0.005).run(output, duration=1.5)
@@ -116,6 +117,7 @@ def test_a_recording_holds_the_known_rates(tmp_path: Path) -> None:
     assert 0 <= summary.jitter_p50 <= summary.jitter_p99 <= summary.jitter_max
 
 
+@pytest.mark.slow
 def test_missed_ticks_are_gaps_not_bursts(tmp_path: Path) -> None:
     output = tmp_path / "late.parquet"
     source = Fake(slow_every=40, slow_by=0.025)  # every 40th read takes 5 intervals
@@ -198,6 +200,7 @@ def _wait_for_samples(partial: Path, seconds: float) -> None:
     time.sleep(seconds)
 
 
+@pytest.mark.slow
 def test_sigkill_keeps_every_flushed_chunk(tmp_path: Path) -> None:
     output = tmp_path / "cut.parquet"
     pid_file = tmp_path / "child.pid"
@@ -228,6 +231,7 @@ def test_sigkill_keeps_every_flushed_chunk(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.slow
 def test_a_signal_stops_the_command_and_finalizes_the_file(tmp_path: Path, signum: int) -> None:
     output = tmp_path / "stopped.parquet"
     log = tmp_path / "log.txt"
@@ -245,6 +249,7 @@ def test_a_signal_stops_the_command_and_finalizes_the_file(tmp_path: Path, signu
     assert recorder.returncode == 128 + signum == recording["exit_code"]
 
 
+@pytest.mark.slow
 def test_cli_errors_are_one_line_with_exit_code_2(tmp_path: Path) -> None:
     for args, message in [
         (["--interval", "0.5ms", "--duration", "1s"], "shortest interval is 1 ms"),
@@ -278,6 +283,7 @@ def test_sources_lists_what_works_and_why_not() -> None:
         assert not listing["rapl"]["available"]
 
 
+@pytest.mark.slow
 def test_recording_a_real_child_finds_its_known_period(tmp_path: Path) -> None:
     """The built-in workload (period 0.4 s by construction) recorded with the software
     counters of its process tree; the analysis finds 0.4 s."""
@@ -388,6 +394,7 @@ def test_two_sources_with_one_metric_name_is_a_usage_error(tmp_path: Path) -> No
         Recorder([Fake(), Fake()]).run(tmp_path / "x.parquet", duration=0.2)
 
 
+@pytest.mark.slow
 def test_stop_signals_reach_the_whole_command_and_a_second_one_kills(tmp_path: Path) -> None:
     """Without a terminal, the command has its own process group: SIGTERM reaches its
     grandchildren at once; a command that ignores it is killed at the second signal."""
@@ -410,6 +417,7 @@ def test_stop_signals_reach_the_whole_command_and_a_second_one_kills(tmp_path: P
     assert read_profile(output).meta["recording"]["stopped_by"] == "SIGTERM"
 
 
+@pytest.mark.slow
 def test_a_write_failure_is_one_line_naming_what_was_kept(tmp_path: Path) -> None:
     import resource
 

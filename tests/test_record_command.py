@@ -90,6 +90,7 @@ def analyze_default(path: Path) -> dict:
 
 
 @pytest.mark.parametrize("hogs", [0, 2], ids=["alone", "beside-two-cpu-bound-jobs"])
+@pytest.mark.slow
 def test_the_default_analysis_finds_the_commands_period(tmp_path: Path, hogs: int) -> None:
     """The period (1.0 s within 2 %) over >= 90 % of the run, without naming a metric; the
     choice says it took the command's own metric.

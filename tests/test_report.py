@@ -207,13 +207,36 @@ def test_every_supported_kind_renders_with_its_figures(report_html: str,
     assert "Efficiency (speedup / threads)" in found["campaign"]
     assert "Pareto" in found["energy_choice"] and "Phase ids" in found["phases"]
     multinode = found["multinode_analysis"]
-    nodes_table, outliers_table = multinode.split("<caption>Outliers</caption>")
+    nodes_table, outliers_table = multinode.split("<caption>Outliers (nodes that stand out")
     assert nodes_table.count('<tr class="outlier">') == 2  # node-05 and the HTML-named node
+    assert nodes_table.count("<td>coverage, period</td>") == 1  # node-05's reasons in its row
     assert outliers_table.count('<tr class="outlier">') == 2
     assert "periodic share 12.0 % where the median node" in multinode
-    assert "4 of 5 nodes agree within 1.00% of the reference node node-02" in multinode
-    assert "Agreement with the reference node" in multinode  # the distance figure
+    assert ("agreement: no, 1 of 5 nodes have a pattern further than 1% from the reference&#x27;s "
+            "or miss one: node-05") in multinode
+    assert "Agreement with the reference node node-02" in multinode
     assert "could not be analyzed" in multinode and "no such file" in multinode
+
+
+def test_the_report_says_what_the_command_line_says(results: dict[str, Path]) -> None:
+    """The multinode and structure sections show their result's presentation: its headline,
+    each of its tables (every row) and its notes, in order."""
+    from phasekit.periodicity.nodes import MultiNodeResult
+    from phasekit.structure import StructureResult
+
+    for kind, cls in (("multinode_analysis", MultiNodeResult), ("structure", StructureResult)):
+        data = load(results[kind])
+        shown = cls.from_dict(data).present()
+        page = build_report([ReportItem(f"{kind}.json", data)])
+        texts = [shown.headline]
+        for view in shown.views:
+            texts += [view.title, *(cell for row in view.rows for cell in row)]
+        texts += list(shown.notes)
+        at = 0
+        for text in texts:
+            found = page.find(html.escape(text, quote=True), at)
+            assert found >= 0, (kind, text)
+            at = found + len(html.escape(text, quote=True)) if text.strip() else at
 
 
 def test_header_names_files_version_and_has_contents(report_html: str,
@@ -304,18 +327,6 @@ def test_malformed_results_never_fail_the_report(data: dict[str, Any]) -> None:
     assert "<section " in page and EVIL not in page
 
 
-def test_multinode_matrices_and_plain_outliers_are_drawn() -> None:
-    data = {"kind": "multinode_analysis", "version": 1,
-            "nodes": [{"node": f"n{i}", "coverage": 0.5 + 0.1 * i, "patterns": []}
-                      for i in range(3)],
-            "agreement": {"similarity": [[1, 0.9, 0.2], [0.9, 1, 0.3], [0.2, 0.3, 1]]},
-            "outliers": ["n2", 0]}
-    page = build_report([ReportItem("m.json", data)])
-    nodes_table = page.split("<caption>Outliers</caption>")[0]
-    assert nodes_table.count('<tr class="outlier">') == 2 and "Agreement: similarity" in page
-    assert page.count("<svg ") == 3 and 'class="fail"' not in page
-
-
 def test_result_without_preview_still_shows_its_regions(results: dict[str, Path]) -> None:
     data = load(results["periodicity"])
     del data["preview"]
@@ -364,7 +375,8 @@ def test_report_shows_the_structure_table(name: str, tmp_path: Path) -> None:
     for row in result.table():
         assert html.escape(row["PSEUDOCODE"]) in page
     older = {k: v for k, v in data.items() if k != "pseudocode"}
-    assert "run phasekit structure again" in build_report([ReportItem("t.json", older)])
+    assert "no pseudocode in this result (saved by an older phasekit)" in build_report(
+        [ReportItem("t.json", older)])
 
 
 # --- the command line ------------------------------------------------------------------------
@@ -432,6 +444,7 @@ def test_cli_reads_a_campaign_log_and_has_help(tmp_path: Path,
     assert code == 0 and "Example:" in out and "phasekit report" in out
 
 
+@pytest.mark.slow
 def test_demo_ends_by_writing_its_report(tmp_path: Path) -> None:
     folder = tmp_path / "demo"
     code, out, err = run("demo", "--synthetic", "-d", folder, "--json")
@@ -467,3 +480,20 @@ def test_the_demos_comparison_has_its_own_view(comparison: dict[str, Any],
     assert "No dedicated view" not in page and "How the demo compares" in page
     for text in shown:
         assert html.escape(text) in page, text
+
+
+@pytest.mark.parametrize("kind", ["schedule", "fingerprints", "phase_division"])
+def test_a_converted_kind_shows_its_own_presentation(kind: str, report_html: str,
+                                                     results: dict[str, Path]) -> None:
+    """The section of a schedule, of fingerprints and of a phase division renders the
+    result's presentation: its headline, the titles of its tables and its notes, as the
+    command line prints them."""
+    from phasekit.results import from_data
+
+    shown = from_data(load(results[kind])).present()
+    body = sections(report_html)[kind]
+    assert f'<p class="headline">{html.escape(shown.headline)}</p>' in body
+    for view in shown.views:
+        assert f"<caption>{html.escape(view.title)}</caption>" in body
+    for line in shown.notes:
+        assert html.escape(line) in body

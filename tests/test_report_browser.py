@@ -220,6 +220,7 @@ def report_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder / "report.html"
 
 
+@pytest.mark.slow
 def test_report_renders_in_headless_chromium(report_file: Path, tmp_path: Path) -> None:
     html = report_file.read_text(encoding="utf-8")
     with chromium(tmp_path) as browser:

@@ -195,6 +195,7 @@ def test_every_result_plots_alone_and_on_a_given_axes(
         assert drawn(ax) > 0, type(result).__name__
 
 
+@pytest.mark.slow
 def test_repr_html_has_a_table_and_an_image(
         fitted: EnergyFitResult, choice: ChoiceResult, suggested: SuggestResult) -> None:
     for result in results(fitted, choice, suggested):

@@ -91,6 +91,17 @@ def test_multinode_summary_against_the_truth(run_folder: tuple[Path, dict[str, f
     assert outlier in table.attrs["agreement"]["disagreeing"]
     assert table.attrs["verdict"].startswith("agreement: no") and outlier in table.attrs["verdict"]
     assert list(table.attrs["outliers"]) == [outlier]
+    # how it reads: the outlier and why in the headline, a row per node, the verdict last
+    shown = result.present()
+    reasons = ", ".join(result.outliers[0].reasons)
+    assert f"; 1 outlier: {outlier} ({reasons}); 1 of 6 inputs failed" in shown.headline
+    nodes_view, agreement_view, outliers_view = shown.views
+    assert [row[0] for row in nodes_view.rows] == sorted(periods)
+    assert [row[-1] for row in nodes_view.rows if row[-1]] == [reasons]
+    assert agreement_view.title.startswith(f"Agreement with the reference node "
+                                           f"{result.agreement.reference} ")
+    assert [row[0] for row in outliers_view.rows] == [outlier]
+    assert shown.notes == (result.verdict(),)
     check_contract(result, tmp_path)
 
 
@@ -99,6 +110,9 @@ def test_multinode_without_nodes_still_displays(tmp_path: Path) -> None:
     table = result.summary()
     assert len(table) == 1 and table["error"].iloc[0].endswith("no such file")
     assert table.attrs["agreement"]["agree"] is None
+    shown = result.present()
+    assert shown.headline == "no node was analyzed; 1 of 1 inputs failed"
+    assert shown.views[0].rows == () and shown.notes == ("agreement: no node was analyzed",)
     assert isinstance(result.plot(), Figure)
     assert "<table" in result._repr_html_()
 
@@ -129,9 +143,17 @@ def test_multiphase_summary_against_the_truth(tmp_path: Path) -> None:
         assert row["main_id"] == longest["id"]
         bt = segments[1][1] - segments[1][0]
         assert row["main_share"] == pytest.approx(bt / segments[-1][1], abs=0.03)
+    shown = result.present()
+    assert shown.headline == "2 profiles: 5 phases each, of 5 kinds; 1 of 3 inputs failed"
+    assert [row[:4] for row in shown.views[0].rows] == [("n0", row_duration(result, 0), "5", "5"),
+                                                        ("n1", row_duration(result, 1), "5", "5")]
     check_contract(result, tmp_path)
     fig = result.plot()
     assert len(fig.axes[0].collections) == 10  # one bar per phase
+
+
+def row_duration(result: MultiPhaseResult, k: int) -> str:
+    return f"{result.nodes[k]['duration_s']:.6g}"
 
 
 # --- structure of several traces ---------------------------------------------------------------
@@ -151,6 +173,10 @@ def test_multistructure_summary_against_the_truth(tmp_path: Path) -> None:
     assert list(traces["n_loops"]) == [3, 2] and list(traces["top_loops"]) == [1, 2]
     assert list(traces["iterations"]) == ["10", "20, 40"]
     assert list(traces["main_iterations"]) == [10, 40]
+    shown = result.present()
+    assert shown.headline == ("2 traces, all with loops: the longest top-level loop runs 10 to "
+                              "40 iterations; 1 of 3 inputs failed")
+    assert [row[4:] for row in shown.views[0].rows] == [("1", "10"), ("2", "20, 40")]
     check_contract(result, tmp_path)
     fig = result.plot()
     assert [round(p.get_width()) for p in fig.axes[0].patches] == [10, 20, 40]

@@ -74,6 +74,7 @@ def test_reads_whole_files_of_any_length_and_reports_errors_as_errno(tmp_path: P
     assert all(0 <= x < 0.01 for x in late)
 
 
+@pytest.mark.slow
 def test_a_stop_takes_a_final_sample_and_ends_the_stream(tmp_path: Path) -> None:
     path = tmp_path / "value"
     path.write_bytes(b"1")
@@ -209,6 +210,7 @@ class UptimeSource(Source):
 
 
 @pytest.mark.parametrize("loop", ["compiled", "python"])
+@pytest.mark.slow
 def test_the_recorder_stores_the_known_rate_with_either_loop(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loop: str) -> None:
     if loop == "python":

@@ -522,6 +522,7 @@ def test_a_deadline_stops_the_annealing_and_says_the_plan_depends_on_the_machine
     assert "depends on" in plan.info["stopped"] and "machine" in plan.info["stopped"]
 
 
+@pytest.mark.slow
 def test_time_limit_bounds_the_whole_comparison() -> None:
     """--policy all: the annealing and the MILP share one limit (they each had it). A
     small comparison first loads (or compiles) the kernels, which the limit leaves out."""
@@ -637,7 +638,37 @@ def test_cli_json_contract_outputs_and_plot(tmp_path: Path) -> None:
     assert code == 0 and "round robin" in out and "13" in out
 
 
+def test_the_headline_names_the_policy_that_saves_the_most(tmp_path: Path) -> None:
+    """The first line: the policy with the largest saving against round robin, by its label,
+    how much, on what, with its makespan; then the others' savings. The command's help cites
+    the thesis by name."""
+    batch = generate_batch(30, seed=1)
+    result = schedule_batch(batch, DataCenter(3, 12), policies=["rr", "heuristic", "sa"],
+                            sa_iterations=20)
+    best = max(result.policies[1:], key=lambda p: p.saving_vs_rr)
+    other = next(p for p in result.policies[1:] if p is not best)
+    label = {"heuristic": "LTF heuristic", "sa": "annealing"}
+    shown = result.present("b.csv")
+    assert shown.headline.startswith(
+        f"{label[best.policy]} saves {best.saving_vs_rr:.1f} % energy against round robin for "
+        "30 tasks on 3 x 12 cores (makespan ")
+    assert shown.headline.endswith(f"; {label[other.policy]} {other.saving_vs_rr:.1f} %")
+    assert [row[0] for row in shown.views[0].rows] == ["round robin", "LTF heuristic",
+                                                       "annealing"]
+    assert shown.notes[0].startswith("annealing: seed 0, ")
+    path = tmp_path / "b.csv"
+    write_batch(batch, path)
+    code, out, err = run("schedule", path, "--servers", "3", "--cores", "12", "--policy", "rr")
+    assert code == 0, err
+    assert out.splitlines()[0].startswith("round robin alone: 30 tasks on 3 x 12 cores, ")
+    assert out.splitlines()[1].startswith(f"{path}: 30 tasks, 3 x 12 cores (Salinas Hilburg")
+    code, out, err = run("schedule", "--help")
+    assert code == 0 and "Salinas Hilburg 2020, chapter 5:" in " ".join(out.split())
+    assert "Seed 0" not in out
+
+
 @pytest.mark.parametrize("policy", ["rr", "heuristic", "sa", "milp", "all"])
+@pytest.mark.slow
 def test_real_cli_prints_only_json_for_every_policy(policy: str) -> None:
     """``phasekit schedule ... --json`` in a real process: stdout parses as JSON. HiGHS
     writes its banner from C++ straight to file descriptor 1, which an in-process run does
@@ -656,6 +687,7 @@ def test_real_cli_prints_only_json_for_every_policy(policy: str) -> None:
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_same_seed_and_limit_give_the_same_plan_cold_or_warm_within_the_limit(
         tmp_path: Path) -> None:
     """Two ``phasekit schedule --policy all --time-limit 3s`` runs in real processes with
@@ -692,6 +724,7 @@ def test_same_seed_and_limit_give_the_same_plan_cold_or_warm_within_the_limit(
     assert elapsed <= limit + interpreter + 1.0, (elapsed, interpreter)
 
 
+@pytest.mark.slow
 def test_progress_counts_truthfully() -> None:
     """One bar over the annealing and the MILP: it never goes back, never reads as finished
     before the end (rich stops its elapsed time then), and the MILP's clock starts with

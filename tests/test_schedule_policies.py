@@ -5,9 +5,9 @@ ones; unknown names, and bad registrations, are usage errors naming the paramete
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
@@ -196,7 +196,48 @@ def test_the_command_line_takes_its_policies_from_the_registry(
                          "one-server")
     assert code == 0 and "one-server" in out, err
     code, _, err = run("schedule", path, "--servers", "2", "--cores", "4", "--policy", "fifo")
-    assert code == 2 and "rr, heuristic, sa, milp, one-server, all" in err
+    assert code == 2 and "rr, heuristic, sa, milp, one-server or all" in err
+    assert err.startswith("phasekit: error: --policy fifo: ")
+
+
+def test_a_plug_in_policy_shows_by_its_label_and_says_how_its_run_went(
+        tmp_path: Path, registry: dict[str, Policy]) -> None:
+    """Its ``label`` names it in the headline, the table, its line after the table (from
+    ``detail``) and the figure; the built-in policies' labels come from the registry too."""
+
+    @register_policy
+    class OneServer(Policy):
+        name = "one-server"
+        label = "all on server 0"
+        description = "every task on server 0, in submission order"
+
+        def plan(self, request: PlanRequest) -> Plan:
+            n = len(request.time_s)
+            return Plan(policy=self.name, kind="per_server", order=np.arange(n),
+                        server=np.zeros(n, dtype=np.int64), info={"tasks": n})
+
+        def detail(self, info: Mapping[str, Any]) -> str:
+            return f"{info['tasks']} tasks in submission order"
+
+    path = tmp_path / "batch.csv"
+    path.write_text(CSV)
+    code, out, err = run("schedule", path, "--servers", "2", "--cores", "4", "--policy",
+                         "one-server")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("no policy saves energy against round robin for 4 tasks on "
+                               "2 x 4 cores: the best, all on server 0, uses ")
+    assert any(line.split()[:4] == ["all", "on", "server", "0"] for line in lines[2:])
+    assert "all on server 0: 4 tasks in submission order" in lines
+    result = schedule_batch(batch(), DataCenter(2, 4), policies=["heuristic", "one-server"],
+                            time_limit_s=5.0)
+    figure = result.plot()
+    titles = [ax.get_title(loc="left") for ax in figure.axes]
+    assert titles[0].startswith("LTF heuristic: ") and titles[1].startswith("all on server 0: ")
+    legend = [t.get_text() for t in figure.axes[-1].get_legend().get_texts()]
+    assert legend == ["LTF heuristic", "all on server 0"]
+    shown = result.present("b.csv")
+    assert [row[0] for row in shown.views[0].rows] == ["LTF heuristic", "all on server 0"]
 
 
 def test_library_errors_name_the_parameter_and_no_command_line_option() -> None:

@@ -340,6 +340,37 @@ def test_a_failed_path_leaves_the_estimate_incomplete_and_says_so() -> None:
         reconstruct(sig, result, power_model=Cycles())
 
 
+def test_signature_and_estimate_present_their_figures_first() -> None:
+    """A signature reads as its paths and the instructions estimated, an estimate as the time
+    and energy it gives (and, incomplete, says so), each followed by its tables and notes."""
+    sig = fake_signature(failed="path2")
+    shown = sig.present()
+    assert shown.headline == (f"thesis.c 7 100: {len(sig.paths)} independent paths, "
+                              f"{sig.instructions_estimate:.4g} instructions estimated; 1 "
+                              "path failed")
+    (units,) = shown.views
+    assert units.title == "Signature of thesis.c 7 100"
+    assert [row[0] for row in units.rows] == [u.label for u in sig.units]
+    assert shown.notes[0] == (f"instructions: {sig.instructions_estimate:.4g} estimated "
+                              "(callgrind, extrapolated from trip counts 1,2 to 100)")
+    runs = [fake_run(u, k, u.count.at(k) * 1e-6) for u in sig.units if u.ok  # type: ignore
+            for k in (1, 5)]
+    result = ManagerResult("software", 5.0, 10, 0.001, tuple(runs), (0,), 0.1, ("fake",))
+    est = reconstruct(sig, result, power_model=FakeModel())
+    shown = est.present()
+    paths = sum(1 for seg in est.segments if seg.kind == "path")
+    assert shown.headline == (f"thesis.c 7 100: estimated {est.time_s:.4g} s and "
+                              f"{est.energy_j:.4g} J from {paths} paths run to p = 5 % "
+                              "(incomplete: 1 missing)")
+    segments, totals = shown.views
+    assert [row[0] for row in segments.rows] == [seg.label for seg in est.segments]
+    assert totals.rows[0][:3] == ("estimate (incomplete)", f"{est.time_s:.4f}",
+                                  f"{est.energy_j:.3f}")
+    assert shown.notes[0].endswith("; T_app is the estimate (the program was not run to "
+                                   "measure it)")
+    assert "--" not in " ".join(shown.notes)
+
+
 def test_default_power_model_is_labelled_an_assumption() -> None:
     model = default_power_model()
     assert model.features == ("task_clock",)
@@ -371,6 +402,7 @@ def kernels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Signature]:
 
 
 @needs_tools
+@pytest.mark.slow
 def test_kernels_build_into_paths_with_exact_instruction_counts(
         kernels: dict[str, Signature]) -> None:
     paths = {name: [u.label for u in sig.path_units] for name, sig in kernels.items()}
@@ -398,6 +430,7 @@ def tiny_kernels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Signatur
 
 
 @needs_tools
+@pytest.mark.slow
 def test_quality_energy_within_15_percent_of_full_runs(tiny_kernels: dict[str, Signature]
                                                        ) -> None:
     """The signature's energy estimate of each bundled kernel is within 15 % of its full
@@ -453,6 +486,7 @@ class FakeHardware(Source):
 
 
 @needs_tools
+@pytest.mark.slow
 def test_hardware_mode_stops_runs_and_times_them_by_ipc(kernels: dict[str, Signature]
                                                         ) -> None:
     sig = kernels["dgemm"]
@@ -488,6 +522,7 @@ int main(int argc, char **argv) {
 
 
 @needs_tools
+@pytest.mark.slow
 def test_paths_that_crash_are_reported_and_the_rest_kept(tmp_path: Path) -> None:
     """main->use crashes in every run (it needs main->setup's data: the thesis's
     limitation); main->late only beyond 2 steps, i.e. in the partial runs, not in the build
@@ -564,6 +599,7 @@ int main(int argc, char **argv) {
 
 
 @needs_tools
+@pytest.mark.slow
 def test_cli_build_and_run_json_contract(tmp_path: Path, kernels: dict[str, Signature]
                                          ) -> None:
     source = tmp_path / "two.c"
@@ -605,6 +641,7 @@ def test_cli_build_and_run_json_contract(tmp_path: Path, kernels: dict[str, Sign
 
 
 @needs_tools
+@pytest.mark.slow
 def test_cli_simulated_mode_is_said_and_deterministic(tiny_kernels: dict[str, Signature]
                                                       ) -> None:
     directory = Path(tiny_kernels["dgemm"].directory)
@@ -634,6 +671,7 @@ def run_cli(*args: str | Path, timeout: float = 30) -> subprocess.CompletedProce
                     "it waits on a FIFO's writer")
 
 
+@pytest.mark.slow
 def test_a_fifo_is_refused_at_once_not_waited_on(tmp_path: Path) -> None:
     """A FIFO with no writer would block the read forever: refused as the other readers do
     (exit code 3, one line naming it)."""

@@ -205,6 +205,67 @@ def test_json_contract(written: dict[tuple[str, int], Path]) -> None:
     assert middle["loops"][0]["iterations_total"] == 60
 
 
+@pytest.mark.parametrize(("name", "rank", "headline"), [
+    ("test-2", None, "3 loops, the outermost runs 10 iterations over the whole run "
+                     "(loop id 0, MPI_Send, MPI_Recv, MPI_Barrier)"),
+    ("test-2", 1, "3 loops on rank 1, the outermost runs 10 iterations over the whole run "
+                  "(loop id 0, MPI_Send, MPI_Recv, MPI_Barrier)"),
+    # FOR 20 (short); FOR 40: the loop taking the most time, with the share its calls span
+    ("two-phases", None, "2 loops, 2 at the top level; the longest runs 40 iterations over "
+                         "{share} of the run (loop id 1, MPI_Allreduce, MPI_Barrier)"),
+    ("nest-3", None, "3 loops, the outermost runs 4 iterations over the whole run (loop id 0, "
+                     "MPI_Allreduce, MPI_Barrier, MPI_Reduce)"),
+    ("single-iteration", None, "no loop found: no MPI call repeats"),
+])
+def test_the_headline_says_the_loops_in_plain_words(written: dict[tuple[str, int], Path],
+                                                    name: str, rank: int | None,
+                                                    headline: str) -> None:
+    result = structure(read_trace(written[(name, 0)]), rank=rank)
+    share = {loop["id"]: loop["explained"] for loop in result.loop_tree}.get(1, 0.0)
+    assert result.present().headline == headline.format(share=f"{100 * share:.0f}%")
+
+
+def test_the_presentation_reads_the_same_from_json(written: dict[tuple[str, int], Path],
+                                                   tmp_path: Path) -> None:
+    from phasekit.structure import StructureResult
+
+    result = structure(read_trace(written[("nest-3", 0)]))
+    shown = result.present("nest.prv")
+    pseudocode, loops = shown.views
+    assert pseudocode.title == "Structure of nest.prv (Martínez Vera; 4 ranks, 304 MPI calls)"
+    assert [dict(zip(pseudocode.headers, row, strict=True)) for row in pseudocode.rows] == \
+        result.table()
+    assert [row[:4] for row in loops.rows] == [("0", "-", "4", "4"), ("1", "0", "3", "12"),
+                                               ("2", "1", "5", "60")]
+    assert shown.notes[0] == ("3 loop(s), 1 at the top level: id 0 with 4 iterations")
+    again = StructureResult.from_dict(json.loads(json.dumps(result.to_dict())))
+    assert again.present("nest.prv") == shown
+
+
+def test_what_the_reader_said_is_a_note_not_saved(written: dict[tuple[str, int], Path],
+                                                  tmp_path: Path) -> None:
+    from phasekit.structure import StructureResult
+
+    prv = tmp_path / "t.prv"
+    prv.write_bytes(written[("test-2", 0)].read_bytes())  # no .pcf beside it
+    with pytest.warns(UserWarning, match="numeric ids"):
+        result = structure(read_trace(prv))
+    notes = [n for n in result.present().notes if "numeric ids" in n]
+    assert len(notes) == 1 and notes[0].startswith("note: no .pcf")
+    again = StructureResult.from_dict(result.to_dict())
+    assert again.reading_notes == () and "numeric ids" not in json.dumps(result.to_dict())
+
+
+def test_calls_left_out_are_counted_in_the_notes(tmp_path: Path) -> None:
+    # one call repeated 30 times over the run, one repeated 3 times in a burst at the start
+    times = [float(k) for k in range(30)] + [0.001, 0.002, 0.003]
+    trace = _calls([0] * 33, times, [10] * 30 + [12] * 3)
+    result = structure(trace, min_explained=0.05)
+    assert len(result.filtered) == 1
+    assert ("1 repeated call(s) explain less than 5% of the run and are left out "
+            "(min_explained)") in result.present().notes
+
+
 def test_merge_orders_by_common_subsequence_then_source() -> None:
     send, recv, bar = ("call", 0), ("call", 1), ("call", 2)
     source = {send: (("a.c", 10),), recv: (("a.c", 12),), bar: (("a.c", 20),)}

@@ -288,6 +288,7 @@ def test_random_traces_match_the_naive_parser(tmp_path: Path, seed: int) -> None
             _compare_with_naive(trace, text.replace("\r\n", "\n"))
 
 
+@pytest.mark.slow
 def test_outputs_grow_past_their_first_capacity(tmp_path: Path) -> None:
     """More rows (16384), paths (512) and counters (4) than the first buffers hold."""
     text = random_trace(99, n_steps=70000, n_paths=700, n_counters=7)

@@ -132,6 +132,7 @@ def warmed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return cache
 
 
+@pytest.mark.slow
 def test_after_the_warm_up_the_verbs_compile_nothing(warmed: Path) -> None:
     """NUMBA_DEBUG_CACHE makes numba say each kernel it saves (compiled) or loads."""
     verbs = _run(["-c", VERBS], warmed, debug=True)
@@ -141,6 +142,7 @@ def test_after_the_warm_up_the_verbs_compile_nothing(warmed: Path) -> None:
     assert _compiled(verbs) == [], f"compiled at first use: {_compiled(verbs)}"
 
 
+@pytest.mark.slow
 def test_every_method_and_policy_of_every_verb_runs_on_the_warmed_kernels(
         warmed: Path, tmp_path: Path) -> None:
     """After the warm-up, phases (every method, several files, the real ones of tests/data),

@@ -136,6 +136,7 @@ def run_watch(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
         pytest.fail(f"phasekit watch {' '.join(args)} still running after {timeout} s")
 
 
+@pytest.mark.slow
 def test_watch_stops_on_a_recording_cut_short_after_the_idle_time(tmp_path) -> None:
     partial, n_samples = partial_recording(tmp_path, {})
     started = time.monotonic()
@@ -154,6 +155,7 @@ def test_watch_stops_on_a_recording_cut_short_after_the_idle_time(tmp_path) -> N
     assert 1.0 <= elapsed < 20
 
 
+@pytest.mark.slow
 def test_watch_stops_at_once_when_the_recorder_that_wrote_it_is_gone(tmp_path) -> None:
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()  # its pid is no longer a running process
@@ -165,6 +167,7 @@ def test_watch_stops_at_once_when_the_recorder_that_wrote_it_is_gone(tmp_path) -
     assert time.monotonic() - started < 20  # well before the idle time
 
 
+@pytest.mark.slow
 def test_watch_stops_at_once_on_a_real_recording_whose_recorder_was_killed(tmp_path) -> None:
     """The recorder writes its pid into the recording: a SIGKILLed ``phasekit record`` is
     noticed without waiting for the idle time."""
@@ -192,6 +195,7 @@ def test_watch_stops_at_once_on_a_real_recording_whose_recorder_was_killed(tmp_p
     assert time.monotonic() - started < 30  # well before the idle time
 
 
+@pytest.mark.slow
 def test_watch_follows_a_slow_recording_that_keeps_growing(tmp_path) -> None:
     """Gaps shorter than --idle are waited through; the end-of-stream marker ends it."""
     from phasekit.io.arrow import StreamAppender

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from phasekit.errors import PhasekitError, PhasekitWarning, UsageError
+from phasekit.many_table import file_stem
 from phasekit.results import (
     NodeError,
     Result,
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from phasekit.periodicity.nodes import MultiNodeResult, NodeSummary
+    from phasekit.present import Presentation
     from phasekit.profile import Profile
 
 __all__ = [
@@ -174,17 +176,6 @@ def run_files(job: Callable[[str], R], paths: PathArg | Sequence[PathArg], *,
         else:
             done.append((name, outcome.value))  # type: ignore[arg-type]
     return FileRuns(done=done, errors=errors, tracebacks=tracebacks)
-
-
-def file_stem(name: str) -> str:
-    """A file name without its input suffix (``node01.csv.gz`` -> ``node01``)."""
-    from phasekit.io import PROFILE_SUFFIXES, TRACE_SUFFIXES
-
-    base = Path(name).name
-    for suffix in sorted((*PROFILE_SUFFIXES, *TRACE_SUFFIXES), key=len, reverse=True):
-        if base.lower().endswith(suffix) and len(base) > len(suffix):
-            return base[:-len(suffix)]
-    return Path(base).stem or base
 
 
 def node_names(files: Sequence[str], own: Sequence[str]) -> list[str]:
@@ -372,6 +363,13 @@ class MultiPhaseResult(Result):
         return plain({"kind": PHASES_KIND, "version": RESULT_VERSION, "nodes": list(self.nodes),
                       "errors": [e.to_dict() for e in self.errors]})
 
+    def present(self, name: str | None = None) -> Presentation:
+        """The headline (phases and kinds per profile, the profiles without a phase change,
+        the inputs that failed) and one row per profile (:mod:`phasekit.many_table`)."""
+        from phasekit.many_table import phases_presentation
+
+        return phases_presentation(self, name)
+
     def summary(self) -> pd.DataFrame:
         """One row per profile, in input order: its ``method``, ``duration_s``,
         ``n_phases``, ``n_changes`` (phase changes: phases - 1), ``n_ids`` (distinct phases;
@@ -476,14 +474,6 @@ class MultiStructureResult(Result):
     def _count(tree: Sequence[dict[str, Any]]) -> int:
         return sum(1 + MultiStructureResult._count(loop.get("loops") or []) for loop in tree)
 
-    @staticmethod
-    def _time(loop: dict[str, Any]) -> float:
-        """The time a top-level loop takes: iterations x time per iteration (0 if unknown)."""
-        try:
-            return float(loop["iterations"]) * float(loop["iteration_time_s"])
-        except (KeyError, TypeError, ValueError):
-            return 0.0
-
     def summary(self) -> pd.DataFrame:
         """One row per trace, in input order: ``n_ranks``, ``n_calls`` (MPI calls),
         ``duration_s``, ``n_loops`` (at every depth), ``top_loops`` (at the top level) and
@@ -494,12 +484,13 @@ class MultiStructureResult(Result):
         import pandas as pd
 
         from phasekit.results import format_count
+        from phasekit.structure.table import main_loop
 
         rows: list[dict[str, Any]] = []
         for trace in self.traces:
             info = trace.get("trace") or {}
             top = self._top(trace)
-            main = max(top, key=self._time, default=None)
+            main = main_loop(top)
             rows.append({
                 "file": str(trace.get("file", "")), "n_ranks": info.get("n_ranks"),
                 "n_calls": info.get("n_calls"), "duration_s": info.get("duration_s"),
@@ -573,6 +564,14 @@ class MultiStructureResult(Result):
     def __repr__(self) -> str:
         return short_repr(self, f"{len(self.traces)} traces",
                           f"{len(self.errors)} errors" if self.errors else None)
+
+    def present(self, name: str | None = None) -> Presentation:
+        """The headline (the traces with loops, the iterations of each one's longest
+        top-level loop, the inputs that failed) and one row per trace
+        (:mod:`phasekit.many_table`)."""
+        from phasekit.many_table import structures_presentation
+
+        return structures_presentation(self, name)
 
     def to_dict(self) -> dict[str, Any]:
         return plain({"kind": STRUCTURE_KIND, "version": STRUCTURE_VERSION,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
@@ -15,29 +15,15 @@ from phasekit.cli.common import (
     check_outputs,
     load_profile,
     name_file,
-    out_console,
     parse_window,
-    percent,
     print_json,
     progress_reporter,
-    titled_table,
     write_outputs,
 )
-from phasekit.cli.many import (
-    SchedulerOption,
-    WorkersOption,
-    exit_code,
-    finish_many,
-    is_many,
-    refuse_plot,
-    report_failures,
-)
+from phasekit.cli.many import SchedulerOption, WorkersOption, finish_many, is_many, refuse_plot
 from phasekit.cli.render import show
 from phasekit.errors import PhasekitError, UsageError
-from phasekit.many import check_window, file_stem, shown_name
-
-if TYPE_CHECKING:
-    from phasekit.periodicity.nodes import MultiNodeResult
+from phasekit.many import check_window, shown_name
 
 EPILOG = """\
 Example:
@@ -114,15 +100,13 @@ def analyze(
     check_outputs(output, plot)
     profiles = prom.expand(profiles, query=query, start=start, end=end, step=step,
                            label=label, quiet=json_output)
-    if is_many(profiles):
-        if metric and len(set(metric)) != len(metric):
-            raise UsageError("--metric: each metric may be given once")
+    if is_many(profiles):  # the library checks the metrics and options (periodicity_runs)
         refuse_plot(plot, "profile")
         return analyze_many(profiles, metrics=list(metric) if metric else None,
                             window_s=window_s, options=options, workers=workers,
                             scheduler=scheduler, json_output=json_output, output=output,
                             period=period)
-    from phasekit.periodicity import analyze as run_analysis
+    from phasekit.periodicity.api import periodicity
 
     profile = profiles[0]
     shown = shown_name(profile)  # a Prometheus node: its server and label, not a temporary file
@@ -136,8 +120,8 @@ def analyze(
     title = shown if shown != str(profile) else profile.name
     with progress_reporter(not json_output, f"analyzing {title}") as progress:
         try:
-            result = run_analysis(data, metrics=metrics, window_s=window_s,
-                                  progress=progress, **options)
+            result = periodicity(data, metrics=metrics, window=window_s,
+                                 progress=progress, **options)
         except PhasekitError as exc:
             raise name_file(exc, shown) from exc
 
@@ -168,75 +152,4 @@ def analyze_many(paths: Sequence[Path], *, metrics: list[str] | None,
         result, runs = periodicity_runs(paths, metrics=metrics, window=window_s,
                                         workers=workers, client=None, scheduler=scheduler,
                                         progress=progress, options=options, period=period)
-    report_failures(runs)
-    if not runs.done:
-        return exit_code(0, runs.errors)
-    return finish_many(result.to_dict(), output=output, json_output=json_output,
-                       n_done=len(runs.done), errors=runs.errors,
-                       show=lambda: print_nodes(result))
-
-
-def print_nodes(result: MultiNodeResult) -> None:
-    """The human view of a MultiNodeResult: one row per node (Phase-TA, Table II), the
-    agreement check, the outliers."""
-    console = out_console()
-    agreement = result.agreement
-    flagged = {o.node: o for o in result.outliers}
-    # the file column only when the node names do not say which file is which
-    files = any(file_stem(n.file) != n.node for n in result.nodes)
-    table = titled_table("Nodes (Phase-TA, Table II per node)")
-    table.add_column("node", no_wrap=True)
-    for column in ("T_exe (s)", "#rp(#i)[#pa]", "%period", "period (s)", "distance"):
-        table.add_column(column, justify="right", no_wrap=True)
-    table.add_column("outlier", overflow="fold", min_width=8)
-    if files:
-        table.add_column("file", overflow="fold")
-    for node in result.nodes:
-        distances = [p.distance for p in node.patterns if p.distance is not None]
-        distance = ("reference" if node.node == agreement.reference else
-                    percent(max(distances)) if distances else "-")
-        main = f"{node.patterns[0].period_s:.4g}" if node.patterns else "-"
-        row = [node.node, f"{node.duration_s:.3f}",
-               f"{len(node.patterns)}({node.n_instances})[{node.mean_consecutive:.1f}]",
-               f"{100 * node.coverage:.2f}%", main, distance,
-               ", ".join(flagged[node.node].reasons) if node.node in flagged else ""]
-        table.add_row(*row, *([node.file] if files else []))
-    console.print(table)
-    if agreement.patterns:
-        patterns = titled_table(f"Agreement with the reference node {agreement.reference} (Phase-TA, "
-                          f"IV-B: mean DTW distance per associated point <= "
-                          f"{100 * agreement.threshold:g}% of the pattern mean)")
-        for column in ("pattern", "period (s)", "mean", "nodes", "within", "median",
-                       "max", "at"):
-            patterns.add_column(column, justify="left" if column == "at" else "right",
-                                no_wrap=column != "at", overflow="fold")
-        for p in agreement.patterns:
-            patterns.add_row(str(p.pattern + 1), f"{p.period_s:.4g}", f"{p.mean:.4g}",
-                             f"{p.n_nodes}/{agreement.n_nodes}", str(p.n_agree),
-                             percent(p.median_distance), percent(p.max_distance),
-                             p.max_node or "")
-        console.print(patterns)
-    console.print(agreement_line(result), soft_wrap=True)
-    if result.outliers:
-        outliers = titled_table("Outliers (nodes that stand out: median +- 3.5 robust deviations)")
-        for column in ("node", "reasons", "details"):
-            outliers.add_column(column, overflow="fold")
-        for o in result.outliers:
-            outliers.add_row(o.node, ", ".join(o.reasons), "; ".join(o.details))
-        console.print(outliers)
-    elif len(result.nodes) >= 3:
-        console.print("no outlier: no node stands out", soft_wrap=True)
-
-
-def agreement_line(result: MultiNodeResult) -> str:
-    """One sentence on the agreement check."""
-    a = result.agreement
-    if a.agree is None:
-        return f"agreement: {a.explanation}"
-    limit = f"{100 * a.threshold:g}%"
-    if a.agree:
-        return (f"agreement: the patterns of all {a.n_nodes} nodes agree (largest distance "
-                f"{percent(a.max_distance)} <= {limit})")
-    return (f"agreement: no, {a.n_nodes - a.n_agree} of {a.n_nodes} nodes have a pattern "
-            f"further than {limit} from the reference's or miss one: "
-            + ", ".join(a.disagreeing))
+    return finish_many(result, runs, output=output, json_output=json_output)

@@ -10,18 +10,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich import box
-from rich.table import Table
 
 from phasekit.cli.common import (
     check_outputs,
     name_file,
-    out_console,
     print_json,
-    print_written,
     progress_reporter,
     write_outputs,
 )
+from phasekit.cli.render import show
 from phasekit.errors import InputError, PhasekitError, UsageError
 from phasekit.io.inputs import read_json
 
@@ -109,21 +106,16 @@ def phases(
 ) -> None:
     """Divide a run into phases, each at its minimum-energy configuration.
 
-    Seed 002, chapter 5: the program ran once per configuration (cores x frequency) with its
+    Silva 2024, chapter 5: the program ran once per configuration (cores x frequency) with its
     power sampled; phases are fractions of the execution, the energy of a phase is the least
     over configurations, and the division minimizing the total is found for 1..K phases.
     Prints the chosen phases (fractions, configuration, energy), the energy against the
     number of phases and the savings against the best single configuration.
     """
-    from phasekit.energy.phasediv import INTEGRATORS, METHODS, divide_phases
+    from phasekit.energy.phasediv import check_division, divide_phases
 
-    if method not in METHODS:
-        raise UsageError(f"--method {method!r}: expected one of {', '.join(METHODS)}")
-    if integrator not in INTEGRATORS:
-        raise UsageError(f"--integrator {integrator!r}: expected one of "
-                         + ", ".join(INTEGRATORS))
-    if max_phases < 1 or grid < 1 or max_phases > grid:
-        raise UsageError(f"--max-phases {max_phases} --grid {grid}: expected 1 <= K <= G")
+    check_division(max_phases=max_phases, grid=grid, method=method, integrator=integrator,
+                   switch_cost_s=switch_cost_s, switch_cost_j=switch_cost_j)
     check_outputs(output, plot)
     data = load_power_profiles(profiles, input=input_name, rep=rep, sensor=sensor)
     with progress_reporter(not json_output, f"dividing {profiles.name}") as progress:
@@ -133,6 +125,7 @@ def phases(
                                    switch_cost_j=switch_cost_j, seed=seed, progress=progress)
         except PhasekitError as exc:
             raise name_file(exc, profiles) from exc
+
     def draw(path: Path) -> None:
         from phasekit.plot.energy_phases import plot_energy_phases
 
@@ -142,44 +135,4 @@ def phases(
     if json_output:
         print_json(result.to_dict(divisions=False, configs=False))
         return
-    console = out_console()
-    source = ""
-    if data.meta.get("source") == "pascal":
-        source = (f"; PaScal input {data.meta.get('input')}, repetition "
-                  f"{data.meta.get('repetition')}, sensor {data.meta.get('sensor')}")
-    table = Table(title=f"Phases of {profiles.name} (Silva 2024 ch. 5; {method}, {integrator} "
-                        f"integrator, grid {grid}, {data.n_configs} configurations{source})",
-                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for column in ("#", "start %", "end %", "configuration", "energy (J)", "time (s)"):
-        table.add_column(column, justify="left" if column == "configuration" else "right",
-                         no_wrap=True)
-    for k, row in enumerate(result.phases(), start=1):
-        table.add_row(str(k), f"{100 * row['start']:.1f}", f"{100 * row['end']:.1f}",
-                      row["config"], f"{row['energy_j']:.6g}", f"{row['time_s']:.4g}")
-    console.print(table)
-    curve = Table(title="Energy against the number of phases (switch costs included)",
-                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    curve.add_column("phases", justify="right")
-    curve.add_column("dp (J)", justify="right")
-    if result.energy_ga is not None:
-        curve.add_column("ga (J)", justify="right")
-        curve.add_column("ga - dp", justify="right")
-    curve.add_column("vs best single", justify="right")
-    for k in range(1, result.max_phases + 1):
-        dp = result.energy_dp[k - 1]
-        cells = [str(k), f"{dp:.6g}"]
-        if result.energy_ga is not None:
-            ga = result.energy_ga[k - 1]
-            cells += [f"{ga:.6g}", f"{100 * (ga - dp) / dp:+.2f}%"]
-        value = result.energy(k)
-        cells.append(f"{100 * (value - result.single_energy_j) / result.single_energy_j:+.2f}%")
-        curve.add_row(*cells)
-    console.print(curve)
-    single = result.labels[result.single_config]
-    console.print(f"best: {result.best_k} phase(s), {result.energy_j:.6g} J in "
-                  f"{result.time_s:.4g} s; best single configuration {single}: "
-                  f"{result.single_energy_j:.6g} J in {result.single_time_s:.4g} s; savings "
-                  f"{100 * result.savings:.2f}%", soft_wrap=True)
-    if result.explanation:
-        console.print(f"note: {result.explanation}", soft_wrap=True)
-    print_written(console, written)
+    show(result.present(profiles.name), written)

@@ -11,12 +11,11 @@ each with a note. Reading, the tables and the figure import no pandas (0.25 s).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich import box
-from rich.table import Table
 
 from phasekit.cli.common import (
     FIGURE_SUFFIXES,
@@ -24,12 +23,11 @@ from phasekit.cli.common import (
     figure_file,
     json_file,
     name_file,
-    out_console,
     print_json,
-    print_written,
     write_all,
 )
 from phasekit.cli.energy import load_runs
+from phasekit.cli.render import show
 from phasekit.errors import InputError, PhasekitError, UsageError
 from phasekit.io.table import read_csv_columns
 
@@ -60,52 +58,6 @@ KINDS = ("efficiency", "energy", "all")
 #: Heatmap modes (:data:`phasekit.plot.energy.MODES`, repeated here so that a command without
 #: a figure does not import matplotlib, 0.3 s).
 MODES = ("discrete", "smoothed", "both")
-
-
-def _cell(value: float) -> str:
-    return "-" if not math.isfinite(value) else f"{value:.2f}"
-
-
-def _efficiency_title(table: EfficiencyTable) -> str:
-    at = "" if table.frequency_ghz is None else f" at {table.frequency_ghz:g} GHz"
-    on = "" if table.cores is None else f" on {table.cores} cores"
-    return f"Efficiency (speedup / {table.unit}) of {table.name}{at}{on}; columns: inputs"
-
-
-def _efficiency_table(table: EfficiencyTable) -> Table:
-    out = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    out.add_column(table.unit, justify="right", no_wrap=True)
-    for label in table.inputs:
-        out.add_column(label, justify="right", no_wrap=True)
-    for i, p in enumerate(table.counts):
-        out.add_row(str(p), *(_cell(v) for v in table.efficiency[i]))
-    return out
-
-
-def _best_lines(configs: ConfigurationTable) -> list[str]:
-    """Per input: its least energy, where, and how many configurations are on its frontier
-    (when time was measured)."""
-    import numpy as np
-
-    lines = []
-    columns = configs.columns
-    energy = columns["energy_j"]
-    for label in configs.inputs:
-        rows = np.flatnonzero((columns["input"] == label) & np.isfinite(energy))
-        if not rows.size:
-            continue
-        best = rows[np.argmin(energy[rows])]
-        f, t = float(columns["frequency_ghz"][best]), float(columns["time_s"][best])
-        at = "" if not math.isfinite(f) else f", {f:g} GHz"
-        line = (f"input {label}: least energy {energy[best]:.4g} J at "
-                f"{int(columns['cores'][best])} {configs.unit}{at}")
-        if configs.has_time:
-            line += (f" ({t:.4g} s); {int(columns['pareto'][rows].sum())} of {rows.size} "
-                     "configurations on the time-energy Pareto frontier")
-        else:
-            line += f" (least of {rows.size} configurations)"
-        lines.append(line)
-    return lines
 
 
 def plot(
@@ -154,7 +106,7 @@ def plot(
     """Plot a campaign as the PaScal Viewer does: efficiency heatmaps and energy over
     configurations.
 
-    Seed 002, section 3.10.1: efficiency = speedup / threads, speedup = T(1 thread) / T(p) for
+    Silva 2024, section 3.10.1: efficiency = speedup / threads, speedup = T(1 thread) / T(p) for
     the same input, one heatmap per region and one for the whole program (x = input,
     y = threads), discrete and smoothed. Without a 1-thread run T(1) is estimated from the
     fewest threads measured, assuming linear speedup up to them (said in a note). Then, per
@@ -170,6 +122,8 @@ def plot(
         configuration_table,
         efficiency_tables,
     )
+    from phasekit.energy.table import campaign_notes, campaign_presentation
+
     if kind not in KINDS:
         raise UsageError(f"--kind {kind!r}: expected one of {', '.join(KINDS)}")
     if mode not in MODES:
@@ -206,9 +160,7 @@ def plot(
             configs = configuration_table(runs, source=source)
     except PhasekitError as exc:
         raise name_file(exc, campaign) from exc
-    notes: list[str] = list(dict.fromkeys(n for t in tables for n in t.notes))
-    if configs is not None:
-        notes += list(configs.notes)
+    notes = campaign_notes(tables, configs)
     data_out: dict[str, Any] = {  # a view of the campaign, not a result pk.load reads
         "kind": VIEW_KIND, "version": 1, "campaign": source, "view": kind, "mode": mode,
         "efficiency": [t.to_dict() for t in tables],
@@ -229,15 +181,8 @@ def plot(
     if json_output:
         print_json(data_out)
         return
-    console = out_console()
-    for table in tables:
-        console.print(_efficiency_title(table), style="bold", soft_wrap=True)
-        console.print(_efficiency_table(table))
-    if configs is not None:
-        for line in _best_lines(configs):
-            console.print(line, soft_wrap=True)
-    for note in notes:
-        console.print(f"note: {note}", soft_wrap=True)
-    if figure is None:
-        console.print("no figure written (give --plot FILE.png, .svg or .pdf)", soft_wrap=True)
-    print_written(console, written)
+    shown = campaign_presentation(tables, configs, campaign.name)
+    if figure is None:  # about the command line: said after the notes, before "wrote ..."
+        shown = replace(shown, notes=(*shown.notes,
+                                      "no figure written (give --plot FILE.png, .svg or .pdf)"))
+    show(shown, written)

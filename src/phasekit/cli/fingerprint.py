@@ -6,19 +6,16 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich import box
-from rich.table import Table
 
 from phasekit.cli.common import (
     PeriodOption,
     check_outputs,
     load_profile,
-    out_console,
     print_json,
-    print_written,
     write_outputs,
 )
-from phasekit.errors import InputError, UsageError
+from phasekit.cli.render import show
+from phasekit.errors import InputError
 
 EPILOG = """\
 Example:
@@ -61,7 +58,7 @@ def fingerprint(
 ) -> None:
     """Cluster runs by their fingerprints: the instructions / memory instructions series.
 
-    Seed 002, ch. 5.10: each run's ratio series goes through a median filter, B-spline
+    Silva 2024, ch. 5.10: each run's ratio series goes through a median filter, B-spline
     resampling onto 0..100 % of the execution, Savitzky-Golay smoothing and 0..100 %
     normalization; runs are compared with the Canberra distance and clustered with Ward's
     linkage. Prints each run's cluster, in dendrogram order.
@@ -74,10 +71,6 @@ def fingerprint(
     if problems:
         where, why = problems[0]
         raise InputError(why, path=where)
-    if len(profiles) < 2:
-        raise UsageError("give at least two profiles to compare (files, or a folder of them)")
-    if points < 5:
-        raise UsageError(f"--points {points}: expected at least 5")
     check_outputs(output, plot)
     loaded = [load_profile(p, period) for p in profiles]
     names = [p.name for p in profiles]
@@ -86,6 +79,7 @@ def fingerprint(
     # errors about one run start with its name (the file name)
     result = fingerprint_profiles(loaded, names=names, ratio=ratio, n_clusters=clusters,
                                   n_points=points)
+
     def draw(path: Path) -> None:
         from phasekit.plot.fingerprint import plot_fingerprints
 
@@ -95,34 +89,4 @@ def fingerprint(
     if json_output:
         print_json(result.to_dict(series=False))
         return
-    from scipy.cluster.hierarchy import leaves_list
-
-    console = out_console()
-    table = Table(title=f"Fingerprints ({result.ratio}; Canberra distance, Ward linkage; "
-                        "Silva 2024 ch. 5.10)", title_justify="left", box=box.SIMPLE_HEAD,
-                  pad_edge=False)
-    table.add_column("run", overflow="fold")
-    if result.programs is not None:
-        table.add_column("program")
-    table.add_column("cluster", justify="right")
-    table.add_column("nearest run", overflow="fold")
-    for i in leaves_list(result.linkage):
-        d = result.distances[i].copy()
-        d[i] = float("inf")
-        j = int(d.argmin())
-        cells = [result.names[i]]
-        if result.programs is not None:
-            cells.append(result.programs[i])
-        cells += [str(int(result.clusters[i])), f"{result.names[j]} ({d[j]:.3g})"]
-        table.add_row(*cells)
-    console.print(table)
-    rule = {"given": "given (--clusters)",
-            "programs-ari": "best agreement with the profiles' programs",
-            "silhouette": "best mean silhouette", "two-runs": "two runs"}[result.k_rule]
-    line = f"{result.n_clusters} cluster(s): {rule}"
-    if result.ari is not None:
-        line += f"; adjusted Rand index with the programs {result.ari:.3f}"
-    if result.silhouette is not None:
-        line += f"; mean silhouette {result.silhouette:.3f}"
-    console.print(line, soft_wrap=True)
-    print_written(console, written)
+    show(result.present(), written)

@@ -6,23 +6,18 @@ code. The work itself (a task per file, the node names, the results) is the libr
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from phasekit.cli.common import (
-    STATE,
-    json_file,
-    out_console,
-    print_json,
-    print_written,
-    write_all,
-)
+from phasekit.cli.common import STATE, json_file, print_json, write_all
+from phasekit.cli.render import show
 from phasekit.errors import UsageError
 from phasekit.many import FileRuns, file_stem, node_names
-from phasekit.results import NodeError
+from phasekit.results import NodeError, Result
 
 __all__ = ["PARTIAL_EXIT", "SchedulerOption", "WorkersOption", "exit_code", "file_stem",
            "finish_many", "is_many", "node_names", "refuse_plot", "report_failures"]
@@ -79,18 +74,24 @@ def exit_code(n_done: int, errors: Sequence[NodeError]) -> int:
     return PARTIAL_EXIT if n_done else errors[0].exit_code
 
 
-def finish_many(data: dict[str, Any], *, output: Path | None, json_output: bool,
-                n_done: int, errors: Sequence[NodeError], show: Callable[[], None]) -> int:
-    """Write ``data`` (``-o``), print it as JSON or through ``show`` (the human view) with a
-    line on the failed inputs; returns the exit code (:func:`exit_code`)."""
-    written = write_all(json_file(output, data))
+def finish_many(result: Result, runs: FileRuns[Any], *, output: Path | None,
+                json_output: bool) -> int:
+    """The end of a verb on several inputs: each failed input as one line on stderr, then,
+    when some worked, ``result`` written (``-o``) and printed as JSON or as its
+    presentation (:func:`~phasekit.cli.render.show`) with a line on the failed inputs;
+    returns the exit code (:func:`exit_code`)."""
+    report_failures(runs)
+    n_done, errors = len(runs.done), runs.errors
+    if not n_done:
+        return exit_code(0, errors)
+    written = write_all(json_file(output, result.saved_dict))
     if json_output:
-        print_json(data)
+        print_json(result.to_dict())
         return exit_code(n_done, errors)
-    show()
-    console = out_console()
-    if errors:
-        console.print(f"analyzed {n_done} of {n_done + len(errors)} inputs; {len(errors)} "
-                      "failed (listed on stderr)", soft_wrap=True)
-    print_written(console, written)
+    shown = result.present()
+    if errors:  # the presentation counts them; here: where they are listed
+        shown = replace(shown, notes=(*shown.notes, (
+            f"analyzed {n_done} of {n_done + len(errors)} inputs; {len(errors)} failed "
+            "(listed on stderr)")))
+    show(shown, written)
     return exit_code(n_done, errors)

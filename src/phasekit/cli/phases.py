@@ -6,8 +6,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich import box
-from rich.table import Table
 
 from phasekit.cli import prometheus as prom
 from phasekit.cli.common import (
@@ -15,19 +13,10 @@ from phasekit.cli.common import (
     check_outputs,
     load_profile,
     name_file,
-    out_console,
     print_json,
     write_outputs,
 )
-from phasekit.cli.many import (
-    SchedulerOption,
-    WorkersOption,
-    exit_code,
-    finish_many,
-    is_many,
-    refuse_plot,
-    report_failures,
-)
+from phasekit.cli.many import SchedulerOption, WorkersOption, finish_many, is_many, refuse_plot
 from phasekit.cli.render import show
 from phasekit.errors import PhasekitError
 from phasekit.many import PHASES_KIND
@@ -124,7 +113,7 @@ def phases(
     [...]}. A file that cannot be analyzed is one line on stderr; the others still are, and
     the exit code is then 5.
     """
-    from phasekit.phases import phases as run_phases
+    from phasekit.phases.api import phases as run_phases
 
     sensor = [*(metric or ()), *(sensor or ())]  # --sensor: the old name of --metric
     check_outputs(output, plot)
@@ -167,24 +156,4 @@ def phases_many(paths: list[Path], *, options: dict[str, Any], workers: int | No
     with progress_reporter(not json_output, "detecting the phases of") as progress:
         result, runs = phases_runs(paths, workers=workers, client=None, scheduler=scheduler,
                                    progress=progress, options=options, period=period)
-    report_failures(runs)
-    if not runs.done:
-        return exit_code(0, runs.errors)
-    nodes = result.nodes
-    data = result.to_dict()
-
-    def print_table() -> None:
-        table = Table(title=f"Phases of {len(nodes)} profiles (Tsafack Chetsa et al.)",
-                      title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-        table.add_column("node", no_wrap=True)
-        for column in ("duration (s)", "phases", "ids", "method", "threshold"):
-            table.add_column(column, justify="right", no_wrap=True)
-        table.add_column("note", overflow="fold")
-        for node in nodes:
-            table.add_row(node["node"], f"{node['duration_s']:.6g}", str(node["n_phases"]),
-                          str(node["n_ids"]), str(node["method"]), f"{node['threshold']:g}",
-                          str(node.get("explanation") or ""))
-        out_console().print(table)
-
-    return finish_many(data, output=output, json_output=json_output, n_done=len(runs.done),
-                       errors=runs.errors, show=print_table)
+    return finish_many(result, runs, output=output, json_output=json_output)

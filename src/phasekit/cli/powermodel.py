@@ -7,28 +7,22 @@ grammatical-evolution model of measured power on counters, scored on held-out ro
 
 from __future__ import annotations
 
-import json
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich import box
-from rich.table import Table
 
 from phasekit.cli.common import (
     check_outputs,
     json_file,
     name_file,
-    number,
-    out_console,
     print_json,
-    print_written,
     progress_reporter,
     read_csv_table,
     sub_app,
     write_all,
 )
+from phasekit.cli.render import show
 from phasekit.errors import InputError, PhasekitError, UsageError
 
 if TYPE_CHECKING:
@@ -68,27 +62,6 @@ def load_counters(path: Path) -> pd.DataFrame:
     table = read_csv_table(path)
     if len(table) == 0:
         raise InputError("the table has no rows", path=str(path))
-    return table
-
-
-def _number(value: float, unit: str = "", scale: float = 0.0) -> str:
-    """Three significant digits (whole numbers from 1000); 0 when zero to rounding against
-    ``scale`` (:func:`phasekit.cli.common.number`)."""
-    if value is None or not math.isfinite(value):
-        return "n/a"
-    if abs(value) >= 1000:
-        return f"{value:.0f}{unit}"
-    return number(value, scale, ".3g") + unit
-
-
-def _scores_table(title: str, rows: list[tuple[str, int, dict[str, float]]]) -> Table:
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for column in ("rows", "n", "RMSE (W)", "MAE (W)", "MPE"):
-        table.add_column(column, justify="left" if column == "rows" else "right",
-                         no_wrap=True)
-    for name, n, scores in rows:
-        table.add_row(name, str(n), _number(scores["rmse"]), _number(scores["mae"]),
-                      _number(scores["mpe"], "%"))
     return table
 
 
@@ -168,20 +141,8 @@ def fit(
     prints the evolved expression in raw counter units and shows a progress bar. Rows with
     an empty cell in the target or a counter used are left out, and one line says how many.
     """
-    from phasekit.signature.powermodels import MODELS, SPLITS, describe_excluded, fit_power_model
+    from phasekit.powermodel import fit as fit_verb
 
-    if model not in MODELS:
-        raise UsageError(f"--model {model!r}: expected one of {', '.join(MODELS)}")
-    if split not in SPLITS:
-        raise UsageError(f"--split {split!r}: expected one of {', '.join(SPLITS)}")
-    if restarts < 1:
-        raise UsageError(f"--restarts {restarts}: expected a positive number")
-    if not 0 <= test_fraction < 1:
-        raise UsageError(f"--test-fraction {test_fraction}: expected 0 <= F < 1")
-    if generations < 1:
-        raise UsageError(f"--generations {generations}: expected a positive number")
-    if grammar not in ("thesis", "extended"):
-        raise UsageError(f"--grammar {grammar!r}: expected thesis or extended")
     names = None
     if features is not None:
         names = [f.strip() for f in features.split(",") if f.strip()]
@@ -196,57 +157,17 @@ def fit(
     try:
         with progress_reporter(model == "ge" and not json_output,
                                f"evolving a power model of {table.name}") as progress:
-            result = fit_power_model(frame, target=target, model=model, features=names,
-                                     seed=seed, test_fraction=test_fraction, split=split,
-                                     source=str(table), progress=progress, server=breakdown,
-                                     **options)
+            result = fit_verb(frame, target=target, model=model,
+                              features=names, seed=seed, test_fraction=test_fraction,
+                              split=split, source=str(table), progress=progress,
+                              server=breakdown, **options)
     except PhasekitError as exc:
         raise name_file(exc, table) from exc
     written = write_all(json_file(output, result.saved_dict()))
     if json_output:
         print_json(result.to_dict())
         return
-    console = out_console()
-    split_text = ("time-ordered split" + (f" (by {result.time_column})" if result.time_column
-                                          else " (row order)")) if split == "time" \
-        else f"random split (seed {seed})"
-    baseline = dict(result.mean_baseline)
-    rows = [("train", result.n_train, dict(result.train)),
-            ("test", result.n_test, dict(result.test))]
-    if result.n_test:
-        rows.append(("test, training mean", result.n_test, baseline))
-    console.print(_scores_table(f"Power model ({model}) of {target} in {table.name}, "
-                                f"{split_text}", rows))
-    console.print(f"model: {result.text}", soft_wrap=True)
-    if result.n_test and dict(result.test)["rmse"] > baseline["rmse"]:
-        console.print(f"note: on the test rows the model is worse than the training mean "
-                      f"({dict(result.test)['rmse']:.3g} W against {baseline['rmse']:.3g} W "
-                      "RMSE): what the features said of the target in the training rows does "
-                      "not hold in these", soft_wrap=True)
-    bounds = getattr(result.model, "bounds", None)
-    if bounds is not None:
-        margin = 100 * float(result.model.meta.get("margin", 0.1))
-        console.print(f"predictions limited to [{bounds[0]:.4g}, {bounds[1]:.4g}] W (the "
-                      f"training range ± {margin:g} %); "
-                      f"{result.model.meta.get('selected', '')}", soft_wrap=True)
-    if result.excluded:
-        console.print(f"left out of the features: {describe_excluded(result.excluded)}",
-                      soft_wrap=True)
-    if result.dropped_text:
-        console.print(result.dropped_text, soft_wrap=True)
-    if result.breakdown:
-        parts = Table(title="Server power breakdown (eq. 4.15), mean over the test rows",
-                      title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-        for column in ("component", "W", "share"):
-            parts.add_column(column, justify="left" if column == "component" else "right")
-        total = result.breakdown.get("total_w", math.nan)
-        for name, watts in result.breakdown.items():
-            parts.add_row(name.removesuffix("_w"), _number(watts, scale=total),
-                          _number(100 * watts / total, "%", scale=100))
-        console.print(parts)
-    console.print(f"counters: {', '.join(result.model.features)}; fitted in "
-                  f"{result.fit_time_s:.2f} s (seed {seed})", soft_wrap=True)
-    print_written(console, written)
+    show(result.present(table.name), written)
 
 
 def _coefficients_or_fit(value: str, option: str, x: str, y: str, degree: int
@@ -305,15 +226,9 @@ def evaluate(
         "as JSON.")] = False,
 ) -> None:
     """Score a stored power model on another table: RMSE, MAE (W) and MPE (%)."""
-    from phasekit.signature.powermodels import evaluate_power_model, power_model_from_dict
+    from phasekit.signature.powermodels import evaluate_power_model, read_power_model
 
-    if not model_file.is_file():
-        raise InputError("no such file", path=str(model_file))
-    try:
-        data = json.loads(model_file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"not a JSON power model: {exc}", path=str(model_file)) from None
-    power_model = power_model_from_dict(data, str(model_file))
+    power_model = read_power_model(model_file)
     frame = load_counters(table)
     try:
         result = evaluate_power_model(power_model, frame, target=target, source=str(table))
@@ -322,9 +237,4 @@ def evaluate(
     if json_output:
         print_json(result.to_dict())
         return
-    console = out_console()
-    console.print(_scores_table(
-        f"Power model ({result.method}) of {result.target} on {table.name}",
-        [("all", result.n, dict(result.scores))]))
-    console.print(f"mean power: predicted {result.predicted_mean_w:.4g} W, measured "
-                  f"{result.measured_mean_w:.4g} W", soft_wrap=True)
+    show(result.present(table.name))

@@ -7,24 +7,21 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from rich import box
-from rich.table import Table
 
 from phasekit.cli.common import (
     Output,
     check_outputs,
     figure_file,
     json_file,
-    out_console,
     parse_duration,
     print_json,
-    print_written,
     progress_reporter,
     write_all,
 )
+from phasekit.cli.render import show
 from phasekit.errors import UsageError
 from phasekit.schedule.registry import POLICIES
 
@@ -47,8 +44,6 @@ synth:large[:SEED] generate the thesis's scenarios (66 tasks on 5 x 12 cores,
 """
 
 _SYNTH = re.compile(r"synth:(small|large)(?::(\d+))?")
-_LABELS = {"rr": "round robin", "heuristic": "LTF heuristic", "sa": "annealing",
-           "milp": "MILP"}
 #: Seconds of --time-limit kept for drawing --plot's figure (our measure: about 1 s).
 PLOT_RESERVE_S = 1.5
 #: A process older than this when the verb starts was not started for this command.
@@ -146,17 +141,18 @@ def schedule(
 ) -> None:
     """Schedule a batch of tasks on servers x cores and compare the policies' energy.
 
-    Seed 004, chapter 5: every policy plans the static, non-preemptive batch; a
+    Salinas Hilburg 2020, chapter 5: every policy plans the static, non-preemptive batch; a
     discrete-event simulator runs the plan (servers always on, 50 W idle + 16.75 W disks +
     5 fans x 2.79 W per server plus each running task's power, PUE 1.5) and reports the
     makespan, the data-center energy and the saving against round robin (eq. 5.3).
     """
     started = _command_started()
+    from phasekit.schedule.api import schedule as schedule_verb
     from phasekit.schedule.batch import read_batch, write_batch
-    from phasekit.schedule.simulate import FINISH_RESERVE_S, DataCenter, schedule_batch
+    from phasekit.schedule.registry import requested_policies
+    from phasekit.schedule.simulate import FINISH_RESERVE_S
 
-    if policy not in _policy_choices():
-        raise UsageError(f"--policy {policy!r}: expected one of {', '.join(_policy_choices())}")
+    names = requested_policies(policy)
     limit = parse_duration(time_limit, "--time-limit")
     est = _estimated(estimated)
     check_outputs(output, plot, ("--save-batch", save_batch, None))
@@ -183,15 +179,14 @@ def schedule(
         batch = read_batch(batch_path, columns=columns, optional_columns=optional)
         if est is not None and est[1] is not None and est[1] not in batch.extra:
             est = (est[0], None, False)
-    dc = DataCenter(servers=servers, cores=cores)
-    batch.check_fits(dc.cores)
 
-    with progress_reporter(policy == "all" or POLICIES[policy].long_running,
+    with progress_reporter(any(POLICIES[n].long_running for n in names),
                            "scheduling") as progress:
-        result = schedule_batch(batch, dc, policies=policy, seed=seed, time_limit_s=limit,
-                                estimated=None if est is None else (est[0], est[1]),
-                                progress=progress, started=started,
-                                reserve_s=FINISH_RESERVE_S + (PLOT_RESERVE_S if plot else 0))
+        result = schedule_verb(batch, servers=servers, cores=cores, policies=policy, seed=seed,
+                               time_limit_s=limit,
+                               estimated=None if est is None else (est[0], est[1]),
+                               progress=progress, started=started,
+                               reserve_s=FINISH_RESERVE_S + (PLOT_RESERVE_S if plot else 0))
 
     def draw(path: Path) -> None:
         from phasekit.plot.schedule import plot_schedule
@@ -206,63 +201,4 @@ def schedule(
         summaries = result.summaries()
         print_json(summaries if policy == "all" else summaries[0])
         return
-    console = out_console()
-    console.print(_table(result, batch_path))
-    lines = [f"{_LABELS[p.policy]}: {_detail(dict(p.info), p.policy)}"
-             for p in result.policies if p.policy in ("sa", "milp")]
-    lines += [f"planned with {result.planned_with}; executed on the true times and powers"
-             if result.planned_with != "oracle" else
-             "planned and executed with the true times and powers (oracle)",
-             f"lower bound on the makespan {result.lower_bound_s:.6g} s (longest task, work "
-             "over the cores, wide tasks that cannot share a server)",
-             f"energy: {result.datacenter.servers} servers always on at "
-             f"{result.datacenter.static_w:.2f} W + the running tasks' power, PUE "
-             f"{result.datacenter.pue:g}"]
-    lines += [f"note: {n}" for n in result.notes]
-    for line in lines:
-        console.print(line, soft_wrap=True)
-    print_written(console, written)
-
-
-def _detail(info: dict[str, Any], policy: str) -> str:
-    if policy == "sa":
-        text = (f"seed {info.get('seed')}, {info.get('levels')} levels x "
-                f"{info.get('moves_per_level')} moves, T0 {info.get('t0', 0):.4g} s, planned "
-                f"makespan {info.get('initial_makespan_s', float('nan')):.6g} -> "
-                f"{info.get('best_planned_makespan_s', float('nan')):.6g} s")
-        if info.get("cut_by") == "lower bound":
-            text += f"; stopped: {info['stopped']}"
-        elif info.get("stopped"):
-            text += f"; {info['stopped']}"
-        return text
-    if policy == "milp":
-        if info.get("fallback"):
-            return str(info["fallback"])
-        if str(info.get("solver", "")).startswith("none"):
-            return (f"the start schedule ({info.get('start_s') or 0:.6g} s) ends at the lower "
-                    "bound: optimal, HiGHS not run")
-        gap = info.get("gap_percent")
-        gap_text = "n/a" if gap is None else f"{gap:.2f} %"
-        start = info.get("start_s")
-        start_text = "" if start is None else f"started from {start:.6g} s, "
-        return (f"{info.get('status')}, {start_text}best {info.get('objective_s') or 0:.6g} s "
-                f"(with d gaps), gap {gap_text}, bound "
-                f"{info.get('dual_bound_s') or float('nan'):.6g} s, "
-                f"{info.get('solve_time_s', 0):.1f} s, {info.get('formulation', 'compact')} "
-                "formulation")
-    return ""
-
-
-def _table(result: Any, name: str) -> Table:
-    dc = result.datacenter
-    table = Table(title=f"{name}: {result.n_tasks} tasks, {dc.servers} x {dc.cores} cores "
-                        "(Salinas Hilburg 2020, Table 5.1)",
-                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("policy", no_wrap=True)
-    for column in ("makespan (s)", "energy (MJ)", "saving", "planned (s)", "time (s)"):
-        table.add_column(column, justify="right", no_wrap=True)
-    for p in result.policies:
-        table.add_row(_LABELS.get(p.policy, p.policy), f"{p.makespan_s:.6g}",
-                      f"{p.energy_j / 1e6:.4g}", f"{p.saving_vs_rr:.2f} %",
-                      f"{p.planned_makespan_s:.6g}", f"{p.runtime_s:.2f}")
-    return table
+    show(result.present(batch_path), written)

@@ -8,22 +8,17 @@ and energy; ``--compare`` also runs the whole program, measured the same way.
 
 from __future__ import annotations
 
-import json
-import math
 import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich import box
-from rich.table import Table
 
 from phasekit.cli.common import (
     check_outputs,
     err_console,
     figure_file,
     json_file,
-    out_console,
     parse_duration,
     print_json,
     print_written,
@@ -31,10 +26,10 @@ from phasekit.cli.common import (
     sub_app,
     write_all,
 )
-from phasekit.errors import InputError, UsageError
+from phasekit.cli.render import show
+from phasekit.errors import UsageError
 
 if TYPE_CHECKING:
-    from phasekit.signature.paths import Signature
     from phasekit.signature.reconstruct import SignatureEstimate
 
 __all__ = ["BUILD_EPILOG", "RUN_EPILOG", "build", "run", "signature_app"]
@@ -80,28 +75,6 @@ def _program(program: str) -> tuple[Path, tuple[str, ...] | None, int | None]:
     if path.is_dir():
         raise UsageError(f"{program}: is a directory; expected a C file")
     return path, None, None
-
-
-def _fmt(value: float, spec: str = ".4g") -> str:
-    return "-" if value is None or not math.isfinite(value) else format(value, spec)
-
-
-def _units_table(signature: Signature) -> Table:
-    table = Table(title=f"Signature of {signature.program} "
-                        f"{shlex.join(signature.args)}".rstrip(),
-                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for column in ("executable", "kind", "minus", "instructions", "status"):
-        table.add_column(column, justify="right" if column == "instructions" else "left",
-                         overflow="fold")
-    for unit in signature.units:
-        if unit.kind == "path":
-            count = signature.path_instructions(unit)
-        else:
-            count = unit.count.at_args if unit.count is not None else math.nan
-        minus = signature.unit(unit.reference).label if unit.reference else ""
-        status = "ok" if unit.ok else f"failed: {unit.reason}"
-        table.add_row(unit.label, unit.kind, minus, _fmt(count, ".4g"), status)
-    return table
 
 
 @signature_app.command("build", epilog=BUILD_EPILOG)
@@ -164,61 +137,7 @@ def build(
     if json_output:
         print_json(signature.to_dict())
         return
-    out = out_console()
-    out.print(_units_table(signature))
-    total = signature.instructions_estimate
-    line = f"instructions: {total:.4g} estimated ({signature.counter}"
-    if signature.steps_arg is not None:
-        line += f", extrapolated from trip counts {probe_steps} to {signature.steps}"
-    line += ")"
-    if math.isfinite(signature.instructions_program):
-        line += (f"; the program: {signature.instructions_program:.4g} (error "
-                 f"{signature.instruction_error:.2f} %, eq. 4.13)")
-    out.print(line, soft_wrap=True)
-    out.print(f"call graph: {signature.graph.tool}; {len(signature.paths)} independent "
-              f"path(s); built in {signature.build_time_s:.1f} s", soft_wrap=True)
-    for note in (*signature.graph.notes, *signature.notes):
-        out.print(f"note: {note}", soft_wrap=True)
-    out.print(f"wrote signature: {directory}", soft_wrap=True)
-
-
-def _estimate_tables(estimate: SignatureEstimate) -> list[Table]:
-    segments = Table(title=f"Estimate of {estimate.program} {shlex.join(estimate.args)} "
-                           f"({estimate.mode} counters, p = {estimate.p:g} %, s = "
-                           f"{estimate.s})", title_justify="left", box=box.SIMPLE_HEAD,
-                     pad_edge=False)
-    hardware = estimate.mode in ("hardware", "simulated")
-    columns = ["segment", "instr.", "ns/instr", *(["IPC"] if hardware else []), "T' (s)",
-               "busy", "P^ (W)", "E^ (J)"]
-    for column in columns:
-        if column == "segment":
-            segments.add_column(column, overflow="fold", min_width=22, ratio=1)
-        else:
-            segments.add_column(column, justify="right", no_wrap=True)
-    for seg in estimate.segments:
-        segments.add_row(seg.label, _fmt(seg.instructions, ".3g"),
-                         _fmt(seg.tpi_s * 1e9, ".3f"),
-                         *([_fmt(seg.ipc, ".2f")] if hardware else []),
-                         _fmt(seg.time_s, ".4f"),
-                         _fmt(seg.counters.get("task_clock", math.nan), ".2f"),
-                         _fmt(seg.power_w, ".2f"), _fmt(seg.energy_j, ".3f"))
-    totals = Table(title="Totals", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for column in ("", "time (s)", "energy (J)", "instructions"):
-        totals.add_column(column, justify="left" if not column else "right")
-    label = "estimate" + ("" if estimate.complete else " (incomplete)")
-    totals.add_row(label, _fmt(estimate.time_s, ".4f"), _fmt(estimate.energy_j, ".3f"),
-                   _fmt(estimate.instructions, ".4g"))
-    if estimate.compared:
-        totals.add_row("program (measured)", _fmt(estimate.program_time_s, ".4f"),
-                       _fmt(estimate.program_energy_j, ".3f"),
-                       _fmt(estimate.program_instructions, ".4g"))
-        totals.add_row("error (%)", _fmt(estimate.time_error, ".1f"),
-                       _fmt(estimate.energy_error, ".1f"),
-                       _fmt(estimate.instruction_error, ".2f"))
-        if math.isfinite(estimate.program_meter_energy_j):
-            totals.add_row("program (meter)", "", _fmt(estimate.program_meter_energy_j, ".3f"),
-                           "")
-    return [segments, totals]
+    show(signature.present(), [("signature", directory)])
 
 
 def _draw(estimate: SignatureEstimate, path: Path) -> None:
@@ -226,27 +145,6 @@ def _draw(estimate: SignatureEstimate, path: Path) -> None:
     from phasekit.plot.common import save
 
     save(estimate.plot(), path)
-
-
-def _load_model(path: Path | None) -> Any:
-    if path is None:
-        return None
-    from phasekit.io.inputs import input_file
-    from phasekit.signature.reconstruct import load_power_model
-
-    if path.exists():
-        input_file(path, "a power model (JSON)")  # a FIFO: refused, not waited on
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"--power-model {path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read: {exc}", path=str(path)) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not JSON: {exc.msg}", path=str(path), line=exc.lineno) from None
-    if isinstance(data, dict) and isinstance(data.get("model"), dict):
-        data = data["model"]  # a fit result holding the model
-    return load_power_model(data, str(path))
 
 
 @signature_app.command("run", epilog=RUN_EPILOG)
@@ -299,18 +197,19 @@ def run(
 ) -> None:
     """Run a signature's executables partially, in parallel, and estimate the program's time
     and energy (Salinas Hilburg 2020, 4.1.4-4.1.6)."""
+    from phasekit.signature.api import signature as signature_verb
     from phasekit.signature.paths import load_signature
-    from phasekit.signature.reconstruct import run_signature
+    from phasekit.signature.powermodels import read_power_model
 
     check_outputs(output, plot)
     sm = parse_duration(interval, "--interval")
     limit = parse_duration(timeout, "--timeout") if timeout else None
-    model = _load_model(power_model)
+    model = None if power_model is None else read_power_model(power_model)
     signature = load_signature(signature_path)
     with progress_reporter(not json_output, f"signature of {signature.program}") as progress:
-        estimate = run_signature(signature, p=p, s=s, interval=sm, power_model=model,
-                                 compare=compare, cores=cores, mode=mode, timeout=limit,
-                                 repeats=repeats, progress=progress)
+        estimate = signature_verb(signature, power_model=model, p=p, s=s, interval=sm,
+                                  compare=compare, cores=cores, mode=mode, timeout=limit,
+                                  repeats=repeats, progress=progress)
     written = write_all(json_file(output, estimate.saved_dict),
                         figure_file(plot, lambda path: _draw(estimate, path)))
     if json_output:
@@ -318,30 +217,4 @@ def run(
         if written:
             print_written(err_console(), written)
         return
-    out = out_console()
-    for table in _estimate_tables(estimate):
-        out.print(table)
-    ratios = (f"compression: CR = {_fmt(estimate.cr, '.1f')} (eq. 2.1, T_app / sum of "
-              f"partial times {estimate.t_sig_s:.3f} s), {_fmt(estimate.cr_parallel, '.1f')} "
-              f"in parallel ({estimate.t_sig_parallel_s:.3f} s), CR_fr = "
-              f"{_fmt(estimate.cr_framework, '.2f')} with the build (eq. 4.14)")
-    if not estimate.compared:
-        ratios += "; T_app is the estimate (run with --compare to measure it)"
-    out.print(ratios, soft_wrap=True)
-    steps = sorted({k for seg in estimate.segments for k in seg.run_steps if k is not None})
-    if steps:
-        out.print("partial runs: " + " and ".join(map(str, steps)) + " step(s) each; busy: "
-                  "task_clock (cores)", soft_wrap=True)
-    stable = [seg.label for seg in estimate.segments if seg.stable]
-    stops = [f"{seg.label} ({seg.stopped_by})" for seg in estimate.segments
-             if seg.stopped_by not in ("end",)]
-    out.print("stable counter window (criterion 2): " + (", ".join(stable) or "none")
-              + (("; stopped early: " + ", ".join(stops)) if stops else ""), soft_wrap=True)
-    out.print(f"power model: {estimate.power_model_description}", soft_wrap=True)
-    out.print(f"sources: {', '.join(estimate.sources) or '-'}; sampling every "
-              f"{estimate.interval_s * 1e3:g} ms", soft_wrap=True)
-    for item in estimate.unmeasured:
-        out.print(f"not measured here: {item}", soft_wrap=True)
-    for note in estimate.notes:
-        out.print(f"note: {note}", soft_wrap=True)
-    print_written(out, written)
+    show(estimate.present(), written)

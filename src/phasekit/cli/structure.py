@@ -2,32 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich import box
-from rich.table import Table
 
 from phasekit.cli.common import (
     check_outputs,
     name_file,
     out_console,
     print_json,
-    print_written,
     write_outputs,
 )
-from phasekit.cli.many import (
-    SchedulerOption,
-    WorkersOption,
-    exit_code,
-    finish_many,
-    is_many,
-    refuse_plot,
-    report_failures,
-)
+from phasekit.cli.many import SchedulerOption, WorkersOption, finish_many, is_many, refuse_plot
+from phasekit.cli.render import show
 from phasekit.errors import PhasekitError
 from phasekit.many import STRUCTURE_KIND, check_trace
+from phasekit.present import Presentation
 
 EPILOG = """\
 Example:
@@ -114,46 +106,35 @@ def structure(
     if json_output:
         print_json(result.to_dict(clusters=False))
         return 0
-    console = out_console()
-    only = f", rank {rank}" if rank is not None else ""
-    table = Table(title=f"Structure of {trace_path.name} (Martínez Vera; {trace.n_ranks} ranks"
-                        f"{only}, {trace.n_calls} MPI calls)",
-                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    rows = [list(map(str, row.values())) for row in result.table()]
-    columns = ("FILE", "LINE", "PSEUDOCODE", "E(TIME)", "E(SIZE)", "E(IPC)")
-    widest = [max([len(column), *(len(row[k]) for row in rows)])
-              for k, column in enumerate(columns)]
-    # a narrow terminal cuts file names and pseudocode lines short (…), never a number: the
-    # numbers take their width (with 3 spaces between columns and 1 at each edge), the file
-    # up to FILE_WIDTH, the pseudocode what is left
-    text_width = console.width - sum(widest[1:2] + widest[3:]) - 3 * 5 - 2
-    file_width = max(4, min(widest[0], FILE_WIDTH, text_width - PSEUDOCODE_WIDTH))
-    for k, column in enumerate(columns):
-        number = column.startswith(("LINE", "E("))
-        table.add_column(column, justify="right" if number else "left", no_wrap=True,
-                         min_width=widest[k] if number else None,
-                         max_width=(file_width if k == 0 else
-                                    max(text_width - file_width, 4) if k == 2 else None))
-    for row in rows:
-        table.add_row(*row)
-    if result.pseudocode:
-        console.print(table)
-    top = result.loop_tree
-    console.print(f"{result.n_loops} loop(s), {len(top)} at the top level"
-                  + (": " + ", ".join(f"id {loop['id']} with {loop['iterations_total']} "
-                                      "iterations" for loop in top) if top else ""),
-                  soft_wrap=True)
-    filtered = len(result.filtered)
-    if filtered:
-        console.print(f"{filtered} repeated call(s) explain less than {min_explained:.0%} of "
-                      "the run and are left out (--min-explained)", soft_wrap=True)
-    notes = [result.explanation] if result.explanation else []
-    if trace.meta.get("note"):
-        notes.append(str(trace.meta["note"]))
-    for text in [*notes, *result.diagnostics]:
-        console.print(f"note: {text}", soft_wrap=True)
-    print_written(console, written)
+    shown = result.present(trace_path.name)
+    show(fit_pseudocode(shown, out_console().width), written)
     return 0
+
+
+def fit_pseudocode(shown: Presentation, width: int) -> Presentation:
+    """``shown`` with the file names and pseudocode lines of its pseudocode table cut short
+    (…) to fit ``width`` columns, never a number: the numbers take their width (with 3
+    spaces between columns and 1 at each edge), the file up to :data:`FILE_WIDTH`, the
+    pseudocode what is left (a pseudocode line is never wrapped onto two)."""
+    from phasekit.structure.table import PSEUDOCODE_COLUMNS
+
+    views = []
+    for table in shown.views:
+        if table.headers == PSEUDOCODE_COLUMNS:
+            widest = [max([len(header), *(len(row[k]) for row in table.rows)])
+                      for k, header in enumerate(table.headers)]
+            text_width = width - sum(widest[1:2] + widest[3:]) - 3 * 5 - 2
+            file_width = max(4, min(widest[0], FILE_WIDTH, text_width - PSEUDOCODE_WIDTH))
+            code_width = max(text_width - file_width, 4)
+            table = replace(table, rows=tuple(
+                (_cut(row[0], file_width), row[1], _cut(row[2], code_width), *row[3:])
+                for row in table.rows))
+        views.append(table)
+    return replace(shown, views=tuple(views))
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 def structure_many(paths: list[Path], *, options: dict[str, Any], workers: int | None,
@@ -166,26 +147,4 @@ def structure_many(paths: list[Path], *, options: dict[str, Any], workers: int |
     with progress_reporter(not json_output, "inferring the structure of") as progress:
         result, runs = structure_runs(paths, workers=workers, client=None, scheduler=scheduler,
                                       progress=progress, options=options)
-    report_failures(runs)
-    if not runs.done:
-        return exit_code(0, runs.errors)
-    traces = result.traces
-    data = result.to_dict()
-
-    def show() -> None:
-        table = Table(title=f"Structure of {len(traces)} traces (Martínez Vera)",
-                      title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-        table.add_column("trace", overflow="fold")
-        for column in ("ranks", "MPI calls", "duration (s)", "top-level loops"):
-            table.add_column(column, justify="right", no_wrap=True)
-        table.add_column("iterations", overflow="fold")
-        for trace in traces:
-            info = trace["trace"]
-            loops = trace["loops"]
-            table.add_row(trace["file"], str(info["n_ranks"]), str(info["n_calls"]),
-                          f"{info['duration_s']:.6g}", str(len(loops)),
-                          ", ".join(f"{loop['iterations']:g}" for loop in loops))
-        out_console().print(table)
-
-    return finish_many(data, output=output, json_output=json_output, n_done=len(runs.done),
-                       errors=runs.errors, show=show)
+    return finish_many(result, runs, output=output, json_output=json_output)

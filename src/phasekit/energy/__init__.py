@@ -54,7 +54,7 @@ _EXPORTS = {
 #: The submodules, reachable as attributes before anything imported them
 #: (``pk.energy.suggest(...)`` runs the verb, :mod:`phasekit.verbmodule`).
 _SUBMODULES = frozenset(("choose", "efficiency", "fingerprint", "fit", "models", "phasediv",
-                         "suggest", "workflow"))
+                         "suggest", "table", "workflow"))
 
 
 def __getattr__(name: str) -> Any:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from phasekit.arguments import PathLike
-from phasekit.errors import InputError, UsageError
+from phasekit.errors import UsageError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -71,19 +71,6 @@ def fit(data: Campaign | pd.DataFrame | PathLike, *, model: str = "extended",
         raise
 
 
-def _fit_result(fit: EnergyFitResult | PathLike) -> EnergyFitResult:
-    from phasekit.energy.fit import EnergyFitResult
-    from phasekit.results import load
-
-    if isinstance(fit, EnergyFitResult):
-        return fit
-    path = os.fspath(fit)
-    result = load(path)
-    if not isinstance(result, EnergyFitResult):
-        raise InputError("not an energy_fit result", path=path)
-    return result
-
-
 def choose(data: Campaign | pd.DataFrame | PathLike, *,
            fit: EnergyFitResult | PathLike | None = None,
            inputs: Sequence[str | float] | str | float | None = None,
@@ -115,10 +102,11 @@ def choose(data: Campaign | pd.DataFrame | PathLike, *,
         expected regret).
     """
     from phasekit.energy.choose import TOLERANCE
+    from phasekit.energy.fit import load_fit
     from phasekit.energy.workflow import fit_then_choose
 
     return fit_then_choose(
-        as_configurations(data), fit=None if fit is None else _fit_result(fit), inputs=inputs,
+        as_configurations(data), fit=None if fit is None else load_fit(fit), inputs=inputs,
         frequencies=frequencies, cores=cores, max_time_s=max_time_s, max_cores=max_cores,
         min_frequency_ghz=min_frequency_ghz, max_frequency_ghz=max_frequency_ghz,
         user_cores=user_cores, model=model, train=train, design=design, seed=seed,
@@ -147,5 +135,11 @@ def suggest(data: Campaign | pd.DataFrame | PathLike, *, k: int = 5,
     """
     from phasekit.energy.suggest import suggest as run_suggest
 
-    return run_suggest(as_configurations(data), k=k, frequencies_ghz=tuple(frequencies or ()),
-                       cores=tuple(cores or ()), model=model, seed=seed, **limits)
+    try:
+        return run_suggest(as_configurations(data), k=k,
+                           frequencies_ghz=tuple(frequencies or ()), cores=tuple(cores or ()),
+                           model=model, seed=seed, **limits)
+    except UsageError as exc:
+        if exc.parameter == "frequencies_ghz":
+            raise exc.renamed("frequencies") from None  # this function's keyword for it
+        raise

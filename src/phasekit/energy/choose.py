@@ -79,8 +79,10 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["Candidate", "Choice", "ChoiceResult", "Ensemble", "Uncertainty", "choose",
-           "fit_ensemble", "pareto_front", "regret"]
+    from phasekit.present import Presentation
+
+__all__ = ["Candidate", "Choice", "ChoiceResult", "Ensemble", "Uncertainty", "check_grid",
+           "check_tolerance", "choose", "fit_ensemble", "pareto_front", "regret"]
 
 RESULT_VERSION = 2  # 2: the thesis model is "pt" (was "seed"; from_dict migrates)
 BASELINE_POLICIES = ("worst", "random", "best")
@@ -325,6 +327,12 @@ class ChoiceResult(Result):
     KIND: ClassVar[str] = "energy_choice"
 
     @property
+    def failed_ratio(self) -> float:
+        """How many times below the model a reading is to be a probable failed run
+        (:data:`phasekit.energy.fit.FAILED_RATIO`)."""
+        return FAILED_RATIO
+
+    @property
     def mean_regret(self) -> float:
         """Mean regret (percent) over the inputs where it was measured; NaN if none."""
         values = [c.regret for c in self.choices if np.isfinite(c.regret)]
@@ -413,6 +421,14 @@ class ChoiceResult(Result):
                             "expected_regret": u.expected_regret, "sure": u.sure})
             rows.append(row)
         return pd.DataFrame(rows)
+
+    def present(self, name: str | None = None) -> Presentation:
+        """The headline (where each input uses the least energy, how sure), the
+        configurations, the savings, how sure, and the notes; ``name``: the campaign's file
+        (:func:`phasekit.energy.table.choice_presentation`)."""
+        from phasekit.energy.table import choice_presentation
+
+        return choice_presentation(self, name)
 
     def plot(self, ax: Axes | None = None, *, input: str | None = None) -> Figure:
         """The figure of ``phasekit energy choose --plot`` (a panel per input); on ``ax``,
@@ -603,6 +619,71 @@ def _candidate(grid: tuple[np.ndarray, ...], i: int, measured: tuple[float, floa
                      float(t[i]), float(w[i]), float(e[i]), meas_t, meas_e)
 
 
+def check_tolerance(tolerance: float) -> None:
+    """UsageError unless ``tolerance`` (percent of expected regret) is a number >= 0."""
+    if not (np.isfinite(tolerance) and tolerance >= 0):
+        raise UsageError("expected a non-negative percentage", parameter="tolerance",
+                         value=tolerance)
+
+
+def _numbers(values: Sequence[float]) -> str:
+    return ", ".join(f"{v:g}" for v in sorted(set(values)))
+
+
+#: The command line's flag of each limit of :func:`check_grid` named otherwise.
+_LIMIT_OPTIONS = {"max_cores": "--max-cores", "min_frequency_ghz": "--min-frequency",
+                  "max_frequency_ghz": "--max-frequency"}
+
+
+def check_grid(frequencies_ghz: Sequence[float], cores: Sequence[int], *,
+               max_cores: int | None = None, min_frequency_ghz: float | None = None,
+               max_frequency_ghz: float | None = None, user_cores: int | None = None,
+               frequency_controlled: bool = True) -> None:
+    """The grid of a choice and its limits, checked before any fit: UsageError naming the
+    parameter when a frequency or a core count is not positive, a limit is not, ``user_cores``
+    is not a core count of the grid, or the limits leave no frequency or no core count.
+    Where the frequency was not controlled, the frequency limits do not apply."""
+    freqs = [float(f) for f in frequencies_ghz]
+    counts = [int(p) for p in cores]
+    if frequency_controlled and not freqs:
+        raise UsageError("expected at least one frequency", parameter="frequencies_ghz",
+                         value=(), option="--frequencies")
+    if not all(np.isfinite(f) and f > 0 for f in freqs):
+        raise UsageError("expected positive frequencies in GHz", parameter="frequencies_ghz",
+                         value=tuple(freqs), option="--frequencies")
+    if not counts or min(counts) < 1:
+        raise UsageError("expected core counts of at least 1", parameter="cores",
+                         value=tuple(counts))
+    if max_cores is not None and max_cores < 1:
+        raise UsageError("expected at least 1", parameter="max_cores", value=max_cores)
+    limits = {"max_cores": max_cores, "min_frequency_ghz": min_frequency_ghz,
+              "max_frequency_ghz": max_frequency_ghz}
+    for name in ("min_frequency_ghz", "max_frequency_ghz"):
+        value = limits[name]
+        if value is not None and not (np.isfinite(value) and value > 0):
+            raise UsageError("expected a positive frequency in GHz", parameter=name,
+                             value=value, option=_LIMIT_OPTIONS[name])
+    if user_cores is not None and user_cores not in counts:
+        raise UsageError(f"not among the core counts {_numbers(counts)}",
+                         parameter="user_cores", value=user_cores)
+    low, high = min_frequency_ghz or 0.0, max_frequency_ghz or np.inf
+    no_frequency = frequency_controlled and not any(low <= f <= high for f in freqs)
+    no_cores = not any(p <= (max_cores or np.inf) for p in counts)
+    if not (no_frequency or no_cores):
+        return
+    at_fault = {"max_cores": no_cores, "min_frequency_ghz": no_frequency,
+                "max_frequency_ghz": no_frequency}
+    culprits = [name for name, value in limits.items() if at_fault[name] and value is not None]
+    grid = ((f"frequencies {_numbers(freqs)} GHz; " if frequency_controlled else "")
+            + f"cores {_numbers(counts)}")
+    detail = f"the limits leave no frequency or no core count of the grid ({grid})"
+    if len(culprits) == 1:
+        raise UsageError(detail, parameter=culprits[0], value=limits[culprits[0]],
+                         option=_LIMIT_OPTIONS[culprits[0]])
+    raise UsageError(detail, parameter=", ".join(culprits) or None,
+                     option=", ".join(_LIMIT_OPTIONS[c] for c in culprits) or None)
+
+
 def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequence[float],
            cores: Sequence[int], max_time_s: float | None = None, max_cores: int | None = None,
            min_frequency_ghz: float | None = None, max_frequency_ghz: float | None = None,
@@ -636,23 +717,17 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
         raise UsageError("the model was fitted on energy alone (no run time measured), so "
                          "it predicts no time to limit", parameter="max_time_s",
                          value=max_time_s, option="--max-time")
+    check_grid(frequencies_ghz if frequency_controlled else (), cores, max_cores=max_cores,
+               min_frequency_ghz=min_frequency_ghz, max_frequency_ghz=max_frequency_ghz,
+               user_cores=user_cores, frequency_controlled=frequency_controlled)
     freqs = np.unique(np.asarray(frequencies_ghz if frequency_controlled
                                  else [NOMINAL_FREQUENCY], float))
     core_counts = np.unique(np.asarray(cores, int))
-    if freqs.size == 0 or core_counts.size == 0 or np.any(freqs <= 0) or np.any(core_counts < 1):
-        raise UsageError("the grid needs positive frequencies and core counts >= 1")
-    if user_cores is not None and user_cores not in core_counts:
-        raise UsageError(f"not among the core counts {', '.join(map(str, core_counts))}",
-                         parameter="user_cores", value=user_cores)
     allowed_f = freqs
     if frequency_controlled:
         allowed_f = freqs[(freqs >= (min_frequency_ghz or 0.0))
                           & (freqs <= (max_frequency_ghz or np.inf))]
     allowed_p = core_counts[core_counts <= (max_cores or np.inf)]
-    if allowed_f.size == 0 or allowed_p.size == 0:
-        raise UsageError("the limits leave no frequency or no core count of the grid "
-                         f"(frequencies {', '.join(f'{f:g}' for f in freqs)} GHz; cores "
-                         f"{', '.join(map(str, core_counts))})")
     lookup: dict[tuple[float, float, int], tuple[float, float]] = {}
     failed: set[tuple[float, float, int]] = set()
     if measured is not None:

@@ -1,6 +1,6 @@
 """Parallel efficiency and per-configuration energy of a campaign: the PaScal Viewer's data.
 
-Seed 002, section 3.10.1 (Figs. 3.5-3.7; notes, section 1 "PaScal Viewer"): one efficiency
+Silva 2024, section 3.10.1 (Figs. 3.5-3.7, the PaScal Viewer): one efficiency
 diagram per region and one for the whole program, x = input, y = thread count, where
 efficiency = speedup / processing units and speedup = T(1 thread) / T(p) for the same input.
 Figs. 3.8-3.9 add the traditional plots (speedup and energy over cores per input) and
@@ -56,6 +56,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+
+    from phasekit.present import Presentation
 
 __all__ = [
     "NO_TIME_NOTE",
@@ -382,6 +384,13 @@ class EfficiencyTable(Result):
         """One row per measured (input, thread count): :meth:`to_frame`."""
         return self.to_frame()
 
+    def present(self, name: str | None = None) -> Presentation:
+        """The headline (the efficiency at the largest count), the table as the Viewer's
+        diagram reads, the notes (:func:`phasekit.energy.table.efficiency_presentation`)."""
+        from phasekit.energy.table import efficiency_presentation
+
+        return efficiency_presentation(self, name)
+
     def plot(self, ax: Axes | None = None, *, mode: str = "discrete") -> Figure:
         """The efficiency heatmap (``phasekit energy plot --kind efficiency``), discrete or
         smoothed."""
@@ -428,7 +437,7 @@ def efficiency_table(data: Campaign | pd.DataFrame | Mapping[str, Any] | RunColu
                      source: str | None = None) -> EfficiencyTable:
     """The efficiency diagram's data of the whole program (``region=None``) or one region.
 
-    Seed 002, section 3.10.1 (the PaScal Viewer): efficiency = speedup / processing units,
+    Silva 2024, section 3.10.1 (the PaScal Viewer): efficiency = speedup / processing units,
     speedup = T(1) / T(p) per input, over inputs x thread counts. ``data`` is a Campaign or a
     table as accepted by :func:`campaign_columns`. ``frequency`` (GHz) picks the frequency
     when several were measured (default: the highest); ``cores`` the core count when threads
@@ -617,6 +626,13 @@ class ConfigurationTable:
         values = [np.asarray(self.columns[c]).tolist() for c in CONFIGURATION_COLUMNS]
         return plain([dict(zip(CONFIGURATION_COLUMNS, row, strict=True))
                       for row in zip(*values, strict=True)])
+
+    def present(self, name: str | None = None) -> Presentation:
+        """The headline (where each input used the least energy), each input's least energy
+        and frontier, the notes (:func:`phasekit.energy.table.configuration_presentation`)."""
+        from phasekit.energy.table import configuration_presentation
+
+        return configuration_presentation(self, name)
 
     def to_dict(self) -> dict[str, Any]:
         return plain({"inputs": list(self.inputs), "has_energy": self.has_energy,

@@ -51,8 +51,11 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from phasekit.present import Presentation
+
 __all__ = [
     "DENOMINATORS",
+    "MIN_POINTS",
     "VERSION",
     "FingerprintResult",
     "cluster_fingerprints",
@@ -68,6 +71,9 @@ DENOMINATORS = ("mem_instructions", "memory_instructions", "mem_inst_retired_all
                 "mem_loads+mem_stores", "loads+stores",
                 "mem_inst_retired_all_loads+mem_inst_retired_all_stores")
 _POINTS = 101
+#: The fewest points of a fingerprint that runs are clustered on (our choice: a curve of
+#: fewer points has next to no shape to compare).
+MIN_POINTS = 5
 _BINS_PER_POINT = 4
 
 
@@ -313,6 +319,14 @@ class FingerprintResult(Result):
                          "distance": distance})
         return pd.DataFrame(rows)
 
+    def present(self, name: str | None = None) -> Presentation:
+        """The headline (runs, clusters, how they match the programs), each run with its
+        cluster and nearest run, and how the number of clusters was chosen
+        (:mod:`phasekit.energy.fingerprint_present`)."""
+        from phasekit.energy.fingerprint_present import presentation
+
+        return presentation(self, name)
+
     def plot(self, ax: Axes | None = None) -> Figure:
         """The Ward dendrogram and the fingerprints coloured by cluster; on ``ax``, the
         fingerprints only (:func:`phasekit.plot.fingerprint.fingerprints_figure`)."""
@@ -358,6 +372,9 @@ def cluster_fingerprints(series: Sequence[Any], *, names: Sequence[str] | None =
     n = len(series)
     if n < 2:
         raise UsageError(f"clustering needs at least 2 runs, got {n}")
+    if n_points < MIN_POINTS:
+        raise UsageError(f"expected at least {MIN_POINTS}", parameter="n_points",
+                         value=n_points, option="--points")
     names = tuple(str(s) for s in names) if names is not None else tuple(
         f"run{i}" for i in range(n))
     if len(names) != n or (programs is not None and len(programs) != n):
@@ -444,6 +461,9 @@ def fingerprint_profiles(profiles: Sequence[Profile], *, names: Sequence[str] | 
 
     ``programs`` default: every profile's ``meta["program"]`` when all have one.
     """
+    if len(profiles) < 2:
+        raise UsageError(f"expected at least two profiles to compare, got {len(profiles)}",
+                         parameter="profiles", option="PROFILE...")
     names = tuple(names) if names is not None else tuple(
         str(p.meta.get("name", f"run{i}")) for i, p in enumerate(profiles))
     if ratio is not None:

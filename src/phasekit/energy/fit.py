@@ -49,6 +49,7 @@
 
 from __future__ import annotations
 
+import os
 import time as _time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -76,6 +77,9 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from phasekit.arguments import PathLike
+    from phasekit.present import Presentation
+
 __all__ = [
     "BASELINES",
     "DESIGNS",
@@ -91,6 +95,7 @@ __all__ = [
     "fit_model",
     "input_numbers",
     "learning_curve",
+    "load_fit",
     "mpe",
     "mse",
 ]
@@ -996,6 +1001,14 @@ class EnergyFitResult(Result):
         return pd.DataFrame(rows, columns=["method", "role", "mpe_train", "mpe_holdout",
                                            "mse_holdout"])
 
+    def present(self, name: str | None = None) -> Presentation:
+        """The headline (the model and its held-out error), the scores of every method, the
+        parameters and the notes; ``name``: the campaign's file
+        (:func:`phasekit.energy.table.fit_presentation`)."""
+        from phasekit.energy.table import fit_presentation
+
+        return fit_presentation(self, name)
+
     def plot(self, ax: Axes | None = None) -> Figure:
         """MPE on the training and the held-out configurations of every method, as bars."""
         from phasekit.plot.energy import target_axes
@@ -1045,6 +1058,9 @@ def fit_energy(configs: pd.DataFrame, *, model: str = "extended", n_train: int |
     elif loss is not None:
         raise UsageError("the automatic selection fits each candidate with its own loss",
                          parameter="loss", value=loss)
+    if design not in DESIGNS:  # even without n_train: a design that is none is a mistake
+        raise UsageError(f"expected one of {', '.join(DESIGNS)}", parameter="design",
+                         value=design)
     if input is not None:
         configs = _one_input(configs, input)
     total = len(configs)
@@ -1159,6 +1175,20 @@ def fit_energy(configs: pd.DataFrame, *, model: str = "extended", n_train: int |
         input_deviation=dict(fitted.input_deviation),
         deviation_penalty=fitted.deviation_penalty, selection=selection,
         suspect=tuple(point(i) for i in suspect))
+
+
+def load_fit(fit: EnergyFitResult | PathLike) -> EnergyFitResult:
+    """``fit`` itself, or the fit saved in that file (``phasekit energy fit -o``, ``save``);
+    InputError naming the file when it holds something else."""
+    if isinstance(fit, EnergyFitResult):
+        return fit
+    from phasekit.results import load
+
+    path = os.fspath(fit)
+    result = load(path)
+    if not isinstance(result, EnergyFitResult):
+        raise InputError(f"not an energy_fit result (a {result.KIND} result)", path=path)
+    return result
 
 
 def _one_input(configs: pd.DataFrame, asked: float | str) -> pd.DataFrame:

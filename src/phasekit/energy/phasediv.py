@@ -76,6 +76,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from phasekit.present import Presentation
+
 __all__ = [
     "INTEGRATORS",
     "METHODS",
@@ -84,6 +86,7 @@ __all__ = [
     "Division",
     "PhaseDivision",
     "PowerProfiles",
+    "check_division",
     "cumulative_energy",
     "divide_phases",
     "division_energy",
@@ -796,7 +799,7 @@ class PhaseDivision(Result):
 
     @property
     def savings(self) -> float:
-        """(E_single - E) / E_single against the best single configuration (seed 4.24 form)."""
+        """(E_single - E) / E_single against the best single configuration (the form of Silva 2024, eq. 4.24)."""
         return (self.single_energy_j - self.energy_j) / self.single_energy_j
 
     def phases(self) -> list[dict[str, Any]]:
@@ -854,6 +857,14 @@ class PhaseDivision(Result):
              for k, row in enumerate(self.phases(), start=1)],
             columns=["phase", "start", "end", "config", "energy_j", "time_s"])
 
+    def present(self, name: str | None = None) -> Presentation:
+        """The headline (the best number of phases and the saving), the phases of the best
+        division (``name``: the profiles' file), the energy against the number of phases
+        and the notes (:mod:`phasekit.energy.phasediv_present`)."""
+        from phasekit.energy.phasediv_present import presentation
+
+        return presentation(self, name)
+
     def plot(self, ax: Axes | None = None) -> Figure:
         """Energy against the number of phases and the configuration chosen over the
         execution; on ``ax``, the energy curve only
@@ -897,6 +908,25 @@ def _division(cum: np.ndarray, idx: np.ndarray, elapsed: np.ndarray, grid: int) 
                     tuple(float(e) for e in energies), tuple(float(t) for t in times))
 
 
+def check_division(*, max_phases: int = 35, grid: int = 1000, method: str = "dp",
+                   integrator: str = "trapezoid", switch_cost_s: float = 0.0,
+                   switch_cost_j: float = 0.0) -> None:
+    """UsageError naming the first of :func:`divide_phases`'s options that it cannot take
+    (before any profile is read)."""
+    if method not in METHODS:
+        raise UsageError(f"expected one of {', '.join(METHODS)}", parameter="method",
+                         value=method)
+    _check_integrator(integrator)
+    if not isinstance(grid, int | np.integer) or grid < 1:
+        raise UsageError("expected a positive number of steps", parameter="grid", value=grid)
+    if not 1 <= max_phases <= grid:
+        raise UsageError(f"expected 1..{grid} (at most one phase per grid step)",
+                         parameter="max_phases", value=max_phases)
+    for name, value in (("switch_cost_s", switch_cost_s), ("switch_cost_j", switch_cost_j)):
+        if not (math.isfinite(value) and value >= 0):
+            raise UsageError("expected a non-negative number", parameter=name, value=value)
+
+
 def divide_phases(profiles: PowerProfiles, *, max_phases: int = 35, grid: int = 1000,
                   method: str = "dp", integrator: str = "trapezoid",
                   switch_cost_s: float = 0.0,
@@ -915,18 +945,8 @@ def divide_phases(profiles: PowerProfiles, *, max_phases: int = 35, grid: int = 
     exact DP (cheap), so the result carries both energy curves; the GA for K phases uses seed
     ``seed + K``. ``progress(stage, fraction)`` is called as the work advances.
     """
-    if method not in METHODS:
-        raise UsageError(f"expected one of {', '.join(METHODS)}", parameter="method",
-                         value=method)
-    _check_integrator(integrator)
-    if not isinstance(grid, int | np.integer) or grid < 1:
-        raise UsageError("expected a positive number of steps", parameter="grid", value=grid)
-    if not 1 <= max_phases <= grid:
-        raise UsageError(f"expected 1..{grid} (at most one phase per grid step)",
-                         parameter="max_phases", value=max_phases)
-    for name, value in (("switch_cost_s", switch_cost_s), ("switch_cost_j", switch_cost_j)):
-        if not (math.isfinite(value) and value >= 0):
-            raise UsageError("expected a non-negative number", parameter=name, value=value)
+    check_division(max_phases=max_phases, grid=grid, method=method, integrator=integrator,
+                   switch_cost_s=switch_cost_s, switch_cost_j=switch_cost_j)
     grid = int(grid)
     report = progress or (lambda stage, fraction: None)
     report("integrating", 0.0)

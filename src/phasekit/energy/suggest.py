@@ -37,6 +37,7 @@ picks to 12 % (``tests/test_energy_suggest.py``).
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -53,10 +54,20 @@ from phasekit.energy.choose import (
     Ensemble,
     ProgressCallback,
     Suggestion,
+    check_grid,
+    check_tolerance,
     choose,
     fit_ensemble,
 )
-from phasekit.energy.fit import NOMINAL_FREQUENCY, EnergyFitResult, FittedModel, fit_model
+from phasekit.energy.fit import (
+    DESIGNS,
+    NOMINAL_FREQUENCY,
+    EnergyFitResult,
+    FittedModel,
+    choose_training,
+    fit_model,
+    load_fit,
+)
 from phasekit.errors import InputError, PhasekitError, UsageError
 from phasekit.results import Result, check_version, plain, short_repr
 from phasekit.verbmodule import make_callable
@@ -65,7 +76,10 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["SuggestResult", "Suggestion", "lowest_measured", "measured_keys",
+    from phasekit.arguments import PathLike
+    from phasekit.present import Presentation
+
+__all__ = ["SuggestResult", "Suggestion", "lowest_measured", "measured_keys", "measured_rows",
            "next_configurations", "point_key", "rows_at", "suggest", "training_rows",
            "trusted_rows"]
 
@@ -141,6 +155,14 @@ class SuggestResult(Result):
                              for k, s in enumerate(self.suggestions, start=1)],
                             columns=columns)
 
+    def present(self, name: str | None = None) -> Presentation:
+        """The headline (what to measure next), the configurations to measure, the choice
+        they would check and the notes; ``name``: the measured campaign's file
+        (:func:`phasekit.energy.table.suggest_presentation`)."""
+        from phasekit.energy.table import suggest_presentation
+
+        return suggest_presentation(self, name)
+
     def plot(self, ax: Axes | None = None) -> Figure:
         """The suggestions in rank order: predicted energy with its prediction interval."""
         from phasekit.plot.energy import target_axes
@@ -189,6 +211,40 @@ def training_rows(configs: pd.DataFrame, fitted: EnergyFitResult) -> pd.DataFram
     rows = rows_at(configs, fitted.train)
     return rows if len(measured_keys(rows)) == len({point_key(*t) for t in fitted.train}) \
         else None
+
+
+def measured_rows(configs: pd.DataFrame, *, train: int | None = None,
+                  fit: EnergyFitResult | PathLike | None = None, design: str = "doptimal",
+                  seed: int = 0, model: str = "extended", source: str | None = None
+                  ) -> tuple[pd.DataFrame, EnergyFitResult | None]:
+    """The configurations of ``configs`` taken as measured (``phasekit energy suggest``): all
+    of them; ``train`` of them chosen by ``design`` (to try the loop on a campaign that
+    measured everything, whose regret then shows); or the training configurations of a
+    ``fit`` (or its saved file, read here: :func:`~phasekit.energy.fit.load_fit`), returned
+    beside them. UsageError for both, a ``train`` out of range or a ``fit`` trained on
+    configurations ``configs`` lacks (``source``: its file, in the message)."""
+    if design not in DESIGNS:
+        raise UsageError(f"expected one of {', '.join(DESIGNS)}", parameter="design",
+                         value=design)
+    if train is not None and fit is not None:
+        raise UsageError("give one of them", parameter="train and fit",
+                         option="--train and --fit")
+    if fit is not None:
+        fitted = load_fit(fit)
+        rows = training_rows(configs, fitted)
+        if rows is None:
+            detail = f"its training configurations are not all in {source or 'the campaign'}"
+            if isinstance(fit, EnergyFitResult):
+                raise UsageError(detail, parameter="fit")
+            raise UsageError(detail, parameter="fit", value=os.fspath(fit))
+        return rows, fitted
+    if train is None:
+        return configs, None
+    if not 1 <= train < len(configs):
+        raise UsageError(f"expected 1 to {len(configs) - 1} (the table has {len(configs)} "
+                         "configurations)", parameter="train", value=train)
+    chosen = choose_training(configs, train, design=design, seed=seed, model=model)
+    return configs.iloc[chosen], None
 
 
 def trusted_rows(training: pd.DataFrame | None, fitted: EnergyFitResult
@@ -318,11 +374,20 @@ def suggest(measured: pd.DataFrame, *, k: int = K, frequencies_ghz: Sequence[flo
     with energy when every measured configuration has one (and ``use_time``). ``reference``
     (default ``measured``) is the table whose energies are attached to the choice: a campaign
     that measured every configuration gives the choice's regret (to evaluate the loop).
+    Every option is checked before the fit.
     """
+    if k < 1:
+        raise UsageError("expected at least 1 configuration to suggest", parameter="k",
+                         value=k, option="-k")
+    check_tolerance(tolerance)
     if measured.empty:
         raise UsageError("nothing measured yet: measure a first design (the doptimal design "
                          "of energy fit) before asking for suggestions")
     controlled = bool(measured["frequency_ghz"].notna().any())
+    if frequencies_ghz and not controlled:
+        raise UsageError("the campaign did not control the frequency, so the model cannot "
+                         "predict other frequencies", parameter="frequencies_ghz",
+                         option="--frequencies")
     f = measured["frequency_ghz"].to_numpy(float)
     f = np.where(np.isfinite(f), f, NOMINAL_FREQUENCY)
     p = measured["cores"].to_numpy(float)
@@ -331,6 +396,10 @@ def suggest(measured: pd.DataFrame, *, k: int = K, frequencies_ghz: Sequence[flo
     times = measured["time_s"].to_numpy(float) if "time_s" in measured else np.full(f.size,
                                                                                      np.nan)
     with_time = bool(use_time and np.isfinite(times).all() and np.all(times > 0))
+    freqs = tuple(frequencies_ghz) or tuple(np.unique(f))
+    core_counts = tuple(cores) or tuple(int(c) for c in np.unique(p))
+    check_grid(freqs, core_counts, max_cores=max_cores, min_frequency_ghz=min_frequency_ghz,
+               max_frequency_ghz=max_frequency_ghz, frequency_controlled=controlled)
     fitted = fit_model(f, p, n, energy, times if with_time else None, model=model,
                        starts=fit_starts, seed=seed)
     kept = np.ones(len(measured), bool)
@@ -339,8 +408,6 @@ def suggest(measured: pd.DataFrame, *, k: int = K, frequencies_ghz: Sequence[flo
     ensemble = fit_ensemble(f[kept], p[kept], n[kept], energy[kept],
                             times[kept] if with_time else None, model=model, groups=groups,
                             starts=starts, seed=seed, fitted=fitted, progress=progress)
-    freqs = tuple(frequencies_ghz) or tuple(np.unique(f))
-    core_counts = tuple(cores) or tuple(int(c) for c in np.unique(p))
     asked = tuple(inputs) or tuple(float(v) for v in np.unique(n))
     if labels is None and "input_label" in measured:
         labels = dict(zip(measured["input"].astype(float), measured["input_label"].astype(str),

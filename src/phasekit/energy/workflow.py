@@ -12,7 +12,6 @@ are read by the caller (:func:`phasekit.energy.fit.configurations` of a campaign
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -108,32 +107,43 @@ def fit_then_choose(configs: pd.DataFrame, *, fit: EnergyFitResult | None = None
     the grid (default: those of ``configs``); the limits as
     :func:`phasekit.energy.choose.choose`. With ``uncertainty``, an ensemble of refits says
     how sure each choice is (unsure past ``tolerance`` percent of expected regret).
-    ``source``: the campaign's file, named in errors of the fit and in notes.
+    ``source``: the campaign's file, named in errors of the fit and in notes. Every option is
+    checked before the fit (the model and design even with ``fit``).
     """
 
-    from phasekit.energy.choose import choose, fit_ensemble
+    from phasekit.energy.choose import check_grid, check_tolerance, choose, fit_ensemble
     from phasekit.energy.fit import DESIGNS, configuration_grid, fit_energy, input_numbers
     from phasekit.energy.models import get_model
     from phasekit.energy.suggest import training_rows, trusted_rows
 
-    if fit is None:
-        get_model(model)
-        if design not in DESIGNS:
-            raise UsageError(f"expected one of {', '.join(DESIGNS)}", parameter="design",
-                             value=design)
-    if not (math.isfinite(tolerance) and tolerance >= 0):
-        raise UsageError("expected a non-negative percentage", parameter="tolerance",
-                         value=tolerance)
-    if frequencies is not None and not configs["frequency_ghz"].notna().any():
+    get_model(model)
+    if design not in DESIGNS:
+        raise UsageError(f"expected one of {', '.join(DESIGNS)}", parameter="design",
+                         value=design)
+    check_tolerance(tolerance)
+    controlled = bool(configs["frequency_ghz"].notna().any())
+    if frequencies is not None and not controlled:
         raise UsageError("the campaign did not control the frequency, so the model cannot "
-                         "predict other frequencies", parameter="frequencies", option="--freqs")
-    if max_time_s is not None and (why := untimed(configs, fit, train)) is not None:
+                         "predict other frequencies", parameter="frequencies")
+    if frequencies is not None and fit is not None and not fit.frequency_controlled:
+        raise UsageError("the fit did not control the frequency, so the model cannot "
+                         "predict other frequencies", parameter="frequencies")
+    name = Path(source).name if source is not None else "the campaign"
+    if max_time_s is not None and (why := untimed(configs, fit, train, name)) is not None:
         raise UsageError(f"{why}; there is no time to limit", parameter="max_time_s",
                          value=max_time_s, option="--max-time")
     numbers, labels = input_numbers(configs, inputs)
     default_f, default_p = configuration_grid(configs)
     grid_f = tuple(frequencies) if frequencies is not None else default_f
     grid_p = tuple(cores) if cores is not None else default_p
+    try:
+        check_grid(grid_f, grid_p, max_cores=max_cores, min_frequency_ghz=min_frequency_ghz,
+                   max_frequency_ghz=max_frequency_ghz, user_cores=user_cores,
+                   frequency_controlled=controlled if fit is None else fit.frequency_controlled)
+    except UsageError as exc:
+        if exc.parameter == "frequencies_ghz":
+            raise exc.renamed("frequencies") from None  # this function's keyword for it
+        raise
     report = progress or (lambda stage, fraction: None)
     if fit is None:
         report(f"fitting the {model} model", 0.0)
@@ -148,18 +158,14 @@ def fit_then_choose(configs: pd.DataFrame, *, fit: EnergyFitResult | None = None
             from phasekit.io.naming import name_file
 
             raise name_file(exc, source) from exc
-    if frequencies is not None and not fit.frequency_controlled:
-        raise UsageError("the fit did not control the frequency, so the model cannot "
-                         "predict other frequencies", parameter="frequencies", option="--freqs")
     notes: list[str] = []
     training = training_rows(configs, fit)
     trusted = trusted_rows(training, fit)
     ensemble = None
     if uncertainty:
         if trusted is None:
-            where = Path(source).name if source is not None else "the campaign"
             notes.append(f"no uncertainty: the fit's training configurations are not all "
-                         f"in {where}")
+                         f"in {name}")
         else:  # the refits see the readings the fit kept, not its probable failed runs
             try:
                 ensemble = fit_ensemble(

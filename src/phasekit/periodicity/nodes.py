@@ -79,6 +79,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from phasekit.present import Presentation
+
 __all__ = [
     "COVERAGE_FLOOR",
     "KIND",
@@ -336,18 +338,18 @@ class MultiNodeResult(Result):
         return max(node.patterns, key=lambda p: p.coverage, default=None)
 
     def verdict(self) -> str:
-        """The agreement check in one sentence (the CLI's ``agreement:`` line)."""
-        a = self.agreement
-        if a.agree is None:
-            return f"agreement: {a.explanation}"
-        limit = f"{100 * a.threshold:g} %"
-        if a.agree:
-            largest = "n/a" if a.max_distance is None else _percent(a.max_distance)
-            return (f"agreement: the patterns of all {a.n_nodes} nodes agree (largest distance "
-                    f"{largest} <= {limit})")
-        return (f"agreement: no, {a.n_nodes - a.n_agree} of {a.n_nodes} nodes have a pattern "
-                f"further than {limit} from the reference's or miss one: "
-                + ", ".join(a.disagreeing))
+        """The agreement check in one sentence (the ``agreement:`` line of :meth:`present`)."""
+        from phasekit.periodicity.nodes_table import agreement_line
+
+        return agreement_line(self)
+
+    def present(self, name: str | None = None) -> Presentation:
+        """The headline (do the nodes' patterns agree, which nodes stand out), one row per
+        node (Phase-TA, Table II), the agreement per reference pattern, the outliers and the
+        agreement check in one sentence (:mod:`.nodes_table`)."""
+        from phasekit.periodicity.nodes_table import presentation
+
+        return presentation(self, name)
 
     def summary(self) -> pd.DataFrame:
         """One row per node, in input order: ``n_patterns``; its main pattern's (largest

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from phasekit.plot.common import WIDTH, color, figure, save
+from phasekit.schedule.registry import policy_label
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -18,10 +19,6 @@ if TYPE_CHECKING:
 ScheduleResult = PolicyResult = Any
 
 __all__ = ["draw_gantt", "draw_power", "plot_schedule", "schedule_figure"]
-
-_LABELS = {"rr": "round robin", "heuristic": "LTF heuristic", "sa": "simulated annealing",
-           "milp": "MILP"}
-
 
 def _runs(cores: tuple[int, ...]) -> list[tuple[int, int]]:
     """(first, last) of each run of consecutive core numbers."""
@@ -64,7 +61,7 @@ def draw_gantt(ax: Axes, result: ScheduleResult, policy: PolicyResult,
     step = max(1, dc.servers // 10)
     ax.set_yticks([(s + 0.5) * dc.cores for s in range(0, dc.servers, step)])
     ax.set_yticklabels([f"S{s + 1}" for s in range(0, dc.servers, step)], fontsize=7)
-    ax.set_title(f"{_LABELS.get(p.policy, p.policy)}: makespan {p.makespan_s:.6g} s, "
+    ax.set_title(f"{policy_label(p.policy)}: makespan {p.makespan_s:.6g} s, "
                  f"energy {p.energy_j / 1e6:.4g} MJ, saving {p.saving_vs_rr:.1f} % vs "
                  "round robin", fontsize=9, loc="left")
 
@@ -74,7 +71,7 @@ def draw_power(ax: Axes, result: ScheduleResult,
     """The data-center power of ``policies`` (default all in ``result``) over time on ``ax``."""
     for k, p in enumerate(_chosen(result, policies)):
         ax.step(p.profile_t, p.profile_w / 1e3, where="post", color=color(k), lw=1,
-                label=_LABELS.get(p.policy, p.policy))
+                label=policy_label(p.policy))
     ax.set_xlabel("time (s)")
     ax.set_ylabel("data-center power (kW)")
     ax.grid(True, alpha=0.3)

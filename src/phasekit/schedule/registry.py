@@ -3,11 +3,13 @@
 ``phasekit schedule`` read, and the four policies of Salinas Hilburg 2020, chapter 5.
 
 A policy is a subclass with a ``name``, a one-line ``description`` and :meth:`Policy.plan`,
-added to the registry by one line, ``@register_policy``::
+added to the registry by one line, ``@register_policy``; its ``label`` (default: its name) is
+how tables and figures show it, and :meth:`Policy.detail` may say how its run went::
 
     @register_policy
     class OneServer(Policy):
         name = "one-server"
+        label = "one server"
         description = "every task on server 0, in submission order"
 
         def plan(self, request: PlanRequest) -> Plan:
@@ -30,7 +32,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
@@ -46,6 +48,7 @@ __all__ = [
     "POLICIES",
     "PlanRequest",
     "Policy",
+    "policy_label",
     "register_policy",
     "requested_policies",
 ]
@@ -91,12 +94,19 @@ class PlanRequest:
 
 class Policy(ABC):
     """A batch-scheduling policy: its ``name`` (what ``policies=`` takes), a one-line
-    ``description``, and :meth:`plan`. ``long_running`` policies search for as long as they
-    are allowed: they share the time limit and the progress bar."""
+    ``description``, and :meth:`plan`; ``label``, how tables and figures name it (default:
+    the name). ``long_running`` policies search for as long as they are allowed: they share
+    the time limit and the progress bar."""
 
     name: ClassVar[str]
     description: ClassVar[str]
+    label: ClassVar[str] = ""
     long_running: ClassVar[bool] = False
+
+    def detail(self, info: Mapping[str, Any]) -> str | None:
+        """One line on how a run of the policy went, from its plan's ``info`` (shown after
+        the table of policies as ``label: line``), or None (the default) for nothing."""
+        return None
 
     def left_out(self, n_tasks: int, dc: DataCenter) -> str | None:
         """Why ``"all"`` leaves this policy out for ``n_tasks`` tasks on ``dc``, as a note of
@@ -128,8 +138,19 @@ def register_policy(cls: PolicyClass) -> PolicyClass:
     if not isinstance(description, str) or not description.strip() or "\n" in description:
         raise UsageError("a policy needs a one-line description", parameter="description",
                          value=description)
+    label = getattr(cls, "label", "")
+    if not isinstance(label, str) or "\n" in label:
+        raise UsageError("a policy's label is one line of text", parameter="label",
+                         value=label)
     POLICIES[name] = cls()
     return cls
+
+
+def policy_label(name: str) -> str:
+    """How tables and figures name policy ``name``: its registered ``label``, else its name
+    (a policy of a saved result that is not registered here)."""
+    policy = POLICIES.get(name)
+    return (policy.label or name) if policy is not None else name
 
 
 def requested_policies(policies: Sequence[str] | str) -> list[str]:
@@ -140,7 +161,7 @@ def requested_policies(policies: Sequence[str] | str) -> list[str]:
     for name in names:
         if name not in POLICIES:
             raise UsageError(f"unknown policy; expected one of {', '.join(POLICIES)} or all",
-                             parameter="policies", value=name)
+                             parameter="policies", value=name, option="--policy")
     return [name for name in POLICIES if name in names]
 
 
@@ -150,6 +171,7 @@ class RoundRobin(Policy):
     """Section 5.1: the batch in arrival order, each task on the first server it fits."""
 
     name = "rr"
+    label = "round robin"
     description = "round robin: arrival order, first fit"
 
     def plan(self, request: PlanRequest) -> Plan:
@@ -163,6 +185,7 @@ class LongestTaskFirst(Policy):
     """Algorithm 6: Longest Task First, each on the server whose energy grows least."""
 
     name = "heuristic"
+    label = "LTF heuristic"
     description = "Longest Task First, least-energy server; Algorithm 6"
 
     def plan(self, request: PlanRequest) -> Plan:
@@ -177,8 +200,22 @@ class Annealing(Policy):
     counted in temperature levels (the same plan on every machine)."""
 
     name = "sa"
+    label = "annealing"
     description = "simulated annealing; Algorithms 3-5"
     long_running = True
+
+    def detail(self, info: Mapping[str, Any]) -> str:
+        """The seed, levels and moves, the start temperature, the planned makespan before and
+        after, and why it stopped when it stopped early."""
+        text = (f"seed {info.get('seed')}, {info.get('levels')} levels x "
+                f"{info.get('moves_per_level')} moves, T0 {info.get('t0', 0):.4g} s, planned "
+                f"makespan {info.get('initial_makespan_s', float('nan')):.6g} -> "
+                f"{info.get('best_planned_makespan_s', float('nan')):.6g} s")
+        if info.get("cut_by") == "lower bound":
+            text += f"; stopped: {info['stopped']}"
+        elif info.get("stopped"):
+            text += f"; {info['stopped']}"
+        return text
 
     def plan(self, request: PlanRequest) -> Plan:
         from phasekit.schedule.policies import simulated_annealing
@@ -196,8 +233,27 @@ class MinimumMakespan(Policy):
     times (which also bounds its makespan) until the deadline."""
 
     name = "milp"
+    label = "MILP"
     description = "minimum makespan, HiGHS"
     long_running = True
+
+    def detail(self, info: Mapping[str, Any]) -> str:
+        """HiGHS's status, the start schedule, the best makespan, gap and bound, the solve
+        time and the formulation; or why the solver did not run."""
+        if info.get("fallback"):
+            return str(info["fallback"])
+        if str(info.get("solver", "")).startswith("none"):
+            return (f"the start schedule ({info.get('start_s') or 0:.6g} s) ends at the lower "
+                    "bound: optimal, HiGHS not run")
+        gap = info.get("gap_percent")
+        gap_text = "n/a" if gap is None else f"{gap:.2f} %"
+        start = info.get("start_s")
+        start_text = "" if start is None else f"started from {start:.6g} s, "
+        return (f"{info.get('status')}, {start_text}best {info.get('objective_s') or 0:.6g} s "
+                f"(with d gaps), gap {gap_text}, bound "
+                f"{info.get('dual_bound_s') or float('nan'):.6g} s, "
+                f"{info.get('solve_time_s', 0):.1f} s, {info.get('formulation', 'compact')} "
+                "formulation")
 
     def left_out(self, n_tasks: int, dc: DataCenter) -> str | None:
         from phasekit.schedule.policies import milp_fits, milp_size_text

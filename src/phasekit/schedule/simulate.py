@@ -67,6 +67,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from phasekit.present import Presentation
+
 __all__ = [
     "BOUND_MAX_K",
     "RESULT_VERSION",
@@ -270,6 +272,13 @@ class ScheduleResult(Result):
                    "planned_makespan_s", "runtime_s"]
         return pd.DataFrame([{k: p.summary()[k] for k in columns} for p in self.policies],
                             columns=columns)
+
+    def present(self, name: str | None = None) -> Presentation:
+        """The headline (the policy that saves the most against round robin), the table of
+        policies (``name``: the batch) and the notes (:mod:`phasekit.schedule.present`)."""
+        from phasekit.schedule.present import presentation
+
+        return presentation(self, name)
 
     def plot(self, ax: Axes | None = None) -> Figure:
         """The figure of ``phasekit schedule --plot``: a Gantt chart per policy and the

@@ -17,15 +17,9 @@ __all__ = ["signature"]
 def _power_model(value: Any) -> Any:
     """A power model from a model, its JSON file, or a power-model fit (its model)."""
     if isinstance(value, str | os.PathLike):
-        from phasekit.io.inputs import read_json
-        from phasekit.results import from_data
-        from phasekit.signature.reconstruct import load_power_model
+        from phasekit.signature.powermodels import read_power_model
 
-        path = os.fspath(value)
-        data = read_json(path, "a power model (JSON)")
-        kind = data.get("kind") if isinstance(data, dict) else None
-        value = (load_power_model(data, path) if kind == "power_model"
-                 else from_data(data, source=path))
+        return read_power_model(value)
     return getattr(value, "model", value)
 
 

@@ -78,6 +78,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from phasekit.present import Presentation
+
 __all__ = [
     "KERNELS",
     "SIMULATED_KERNEL_ARGS",
@@ -453,6 +455,14 @@ class Signature(Result):
                               "status": u.status, "instructions": instructions(u)}
                              for u in self.units],
                             columns=["name", "kind", "label", "status", "instructions"])
+
+    def present(self, name: str | None = None) -> Presentation:
+        """The headline (paths, instructions estimated, how far from the program's count),
+        the executables (``name``: the program, default its file's) and the build's notes
+        (:mod:`phasekit.signature.present`)."""
+        from phasekit.signature.present import signature_presentation
+
+        return signature_presentation(self, name)
 
     def plot(self, ax: Axes | None = None) -> Figure:
         """Instructions of main's own code and of each independent path (horizontal bars),

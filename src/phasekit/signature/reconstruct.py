@@ -69,6 +69,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from phasekit.present import Presentation
+
 __all__ = [
     "PowerModelLike",
     "Segment",
@@ -338,6 +340,14 @@ class SignatureEstimate(Result):
                    "samples", "stable", "stopped_by"]
         return pd.DataFrame([{c: getattr(s, c) for c in columns} for s in self.segments],
                             columns=columns)
+
+    def present(self, name: str | None = None) -> Presentation:
+        """The headline (the time and energy estimated, and measured when compared), the
+        segments and totals (``name``: the program, default its file's) and the notes
+        (:mod:`phasekit.signature.present`)."""
+        from phasekit.signature.present import estimate_presentation
+
+        return estimate_presentation(self, name)
 
     def plot(self, ax: Axes | None = None) -> Figure:
         """Power over time (``phasekit signature run --plot``): the reconstructed profile,

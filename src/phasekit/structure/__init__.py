@@ -21,9 +21,17 @@ from phasekit.errors import InputError, UsageError
 from phasekit.results import Result, check_version, plain, short_repr
 from phasekit.structure.cluster import EPS, MIN_PTS, cluster_entries, split_aliased
 from phasekit.structure.loops import InferredLoop, build_loops, nest, split_suspect
-from phasekit.structure.pseudocode import Row, call_stats, format_count, rows
+from phasekit.structure.pseudocode import (
+    Row,
+    call_stats,
+    format_count,
+    format_size,
+    format_time,
+    rows,
+)
 from phasekit.structure.ranks import CallItem, IfItem, Item, LoopItem, arrange
 from phasekit.structure.reduce import MIN_EXPLAINED, Reduction, reduce_trace
+from phasekit.structure.table import PSEUDOCODE_COLUMNS, loop_records
 from phasekit.trace import Trace
 from phasekit.verbmodule import make_callable
 
@@ -31,6 +39,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+
+    from phasekit.present import Presentation
 
 __all__ = ["EPS", "MIN_EXPLAINED", "MIN_PTS", "StructureAnalysis", "StructureResult",
            "format_size", "format_time", "loop_records", "outline", "structure"]
@@ -40,7 +50,6 @@ RESULT_KIND = "structure"
 #: is version 1's, whose kind :data:`OLD_KIND` is still read.
 RESULT_VERSION = 2
 OLD_KIND = "mpi-structure-result"
-PSEUDOCODE_COLUMNS = ("FILE", "LINE", "PSEUDOCODE", "E(TIME)", "E(SIZE)", "E(IPC)")
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,8 +70,9 @@ class StructureResult(Result):
     """The structure of a trace, as its JSON holds it (``to_dict`` documents the fields):
     the trace's summary, the loops (nested, program order), the calls and the body outside
     loops, the filtered and unplaced calls, the diagnostics, the pseudocode rows and, when
-    kept, the clustered calls. ``analysis`` holds the objects they were built from when the
-    result was computed in this process (None when read back)."""
+    kept, the clustered calls. ``analysis`` holds the objects they were built from and
+    ``reading_notes`` what the trace's reader said of it (a missing .pcf...) when the result
+    was computed in this process (neither is saved: None and () when read back)."""
 
     KIND: ClassVar[str] = RESULT_KIND
 
@@ -78,6 +88,7 @@ class StructureResult(Result):
     pseudocode: tuple[Mapping[str, str], ...]
     clusters: tuple[Mapping[str, Any], ...] | None = None
     analysis: StructureAnalysis | None = field(default=None, repr=False)
+    reading_notes: tuple[str, ...] = field(default=(), repr=False)
 
     # --- the analysis objects (computed results only) ---------------------------------------
     def _analysis(self) -> StructureAnalysis:
@@ -167,6 +178,14 @@ class StructureResult(Result):
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise InputError(f"malformed structure result: {exc}", path=source) from None
 
+    def present(self, name: str | None = None) -> Presentation:
+        """The headline (how many loops; the longest outermost one's iterations, share of the
+        run and calls), the pseudocode, the loops and the notes (:mod:`.table`); ``name``:
+        the trace file, in the title."""
+        from phasekit.structure.table import presentation
+
+        return presentation(self, name)
+
     def table(self) -> list[dict[str, str]]:
         """The pseudocode rows as text cells (FILE, LINE, PSEUDOCODE, E(TIME), E(SIZE),
         E(IPC)), indented with ": " per level as in the seed's console output."""
@@ -189,37 +208,6 @@ class StructureResult(Result):
     def loop_records(self) -> list[dict[str, Any]]:
         """Every loop of :attr:`loop_tree`, depth first (:func:`loop_records`)."""
         return loop_records(self.loop_tree)
-
-
-def loop_records(tree: Sequence[Mapping[str, Any]], parent: int | None = None
-                 ) -> list[dict[str, Any]]:
-    """The loops of a JSON loop tree at every depth, depth first, each as its record with
-    the id of the loop it is in (``parent``, None at the top level)."""
-    out: list[dict[str, Any]] = []
-    for loop in tree:
-        out.append({**loop, "parent": parent})
-        out.extend(loop_records(loop.get("loops") or [], loop.get("id")))
-    return out
-
-
-def format_time(seconds: float) -> str:
-    """Seconds in the pseudocode's units (s, ms, us, ns)."""
-    if not np.isfinite(seconds):
-        return "-"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if seconds >= scale:
-            return f"{seconds / scale:.2f}{unit}"
-    return f"{seconds * 1e9:.0f}ns"
-
-
-def format_size(size: float) -> str:
-    """Bytes in the pseudocode's units (B, KB, MB, GB)."""
-    if not np.isfinite(size) or size == 0:
-        return "-"
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
-        if size >= scale:
-            return f"{size / scale:.1f}{unit}"
-    return f"{size:.1f}B"
 
 
 def _walk(items: Sequence[Item]) -> list[Item]:
@@ -460,7 +448,8 @@ def structure(trace: Trace, *, rank: int | None = None, eps: float = EPS,
         pseudocode=tuple(_text_row(r) for r in table),
         clusters=tuple(plain({**_entry_dict(red, e), "loop": entry_label.get(int(e))})
                        for e in np.flatnonzero(red.it > 1)),
-        analysis=StructureAnalysis(red, body, loops, entry_label, table))
+        analysis=StructureAnalysis(red, body, loops, entry_label, table),
+        reading_notes=(str(trace.meta["note"]),) if trace.meta.get("note") else ())
 
 
 def _text_row(r: Row) -> dict[str, str]:

@@ -25,7 +25,8 @@ from phasekit.results import format_count
 from phasekit.structure.ranks import CallItem, IfItem, Item, LoopItem
 from phasekit.structure.reduce import Reduction
 
-__all__ = ["Row", "call_stats", "format_count", "format_ranks", "function_text", "rows"]
+__all__ = ["Row", "call_stats", "format_count", "format_ranks", "format_size", "format_time",
+           "function_text", "rows"]
 
 _Node = tuple[str, str]
 
@@ -65,6 +66,26 @@ def format_ranks(ranks: Sequence[int]) -> str:
         if r is not None:
             start = prev = r
     return "[" + ", ".join(parts) + "]" if ordered else "[]"
+
+
+def format_time(seconds: float) -> str:
+    """Seconds in the pseudocode's units (s, ms, us, ns)."""
+    if not np.isfinite(seconds):
+        return "-"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.2f}{unit}"
+    return f"{seconds * 1e9:.0f}ns"
+
+
+def format_size(size: float) -> str:
+    """Bytes in the pseudocode's units (B, KB, MB, GB)."""
+    if not np.isfinite(size) or size == 0:
+        return "-"
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if size >= scale:
+            return f"{size / scale:.1f}{unit}"
+    return f"{size:.1f}B"
 
 
 #: A name that ends in a parameter list, maybe qualified: ``int main(int, char**)``,

@@ -70,6 +70,7 @@ from phasekit.signature.powermodels.server import (
     fit_polynomial,
     fit_server,
     power_model_from_dict,
+    read_power_model,
 )
 from phasekit.signature.powermodels.split import SPLITS, split_rows, time_order
 
@@ -104,6 +105,7 @@ __all__ = [
     "map_genome",
     "parse_bnf",
     "power_model_from_dict",
+    "read_power_model",
     "screen_features",
     "select_features",
     "split_rows",

@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from phasekit.present import Presentation
+
 __all__ = ["FIT_VERSION", "PowerModelEval", "PowerModelFit", "evaluate_power_model",
            "fit_power_model"]
 
@@ -162,6 +164,14 @@ class PowerModelFit(Result):
                               "mae": s.get("mae", nan), "mpe": s.get("mpe", nan)}
                              for name, n, s in rows],
                             columns=["rows", "n", "rmse", "mae", "mpe"])
+
+    def present(self, name: str | None = None) -> Presentation:
+        """The headline (the error on the held-out rows against the training mean's), the
+        scores (``name``: the table), the server breakdown and the notes
+        (:mod:`phasekit.signature.powermodels.present`)."""
+        from phasekit.signature.powermodels.present import fit_presentation
+
+        return fit_presentation(self, name)
 
     def plot(self, ax: Axes | None = None) -> Figure:
         """The scores of :meth:`summary` as bars."""
@@ -323,6 +333,13 @@ class PowerModelEval(Result):
         return pd.DataFrame([{"method": self.method, "target": self.target, "n": self.n,
                               **dict(self.scores), "predicted_mean_w": self.predicted_mean_w,
                               "measured_mean_w": self.measured_mean_w}])
+
+    def present(self, name: str | None = None) -> Presentation:
+        """The headline, the scores (``name``: the table) and the mean powers
+        (:mod:`phasekit.signature.powermodels.present`)."""
+        from phasekit.signature.powermodels.present import eval_presentation
+
+        return eval_presentation(self, name)
 
     def plot(self, ax: Axes | None = None) -> Figure:
         """The scores as bars."""

@@ -5,6 +5,7 @@ models, so the reader of any stored model (:func:`power_model_from_dict`) is her
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +29,7 @@ __all__ = [
     "fit_polynomial",
     "fit_server",
     "power_model_from_dict",
+    "read_power_model",
 ]
 
 MODELS = ("linear", "pls", "ge")
@@ -212,3 +214,11 @@ def power_model_from_dict(data: Mapping[str, Any], source: str | None = None) ->
         return ServerPowerModel.from_dict(data, source)
     raise InputError(f"unknown power model {kind!r} (expected linear, pls, ge or server)",
                      path=source)
+
+
+def read_power_model(path: str | os.PathLike[str]) -> Any:
+    """The power model in a JSON file: a stored model or a saved power-model fit (its model);
+    InputError naming the file otherwise (a FIFO is refused, not waited on)."""
+    from phasekit.io.inputs import read_json
+
+    return power_model_from_dict(read_json(path, "a power model (JSON)"), os.fspath(path))

@@ -1,0 +1,120 @@
+"""How the nodes of one run read (Phase-TA, IV-B): the headline (do the nodes' patterns
+agree, which nodes stand out), one row per node, the agreement per reference pattern, the
+outliers and the notes; what the command line, the report and a notebook show
+(:mod:`phasekit.present`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from phasekit.many_table import file_stem
+from phasekit.present import Presentation, View, percent
+
+__all__ = ["agreement_line", "headline", "presentation"]
+
+#: Outliers named in the headline at most (the rest are counted).
+NAMED = 3
+
+
+def _limit(result: Any) -> str:
+    return f"{100 * result.agreement.threshold:g}%"
+
+
+def agreement_line(result: Any) -> str:
+    """The agreement check in one sentence (``agreement: ...``)."""
+    a = result.agreement
+    if a.agree is None:
+        return f"agreement: {a.explanation}"
+    if a.agree:
+        return (f"agreement: the patterns of all {a.n_nodes} nodes agree (largest distance "
+                f"{percent(a.max_distance)} <= {_limit(result)})")
+    return (f"agreement: no, {a.n_nodes - a.n_agree} of {a.n_nodes} nodes have a pattern "
+            f"further than {_limit(result)} from the reference's or miss one: "
+            + ", ".join(a.disagreeing))
+
+
+def _named(items: list[str]) -> str:
+    more = len(items) - NAMED
+    return ", ".join(items[:NAMED]) + (f" and {more} more" if more > 0 else "")
+
+
+def _min_nodes(result: Any) -> int:
+    return int(result.params.get("min_nodes", 3))
+
+
+def headline(result: Any) -> str:
+    """One line in plain words: whether the patterns of the nodes agree (how far the
+    furthest is), which nodes stand out and why, how many inputs failed."""
+    a = result.agreement
+    if a.agree is None:
+        line = a.explanation or "nothing to compare"
+    elif a.agree:
+        line = (f"the patterns of all {a.n_nodes} nodes agree (largest distance "
+                f"{percent(a.max_distance)} <= {_limit(result)})")
+    else:
+        line = (f"the patterns of {a.n_nodes - a.n_agree} of {a.n_nodes} nodes disagree with "
+                f"the reference node {a.reference}'s (further than {_limit(result)}, or "
+                f"missing): {_named(list(a.disagreeing))}")
+    if result.outliers:
+        n = len(result.outliers)
+        line += (f"; {n} outlier{'s' if n > 1 else ''}: "
+                 + _named([f"{o.node} ({', '.join(o.reasons)})" for o in result.outliers]))
+    elif len(result.nodes) >= _min_nodes(result):
+        line += "; no outlier"
+    if result.errors:
+        total = len(result.nodes) + len(result.errors)
+        line += f"; {len(result.errors)} of {total} inputs failed"
+    return line
+
+
+def _nodes_view(result: Any) -> View:
+    agreement = result.agreement
+    flagged = {o.node: o for o in result.outliers}
+    # the file column only when the node names do not say which file is which
+    files = any(file_stem(n.file) != n.node for n in result.nodes)
+    rows = []
+    for node in result.nodes:
+        distances = [p.distance for p in node.patterns if p.distance is not None]
+        distance = ("reference" if node.node == agreement.reference else
+                    percent(max(distances)) if distances else "-")
+        rows.append((node.node, f"{node.duration_s:.3f}",
+                     f"{len(node.patterns)}({node.n_instances})[{node.mean_consecutive:.1f}]",
+                     percent(node.coverage),
+                     f"{node.patterns[0].period_s:.4g}" if node.patterns else "-", distance,
+                     ", ".join(flagged[node.node].reasons) if node.node in flagged else "",
+                     *([node.file] if files else [])))
+    headers = ("node", "T_exe (s)", "#rp(#i)[#pa]", "%period", "period (s)", "distance",
+               "outlier", *(["file"] if files else []))
+    return View("Nodes (Phase-TA, Table II per node)", headers, tuple(rows),
+                numeric=(False, *[True] * 5, False, False),
+                wrap=(False,) * 6 + (True, True))
+
+
+
+
+def presentation(result: Any, name: str | None = None) -> Presentation:
+    """The nodes of ``result`` as a person reads them (``name`` is not used: each node names
+    itself): the headline, the nodes, the agreement per reference pattern, the outliers, then
+    the agreement check in one sentence (and that no node stands out, when none does)."""
+    a = result.agreement
+    views = [_nodes_view(result)]
+    if a.patterns:
+        views.append(View(
+            f"Agreement with the reference node {a.reference} (Phase-TA, IV-B: mean DTW "
+            f"distance per associated point <= {_limit(result)} of the pattern mean)",
+            ("pattern", "period (s)", "mean", "nodes", "within", "median", "max", "at"),
+            tuple((str(p.pattern + 1), f"{p.period_s:.4g}", f"{p.mean:.4g}",
+                   f"{p.n_nodes}/{a.n_nodes}", str(p.n_agree), percent(p.median_distance),
+                   percent(p.max_distance), p.max_node or "") for p in a.patterns),
+            numeric=(True,) * 7 + (False,), wrap=(False,) * 7 + (True,)))
+    if result.outliers:
+        z = result.params.get("outlier_z", 3.5)
+        views.append(View(
+            f"Outliers (nodes that stand out: median +- {z:g} robust deviations)",
+            ("node", "reasons", "details"),
+            tuple((o.node, ", ".join(o.reasons), "; ".join(o.details)) for o in result.outliers),
+            numeric=(False,) * 3, wrap=(True,) * 3))
+    notes = [agreement_line(result)]
+    if not result.outliers and len(result.nodes) >= _min_nodes(result):
+        notes.append("no outlier: no node stands out")
+    return Presentation(headline(result), tuple(views), tuple(notes))

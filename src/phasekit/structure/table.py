@@ -1,0 +1,165 @@
+"""How a loop structure reads (Martínez Vera): the headline, the pseudocode table, the loops
+and the notes, what the command line, the report and a notebook show (:mod:`phasekit.present`).
+
+Everything here reads the result's JSON layout (``loop_tree``, ``pseudocode``, ``trace``,
+``parameters``), so a structure read back from a file reads as the one just computed. The
+loop taking the most time (:func:`main_loop`) is the one the several-trace summary calls the
+main loop too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from phasekit.present import Presentation, View, percent
+from phasekit.structure.pseudocode import format_count, format_ranks, format_time
+
+__all__ = ["PSEUDOCODE_COLUMNS", "headline", "loop_calls", "loop_records", "loop_time",
+           "main_loop", "presentation", "run_share"]
+
+#: The columns of the pseudocode table (Martínez Vera's console output).
+PSEUDOCODE_COLUMNS = ("FILE", "LINE", "PSEUDOCODE", "E(TIME)", "E(SIZE)", "E(IPC)")
+#: A share of the run at least this large reads as the whole run: the explained time
+#: (repetitions x mean time between them) counts one gap more than the loop spans.
+WHOLE_RUN = 0.995
+
+
+def loop_records(tree: Sequence[Mapping[str, Any]], parent: int | None = None
+                 ) -> list[dict[str, Any]]:
+    """The loops of a JSON loop tree at every depth, depth first, each as its record with
+    the id of the loop it is in (``parent``, None at the top level)."""
+    out: list[dict[str, Any]] = []
+    for loop in tree:
+        out.append({**loop, "parent": parent})
+        out.extend(loop_records(loop.get("loops") or [], loop.get("id")))
+    return out
+
+
+def loop_time(loop: Mapping[str, Any]) -> float:
+    """The time a top-level loop takes: iterations x time per iteration (0 if unknown)."""
+    try:
+        time = float(loop["iterations"]) * float(loop["iteration_time_s"])
+    except (KeyError, TypeError, ValueError):
+        return 0.0
+    return time if math.isfinite(time) else 0.0
+
+
+def main_loop(loops: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The top-level loop taking the most time (:func:`loop_time`), None without loops."""
+    return max(loops, key=loop_time, default=None)
+
+
+def loop_calls(loop: Mapping[str, Any]) -> list[str]:
+    """The MPI calls a loop makes, its nested loops' too, each once, in program order."""
+    calls = [str(c.get("call", "?")) for c in loop.get("calls") or []]
+    children = {child.get("id"): child for child in loop.get("loops") or []}
+    out: list[str] = []
+
+    def walk(body: Sequence[Mapping[str, Any]]) -> None:
+        for item in body:
+            if "call" in item and isinstance(item["call"], int) and item["call"] < len(calls):
+                out.append(calls[item["call"]])
+            elif item.get("loop") in children:
+                out.extend(loop_calls(children[item["loop"]]))
+            elif "if" in item:
+                walk(item.get("body") or [])
+
+    walk(loop.get("body") or [])
+    if not out:  # a loop without its body: its own calls, then its loops'
+        out = calls + [c for child in children.values() for c in loop_calls(child)]
+    return list(dict.fromkeys(out))
+
+
+def run_share(fraction: Any) -> str | None:
+    """``92% of the run``, ``the whole run`` from :data:`WHOLE_RUN` on; None when unknown."""
+    try:
+        share = float(fraction)
+    except (TypeError, ValueError):
+        return None
+    if not math.isfinite(share):
+        return None
+    return "the whole run" if share >= WHOLE_RUN else f"{percent(share, 0)} of the run"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def headline(result: Any) -> str:
+    """One line in plain words: how many loops, and the loop taking the most time among the
+    outermost ones: its iterations, the share of the run it explains and the calls it makes."""
+    top = list(result.loop_tree)
+    main = main_loop(top)
+    if main is None:
+        return result.explanation or "no loop found"
+    rank = result.parameters.get("rank")
+    line = _plural(result.n_loops, "loop") + (f" on rank {rank}" if rank is not None else "")
+    if len(top) > 1:
+        line += f", {len(top)} at the top level; the longest runs"
+    elif result.n_loops > 1:
+        line += ", the outermost runs"
+    else:
+        line += " runs"
+    iterations = int(main.get("iterations") or 0)
+    line += " " + (f"{format_count(iterations)} iteration{'' if iterations == 1 else 's'}")
+    if (share := run_share(main.get("explained"))) is not None:
+        line += f" over {share}"
+    calls = loop_calls(main)
+    named = ", ".join(calls[:3]) + (", ..." if len(calls) > 3 else "")
+    return line + f" (loop id {main.get('id')}" + (f", {named})" if named else ")")
+
+
+def _loops_view(result: Any) -> View:
+    rows = tuple((str(loop.get("id")), "-" if loop["parent"] is None else str(loop["parent"]),
+                  format_count(float(loop.get("iterations_per_outer", loop.get("iterations", 0)))),
+                  str(loop.get("iterations_total", "-")),
+                  format_time(float(loop.get("iteration_time_s") or math.nan)),
+                  format_ranks([int(r) for r in loop.get("ranks") or []]),
+                  percent(loop.get("explained"), 1))
+                 for loop in loop_records(result.loop_tree))
+    return View("Loops", ("loop", "in loop", "iterations", "total", "iteration time", "ranks",
+                          "explained"), rows,
+                numeric=(True, True, True, True, True, False, True),
+                wrap=(False,) * 5 + (True, False))
+
+
+def presentation(result: Any, name: str | None = None) -> Presentation:
+    """The structure of ``result`` (``name``: its trace file, in the title; default the
+    trace's first file) as a person reads it: the headline, the pseudocode, the loops, then
+    the notes (the loops at the top level, the calls left out, what makes it doubtful, the
+    settings)."""
+    trace, parameters = result.trace, result.parameters
+    sources = trace.get("sources") or []
+    shown = name or (Path(str(sources[0])).name if sources else "the trace")
+    rank = parameters.get("rank")
+    only = f", rank {rank}" if rank is not None else ""
+    views = []
+    if result.pseudocode:
+        views.append(View(
+            f"Structure of {shown} (Martínez Vera; {trace.get('n_ranks')} ranks{only}, "
+            f"{trace.get('n_calls')} MPI calls)", PSEUDOCODE_COLUMNS,
+            tuple(tuple(row[c] for c in PSEUDOCODE_COLUMNS) for row in result.pseudocode),
+            numeric=(False, True, False, True, True, True)))
+    if result.loop_tree:
+        views.append(_loops_view(result))
+    top = result.loop_tree
+    notes = [f"{result.n_loops} loop(s), {len(top)} at the top level"
+             + (": " + ", ".join(f"id {loop['id']} with {loop['iterations_total']} iterations"
+                                 for loop in top) if top else "")]
+    min_explained = float(parameters.get("min_explained", 0.0))
+    if result.filtered:
+        notes.append(f"{len(result.filtered)} repeated call(s) explain less than "
+                     f"{min_explained:.0%} of the run and are left out (min_explained)")
+    said = [result.explanation] if result.explanation else []
+    said += [*result.reading_notes, *result.diagnostics]
+    if top and not result.pseudocode:
+        said.append("no pseudocode in this result (saved by an older phasekit): infer the "
+                    "structure again to see it")
+    notes += [f"note: {text}" for text in said]
+    notes.append(f"{trace.get('format', '?')} trace of {float(trace.get('duration_s', 0)):.4g} s"
+                 f"; DBSCAN eps {parameters.get('eps')}, min_pts {parameters.get('min_pts')}; "
+                 f"min_explained {min_explained:.0%}")
+    return Presentation(headline(result), tuple(views), tuple(notes))
