@@ -282,6 +282,49 @@ def test_the_verbs_are_named_not_imported(phasekit_graph: ImportGraph) -> None:
         assert api not in phasekit_graph.graph[module], f"{module} imports {api}"
 
 
+#: What a command may import from the library: the front door, the verbs (each package's
+#: ``api`` module, the many-input verbs, the power-model verbs), the result contract and its
+#: presentation, errors, and result classes by name from the module defining them.
+CLI_MAY_IMPORT = frozenset(("phasekit", "phasekit.errors", "phasekit.results", "phasekit.present",
+                            "phasekit.arguments", "phasekit.version", "phasekit.many",
+                            "phasekit.powermodel"))
+#: Library modules a command still imports directly ("module" -> why); each one fails the test
+#: once no command needs it any more.
+CLI_STILL_IMPORTS: dict[str, str] = {}
+
+
+def cli_imports_beyond_the_verbs(graph: ImportGraph) -> dict[str, list[str]]:
+    """Library module -> the ``cli`` imports of it that the rule does not allow."""
+    from phasekit.results import REGISTRY
+
+    result_modules = {module for module, _ in REGISTRY.values()}
+    result_classes = {name for _, name in REGISTRY.values()}
+    found: dict[str, list[str]] = {}
+    for i in graph.imports:
+        if not i.source.startswith("phasekit.cli") or i.attribute:
+            continue
+        target = i.target
+        if (target.startswith("phasekit.cli") or target in CLI_MAY_IMPORT
+                or target.endswith(".api")
+                or (target in result_modules and i.name in result_classes)):
+            continue
+        found.setdefault(target, []).append(f"{i.source} (line {i.line})")
+    return found
+
+
+def test_the_cli_imports_only_verbs_results_and_its_helpers(
+        phasekit_graph: ImportGraph) -> None:
+    """A command parses, calls a verb and prints the result's presentation: what it needs
+    from the library is a public verb or helper of an ``api`` module (Python users get the
+    same door)."""
+    found = cli_imports_beyond_the_verbs(phasekit_graph)
+    new = sorted(f"{target}: {', '.join(where)}" for target, where in found.items()
+                 if target not in CLI_STILL_IMPORTS)
+    assert not new, "the CLI imports library internals:\n" + "\n".join(new)
+    gone = sorted(set(CLI_STILL_IMPORTS) - set(found))
+    assert not gone, f"no command imports these any more (remove them): {gone}"
+
+
 def test_what_workers_run_does_not_reach_the_cli(phasekit_graph: ImportGraph) -> None:
     """The tasks of several inputs (:mod:`phasekit.many`, run by local worker processes and
     Dask workers through :mod:`phasekit.parallel`) reach the analyses, never the CLI."""

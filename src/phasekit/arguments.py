@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING
 from phasekit.profile import Profile
 
 if TYPE_CHECKING:
+    from phasekit.errors import PhasekitError
     from phasekit.trace import Trace
 
 PathLike = str | os.PathLike[str]
 
-__all__ = ["PathLike", "as_names", "as_profile", "as_trace"]
+__all__ = ["PathLike", "as_names", "as_profile", "as_trace", "name_file"]
 
 
 def as_profile(data: Profile | PathLike) -> Profile:
@@ -39,3 +40,19 @@ def as_trace(data: Trace | PathLike) -> Trace:
 def as_names(value: Sequence[str] | str | None) -> list[str] | None:
     """A name or names as a list (None stays None)."""
     return [value] if isinstance(value, str) else None if value is None else list(value)
+
+
+def name_file(error: PhasekitError, path: PathLike) -> PhasekitError:
+    """``error`` with the file it came from in front of its message, unless it already names
+    it or is about a parameter (the file is not at fault then).
+
+    Parameters
+    ----------
+    error
+        An error raised while reading or analyzing ``path``.
+    path
+        The file (:func:`phasekit.io.naming.name_file`).
+    """
+    from phasekit.io.naming import name_file as named
+
+    return named(error, path)

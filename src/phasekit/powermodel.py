@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING, Any
 from phasekit.errors import InputError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import pandas as pd
 
-    from phasekit.signature.powermodels.fit import PowerModelFit
+    from phasekit.signature.powermodels.fit import PowerModelEval, PowerModelFit
 
-__all__ = ["fit"]
+__all__ = ["evaluate", "fit", "fit_polynomial", "read_model"]
 
 
 def fit(table: pd.DataFrame | str | os.PathLike[str], *, target: str = "power_w",
@@ -25,17 +27,82 @@ def fit(table: pd.DataFrame | str | os.PathLike[str], *, target: str = "power_w"
     file. ``model``: "linear", "pls" or "ge"; other keywords (``features``, ``seed``,
     ``test_fraction``, ``split``, ``server``, ``generations``, ...) go to ``fit_power_model``.
     """
-    import pandas as pd
-
     from phasekit.signature.powermodels import fit_power_model
 
-    source = None
-    if not isinstance(table, pd.DataFrame):
-        from phasekit.io import read_csv_table
-
-        source = os.fspath(table)
-        table = read_csv_table(table)
-        if len(table) == 0:
-            raise InputError("the table has no rows", path=source)
+    table, source = _table(table)
     options.setdefault("source", source)
     return fit_power_model(table, target=target, model=model, **options)
+
+
+def _table(table: pd.DataFrame | str | os.PathLike[str]) -> tuple[pd.DataFrame, str | None]:
+    """The DataFrame, or the rows of its CSV file and the file's name (InputError without
+    rows)."""
+    import pandas as pd
+
+    if isinstance(table, pd.DataFrame):
+        return table, None
+    from phasekit.io import read_csv_table
+
+    source = os.fspath(table)
+    frame = read_csv_table(table)
+    if len(frame) == 0:
+        raise InputError("the table has no rows", path=source)
+    return frame, source
+
+
+def read_model(path: str | os.PathLike[str]) -> Any:
+    """The power model in a JSON file: a stored model or a saved power-model fit (its
+    model); InputError naming the file otherwise
+    (:func:`phasekit.signature.powermodels.read_power_model`).
+
+    Parameters
+    ----------
+    path
+        The JSON file (``phasekit powermodel fit -o``).
+    """
+    from phasekit.signature.powermodels import read_power_model
+
+    return read_power_model(path)
+
+
+def evaluate(model: Any, table: pd.DataFrame | str | os.PathLike[str], *,
+             target: str | None = None, source: str | None = None) -> PowerModelEval:
+    """Score a stored power model on another table: RMSE, MAE (W) and MPE (%)
+    (``phasekit powermodel eval``): :func:`phasekit.signature.powermodels.evaluate_power_model`.
+
+    Parameters
+    ----------
+    model
+        A power model, its JSON file (:func:`read_model`), or a power-model fit (its model).
+    table
+        A DataFrame with the model's counter columns and the measured power, or its CSV file.
+    target
+        The measured power column (default: the model's target).
+    source
+        The table's name in messages and in the result (default: its file).
+    """
+    from phasekit.signature.powermodels import evaluate_power_model
+
+    if isinstance(model, str | os.PathLike):
+        model = read_model(model)
+    model = getattr(model, "model", model)
+    table, read_from = _table(table)
+    return evaluate_power_model(model, table, target=target, source=source or read_from)
+
+
+def fit_polynomial(x: Sequence[float], y: Sequence[float], degree: int) -> tuple[float, ...]:
+    """Least-squares polynomial coefficients of ``y`` on ``x`` in ascending order (c0, c1,
+    ...), in raw units: the leakage (eq. 4.16, degree 2) and fan (eq. 4.17, degree 3)
+    curves of the whole-server model (``fit(..., server=...)``)
+    (:func:`phasekit.signature.powermodels.fit_polynomial`).
+
+    Parameters
+    ----------
+    x, y
+        The measured points (1-D, the same length, finite).
+    degree
+        The polynomial's degree; more distinct ``x`` values are needed.
+    """
+    from phasekit.signature.powermodels import fit_polynomial as fit_coefficients
+
+    return fit_coefficients(x, y, degree)

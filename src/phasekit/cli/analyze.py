@@ -106,7 +106,7 @@ def analyze(
                             window_s=window_s, options=options, workers=workers,
                             scheduler=scheduler, json_output=json_output, output=output,
                             period=period)
-    from phasekit.periodicity.api import periodicity
+    from phasekit.periodicity.api import figure, periodicity
 
     profile = profiles[0]
     shown = shown_name(profile)  # a Prometheus node: its server and label, not a temporary file
@@ -125,12 +125,8 @@ def analyze(
         except PhasekitError as exc:
             raise name_file(exc, shown) from exc
 
-    def draw(path: Path) -> None:
-        from phasekit.plot import plot_analysis
-
-        plot_analysis(data, result, path)
-
-    written = write_outputs(output, plot, result.saved_dict, draw)
+    written = write_outputs(output, plot, result.saved_dict,
+                            lambda path: figure(data, result, path))
 
     if json_output:
         print_json(result.to_dict())

@@ -124,11 +124,17 @@ def run(
     with the campaign, even one killed with SIGKILL. A failed run that a resume runs again
     is replaced by the new run.
     """
-    from phasekit.record.runner import CampaignPlan, run_campaign
+    from phasekit.record.api import run_campaign
 
     check_output(output, "--output")
-    plan = CampaignPlan(
-        command=tuple(command), threads=parse_list(threads, "--threads", int),
+    console = err_console()
+
+    def progress(done: int, total: int, label: str) -> None:
+        if not json_output:
+            console.print(f"[{done}/{total}] {label}", soft_wrap=True)
+
+    campaign = run_campaign(
+        command, output, threads=parse_list(threads, "--threads", int),
         cores=parse_list(cores, "--cores", int),
         frequencies_ghz=parse_list(freqs, "--freqs", float),
         inputs=tuple(inputs.split(",")) if inputs else (None,), repetitions=reps,
@@ -138,21 +144,7 @@ def run(
                                                                  "--power-interval"),
         power_estimate_w=parse_list(power_estimate, "--power-estimate", float)
         if power_estimate else None,
-        profile_dir=profile_dir)
-    log = output if output.suffix.lower() == ".jsonl" else \
-        output.with_name(output.name + ".partial.jsonl")
-    console = err_console()
-
-    def progress(done: int, total: int, label: str) -> None:
-        if not json_output:
-            console.print(f"[{done}/{total}] {label}", soft_wrap=True)
-
-    campaign = run_campaign(plan, log, progress=progress)
-    if log != output:
-        from phasekit.campaign import write_campaign
-
-        write_campaign(campaign, output, pascal=pascal)
-        log.unlink()
+        profile_dir=profile_dir, pascal=pascal, progress=progress)
     if json_output:
         print_json(campaign.to_dict())
         return
@@ -178,7 +170,7 @@ def import_(
 ) -> None:
     """Read a campaign (PaScal Analyzer JSON: frequencies in GHz or kHz, sensors as [value,
     timestamp] pairs) and show or convert it."""
-    from phasekit.campaign import read_campaign, write_campaign
+    from phasekit.io.api import read_campaign, write_campaign
 
     check_output(output, "--output")
     campaign = read_campaign(source)

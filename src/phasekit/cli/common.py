@@ -19,15 +19,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from phasekit.errors import PhasekitError, UsageError
-from phasekit.io import CSV_SUFFIXES, is_csv, read_csv_table  # noqa: F401 (their old home)
-from phasekit.io.naming import name_file
-from phasekit.many import check_metrics, read_named_profile
+from phasekit.arguments import name_file
+from phasekit.errors import UsageError
+from phasekit.io.api import STDIN, read_csv_table, read_profile, write_files
+from phasekit.many import check_metrics
 from phasekit.present import percent
 
 if TYPE_CHECKING:
-
-    from phasekit.profile import Profile
+    from phasekit import Profile
 
 __all__ = [
     "FIGURE_SUFFIXES",
@@ -51,6 +50,7 @@ __all__ = [
     "print_json",
     "print_written",
     "progress_reporter",
+    "read_csv_table",
     "write_all",
     "write_json",
     "write_outputs",
@@ -216,11 +216,7 @@ def check_outputs(output: Path | None = None, plot: Path | None = None,
 
 
 # --- profiles --------------------------------------------------------------------------------
-#: The PROFILE argument that reads a CSV profile from stdin.
-STDIN = "-"
-#: How errors and warnings name stdin.
-STDIN_NAME = "<stdin>"
-
+# STDIN ("-"), the PROFILE argument that reads a CSV profile from stdin: phasekit.io.api's.
 
 #: ``--period``: the sampling period of CSV profiles without a time column.
 PeriodOption = Annotated[float | None, typer.Option(
@@ -232,39 +228,8 @@ PeriodOption = Annotated[float | None, typer.Option(
 def load_profile(path: str | os.PathLike[str], period: float | None = None) -> Profile:
     """The profile in ``path``, every error naming the file; ``-`` reads a CSV profile
     (phasekit's own, with its ``# phasekit:`` line, or any CSV the CSV reader takes) from
-    stdin. ``period``: of a CSV without a time column."""
-    if os.fspath(path) != STDIN:
-        return read_named_profile(path, period)
-    if sys.stdin is None or sys.stdin.isatty():
-        raise UsageError("-: reads a CSV profile from stdin, which is a terminal; pipe one in "
-                         "(my-sampler | phasekit analyze -) or give a file")
-    import tempfile
-    import warnings
-
-    from phasekit.io import read_profile
-
-    data = sys.stdin.buffer.read()
-    with tempfile.TemporaryDirectory(prefix="phasekit-stdin-") as folder:
-        temporary = Path(folder) / "stdin.csv"
-        temporary.write_bytes(data)
-
-        def renamed(text: str) -> str:
-            return text.replace(str(temporary), STDIN_NAME)
-
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                profile = read_profile(temporary, format="csv", period=period)
-            except PhasekitError as exc:
-                try:
-                    error = type(exc)(renamed(str(exc)))
-                except TypeError:  # a subclass with another signature
-                    raise exc from None
-                raise error from None
-    for warning in caught:
-        warnings.warn_explicit(renamed(str(warning.message)), warning.category,
-                               warning.filename, warning.lineno)
-    return profile
+    stdin. ``period``: of a CSV without a time column (:func:`phasekit.io.api.read_profile`)."""
+    return read_profile(path, period=period)
 
 
 # --- progress --------------------------------------------------------------------------------
@@ -341,12 +306,8 @@ def write_all(*outputs: Output | None) -> list[tuple[str, Path]]:
     removed and the files of those names are left as they were. Call it after all the work
     succeeded, with the paths checked before it (:func:`check_outputs`); returns what was
     written as ``(what, path)`` pairs for :func:`print_written`."""
-    from phasekit.io.atomic import atomic_path
-
     items = [item for item in outputs if item is not None]
-    with contextlib.ExitStack() as stack:
-        for item in items:
-            item.write(stack.enter_context(atomic_path(item.path)))
+    write_files((item.path, item.write) for item in items)
     return [(item.what, item.path) for item in items]
 
 

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-import numpy as np
 import typer
 
 from phasekit.cli.common import (
@@ -29,9 +28,8 @@ from phasekit.cli.render import show
 from phasekit.errors import UnsupportedError, UsageError
 
 if TYPE_CHECKING:
-    from phasekit.periodicity import PeriodicityResult
-    from phasekit.profile import Profile
-    from phasekit.synth import Truth
+    from phasekit import Profile
+    from phasekit.periodicity.analyze import PeriodicityResult
 
 EPILOG = """\
 Example:
@@ -45,22 +43,6 @@ Example:
 #: The workload's iteration period in the demo (seconds) and the sampling interval.
 DEMO_PERIOD = 0.4
 DEMO_INTERVAL = 0.01
-
-
-def compare(result: PeriodicityResult, truth: Truth) -> dict[str, float | int]:
-    """Coverage, pattern count and adjusted Rand index of the sample labels against the truth."""
-    from phasekit.metrics.periodicity import labels_ari, sample_labels
-
-    patterns = result.patterns
-    starts = np.concatenate([p.starts for p in patterns]) if patterns else np.empty(0, np.int64)
-    lengths = np.concatenate([p.lengths for p in patterns]) if patterns else np.empty(0, np.int64)
-    labels = np.repeat(np.arange(len(patterns)), [p.n_instances for p in patterns])
-    predicted = sample_labels(result.n_samples, starts, lengths, labels)
-    return {
-        "coverage": result.coverage, "true_coverage": truth.coverage(),
-        "patterns": len(patterns), "true_patterns": len(truth.labels),
-        "ari": labels_ari(truth.sample_labels(), predicted),
-    }
 
 
 def demo(
@@ -99,10 +81,10 @@ def demo(
 
 def _analyze(profile: Profile, name: str, quiet: bool) -> PeriodicityResult:
     """``phasekit analyze``'s default analysis of ``profile`` (the metric it chooses)."""
-    from phasekit.periodicity import analyze as run_analysis
+    from phasekit.periodicity.api import periodicity
 
     with progress_reporter(not quiet, f"analyzing {name}") as progress:
-        return run_analysis(profile, progress=progress)
+        return periodicity(profile, progress=progress)
 
 
 def _write_files(output_dir: Path, profile: Profile, result: PeriodicityResult,
@@ -110,8 +92,8 @@ def _write_files(output_dir: Path, profile: Profile, result: PeriodicityResult,
     """Write DIR/result.json, the figure DIR/analysis.png and DIR/report.html (the result
     and the comparison) together (:func:`write_all`); returns their paths, the report last
     (the demo ends by printing it)."""
-    from phasekit.plot import plot_analysis
-    from phasekit.report import ReportItem, write_report
+    from phasekit.periodicity.api import figure
+    from phasekit.report.api import ReportItem, write_report
 
     files = {"result": output_dir / "result.json", "figure": output_dir / "analysis.png",
              "report": output_dir / "report.html"}
@@ -119,18 +101,18 @@ def _write_files(output_dir: Path, profile: Profile, result: PeriodicityResult,
              ReportItem("phasekit demo", {"kind": "demo_comparison", "version": 1,
                                           **comparison})]
     write_all(json_file(files["result"], result.to_dict),
-              figure_file(files["figure"], lambda path: plot_analysis(profile, result, path)),
+              figure_file(files["figure"], lambda path: figure(profile, result, path)),
               Output("report", files["report"], lambda path: write_report(
                   path, items, title=f"phasekit demo: {what}")))
     return {name: str(path) for name, path in files.items()}
 
 
 def _recorded_demo(output_dir: Path, iterations: int, json_output: bool) -> None:
-    from phasekit.io import read_profile
-    from phasekit.record import Recorder, builtin_sources, select_sources
+    from phasekit import read
+    from phasekit.record.api import available_sources, record
 
     recording = output_dir / "recording.parquet"
-    sources = select_sources(None, builtin_sources())
+    sources = available_sources()
     if not sources:
         raise UnsupportedError("no recording source works on this machine (see 'phasekit "
                                "sources'); try 'phasekit demo --synthetic'")
@@ -140,7 +122,7 @@ def _recorded_demo(output_dir: Path, iterations: int, json_output: bool) -> None
     if not json_output:
         console.print(f"recording the built-in workload ({iterations} iterations of "
                       f"{DEMO_PERIOD:g} s) every {DEMO_INTERVAL * 1e3:g} ms with "
-                      f"{', '.join(s.name for s in sources)} ...", soft_wrap=True)
+                      f"{', '.join(sources)} ...", soft_wrap=True)
     live = sys.stderr.isatty() and not json_output
 
     def status(elapsed: float, n_samples: int) -> None:
@@ -151,8 +133,8 @@ def _recorded_demo(output_dir: Path, iterations: int, json_output: bool) -> None
             sys.stderr.flush()
 
     try:
-        summary = Recorder(sources, interval=DEMO_INTERVAL, scope="process").run(
-            recording, command=command, status=status)
+        summary = record(command, output=recording, interval=DEMO_INTERVAL, sources=sources,
+                         scope="process", status=status)
     finally:
         if live:
             sys.stderr.write("\r\x1b[K")
@@ -160,7 +142,7 @@ def _recorded_demo(output_dir: Path, iterations: int, json_output: bool) -> None
         raise KeyboardInterrupt  # stopped by a signal: 'phasekit: interrupted', exit 130
     if summary.exit_code:
         raise UnsupportedError(f"the demo workload failed with exit code {summary.exit_code}")
-    profile = read_profile(recording)
+    profile = read(recording)
     # the default choice, as a user's 'phasekit analyze' makes it: IPC where hardware
     # counters were recorded, else the most periodic metric (phasekit.periodicity.strength)
     result = _analyze(profile, recording.name, json_output)
@@ -193,15 +175,16 @@ def _recorded_demo(output_dir: Path, iterations: int, json_output: bool) -> None
 
 
 def _synthetic_demo(output_dir: Path, json_output: bool) -> None:
-    from phasekit.io import write_profile
-    from phasekit.synth import generate, truth_path, write_truth
+    from phasekit.io.api import write_profile
+    from phasekit.metrics.api import periodicity_scores
+    from phasekit.synth.api import generate, write_truth
 
     profile_file = output_dir / "profile.parquet"
     profile, truth = generate("hpcg", minutes=10.0, seed=0)
     write_profile(profile, profile_file)
-    truth_file = write_truth(truth, truth_path(profile_file))
+    truth_file = write_truth(truth, profile_file)
     result = _analyze(profile, profile_file.name, json_output)
-    scores = compare(result, truth)
+    scores = periodicity_scores(result, truth)
     files = {"profile": str(profile_file), "truth": str(truth_file), **_write_files(
         output_dir, profile, result, dict(scores),
         "a generated HPCG-like profile against its ground truth")}

@@ -11,7 +11,7 @@ options, and :func:`_as_typed` says its errors with the flags and values as they
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -19,13 +19,11 @@ import typer
 
 from phasekit.cli.common import (
     check_outputs,
-    is_csv,
     json_file,
     name_file,
     parse_list,
     print_json,
     progress_reporter,
-    read_csv_table,
     sub_app,
     write_all,
     write_outputs,
@@ -35,8 +33,6 @@ from phasekit.errors import PhasekitError, UsageError
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from phasekit.campaign import Campaign
 
 __all__ = ["CHOOSE_EPILOG", "FIT_EPILOG", "SUGGEST_EPILOG", "choose", "energy_app", "fit",
            "load_runs", "load_table", "suggest"]
@@ -58,31 +54,31 @@ Example:
 """
 
 
-def load_runs(path: Path, read_csv: Callable[[Path], Any] = read_csv_table
-              ) -> Campaign | Any:
+def load_runs(path: Path, *, columns: bool = False) -> Any:
     """A campaign (our JSON or JSON lines, PaScal Analyzer JSON) or, for a ``.csv``/``.tsv``
-    (optionally ``.gz``), its tidy table (columns as :meth:`Campaign.table`) as ``read_csv``
-    reads it (a DataFrame; ``energy plot``: NumPy columns, without pandas). Errors name the
-    file."""
-    from phasekit.campaign import read_campaign
+    (optionally ``.gz``), its tidy table (columns as :meth:`Campaign.table`): a DataFrame, or
+    with ``columns`` NumPy columns, without pandas (``energy plot``;
+    :func:`phasekit.energy.api.read_runs`). Errors name the file."""
+    from phasekit.energy.api import read_runs
 
     try:
-        return read_csv(path) if is_csv(path) else read_campaign(path)
+        return read_runs(path, columns=columns)
     except PhasekitError as exc:
         raise name_file(exc, path) from exc
 
 
 def load_table(path: Path) -> pd.DataFrame:
-    """One row per configuration (:func:`phasekit.energy.fit.configurations`) from ``path``.
+    """One row per configuration (:func:`phasekit.energy.api.as_configurations`) from
+    ``path``.
 
     A ``.csv``/``.tsv`` (optionally ``.gz``) is a table with columns frequency_ghz, cores,
     input, energy_j and optionally time_s; anything else is read as a campaign (our JSON or
     JSON lines, or PaScal Analyzer JSON). Errors name the file.
     """
-    from phasekit.energy.fit import configurations
+    from phasekit.energy.api import as_configurations
 
     try:
-        return configurations(load_runs(path), source=str(path))
+        return as_configurations(path)
     except PhasekitError as exc:
         raise name_file(exc, path) from exc
 
@@ -114,19 +110,20 @@ def _alias(value: Any, old: Any, flag: str, old_flag: str) -> tuple[Any, str]:
 
 def _baseline_names(text: str | None, none: bool) -> tuple[str, ...]:
     """``--baselines`` as a tuple of names (``all`` for every one); UsageError otherwise."""
-    from phasekit.energy.fit import BASELINES
+    from phasekit.energy.api import baselines
 
     if none and text:
         raise UsageError("--baselines and --no-baselines: give one of them")
     if not text:
         return ()
+    known = baselines()
     names = [t.strip().lower() for t in text.split(",") if t.strip()]
     if names == ["all"]:
-        return tuple(BASELINES)
-    unknown = [n for n in names if n not in BASELINES]
+        return known
+    unknown = [n for n in names if n not in known]
     if unknown or not names:
         raise UsageError(f"--baselines {text!r}: unknown baseline(s) {', '.join(unknown)}; "
-                         f"expected some of {', '.join(BASELINES)} separated by commas, or all")
+                         f"expected some of {', '.join(known)} separated by commas, or all")
     return tuple(dict.fromkeys(names))
 
 
@@ -184,19 +181,18 @@ def fit(
     points.
     """
 
-    from phasekit.energy.fit import fit_energy
+    from phasekit.energy.api import fit as fit_energy
 
     names = _baseline_names(baselines, no_baselines)
     if names and train is None:
         raise UsageError("--baselines: needs --train N (the baselines are scored on the "
                          "configurations held out)")
     check_outputs(output)
-    configs = load_table(table)
     with progress_reporter(not json_output, f"fitting {table.name}") as progress:
         try:
             if progress is not None:
                 progress(f"{model} model", 0.0)
-            result = fit_energy(configs, model=model, n_train=train, design=design, seed=seed,
+            result = fit_energy(table, model=model, train=train, design=design, seed=seed,
                                 input=input_label, baselines=names, progress=progress)
         except PhasekitError as exc:
             raise name_file(exc, table) from exc
@@ -334,30 +330,22 @@ def choose(
     not, the configurations to measure next (as `phasekit energy suggest`).
     """
     from phasekit.cli.common import parse_duration
-    from phasekit.energy.fit import load_fit
-    from phasekit.energy.workflow import fit_then_choose
+    from phasekit.energy.api import choose_configurations, plot_choice
 
     check_outputs(output, plot)
     configs = load_table(table)
     grid, typed = _grid(frequencies, freqs, cores, min_frequency, min_freq, max_frequency,
                         max_freq)
     limit_s = parse_duration(max_time, "--max-time") if max_time else None
-    fitted = load_fit(fit_file) if fit_file is not None else None
     with progress_reporter(not json_output, f"choosing for {table.name}") as progress, \
             _as_typed(**typed, max_time_s=("--max-time", max_time)):
-        result = fit_then_choose(
-            configs, fit=fitted, inputs=_inputs(inputs), max_time_s=limit_s,
+        result = choose_configurations(
+            configs, fit=fit_file, inputs=_inputs(inputs), max_time_s=limit_s,
             max_cores=max_cores, user_cores=user_cores, model=model, train=train,
             design=design, seed=seed, uncertainty=uncertainty, tolerance=tolerance,
-            source=table, progress=progress, **grid).result
+            source=str(table), progress=progress, **grid)
     data = result.saved_dict()
-
-    def draw(path: Path) -> object:
-        from phasekit.plot.energy import plot_choice
-
-        return plot_choice(path, result)
-
-    written = write_outputs(output, plot, lambda: data, draw)
+    written = write_outputs(output, plot, lambda: data, lambda path: plot_choice(result, path))
     if json_output:
         print_json(data)
         return
@@ -427,30 +415,18 @@ def suggest(
     over the inputs. Measure them, add them to TABLE, run again.
     """
 
-    from phasekit.energy.fit import configuration_grid, input_numbers
-    from phasekit.energy.suggest import measured_rows
-    from phasekit.energy.suggest import suggest as suggest_next
+    from phasekit.energy.api import suggest_configurations
 
     check_outputs(output)
     configs = load_table(table)
     grid, typed = _grid(frequencies, freqs, cores, min_frequency, min_freq, max_frequency,
                         max_freq)
-    numbers, labels = input_numbers(configs, _inputs(inputs))
-    default_f, default_p = configuration_grid(configs)  # the grid of TABLE, not of --train's
-    measured, fitted = measured_rows(configs, train=train, fit=fit_file, design=design,
-                                     seed=seed, model=model, source=str(table))
     with progress_reporter(not json_output, f"suggesting for {table.name}") as progress, \
             _as_typed(**typed):
-        try:
-            result = suggest_next(
-                measured, k=k, frequencies_ghz=grid["frequencies"] or default_f,
-                cores=grid["cores"] or default_p, inputs=numbers, labels=labels,
-                model=model if fitted is None else fitted.model, max_cores=max_cores,
-                min_frequency_ghz=grid["min_frequency_ghz"],
-                max_frequency_ghz=grid["max_frequency_ghz"], tolerance=tolerance, seed=seed,
-                reference=configs, progress=progress)
-        except PhasekitError as exc:
-            raise name_file(exc, table) from exc
+        result = suggest_configurations(  # errors of the suggestion name the table
+            configs, k=k, inputs=_inputs(inputs), train=train, fit=fit_file, design=design,
+            model=model, seed=seed, max_cores=max_cores, tolerance=tolerance,
+            source=str(table), progress=progress, **grid)
     data = result.saved_dict()
     written = write_all(json_file(output, data))
     if json_output:

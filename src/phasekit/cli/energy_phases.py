@@ -7,7 +7,7 @@ execution phases of ``phasekit phases``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -19,11 +19,7 @@ from phasekit.cli.common import (
     write_outputs,
 )
 from phasekit.cli.render import show
-from phasekit.errors import InputError, PhasekitError, UsageError
-from phasekit.io.inputs import read_json
-
-if TYPE_CHECKING:
-    from phasekit.energy.phasediv import PowerProfiles
+from phasekit.errors import PhasekitError
 
 EPILOG = """\
 Example:
@@ -34,26 +30,6 @@ Example:
     phasekit energy phasediv pascal.json --input 3 --rep 1 --switch-cost-j 50 --json
     phasekit energy phasediv profiles.json --method ga --max-phases 20
 """
-
-
-def load_power_profiles(path: Path, *, input: str | None = None, rep: str | None = None,
-                        sensor: str | None = None) -> PowerProfiles:
-    """Our PowerProfiles JSON or a PaScal Analyzer JSON (one input and repetition)."""
-    from phasekit.energy.phasediv import power_profiles_from_dict
-
-    data = read_json(path, "power profiles (JSON)")
-    if not isinstance(data, dict):
-        raise InputError("expected a JSON object (phasekit power profiles or PaScal Analyzer "
-                         "output)", path=str(path))
-    pascal = "data" in data and "config" in data and "kind" not in data
-    if not pascal and (input is not None or rep is not None or sensor is not None):
-        raise UsageError(f"{path}: --input, --rep and --sensor apply to PaScal Analyzer JSON "
-                         "only; this file is phasekit power profiles")
-    kwargs = {"input": input, "repetition": rep, "sensor": sensor} if pascal else {}
-    try:
-        return power_profiles_from_dict(data, source=str(path), **kwargs)
-    except PhasekitError as exc:
-        raise name_file(exc, path) from exc
 
 
 def phases(
@@ -112,26 +88,26 @@ def phases(
     Prints the chosen phases (fractions, configuration, energy), the energy against the
     number of phases and the savings against the best single configuration.
     """
-    from phasekit.energy.phasediv import check_division, divide_phases
+    from phasekit.energy.api import (
+        check_phasediv,
+        phasediv,
+        plot_phase_division,
+        read_power_profiles,
+    )
 
-    check_division(max_phases=max_phases, grid=grid, method=method, integrator=integrator,
-                   switch_cost_s=switch_cost_s, switch_cost_j=switch_cost_j)
+    options = {"max_phases": max_phases, "grid": grid, "method": method,
+               "integrator": integrator, "switch_cost_s": switch_cost_s,
+               "switch_cost_j": switch_cost_j}
+    check_phasediv(**options)
     check_outputs(output, plot)
-    data = load_power_profiles(profiles, input=input_name, rep=rep, sensor=sensor)
+    data = read_power_profiles(profiles, input=input_name, repetition=rep, sensor=sensor)
     with progress_reporter(not json_output, f"dividing {profiles.name}") as progress:
         try:
-            result = divide_phases(data, max_phases=max_phases, grid=grid, method=method,
-                                   integrator=integrator, switch_cost_s=switch_cost_s,
-                                   switch_cost_j=switch_cost_j, seed=seed, progress=progress)
+            result = phasediv(data, seed=seed, progress=progress, **options)
         except PhasekitError as exc:
             raise name_file(exc, profiles) from exc
-
-    def draw(path: Path) -> None:
-        from phasekit.plot.energy_phases import plot_energy_phases
-
-        plot_energy_phases(result, path)
-
-    written = write_outputs(output, plot, result.saved_dict, draw)
+    written = write_outputs(output, plot, result.saved_dict,
+                            lambda path: plot_phase_division(result, path))
     if json_output:
         print_json(result.to_dict(divisions=False, configs=False))
         return

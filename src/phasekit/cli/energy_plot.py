@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
@@ -29,11 +29,6 @@ from phasekit.cli.common import (
 from phasekit.cli.energy import load_runs
 from phasekit.cli.render import show
 from phasekit.errors import InputError, PhasekitError, UsageError
-from phasekit.io.table import read_csv_columns
-
-if TYPE_CHECKING:
-
-    from phasekit.energy.efficiency import ConfigurationTable, EfficiencyTable
 
 #: The kind of ``--json``/``-o``'s object: its ``view`` is ``--kind`` (in earlier versions this
 #: field was "kind" itself, which clashed with the result kind "efficiency").
@@ -116,13 +111,14 @@ def plot(
     efficiency heatmaps and time heatmaps; tables with energy but no time (PaScal's
     frequency_ghz, cores, input, energy_j) the energy heatmaps alone, with a note. Prints the
     efficiency tables and each input's least energy."""
-    from phasekit.energy.efficiency import (
+    from phasekit.energy.api import (
         NO_TIME_NOTE,
-        campaign_columns,
-        configuration_table,
-        efficiency_tables,
+        campaign_notes,
+        campaign_presentation,
+        campaign_runs,
+        campaign_views,
+        plot_campaign,
     )
-    from phasekit.energy.table import campaign_notes, campaign_presentation
 
     if kind not in KINDS:
         raise UsageError(f"--kind {kind!r}: expected one of {', '.join(KINDS)}")
@@ -138,9 +134,9 @@ def plot(
         figure, output = output, None
     check_outputs(None, figure, ("--output", output, ("json",)))
     source = str(campaign)
-    data = load_runs(campaign, read_csv_columns)
+    data = load_runs(campaign, columns=True)
     try:
-        runs = campaign_columns(data, source=source)
+        runs = campaign_runs(data, source=source)
         if inputs:
             wanted = list(dict.fromkeys(str(x) for x in inputs))
             unknown = [x for x in wanted if x not in runs.inputs]
@@ -148,16 +144,11 @@ def plot(
                 raise UsageError(f"--input {unknown[0]!r}: the campaign's inputs are "
                                  + ", ".join(runs.inputs))
             runs = runs.select([x in wanted for x in runs["input"].tolist()])
-        tables: tuple[EfficiencyTable, ...] = ()
-        configs: ConfigurationTable | None = None
-        if kind in ("efficiency", "all"):
-            tables = efficiency_tables(runs, regions=regions or None, frequency=frequency,
-                                       cores=cores, source=source)
-            if kind == "efficiency" and not tables:
-                raise InputError(f"{NO_TIME_NOTE} (--kind energy draws the energy)",
-                                 path=source, column="time_s")
-        if kind in ("energy", "all"):
-            configs = configuration_table(runs, source=source)
+        tables, configs = campaign_views(runs, kind=kind, regions=regions, frequency=frequency,
+                                         cores=cores, source=source)
+        if kind == "efficiency" and not tables:
+            raise InputError(f"{NO_TIME_NOTE} (--kind energy draws the energy)",
+                             path=source, column="time_s")
     except PhasekitError as exc:
         raise name_file(exc, campaign) from exc
     notes = campaign_notes(tables, configs)
@@ -170,9 +161,7 @@ def plot(
         "notes": notes, "figure": None if figure is None else str(figure),
     }
     def draw(path: Path) -> Path:
-        from phasekit.plot.energy import plot_energy
-
-        return plot_energy(path, tables=tables, configs=configs, mode=mode)
+        return plot_campaign(path, tables=tables, configs=configs, mode=mode)
 
     try:  # no progress bar: the figure takes a fraction of a second
         written = write_all(figure_file(figure, draw), json_file(output, data_out))

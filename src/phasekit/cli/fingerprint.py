@@ -15,7 +15,6 @@ from phasekit.cli.common import (
     write_outputs,
 )
 from phasekit.cli.render import show
-from phasekit.errors import InputError
 
 EPILOG = """\
 Example:
@@ -63,29 +62,20 @@ def fingerprint(
     normalization; runs are compared with the Canberra distance and clustered with Ward's
     linkage. Prints each run's cluster, in dendrogram order.
     """
-    from phasekit.energy.fingerprint import fingerprint_profiles
-    from phasekit.io import PROFILE_SUFFIXES
-    from phasekit.parallel import expand_inputs
+    from phasekit.energy.api import fingerprint as fingerprint_runs
+    from phasekit.energy.api import plot_fingerprints, profile_files
 
-    profiles, problems = expand_inputs(profiles, PROFILE_SUFFIXES)  # folders, patterns
-    if problems:
-        where, why = problems[0]
-        raise InputError(why, path=where)
+    profiles = profile_files(profiles)  # folders, patterns
     check_outputs(output, plot)
     loaded = [load_profile(p, period) for p in profiles]
     names = [p.name for p in profiles]
     if len(set(names)) != len(names):
         names = [str(p) for p in profiles]
     # errors about one run start with its name (the file name)
-    result = fingerprint_profiles(loaded, names=names, ratio=ratio, n_clusters=clusters,
-                                  n_points=points)
-
-    def draw(path: Path) -> None:
-        from phasekit.plot.fingerprint import plot_fingerprints
-
-        plot_fingerprints(result, path)
-
-    written = write_outputs(output, plot, result.saved_dict, draw)
+    result = fingerprint_runs(loaded, names=names, ratio=ratio, clusters=clusters,
+                              points=points)
+    written = write_outputs(output, plot, result.saved_dict,
+                            lambda path: plot_fingerprints(result, path))
     if json_output:
         print_json(result.to_dict(series=False))
         return

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import datetime as _dt
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
-import numpy as np
 import typer
 from rich.table import Table
 
 from phasekit.cli import prometheus as prom
-from phasekit.cli.common import PeriodOption, load_profile, name_file, out_console, print_json
-from phasekit.errors import PhasekitError, UsageError
-from phasekit.profile import Profile
-
-if TYPE_CHECKING:
-    from phasekit.trace import Trace
+from phasekit.cli.common import PeriodOption, load_profile, out_console, print_json
+from phasekit.errors import UsageError
 
 EPILOG = """\
 Example:
@@ -26,34 +20,6 @@ Example:
     phasekit info run.csv --json
     phasekit info lulesh.prv
 """
-
-
-def describe(profile: Profile) -> dict[str, Any]:
-    """The contract keys (n_samples, period_s, duration_s, metrics) and a few extras."""
-    start = profile.start.isoformat() if isinstance(profile.start, _dt.datetime) else profile.start
-    values = profile.values
-    finite = np.isfinite(values)
-    stats: dict[str, dict[str, Any]] = {}
-    for j, name in enumerate(profile.metrics):
-        column = values[finite[:, j], j]
-        stats[name] = {
-            "unit": profile.units.get(name),
-            "n_missing": int(profile.n_samples - column.size),
-            "min": float(column.min()) if column.size else None,
-            "mean": float(column.mean()) if column.size else None,
-            "max": float(column.max()) if column.size else None,
-        }
-    return {
-        "n_samples": profile.n_samples, "period_s": profile.period,
-        "duration_s": profile.duration, "metrics": list(profile.metrics),
-        "start": start, "node": profile.node, "units": dict(profile.units),
-        "n_missing": int((~finite.all(axis=1)).sum()), "metric_stats": stats,
-    }
-
-
-def describe_trace(trace: Trace) -> dict[str, Any]:
-    """The trace summary (:meth:`Trace.summary`): ranks, calls per type, duration, counters."""
-    return trace.summary()
 
 
 def _print_trace(path: Path, data: dict[str, Any]) -> None:
@@ -96,17 +62,13 @@ def info(
 ) -> None:
     """Show the samples, sampling period, duration and metrics of a profile, or the ranks,
     MPI calls and counters of a trace."""
-    from phasekit.io import is_trace, read_trace
+    from phasekit.io.api import describe, is_trace, read_trace
 
     if is_trace(profile):
         if period is not None:
             raise UsageError("--period: for a CSV profile without a time column; a trace "
                              "has its own times")
-        try:
-            trace = read_trace(profile)
-        except PhasekitError as exc:
-            raise name_file(exc, profile) from exc
-        summary = describe_trace(trace)
+        summary = describe(read_trace(profile))
         if json_output:
             print_json(summary)
         else:

@@ -5,6 +5,7 @@ code. The work itself (a task per file, the node names, the results) is the libr
 
 from __future__ import annotations
 
+import glob
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -41,12 +42,10 @@ SchedulerOption = Annotated[str | None, typer.Option(
 def is_many(paths: Sequence[Path]) -> bool:
     """Whether the arguments name several inputs: more than one, a folder, or a glob pattern
     that names no existing path (one file keeps the one-input output)."""
-    from phasekit.parallel import has_magic
-
     if len(paths) != 1:
         return True
     path = paths[0]
-    return path.is_dir() or (has_magic(str(path)) and not path.exists())
+    return path.is_dir() or (glob.has_magic(str(path)) and not path.exists())
 
 
 def refuse_plot(plot: Path | None, noun: str) -> None:

@@ -53,9 +53,9 @@ class MethodNames(StringParamType):
         self.online = online
 
     def get_metavar(self, param: Any, ctx: Any = None) -> str:
-        from phasekit.phases import DETECTORS
+        from phasekit.phases.api import detectors
 
-        names = [name for name, found in DETECTORS.items() if found.online or not self.online]
+        names = detectors(online=self.online)
         return "|".join(["auto", *names] if self.auto else names)
 
 
@@ -113,6 +113,7 @@ def phases(
     [...]}. A file that cannot be analyzed is one line on stderr; the others still are, and
     the exit code is then 5.
     """
+    from phasekit.phases.api import figure
     from phasekit.phases.api import phases as run_phases
 
     sensor = [*(metric or ()), *(sensor or ())]  # --sensor: the old name of --metric
@@ -132,12 +133,8 @@ def phases(
                             sensors=list(sensor) if sensor else None)
     except PhasekitError as exc:
         raise name_file(exc, profile) from exc
-    def draw(path: Path) -> None:
-        from phasekit.plot.phases import plot_phases
-
-        plot_phases(data, result, path)
-
-    written = write_outputs(output, plot, result.saved_dict, draw)
+    written = write_outputs(output, plot, result.saved_dict,
+                            lambda path: figure(data, result, path))
     if json_output:
         print_json(result.to_dict())
         return 0

@@ -173,7 +173,7 @@ def fit(
 def _coefficients_or_fit(value: str, option: str, x: str, y: str, degree: int
                          ) -> tuple[float, ...]:
     """Polynomial coefficients given as numbers (A0,A1,...), or fitted on a CSV of (x, y)."""
-    from phasekit.signature.powermodels import fit_polynomial
+    from phasekit.powermodel import fit_polynomial
 
     try:
         return tuple(float(v) for v in value.split(","))
@@ -226,12 +226,13 @@ def evaluate(
         "as JSON.")] = False,
 ) -> None:
     """Score a stored power model on another table: RMSE, MAE (W) and MPE (%)."""
-    from phasekit.signature.powermodels import evaluate_power_model, read_power_model
+    from phasekit.powermodel import evaluate as evaluate_model
+    from phasekit.powermodel import read_model
 
-    power_model = read_power_model(model_file)
+    power_model = read_model(model_file)
     frame = load_counters(table)
     try:
-        result = evaluate_power_model(power_model, frame, target=target, source=str(table))
+        result = evaluate_model(power_model, frame, target=target, source=str(table))
     except PhasekitError as exc:
         raise name_file(exc, table) from exc
     if json_output:

@@ -1,8 +1,8 @@
 """``prometheus://HOST:PORT`` as the input of ``analyze``, ``phases`` and ``info``.
 
 The options below are shared by the three verbs. :func:`expand` fetches the nodes' profiles
-(:func:`phasekit.io.prometheus.read_prometheus`), writes each into a temporary folder as
-``NODE.parquet`` and hands the verb those files, so that one node takes the single-profile
+and writes each into a temporary folder as ``NODE.parquet``
+(:func:`phasekit.io.api.prometheus_files`), and hands the verb those files, so that one node takes the single-profile
 path and several take the many-node one (local workers or ``--scheduler``, the agreement and
 outlier report) with nothing else to change. Results and messages name each node by its
 server and label (``http://host:9090 instance="node1:9100"``), not by that file.
@@ -21,7 +21,7 @@ import typer
 
 from phasekit.cli.common import progress_reporter
 from phasekit.errors import UsageError
-from phasekit.io import PROMETHEUS_SCHEMES, write_profile
+from phasekit.io.api import prometheus_url
 
 QueryOption = Annotated[list[str] | None, typer.Option(
     "--query", "-q", metavar="[NAME=]PROMQL", show_default=False,
@@ -42,11 +42,7 @@ LabelOption = Annotated[str, typer.Option(
 def url_of(path: Path) -> str | None:
     """The Prometheus URL a command-line argument names (the CLI's Path turned ``://`` into
     ``:/``), or None."""
-    text = str(path)
-    scheme, colon, rest = text.partition(":")
-    if not colon or scheme.lower() not in PROMETHEUS_SCHEMES:
-        return None
-    return f"{scheme}://{rest.lstrip('/')}"
+    return prometheus_url(str(path))
 
 
 def expand(inputs: Sequence[Path], *, query: Sequence[str] | None, start: str | None,
@@ -64,23 +60,16 @@ def expand(inputs: Sequence[Path], *, query: Sequence[str] | None, start: str | 
         raise UsageError(f"{urls[0]}: give the series with --query [NAME=]PROMQL")
     if start is None:
         raise UsageError(f"{urls[0]}: give the range's --start (and --end, default now)")
-    from phasekit.io.prometheus import node_source, read_prometheus
+    from phasekit.io.api import prometheus_files
     from phasekit.many import show_file_as
 
-    with progress_reporter(not quiet, f"reading {urls[0]}") as progress:
-        profiles = read_prometheus(urls[0], list(query), start=start, end=end, step=step,
-                                   label=label,
-                                   progress=None if progress is None
-                                   else (lambda f: progress("range queries", f)))
     folder = Path(tempfile.mkdtemp(prefix="phasekit-prometheus-"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    paths = []
-    for profile in profiles:
-        name = "".join(c if c.isalnum() or c in "._-:" else "_" for c in profile.node)
-        path = folder / f"{name or 'node'}.parquet"
-        if path.exists():  # two node names alike once made file names
-            path = folder / f"{name or 'node'}-{len(paths)}.parquet"
-        write_profile(profile, path)
-        show_file_as(path, node_source(profile) or f"{urls[0]} {label}={profile.node!r}")
-        paths.append(path)
-    return paths
+    with progress_reporter(not quiet, f"reading {urls[0]}") as progress:
+        files = prometheus_files(urls[0], query, folder, start=start, end=end, step=step,
+                                 label=label,
+                                 progress=None if progress is None
+                                 else (lambda f: progress("range queries", f)))
+    for path, name in files:
+        show_file_as(path, name)
+    return [path for path, _ in files]

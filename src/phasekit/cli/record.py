@@ -81,8 +81,7 @@ def record(
     disk stops the recording, not the command: the chunks written are kept, one line says
     where, and the exit code is still the command's.
     """
-    from phasekit.record import Recorder, builtin_sources, select_sources
-    from phasekit.record.sources.command import CommandSource
+    from phasekit.record.api import record as run_recorder
 
     step = parse_duration(interval, "--interval")
     span = None if duration is None else parse_duration(duration, "--duration")
@@ -91,12 +90,13 @@ def record(
     wanted = _split(",".join(listed), "--metric") if listed else None
     if output is None:
         output = Path(f"phasekit-record-{_dt.datetime.now():%Y%m%d-%H%M%S}.parquet")
-    chosen = select_sources(_split(sources, "--sources"), builtin_sources())
+    names = _split(sources, "--sources")
+    sensors = []
     for text in sensor or []:
         name, sep, program = text.partition("=")
         if not sep or not name.strip() or not program.strip():
             raise UsageError(f"--sensor {text!r}: expected NAME=COMMAND")
-        chosen.append(CommandSource(name.strip(), program.strip(), interval=period))
+        sensors.append((name.strip(), program.strip()))
     console = err_console()
     live = sys.stderr.isatty() and not json_output
 
@@ -106,10 +106,11 @@ def record(
                              f" -> {output}\x1b[K")
             sys.stderr.flush()
 
-    recorder = Recorder(chosen, interval=step, metrics=wanted, scope=scope)  # type: ignore[arg-type]
     try:
         # with --json, stdout holds only the summary: the command's output goes to stderr
-        summary = recorder.run(output, command=command or None, duration=span, status=status,
+        summary = run_recorder(command, output=output, interval=step, duration=span,
+                               metrics=wanted, sources=names, scope=scope, sensors=sensors,
+                               sensor_interval=period, status=status,
                                command_stdout=2 if json_output else None)
     finally:
         if live:

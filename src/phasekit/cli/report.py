@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 from typing import Annotated
 
@@ -17,9 +16,7 @@ from phasekit.cli.common import (
     progress_reporter,
     write_all,
 )
-from phasekit.errors import InputError, PhasekitError, PhasekitWarning
-from phasekit.io.inputs import input_file, read_json
-from phasekit.report import ReportItem
+from phasekit.report.api import load_result
 
 __all__ = ["EPILOG", "load_result", "report"]
 
@@ -32,32 +29,6 @@ Example:
     phasekit report periodicity.json phases.json -o report.html
     phasekit report results/*.json --title "LULESH on 8 nodes" -o lulesh.html
 """
-
-
-def load_result(path: Path) -> ReportItem:
-    """A result file as a report item: a JSON object with a ``"kind"`` (a campaign may be
-    its ``.jsonl`` log). InputError naming the file otherwise."""
-    input_file(path, "a phasekit result (JSON)")
-    if path.name.lower().endswith(".jsonl"):
-        from phasekit.campaign import read_campaign
-
-        try:
-            return ReportItem(str(path), read_campaign(path).to_dict())
-        except PhasekitError as exc:
-            raise InputError(f"not a campaign log: {exc}", path=str(path)) from None
-    data = read_json(path, "a phasekit result (JSON)")
-    if not isinstance(data, dict):
-        raise InputError(f"a JSON {type(data).__name__}, not an object; expected a phasekit "
-                         "result (an object with a \"kind\")", path=str(path))
-    if not isinstance(data.get("kind"), str) or not data["kind"]:
-        raise InputError("no \"kind\": expected a phasekit result, as written by a verb's -o "
-                         "(e.g. phasekit analyze -o RESULT.json)", path=str(path))
-    from phasekit.report.kinds import RENDERERS
-
-    if data["kind"] not in RENDERERS:
-        warnings.warn(f"{path}: no view for results of kind {data['kind']!r}; the report shows "
-                      "its values as tables", PhasekitWarning, stacklevel=2)
-    return ReportItem(str(path), data)
 
 
 def report(
@@ -83,7 +54,7 @@ def report(
     and nothing to fetch, so the file opens anywhere, offline. Strings from the results are
     escaped.
     """
-    from phasekit.report import write_report
+    from phasekit.report.api import write_report
 
     check_output(output, "--output", ("html", "htm"))
     items = [load_result(path) for path in results]

@@ -23,7 +23,7 @@ from phasekit.cli.common import (
 )
 from phasekit.cli.render import show
 from phasekit.errors import UsageError
-from phasekit.schedule.registry import POLICIES
+from phasekit.schedule.api import policies
 
 EPILOG = """\
 Example:
@@ -51,13 +51,13 @@ STARTUP_MAX_S = 10.0
 
 
 def _policy_choices() -> tuple[str, ...]:
-    """The registered policies (:data:`~phasekit.schedule.registry.POLICIES`) and ``all``."""
-    return (*POLICIES, "all")
+    """The registered policies (:func:`phasekit.schedule.api.policies`) and ``all``."""
+    return (*policies(), "all")
 
 
 def _policy_help() -> str:
     """``--policy``'s help: each registered policy with its description, then ``all``."""
-    return (", ".join(f"{name} ({policy.description})" for name, policy in POLICIES.items())
+    return (", ".join(f"{name} ({policy.description})" for name, policy in policies().items())
             + ", or all (the MILP is left out when too large).")
 
 
@@ -147,24 +147,26 @@ def schedule(
     makespan, the data-center energy and the saving against round robin (eq. 5.3).
     """
     started = _command_started()
+    from phasekit.schedule.api import (
+        figure,
+        policy_names,
+        read_batch,
+        scenario,
+        write_batch,
+    )
     from phasekit.schedule.api import schedule as schedule_verb
-    from phasekit.schedule.batch import read_batch, write_batch
-    from phasekit.schedule.registry import requested_policies
-    from phasekit.schedule.simulate import FINISH_RESERVE_S
 
-    names = requested_policies(policy)
+    names = policy_names(policy)
     limit = parse_duration(time_limit, "--time-limit")
     est = _estimated(estimated)
     check_outputs(output, plot, ("--save-batch", save_batch, None))
 
     synth = _SYNTH.fullmatch(batch_path.strip())
     if synth is not None and not Path(batch_path).exists():
-        from phasekit.synth.batches import SCENARIOS, scenario_batch
-
         name, own_seed = synth.group(1), synth.group(2)
-        batch, _ = scenario_batch(name, seed=int(own_seed) if own_seed else seed)
-        servers = SCENARIOS[name].servers if servers is None else servers
-        cores = SCENARIOS[name].cores if cores is None else cores
+        batch, its_servers, its_cores = scenario(name, seed=int(own_seed) if own_seed else seed)
+        servers = its_servers if servers is None else servers
+        cores = its_cores if cores is None else cores
         if est is not None and est[1] is not None and not est[2] and est[1] not in batch.extra:
             est = (est[0], None, False)
     else:
@@ -180,23 +182,18 @@ def schedule(
         if est is not None and est[1] is not None and est[1] not in batch.extra:
             est = (est[0], None, False)
 
-    with progress_reporter(any(POLICIES[n].long_running for n in names),
+    registered = policies()
+    with progress_reporter(any(registered[n].long_running for n in names),
                            "scheduling") as progress:
         result = schedule_verb(batch, servers=servers, cores=cores, policies=policy, seed=seed,
                                time_limit_s=limit,
                                estimated=None if est is None else (est[0], est[1]),
                                progress=progress, started=started,
-                               reserve_s=FINISH_RESERVE_S + (PLOT_RESERVE_S if plot else 0))
-
-    def draw(path: Path) -> None:
-        from phasekit.plot.schedule import plot_schedule
-
-        plot_schedule(result, path)
-
+                               extra_reserve_s=PLOT_RESERVE_S if plot else 0.0)
     written = write_all(
         None if save_batch is None else Output("batch", save_batch,
                                                lambda path: write_batch(batch, path)),
-        json_file(output, result.saved_dict), figure_file(plot, draw))
+        json_file(output, result.saved_dict), figure_file(plot, lambda path: figure(result, path)))
     if json_output:
         summaries = result.summaries()
         print_json(summaries if policy == "all" else summaries[0])

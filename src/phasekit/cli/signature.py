@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -28,9 +28,6 @@ from phasekit.cli.common import (
 )
 from phasekit.cli.render import show
 from phasekit.errors import UsageError
-
-if TYPE_CHECKING:
-    from phasekit.signature.reconstruct import SignatureEstimate
 
 __all__ = ["BUILD_EPILOG", "RUN_EPILOG", "build", "run", "signature_app"]
 
@@ -63,15 +60,15 @@ Example:
 
 def _program(program: str) -> tuple[Path, tuple[str, ...] | None, int | None]:
     """The C file, and for a bundled kernel its default arguments and trip-count argument."""
-    from phasekit.signature.paths import KERNELS, kernel_source
+    from phasekit.signature.api import kernel, kernels
 
     path = Path(program)
-    if program in KERNELS and not path.exists():
-        args, steps_arg = KERNELS[program]
-        return kernel_source(program), args, steps_arg
+    bundled = kernels()
+    if program in bundled and not path.exists():
+        return kernel(program)
     if not path.exists():
         raise UsageError(f"{program}: no such file (or bundled kernel: "
-                         f"{', '.join(KERNELS)})")
+                         f"{', '.join(bundled)})")
     if path.is_dir():
         raise UsageError(f"{program}: is a directory; expected a C file")
     return path, None, None
@@ -116,7 +113,7 @@ def build(
 ) -> None:
     """Build a signature: call graph (Doxygen), independent paths, one executable each,
     their instructions (Salinas Hilburg 2020, 4.1.1-4.1.3)."""
-    from phasekit.signature.paths import build_signature, check_signature_directory
+    from phasekit.signature.api import build as build_signature
 
     source, default_args, default_steps = _program(program)
     arguments = tuple(args) if args else (default_args or ())
@@ -128,7 +125,6 @@ def build(
         raise UsageError(f"--probe-steps {probe_steps!r}: expected whole numbers separated "
                          "by commas") from None
     directory = output or Path(f"{source.stem}.signature")
-    check_signature_directory(directory)  # built in a sibling, renamed at the end
     with progress_reporter(not json_output, f"signature of {source.name}") as progress:
         signature = build_signature(
             source, directory, args=arguments, cflags=shlex.split(cflags),
@@ -138,13 +134,6 @@ def build(
         print_json(signature.to_dict())
         return
     show(signature.present(), [("signature", directory)])
-
-
-def _draw(estimate: SignatureEstimate, path: Path) -> None:
-    """``--plot``: the estimate's figure (:meth:`SignatureEstimate.plot`) written to ``path``."""
-    from phasekit.plot.common import save
-
-    save(estimate.plot(), path)
 
 
 @signature_app.command("run", epilog=RUN_EPILOG)
@@ -197,21 +186,21 @@ def run(
 ) -> None:
     """Run a signature's executables partially, in parallel, and estimate the program's time
     and energy (Salinas Hilburg 2020, 4.1.4-4.1.6)."""
+    from phasekit.powermodel import read_model
+    from phasekit.signature.api import figure, load_signature
     from phasekit.signature.api import signature as signature_verb
-    from phasekit.signature.paths import load_signature
-    from phasekit.signature.powermodels import read_power_model
 
     check_outputs(output, plot)
     sm = parse_duration(interval, "--interval")
     limit = parse_duration(timeout, "--timeout") if timeout else None
-    model = None if power_model is None else read_power_model(power_model)
+    model = None if power_model is None else read_model(power_model)
     signature = load_signature(signature_path)
     with progress_reporter(not json_output, f"signature of {signature.program}") as progress:
         estimate = signature_verb(signature, power_model=model, p=p, s=s, interval=sm,
                                   compare=compare, cores=cores, mode=mode, timeout=limit,
                                   repeats=repeats, progress=progress)
     written = write_all(json_file(output, estimate.saved_dict),
-                        figure_file(plot, lambda path: _draw(estimate, path)))
+                        figure_file(plot, lambda path: figure(estimate, path)))
     if json_output:
         print_json(estimate.to_dict())
         if written:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -33,24 +33,9 @@ def sources(
 
     command_metrics: what the source records of a command's own process tree
     ('phasekit record -- COMMAND'), named cmd_..."""
-    from phasekit.record import builtin_sources, command_sources, probe_all
+    from phasekit.record.api import list_sources
 
-    listing: list[dict[str, Any]] = []
-    found = builtin_sources()
-    own = {name: probe_all([s])[0] if s is not None else None
-           for name, s in command_sources(found).items()}
-    for availability in probe_all(found):
-        mine = own.get(availability.name)
-        listing.append({
-            "name": availability.name, "available": availability.available,
-            "reason": availability.reason or None,
-            "metrics": [{"name": m.name, "unit": m.rate_unit or m.unit, "kind": m.kind}
-                        for m in availability.metrics],
-            "unavailable_metrics": dict(availability.unavailable_metrics),
-            "command_metrics": [{"name": m.name, "unit": m.rate_unit or m.unit, "kind": m.kind}
-                                for m in (mine.metrics if mine and availability.available
-                                          else ())],
-        })
+    listing = list_sources()
     if json_output:
         print_json(listing)
         return

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,7 +18,6 @@ from phasekit.cli.many import SchedulerOption, WorkersOption, finish_many, is_ma
 from phasekit.cli.render import show
 from phasekit.errors import PhasekitError
 from phasekit.many import STRUCTURE_KIND, check_trace
-from phasekit.present import Presentation
 
 EPILOG = """\
 Example:
@@ -33,10 +31,6 @@ Example:
 
 #: ``kind`` of the JSON of several traces (:class:`phasekit.many.MultiStructureResult`).
 MANY_KIND = STRUCTURE_KIND
-#: On a narrow terminal: the widest a FILE cell stays, and the width kept for the pseudocode
-#: before file names are cut shorter still.
-FILE_WIDTH = 16
-PSEUDOCODE_WIDTH = 16
 
 
 def structure(
@@ -80,8 +74,8 @@ def structure(
     trace that cannot be analyzed is one line on stderr; the others still are, and the exit
     code is then 5.
     """
-    from phasekit.io import read_trace
-    from phasekit.structure import structure as run_structure
+    from phasekit.structure.api import figure, fit_width
+    from phasekit.structure.api import structure as run_structure
 
     check_outputs(output, plot)
     if is_many(trace_paths):
@@ -92,49 +86,17 @@ def structure(
     trace_path = trace_paths[0]
     check_trace(trace_path)
     try:
-        trace = read_trace(trace_path)
-        result = run_structure(trace, rank=rank, eps=eps, min_pts=min_pts,
+        result = run_structure(trace_path, rank=rank, eps=eps, min_pts=min_pts,
                                min_explained=min_explained)
     except PhasekitError as exc:
         raise name_file(exc, trace_path) from exc
-    def draw(path: Path) -> None:
-        from phasekit.plot.structure import plot_clusters
-
-        plot_clusters(result, path)
-
-    written = write_outputs(output, plot, result.saved_dict, draw)
+    written = write_outputs(output, plot, result.saved_dict,
+                            lambda path: figure(result, path))
     if json_output:
         print_json(result.to_dict(clusters=False))
         return 0
-    shown = result.present(trace_path.name)
-    show(fit_pseudocode(shown, out_console().width), written)
+    show(fit_width(result.present(trace_path.name), out_console().width), written)
     return 0
-
-
-def fit_pseudocode(shown: Presentation, width: int) -> Presentation:
-    """``shown`` with the file names and pseudocode lines of its pseudocode table cut short
-    (…) to fit ``width`` columns, never a number: the numbers take their width (with 3
-    spaces between columns and 1 at each edge), the file up to :data:`FILE_WIDTH`, the
-    pseudocode what is left (a pseudocode line is never wrapped onto two)."""
-    from phasekit.structure.table import PSEUDOCODE_COLUMNS
-
-    views = []
-    for table in shown.views:
-        if table.headers == PSEUDOCODE_COLUMNS:
-            widest = [max([len(header), *(len(row[k]) for row in table.rows)])
-                      for k, header in enumerate(table.headers)]
-            text_width = width - sum(widest[1:2] + widest[3:]) - 3 * 5 - 2
-            file_width = max(4, min(widest[0], FILE_WIDTH, text_width - PSEUDOCODE_WIDTH))
-            code_width = max(text_width - file_width, 4)
-            table = replace(table, rows=tuple(
-                (_cut(row[0], file_width), row[1], _cut(row[2], code_width), *row[3:])
-                for row in table.rows))
-        views.append(table)
-    return replace(shown, views=tuple(views))
-
-
-def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 def structure_many(paths: list[Path], *, options: dict[str, Any], workers: int | None,

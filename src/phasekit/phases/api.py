@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from phasekit.arguments import PathLike, as_names, as_profile
@@ -11,7 +12,7 @@ if TYPE_CHECKING:
     from phasekit.phases.analyze import PhaseResult
     from phasekit.profile import Profile
 
-__all__ = ["phases"]
+__all__ = ["detectors", "figure", "phases"]
 
 
 def phases(profile: Profile | PathLike, *, method: str = "auto",
@@ -38,3 +39,41 @@ def phases(profile: Profile | PathLike, *, method: str = "auto",
 
     return run_phases(as_profile(profile), method=method, threshold=threshold, smooth=smooth,
                       metrics=as_names(metrics), sensors=as_names(sensors), **options)
+
+
+def detectors(*, online: bool = False) -> list[str]:
+    """The names of the registered phase detectors, the values of ``method``
+    (:data:`phasekit.phases.DETECTORS`, in their order of registration).
+
+    Parameters
+    ----------
+    online
+        Only the detectors that can run on a stream (``phasekit watch``).
+    """
+    from phasekit.phases import DETECTORS
+
+    return [name for name, found in DETECTORS.items() if found.online or not online]
+
+
+def figure(profile: Profile, result: PhaseResult, path: PathLike) -> Path:
+    """Write the figure of a phase analysis with its profile (what ``phasekit phases --plot``
+    writes): the phases, the sensors, the distance and its threshold, the identified phases
+    (:func:`phasekit.plot.phases.plot_phases`).
+
+    Parameters
+    ----------
+    profile
+        The profile ``result`` was computed on.
+    result
+        What :func:`phases` returned.
+    path
+        The file to write; its extension names the format (.png, .svg, .pdf, ...).
+
+    Returns
+    -------
+    Path
+        The file written.
+    """
+    from phasekit.plot.phases import plot_phases
+
+    return plot_phases(profile, result, path)

@@ -11,17 +11,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from phasekit.present import Presentation, View, percent
 from phasekit.structure.pseudocode import format_count, format_ranks, format_time
 
-__all__ = ["PSEUDOCODE_COLUMNS", "headline", "loop_calls", "loop_records", "loop_time",
-           "main_loop", "presentation", "run_share"]
+__all__ = ["PSEUDOCODE_COLUMNS", "fit_width", "headline", "loop_calls", "loop_records",
+           "loop_time", "main_loop", "presentation", "run_share"]
 
 #: The columns of the pseudocode table (Martínez Vera's console output).
 PSEUDOCODE_COLUMNS = ("FILE", "LINE", "PSEUDOCODE", "E(TIME)", "E(SIZE)", "E(IPC)")
+#: On a narrow terminal (:func:`fit_width`): the widest a FILE cell stays, and the width kept
+#: for the pseudocode before file names are cut shorter still.
+FILE_WIDTH = 16
+PSEUDOCODE_WIDTH = 16
 #: A share of the run at least this large reads as the whole run: the explained time
 #: (repetitions x mean time between them) counts one gap more than the loop spans.
 WHOLE_RUN = 0.995
@@ -163,3 +168,27 @@ def presentation(result: Any, name: str | None = None) -> Presentation:
                  f"; DBSCAN eps {parameters.get('eps')}, min_pts {parameters.get('min_pts')}; "
                  f"min_explained {min_explained:.0%}")
     return Presentation(headline(result), tuple(views), tuple(notes))
+
+
+def fit_width(shown: Presentation, width: int) -> Presentation:
+    """``shown`` with the file names and pseudocode lines of its pseudocode table cut short
+    (…) to fit ``width`` columns, never a number: the numbers take their width (with 3
+    spaces between columns and 1 at each edge), the file up to :data:`FILE_WIDTH`, the
+    pseudocode what is left (a pseudocode line is never wrapped onto two)."""
+    views = []
+    for table in shown.views:
+        if table.headers == PSEUDOCODE_COLUMNS:
+            widest = [max([len(header), *(len(row[k]) for row in table.rows)])
+                      for k, header in enumerate(table.headers)]
+            text_width = width - sum(widest[1:2] + widest[3:]) - 3 * 5 - 2
+            file_width = max(4, min(widest[0], FILE_WIDTH, text_width - PSEUDOCODE_WIDTH))
+            code_width = max(text_width - file_width, 4)
+            table = replace(table, rows=tuple(
+                (_cut(row[0], file_width), row[1], _cut(row[2], code_width), *row[3:])
+                for row in table.rows))
+        views.append(table)
+    return replace(shown, views=tuple(views))
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"

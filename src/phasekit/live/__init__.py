@@ -16,6 +16,10 @@ shows the phase beside the raw series:
 Every metric has the label ``node``. The periodicity is found by
 :class:`WindowedPeriodicity`: Phase-TA on the last ``window_s`` seconds of the first metric,
 again every ``every_s`` seconds of profile time.
+
+The rows of what is watched (a recording being written, CSV lines on a stream, a file
+replayed) come from :mod:`phasekit.live.follow`, the changes from :mod:`phasekit.live.watch`;
+:func:`phasekit.live.api.watch` is the public door.
 """
 
 from __future__ import annotations
