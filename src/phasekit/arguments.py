@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from phasekit.profile import Profile
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
 
 PathLike = str | os.PathLike[str]
 
-__all__ = ["PathLike", "as_names", "as_profile", "as_trace", "name_file"]
+__all__ = ["PathLike", "as_names", "as_profile", "as_trace", "callers_names", "name_file"]
 
 
 def as_profile(data: Profile | PathLike) -> Profile:
@@ -56,3 +57,25 @@ def name_file(error: PhasekitError, path: PathLike) -> PhasekitError:
     from phasekit.io.naming import name_file as named
 
     return named(error, path)
+
+
+@contextmanager
+def callers_names(renames: Mapping[str, str], source: PathLike | None = None
+                  ) -> Iterator[None]:
+    """Errors raised inside, as the caller of a verb reads them: a usage error about a
+    parameter the verb names otherwise is raised under the verb's name (``{"n_train":
+    "train"}``); any other phasekit error is named after the input ``source`` when given."""
+    from phasekit.errors import PhasekitError, UsageError
+
+    try:
+        yield
+    except UsageError as exc:
+        if exc.parameter in renames:
+            raise exc.renamed(renames[exc.parameter]) from None
+        if source is None:
+            raise
+        raise name_file(exc, source) from exc
+    except PhasekitError as exc:
+        if source is None:
+            raise
+        raise name_file(exc, source) from exc

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from phasekit.arguments import PathLike
+from phasekit.arguments import PathLike, callers_names
 from phasekit.energy.efficiency import NO_TIME_NOTE
 from phasekit.errors import InputError, PhasekitError, UsageError
 
@@ -119,12 +119,8 @@ def fit(data: Campaign | pd.DataFrame | PathLike, *, model: str = "extended",
     """
     from phasekit.energy.fit import fit_energy
 
-    try:
+    with callers_names({"n_train": "train"}):
         return fit_energy(as_configurations(data), model=model, n_train=train, **options)
-    except UsageError as exc:
-        if exc.parameter == "n_train":
-            raise exc.renamed("train") from None  # this function's keyword for it
-        raise
 
 
 def choose(data: Campaign | pd.DataFrame | PathLike, *,
@@ -281,19 +277,11 @@ def suggest_configurations(configs: pd.DataFrame, *, k: int = 5,
     default_f, default_p = configuration_grid(configs)  # the grid of configs, not of train's
     measured, fitted = measured_rows(configs, train=train, fit=fit, design=design, seed=seed,
                                      model=model, source=source)
-    try:
+    with callers_names({"frequencies_ghz": "frequencies"}, source):
         return run_suggest(measured, k=k, frequencies_ghz=frequencies or default_f,
                            cores=cores or default_p, inputs=numbers, labels=labels,
                            model=model if fitted is None else fitted.model, seed=seed,
                            reference=configs, progress=progress, **limits)
-    except PhasekitError as exc:
-        if isinstance(exc, UsageError) and exc.parameter == "frequencies_ghz":
-            raise exc.renamed("frequencies") from None  # this function's keyword for it
-        if source is None:
-            raise
-        from phasekit.io.naming import name_file
-
-        raise name_file(exc, source) from exc
 
 
 def plot_choice(result: ChoiceResult, path: PathLike) -> Path:

@@ -17,8 +17,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from phasekit.arguments import callers_names
 from phasekit.energy.choose import TOLERANCE
-from phasekit.errors import PhasekitError, UsageError
+from phasekit.errors import UsageError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -136,28 +137,16 @@ def fit_then_choose(configs: pd.DataFrame, *, fit: EnergyFitResult | None = None
     default_f, default_p = configuration_grid(configs)
     grid_f = tuple(frequencies) if frequencies is not None else default_f
     grid_p = tuple(cores) if cores is not None else default_p
-    try:
+    with callers_names({"frequencies_ghz": "frequencies"}):
         check_grid(grid_f, grid_p, max_cores=max_cores, min_frequency_ghz=min_frequency_ghz,
                    max_frequency_ghz=max_frequency_ghz, user_cores=user_cores,
                    frequency_controlled=controlled if fit is None else fit.frequency_controlled)
-    except UsageError as exc:
-        if exc.parameter == "frequencies_ghz":
-            raise exc.renamed("frequencies") from None  # this function's keyword for it
-        raise
     report = progress or (lambda stage, fraction: None)
     if fit is None:
         report(f"fitting the {model} model", 0.0)
-        try:
+        with callers_names({"n_train": "train"}, source):
             fit = fit_energy(configs, model=model, n_train=train, design=design, seed=seed,
                              baselines=(), compare=False)
-        except PhasekitError as exc:
-            if isinstance(exc, UsageError) and exc.parameter == "n_train":
-                raise exc.renamed("train") from None  # this function's keyword for it
-            if source is None:
-                raise
-            from phasekit.io.naming import name_file
-
-            raise name_file(exc, source) from exc
     notes: list[str] = []
     training = training_rows(configs, fit)
     trusted = trusted_rows(training, fit)
