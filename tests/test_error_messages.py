@@ -186,9 +186,10 @@ def test_an_option_error_names_the_parameter_and_the_cli_names_the_flag(
         call(tmp_path)
     error = caught.value
     assert error.parameter == parameter
-    assert re.match(rf"{parameter}(=|: )", str(error)), str(error)
+    where = re.escape(f"{error.file}: ") if error.file else ""  # one file's error
+    assert re.match(rf"{where}{parameter}(=|: )", str(error)), str(error)
     assert "--" not in str(error) and not FLAG.search(str(error))
-    assert re.match(rf"{re.escape(flag)}[ :]", error.command_line()), error.command_line()
+    assert re.match(rf"{where}{re.escape(flag)}[ :]", error.command_line()), error.command_line()
 
 
 def test_a_window_past_the_end_of_one_file_fails_that_file_only(tmp_path: Path) -> None:
@@ -332,3 +333,27 @@ def test_each_allowed_flag_is_still_there() -> None:
     """An allow-list entry whose text is gone would let a new flag through unseen."""
     for module, text in ALLOWED:
         assert text in (LIBRARY / module).read_text(encoding="utf-8"), (module, text)
+
+
+def test_one_file_of_several_is_told_its_error_in_the_callers_words(tmp_path: Path) -> None:
+    """A value one profile of a run cannot take fails that file only, named as the caller
+    wrote it: the keyword in Python, the flag on the command line."""
+    from phasekit import periodicity_many
+    from phasekit.cli import main
+    from phasekit.synth import generate
+
+    for name, minutes in (("long", 0.5), ("short", 0.2)):
+        generate("nemo", minutes=minutes, seed=1)[0].to_frame().to_csv(tmp_path / f"{name}.csv")
+    files = [tmp_path / "long.csv", tmp_path / "short.csv"]
+    result = periodicity_many(files, half_window=2500, workers=1)
+    assert len(result.nodes) == 1
+    assert result.errors[0].message.startswith(f"{files[1]}: half_window=2500: ")
+    import contextlib
+    import io
+
+    err = io.StringIO()
+    with (contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()),
+          pytest.raises(SystemExit) as ended):
+        main(["analyze", *map(str, files), "--half-window", "2500"])
+    assert ended.value.code == 5  # some files analysed, one failed
+    assert f"phasekit: error: {files[1]}: --half-window 2500: " in err.getvalue()

@@ -38,49 +38,60 @@ class UsageError(PhasekitError, ValueError):
     exit_code = 2
 
     def __init__(self, message: str, *, parameter: str | None = None,
-                 value: object = _NO_VALUE, option: str | None = None) -> None:
+                 value: object = _NO_VALUE, option: str | None = None,
+                 file: str | None = None) -> None:
         self.detail = message
         self.parameter = parameter
         self.value = value
         self.option = option
+        self.file = file
+        where = f"{file}: " if file is not None else ""
         if parameter is None:
-            super().__init__(message)
+            super().__init__(f"{where}{message}")
         elif value is _NO_VALUE:
-            super().__init__(f"{parameter}: {message}")
+            super().__init__(f"{where}{parameter}: {message}")
         else:
-            super().__init__(f"{parameter}={value!r}: {message}")
+            super().__init__(f"{where}{parameter}={value!r}: {message}")
+
+    def _fields(self) -> dict[str, Any]:
+        named: dict[str, Any] = {"parameter": self.parameter, "option": self.option,
+                                 "file": self.file}
+        if self.value is not _NO_VALUE:
+            named["value"] = self.value
+        return named
 
     def __reduce__(self) -> tuple[Any, tuple[str]]:
         """Pickled with its parameter and value (from a worker process to its parent)."""
-        named: dict[str, Any] = {"parameter": self.parameter, "option": self.option}
-        if self.value is not _NO_VALUE:
-            named["value"] = self.value
-        return functools.partial(type(self), **named), (self.detail,)
+        return functools.partial(type(self), **self._fields()), (self.detail,)
 
     def renamed(self, parameter: str, option: str | None = None) -> UsageError:
         """This error as told to the caller of a wrapper that names the parameter
         ``parameter`` (``option`` on the command line): the same detail and value."""
-        named: dict[str, Any] = {"parameter": parameter, "option": option}
-        if self.value is not _NO_VALUE:
-            named["value"] = self.value
-        return type(self)(self.detail, **named)
+        return type(self)(self.detail, **(self._fields() | {"parameter": parameter,
+                                                             "option": option}))
+
+    def of_file(self, file: str) -> UsageError:
+        """This error as one file's (``file`` in front): the value cannot be taken for that
+        file only, so a run over several files goes on with the others."""
+        return type(self)(self.detail, **(self._fields() | {"file": file}))
 
     def command_line(self) -> str:
         """The message as the command line says it: the option instead of the parameter."""
         if self.parameter is None:
             return str(self)
+        where = f"{self.file}: " if self.file is not None else ""
         option = self.option or "--" + self.parameter.replace("_", "-")
         if self.value is _NO_VALUE:
-            return f"{option}: {self.detail}"
-        return f"{option} {_as_typed(self.value)}: {self.detail}"
+            return f"{where}{option}: {self.detail}"
+        return f"{where}{option} {_as_typed(self.value)}: {self.detail}"
 
 
 def _as_typed(value: object) -> str:
     """``value`` as it is typed on a command line: ``0.5``, ``1,2``, ``'a b'``."""
     if isinstance(value, float):
         return f"{value:g}"
-    if isinstance(value, str):
-        return shlex.quote(value)
+    if isinstance(value, str):  # quoted when it ends like the message's colon would
+        return shlex.quote(value) if not value.endswith(":") else f"'{value}'"
     if isinstance(value, tuple | list):
         return ",".join(_as_typed(v) for v in value)
     return str(value)

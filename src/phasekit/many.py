@@ -94,11 +94,14 @@ STRUCTURE_VERSION = 2
 class FileRuns(Generic[R]):
     """What :func:`run_files` made of the files: ``done``, the ``(file, value)`` of those that
     worked, in order; ``errors``, one per argument naming no file and per file that failed;
-    ``tracebacks``, the traceback of each failed file (by file, for ``--debug``)."""
+    ``tracebacks``, the traceback of each failed file (by file, for ``--debug``);
+    ``command_lines``, the message of a failed file as the command line says it, where it
+    names an option (by file)."""
 
     done: list[tuple[str, R]]
     errors: list[NodeError]
     tracebacks: dict[str, str] = field(default_factory=dict)
+    command_lines: dict[str, str] = field(default_factory=dict)
 
 
 #: Names shown for files that only carry another source's samples (a Prometheus node's
@@ -163,6 +166,7 @@ def run_files(job: Callable[[str], R], paths: PathArg | Sequence[PathArg], *,
         raise usage
     done: list[tuple[str, R]] = []
     tracebacks: dict[str, str] = {}
+    command_lines: dict[str, str] = {}
     for name, item, outcome in zip(shown, items, outcomes, strict=True):
         for message in outcome.warnings:
             text = message.replace(item, name)
@@ -171,11 +175,14 @@ def run_files(job: Callable[[str], R], paths: PathArg | Sequence[PathArg], *,
         if outcome.failure is not None:
             if outcome.failure.traceback:
                 tracebacks[name] = outcome.failure.traceback
+            if outcome.failure.command_line:
+                command_lines[name] = outcome.failure.command_line.replace(item, name)
             errors.append(NodeError(file=name, message=outcome.failure.message.replace(item, name),
                                     exit_code=outcome.failure.exit_code))
         else:
             done.append((name, outcome.value))  # type: ignore[arg-type]
-    return FileRuns(done=done, errors=errors, tracebacks=tracebacks)
+    return FileRuns(done=done, errors=errors, tracebacks=tracebacks,
+                    command_lines=command_lines)
 
 
 def node_names(files: Sequence[str], own: Sequence[str]) -> list[str]:
@@ -214,8 +221,8 @@ def check_window(data: Profile, window_s: Window | None, path: PathArg,
     ``text``) and the file when the window starts after the end of the profile."""
     why = _past_the_end(data, window_s)
     if why is not None:
-        raise UsageError(f"{os.fspath(path)}: {why}", parameter="window",
-                         value=window_s if text is None else text)
+        raise UsageError(why, parameter="window", value=window_s if text is None else text,
+                         file=os.fspath(path))
 
 
 def check_metrics(profile: Profile, metrics: Sequence[str], path: PathArg) -> list[str]:
@@ -263,7 +270,7 @@ def periodicity_file(path: str, *, metrics: Sequence[str] | None, window_s: Wind
                          workers=worker_threads(), **options)
     except UsageError as exc:
         if exc.parameter in BOUND_BY_THE_PROFILE:  # this file's error: the others go on
-            raise UsageError(f"{os.fspath(path)}: {exc}") from exc
+            raise exc.of_file(os.fspath(path)) from exc
         raise name_file(exc, path) from exc
     except PhasekitError as exc:
         raise name_file(exc, path) from exc
@@ -327,11 +334,36 @@ def periodicity_many(paths: PathArg | Sequence[PathArg], *, workers: int | None 
     ``half_window``, ...), then :func:`~phasekit.periodicity.nodes.compare_nodes`: a row per
     node, the agreement of their patterns against a reference node, the outliers.
 
-    ``paths``: files, folders (their profiles) or glob patterns. ``workers``: local processes
-    (None: one per core; 1: serially in this process); ``client``: a
-    ``dask.distributed.Client`` to run on instead (``scheduler``: its address). Files that
-    fail are the result's ``errors``; ``nodes`` is empty when every one failed. ``period``:
-    of CSV profiles without a time column (:func:`phasekit.io.read_profile`).
+    Parameters
+    ----------
+    paths
+        Files, folders (their profiles) or glob patterns.
+    workers
+        Local worker processes (None: one per core, or serially when the files are small;
+        1: serially in this process).
+    client
+        A ``dask.distributed.Client`` to run on instead of local processes.
+    scheduler
+        The address of a Dask scheduler to run on instead (``"tcp://HOST:PORT"``).
+    metrics
+        A metric name or names, as :func:`phasekit.periodicity.periodicity`.
+    window
+        (start, end) seconds from each profile's start; either may be None.
+    progress
+        Called as ``progress(stage, fraction)`` as the files finish.
+    period
+        The sampling period (s) of CSV profiles without a time column
+        (:func:`phasekit.io.read_profile`).
+    **options
+        The other keywords of :func:`phasekit.periodicity.analyze` (``band``,
+        ``cut_ratio``, ``half_window``, ...), or ``options``: a
+        :class:`~phasekit.periodicity.PeriodicityOptions`.
+
+    Returns
+    -------
+    MultiNodeResult
+        A row per node, the agreement and the outliers; the files that failed are its
+        ``errors`` (``nodes`` is empty when every one failed).
     """
     return periodicity_runs(paths, metrics=metrics, window=window, workers=workers,
                              client=client, scheduler=scheduler, progress=progress,
@@ -623,8 +655,8 @@ def phases_runs(paths: PathArg | Sequence[PathArg], *, workers: int | None,
     if method not in ("auto", *METHODS):
         raise UsageError("expected auto or one of " + ", ".join(METHODS), parameter="method",
                          value=method)
-    if isinstance(options.get("sensors"), str):
-        options = {**options, "sensors": [options["sensors"]]}
+    options = {k: [v] if k in ("metrics", "sensors") and isinstance(v, str) else v
+               for k, v in options.items()}
     job = functools.partial(phases_file, options=options, period=period)
     runs = run_files(job, paths, suffixes=PROFILE_SUFFIXES, workers=workers, client=client,
                      scheduler=scheduler, progress=progress)
@@ -640,9 +672,21 @@ def phases_many(paths: PathArg | Sequence[PathArg], *, workers: int | None = Non
                 progress: Progress | None = None, period: float | None = None,
                 **options: Any) -> MultiPhaseResult:
     """The phases of several profiles (``phasekit phases FILES...``; Tsafack Chetsa et al.), each as
-    :func:`phasekit.phases.phases` with ``options`` (``method``, ``threshold``, ``smooth``,
-    ``sensors``, ...). ``paths``, ``workers``, ``client``, ``scheduler`` and ``period`` as
-    :func:`periodicity_many`; files that fail are the result's ``errors``."""
+    :func:`phasekit.phases.phases` with ``options``.
+
+    Parameters
+    ----------
+    paths, workers, client, scheduler, progress, period
+        As :func:`periodicity_many`.
+    **options
+        The keywords of :func:`phasekit.phases.phases` (``method``, ``threshold``,
+        ``smooth``, ``metrics``, ...).
+
+    Returns
+    -------
+    MultiPhaseResult
+        The phases of each profile; the files that failed are its ``errors``.
+    """
     return phases_runs(paths, workers=workers, client=client, scheduler=scheduler,
                         progress=progress, options=options, period=period)[0]
 
@@ -679,8 +723,22 @@ def structure_many(paths: PathArg | Sequence[PathArg], *, workers: int | None = 
                    client: Client | None = None, scheduler: str | None = None,
                    progress: Progress | None = None, **options: Any) -> MultiStructureResult:
     """The loop structure of several MPI traces (``phasekit structure FILES...``; Martínez Vera),
-    each as :func:`phasekit.structure.structure` with ``options`` (``rank``, ``eps``,
-    ``min_pts``, ``min_explained``). ``paths``, ``workers``, ``client`` and ``scheduler`` as
-    :func:`periodicity_many`; files that fail are the result's ``errors``."""
+    each as :func:`phasekit.structure.structure` with ``options``.
+
+    Parameters
+    ----------
+    paths
+        Trace files (Paraver, OTF2), folders (their traces) or glob patterns.
+    workers, client, scheduler, progress
+        As :func:`periodicity_many`.
+    **options
+        The keywords of :func:`phasekit.structure.structure` (``rank``, ``eps``,
+        ``min_pts``, ``min_explained``).
+
+    Returns
+    -------
+    MultiStructureResult
+        The loops of each trace; the files that failed are its ``errors``.
+    """
     return structure_runs(paths, workers=workers, client=client, scheduler=scheduler,
                            progress=progress, options=options)[0]

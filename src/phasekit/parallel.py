@@ -1,4 +1,4 @@
-"""Per-file work run serially, on local processes or on a Dask cluster (DESIGN.md, parallel.py).
+"""Per-file work run serially, on local processes or on a Dask cluster (docs/design.md).
 
 One call, :func:`map_files`, applies a function to every item (a file) and returns one
 :class:`Outcome` per item, in the order of the items: the function's value, or a
@@ -15,9 +15,9 @@ item; the other items still run. Three ways to run:
   the items must be readable by the workers (a shared file system), and phasekit installed
   there.
 
-Memory is bounded per worker by construction (our choice; see DESIGN.md, Conventions): a task
-is one file, read by the worker itself (the parent never holds the data), and what comes back
-is a small summary, not the data. A local worker is replaced after
+Memory is bounded per worker by construction (our choice): a task is one file, read by the
+worker itself (the parent never holds the data), and what comes back is a small summary, not
+the data. A local worker is replaced after
 :data:`MAX_TASKS_PER_CHILD` tasks, so that what one file leaves behind (allocator
 fragmentation, caches) cannot pile up over hundreds of files; the parent replaces it between
 two tasks (``ProcessPoolExecutor``'s own ``max_tasks_per_child`` deadlocks on Python 3.11 and
@@ -115,6 +115,9 @@ class Failure:
     #: The error itself when it is about a parameter of the call (the same for every item:
     #: the caller's, not the item's), for the caller to raise once.
     usage: UsageError | None = None
+    #: The message as the command line says it (the option for the parameter), when it
+    #: differs from ``message``.
+    command_line: str = ""
 
 
 @dataclass(frozen=True)
@@ -375,9 +378,15 @@ def describe(exc: BaseException, item: object) -> Failure:
         message, code = f"internal error: {type(exc).__name__}: {text}", 1
     if not message.startswith(where):
         message = f"{where}: {message}"
-    usage = exc if isinstance(exc, UsageError) and exc.parameter is not None else None
+    usage = (exc if isinstance(exc, UsageError) and exc.parameter is not None
+             and exc.file is None else None)  # the call's error, not one file's
+    said = ""
+    if isinstance(exc, UsageError) and exc.parameter is not None:
+        said = " ".join(exc.command_line().split())
+        said = said if said.startswith(where) else f"{where}: {said}"
     return Failure(message=message, exit_code=code, error=type(exc).__name__,
-                   traceback="".join(traceback.format_exception(exc)), usage=usage)
+                   traceback="".join(traceback.format_exception(exc)), usage=usage,
+                   command_line=said)
 
 
 def _set_numba_threads(threads: int) -> int | None:

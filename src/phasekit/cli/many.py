@@ -62,7 +62,8 @@ def report_failures(runs: FileRuns[Any]) -> None:
             if error.file in runs.tracebacks:
                 sys.stderr.write(runs.tracebacks[error.file])
     for error in runs.errors:
-        sys.stderr.write(f"phasekit: error: {' '.join(error.message.split())}\n")
+        said = runs.command_lines.get(error.file, error.message)
+        sys.stderr.write(f"phasekit: error: {' '.join(said.split())}\n")
 
 
 def exit_code(n_done: int, errors: Sequence[NodeError]) -> int:

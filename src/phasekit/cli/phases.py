@@ -68,18 +68,18 @@ def phases(
     method: Annotated[str, typer.Option(
         "--method", click_type=MethodNames(auto=True),
         help="auto (default): shape for one series, ev otherwise; ev: online, robust to "
-             "within-phase variability; ev-literal: the seed's Algorithm 1 exactly; shape: "
+             "within-phase variability; ev-literal: Tsafack Chetsa et al.'s Algorithm 1 exactly; shape: "
              "changes of shape in one series (ClaSP-style, offline).")] = "auto",
     threshold: Annotated[float | None, typer.Option(
         "--threshold", metavar="T", show_default=False,
-        help="ev-literal: share of the running maximum distance (default 0.15, seed III-B); "
+        help="ev-literal: share of the running maximum distance (default 0.15, Tsafack Chetsa et al. III-B); "
              "ev: standardized deviation from the phase (default 3).")
     ] = None,
     smooth: Annotated[int, typer.Option(
         "--smooth", metavar="N", help="Sliding-average window in vectors (1: none).")] = 1,
     metric: Annotated[list[str] | None, typer.Option(
         "--metric", "-m", metavar="NAME", help="A metric of the execution vectors (a sensor, "
-        "Tsafack Chetsa et al.); repeat. Default: every metric that varies (ev-literal: the seed's sensors "
+        "Tsafack Chetsa et al.); repeat. Default: every metric that varies (ev-literal: the paper's sensors "
         "that the profile has).")
     ] = None,
     sensor: Annotated[list[str] | None, typer.Option(
@@ -89,7 +89,7 @@ def phases(
     ] = False,
     plot: Annotated[Path | None, typer.Option(
         "--plot", metavar="FILE", help="Write the figure (phases, sensors, distance and "
-        "threshold, identified phases: the seed's Fig. 1 and 5).")] = None,
+        "threshold, identified phases: Tsafack Chetsa et al.'s Fig. 1 and 5).")] = None,
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", metavar="RESULT.json", help="Write the result as JSON.")] = None,
     workers: WorkersOption = None,
@@ -124,13 +124,13 @@ def phases(
         refuse_plot(plot, "profile")
         return phases_many(profiles, options={
             "method": method, "threshold": threshold, "smooth": smooth,
-            "sensors": list(sensor) if sensor else None}, workers=workers,
+            "metrics": list(sensor) if sensor else None}, workers=workers,
             scheduler=scheduler, json_output=json_output, output=output, period=period)
     profile = profiles[0]
     data = load_profile(profile, period)
     try:
         result = run_phases(data, method=method, threshold=threshold, smooth=smooth,
-                            sensors=list(sensor) if sensor else None)
+                            metrics=list(sensor) if sensor else None)
     except PhasekitError as exc:
         raise name_file(exc, profile) from exc
     written = write_outputs(output, plot, result.saved_dict,
