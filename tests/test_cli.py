@@ -252,6 +252,20 @@ def test_demo_synthetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     assert float(imread(folder / "analysis.png").std()) > 0.0
 
 
+def test_demo_writes_the_result_as_it_is_saved(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """DIR/result.json and the report's result hold what ``result.save`` writes."""
+    from phasekit.cli.demo import _write_files
+    from phasekit.periodicity import analyze
+
+    profile, _ = generate("nemo", minutes=0.5, seed=1)
+    result = analyze(profile)
+    saved = {**result.to_dict(), "kept_for_the_figure": [1, 2]}
+    monkeypatch.setattr(PeriodicityResult, "saved_dict", lambda self: saved)
+    files = _write_files(tmp_path, profile, result, {"coverage": 0.5}, "a test")
+    assert json.loads(Path(files["result"]).read_text(encoding="utf-8")) == saved
+
+
 # --- global options and help -----------------------------------------------------------------
 def test_version() -> None:
     code, out, _ = run("--version")

@@ -629,3 +629,19 @@ def test_a_model_of_energy_alone_has_no_time() -> None:
     with pytest.raises(UsageError, match=r"max_time_s=60\.0: the model was fitted on energy "
                                          r"alone .*no time to limit"):
         choose(energy_only, [2], frequencies_ghz=FREQS, cores=CORES, max_time_s=60.0)
+
+
+@pytest.mark.parametrize("value", [30.0, None])
+def test_a_limit_is_said_as_typed_whatever_comes_before_its_name(value: float | None) -> None:
+    """The command line says a limit's error with the value as typed when the library's
+    error names a value (its ``value``), even when its message starts with something else
+    (a file's name)."""
+    from phasekit.cli.energy import _as_typed
+
+    named = (UsageError("too short", parameter="max_time_s", value=value) if value is not None
+             else UsageError("too short", parameter="max_time_s"))
+    named.args = (f"runs.csv: {named}",)
+    with pytest.raises(UsageError) as info, _as_typed(max_time_s=("--max-time", "30s")):
+        raise named
+    expected = "--max-time 30s: too short" if value is not None else "--max-time: too short"
+    assert info.value.command_line() == expected

@@ -21,7 +21,7 @@ from matplotlib.text import Text
 
 import helpers
 from phasekit.campaign import Campaign, Run, write_campaign
-from phasekit.cli.energy_plot import MODES as CLI_MODES
+from phasekit.energy.api import HEATMAP_MODES, campaign_runs, campaign_views, plot_campaign
 from phasekit.energy.efficiency import (
     configuration_table,
     efficiency_table,
@@ -381,7 +381,7 @@ def test_cli_campaign_with_energy_json(tmp_path: Path,
 def test_cli_without_a_figure_does_not_import_matplotlib(
         seed_campaign_file: Callable[..., Path]) -> None:
     """The tables and --json need NumPy only; matplotlib (0.3 s) loads for --plot."""
-    assert CLI_MODES == MODES
+    assert HEATMAP_MODES == MODES
     path = seed_campaign_file(seed=1, frequencies=(1.2, 2.2), cores=(1, 2), inputs=(1,))
     code = ("import contextlib, io, sys\n"
             "from phasekit.cli import entry_point\n"
@@ -396,6 +396,24 @@ def test_cli_without_a_figure_does_not_import_matplotlib(
                           timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "False"
+
+
+@pytest.mark.parametrize("option, value", [("kind", "pie"), ("mode", "wavy")])
+def test_views_refuse_an_unknown_kind_and_plot_an_unknown_mode(option: str, value: str,
+                                                               tmp_path: Path) -> None:
+    """The library refuses what the command line refuses, naming the parameter; the command
+    says it with its option, before it reads the campaign."""
+    runs = campaign_runs(vm_campaign())
+    with pytest.raises(UsageError) as info:
+        if option == "kind":
+            campaign_views(runs, kind=value)
+        else:
+            plot_campaign(tmp_path / "x.png", tables=efficiency_tables(vm_campaign()), mode=value)
+    assert (info.value.parameter, info.value.value) == (option, value)
+    assert str(info.value).startswith(f"{option}={value!r}: expected one of ")
+    code, out, err = run("energy", "plot", tmp_path / "missing.csv", f"--{option}", value)
+    assert code == 2 and out == ""
+    assert err.startswith(f"phasekit: error: --{option} {value}: expected one of ")
 
 
 @pytest.mark.parametrize("name, content, args, expected", [

@@ -278,3 +278,32 @@ def test_cli_prints_the_headline_first_and_checks_its_options_in_the_library(
     assert (info.value.parameter, info.value.value) == ("n_points", 4)
     code, _, err = _cli(*run_files, "--points", "4")
     assert code == 2 and err.strip() == "phasekit: error: --points 4: expected at least 5"
+
+
+@pytest.mark.parametrize("args, said", [
+    (("--points", "4"), "--points 4: expected at least 5"),
+    (("--clusters", "9"), "--clusters 9: expected 1..3 (the number of runs)"),
+    (("--ratio", "instructions"),
+     "--ratio instructions: expected NUM/DEN (each a column or a+b)"),
+])
+def test_options_are_refused_before_any_profile_is_read(args: tuple[str, ...], said: str,
+                                                        run_files: list[Path],
+                                                        tmp_path: Path) -> None:
+    """A bad option is said (exit 2) even when a profile could not be read, and the library
+    checks it before a run's series: a Python caller gets its own parameter names."""
+    from phasekit.energy.api import check_fingerprint
+
+    garbage = tmp_path / "garbage.parquet"
+    garbage.write_bytes(b"not a parquet file")
+    code, out, err = _cli(run_files[0], run_files[1], garbage, *args)
+    assert (code, out, err.strip()) == (2, "", f"phasekit: error: {said}")
+    option, value = args[0].lstrip("-"), args[1]
+    with pytest.raises(UsageError) as info:
+        check_fingerprint(3, **{option: value if option == "ratio" else int(value)})
+    assert info.value.parameter == option
+    lacking = Profile(values=np.ones((50, 1)), period=1.0, metrics=("cycles",))
+    library = {"points": "n_points", "clusters": "n_clusters"}.get(option, option)
+    with pytest.raises(UsageError) as info:
+        fingerprint_profiles([read_profile(run_files[0]), read_profile(run_files[1]), lacking],
+                             **{library: value if option == "ratio" else int(value)})
+    assert info.value.parameter == library

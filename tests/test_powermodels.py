@@ -10,6 +10,7 @@ import json
 import math
 import re
 from pathlib import Path
+from unittest.mock import ANY
 
 import numpy as np
 import pandas as pd
@@ -476,6 +477,26 @@ def test_cli_ge_prints_the_expression(table: Path, tmp_path: Path) -> None:
     assert "model: power_w = " in out and "test" in out
     code, out, err = run("powermodel", "eval", tmp_path / "ge.json", table, "--json")
     assert code == 0 and json.loads(out)["method"] == "ge"
+
+
+@pytest.mark.parametrize("option, value", [("restarts", 0), ("generations", 0),
+                                           ("grammar", "bogus")])
+def test_evolution_options_are_checked_whatever_the_model(option: str, value: object,
+                                                          table: Path) -> None:
+    """What only grammatical evolution uses is refused for every model, naming the
+    parameter (the command line gives it with every model); a valid one leaves a linear
+    fit as it is."""
+    frame = pd.read_csv(table)
+    for model in ("linear", "pls"):
+        with pytest.raises(UsageError) as info:
+            fit_power_model(frame, model=model, **{option: value})
+        assert (info.value.parameter, info.value.value) == (option, value)
+    valid = {"restarts": 2, "generations": 5, "grammar": "extended"}[option]
+    assert fit_power_model(frame, **{option: valid}).to_dict() == \
+        fit_power_model(frame).to_dict() | {"fit_time_s": ANY}
+    code, out, err = run("powermodel", "fit", table, f"--{option}", str(value))
+    assert code == 2 and out == "", err
+    assert err.startswith(f"phasekit: error: --{option} {value}: expected ")
 
 
 def test_cli_bad_input(table: Path, tmp_path: Path) -> None:

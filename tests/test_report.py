@@ -327,6 +327,47 @@ def test_malformed_results_never_fail_the_report(data: dict[str, Any]) -> None:
     assert "<section " in page and EVIL not in page
 
 
+def test_agreement_matrices_are_drawn_node_against_node(results: dict[str, Path]) -> None:
+    """A node x node matrix in the agreement data is drawn as a heatmap after the
+    presentation; the hand-made result without one keeps its three figures."""
+    data = multinode_result(load(results["periodicity"]))
+    plain_page = build_report([ReportItem("m.json", data)])
+    assert plain_page.count("<svg ") == FIGURES["multinode_analysis"]
+    distance = [[abs(i - j) * 0.01 for j in range(5)] for i in range(5)]
+    data["agreement"]["distance"] = distance
+    page = build_report([ReportItem("m.json", data)])
+    assert page.count("<svg ") == FIGURES["multinode_analysis"] + 1
+    assert "Agreement: distance, node against node." in page and 'class="fail"' not in page
+    assert page.index("Agreement: distance") > page.index('<p class="headline">')
+
+
+def test_fingerprints_without_their_series_have_no_figure(results: dict[str, Path]) -> None:
+    data = load(results["fingerprints"])
+    assert FIGURES["fingerprints"] == build_report(
+        [ReportItem("f.json", data)]).count("<svg ")
+    for row in data["runs"]:
+        row["fingerprint"] = []
+    body = build_report([ReportItem("f.json", data)])
+    assert '<p class="headline">' in body and "<svg " not in body
+    assert 'class="fail"' not in body
+
+
+def test_a_result_is_reported_as_it_is_saved(results: dict[str, Path], tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A result given to report() is shown from what its file holds (a phase result's
+    score and limit series, drawn under the timeline), not from its short dict."""
+    import phasekit.report.api as report_api
+    from phasekit.results import load as load_saved
+
+    result = load_saved(results["phases"])
+    drawn: list[ReportItem] = []
+    monkeypatch.setattr(report_api, "write_report",
+                        lambda output, items, **_: drawn.extend(items) or Path(output))
+    report_api.report([result], tmp_path / "r.html")
+    assert [item.data for item in drawn] == [result.saved_dict()]
+    assert len(drawn[0].data["score"]) > 0 and "score" not in result.to_dict()
+
+
 def test_result_without_preview_still_shows_its_regions(results: dict[str, Path]) -> None:
     data = load(results["periodicity"])
     del data["preview"]
@@ -374,6 +415,9 @@ def test_report_shows_the_structure_table(name: str, tmp_path: Path) -> None:
     page = build_report([ReportItem("t.json", data)])
     for row in result.table():
         assert html.escape(row["PSEUDOCODE"]) in page
+    # monospace, spaces kept, so that the nesting lines up as on the command line
+    assert '<table class="code"><caption>Structure of ' in page
+    assert page.count('<table class="code">') == 1
     older = {k: v for k, v in data.items() if k != "pseudocode"}
     assert "no pseudocode in this result (saved by an older phasekit)" in build_report(
         [ReportItem("t.json", older)])

@@ -112,6 +112,19 @@ def test_phases_reports_detection_as_watch_does(tmp_path) -> None:
         [d * period for _, d in expected])
 
 
+def test_the_help_gives_each_online_detectors_own_default_threshold() -> None:
+    from phasekit.cli.watch import DEFAULT_THRESHOLDS
+    from phasekit.phases import DETECTORS
+
+    online = {name: found.threshold for name, found in DETECTORS.items() if found.online}
+    assert online == DEFAULT_THRESHOLDS
+    done = CliRunner().invoke(app, ["watch", "--help"], terminal_width=200)
+    assert done.exit_code == 0, done.output
+    said = " ".join(done.stdout.split())
+    for name, value in online.items():
+        assert f"{name} {value:g}," in said or f"{name} {value:g})" in said, name
+
+
 def partial_recording(tmp_path, recording: dict[str, object]):
     """A recording cut short: ``run.parquet.partial.arrows`` holding the steps data, with no
     end-of-stream marker and no final file (its recorder killed); the number of samples."""

@@ -83,6 +83,22 @@ def read(path: PathLike, **options: Any) -> Any:
 
     Errors are :class:`InputError` (bad content) or :class:`UsageError` (a name that says no
     format), both ``ValueError``; they name the file.
+
+    Parameters
+    ----------
+    path
+        A file, a directory (an OTF2 trace, a signature) or a ``prometheus://`` URL.
+    **options
+        Keywords of a URL's reader (``prometheus://``: ``queries``, ``start``, ``end``,
+        ``step``, ``label``); a file or directory takes none (UsageError).
+
+    Returns
+    -------
+    Any
+        What the file holds, as listed above: a :class:`Profile` (a list of them, one per
+        node, from Prometheus), a :class:`~phasekit.trace.Trace`, a result, a power model,
+        power profiles, a :class:`~phasekit.runs.Campaign` or a
+        :class:`~phasekit.signature.paths.Signature`.
     """
     from phasekit.io.formats import read_any
 

@@ -1,4 +1,4 @@
-"""The Campaign: runs of a program over configurations, with their sensors (DESIGN.md).
+"""The Campaign: runs of a program over configurations, with their sensors (docs/design.md).
 
 A :class:`Run` is one execution of the program in one configuration — ``threads``, ``cores``,
 ``frequency_ghz``, ``input`` (a label: ``"3"``, ``"large"``), ``repetition`` — with its status

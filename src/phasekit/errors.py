@@ -70,6 +70,20 @@ class UsageError(PhasekitError, ValueError):
         return type(self)(self.detail, **(self._fields() | {"parameter": parameter,
                                                              "option": option}))
 
+    @property
+    def has_value(self) -> bool:
+        """Whether the error carries the value at fault."""
+        return self.value is not _NO_VALUE
+
+    def as_typed(self, option: str, text: str | None = None) -> UsageError:
+        """This error as the command line said it: ``option`` for the parameter and, when
+        given and the error has a value, ``text`` for the value (``--max-time 30s``, not the
+        30.0 seconds the library was given)."""
+        fields = self._fields() | {"option": option}
+        if text is not None and self.has_value:
+            fields["value"] = text
+        return type(self)(self.detail, **fields)
+
     def of_file(self, file: str) -> UsageError:
         """This error as one file's (``file`` in front): the value cannot be taken for that
         file only, so a run over several files goes on with the others."""

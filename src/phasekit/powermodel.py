@@ -23,9 +23,23 @@ def fit(table: pd.DataFrame | str | os.PathLike[str], *, target: str = "power_w"
     (``phasekit powermodel fit``; Salinas Hilburg 2020, chapter 3):
     :func:`phasekit.signature.powermodels.fit_power_model`.
 
-    ``table``: a DataFrame of counters and measured power, one row per sample, or its CSV
-    file. ``model``: "linear", "pls" or "ge"; other keywords (``features``, ``seed``,
-    ``test_fraction``, ``split``, ``server``, ``generations``, ...) go to ``fit_power_model``.
+    Parameters
+    ----------
+    table
+        A DataFrame of counters and measured power, one row per sample, or its CSV file.
+    target
+        The measured power column.
+    model
+        "linear", "pls" or "ge" (grammatical evolution).
+    **options
+        Keywords of ``fit_power_model`` (``features``, ``seed``, ``test_fraction``,
+        ``split``, ``server``, ``generations``, ...); ``source`` defaults to the CSV file.
+
+    Returns
+    -------
+    PowerModelFit
+        The model and its scores (RMSE, MAE, MPE) on the training and held-out rows;
+        ``save`` writes what :func:`read_model` and :func:`evaluate` read.
     """
     from phasekit.signature.powermodels import fit_power_model
 

@@ -1,4 +1,4 @@
-"""The Profile: a regularly sampled multivariate time series of one node (DESIGN.md)."""
+"""The Profile: a regularly sampled multivariate time series of one node (docs/design.md)."""
 
 from __future__ import annotations
 

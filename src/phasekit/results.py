@@ -77,7 +77,19 @@ def from_data(data: Any, source: str | None = None) -> Any:
 
 
 def load(path: str | Path) -> Any:
-    """Read a saved result (``result.save(path)``, ``phasekit <verb> -o path``)."""
+    """Read a saved result (``result.save(path)``, ``phasekit <verb> -o path``).
+
+    Parameters
+    ----------
+    path
+        The result's JSON file.
+
+    Returns
+    -------
+    Any
+        The result, of the class its ``"kind"`` names (:data:`REGISTRY`); an
+        :class:`~phasekit.errors.InputError` naming the file when it holds no result.
+    """
     from phasekit.io.inputs import read_json
 
     data = read_json(path, "a phasekit result (JSON)")

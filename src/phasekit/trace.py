@@ -1,4 +1,4 @@
-"""The Trace: the MPI calls of a parallel run, one row per call, as columns (DESIGN.md).
+"""The Trace: the MPI calls of a parallel run, one row per call, as columns (docs/design.md).
 
 Column contract of :attr:`Trace.calls` (a pandas DataFrame, one row per MPI call, sorted by
 ``rank``, ``thread``, ``time_s``; the row order inside one rank/thread is program order):

@@ -1,6 +1,6 @@
 """The ``phasekit`` command line: a typer app with one module per verb.
 
-``main`` owns error handling (DESIGN.md, Conventions): a :class:`~phasekit.errors.PhasekitError`
+``main`` owns error handling: a :class:`~phasekit.errors.PhasekitError`
 becomes one line ``phasekit: error: ...`` on stderr and its exit code (2 usage, 3 input,
 4 unsupported); any other exception one line ``phasekit: internal error: ...`` and exit code 1;
 ``--debug`` adds the traceback. Command-line syntax errors keep click's exit code 2.

@@ -97,10 +97,10 @@ def _write_files(output_dir: Path, profile: Profile, result: PeriodicityResult,
 
     files = {"result": output_dir / "result.json", "figure": output_dir / "analysis.png",
              "report": output_dir / "report.html"}
-    items = [ReportItem(str(files["result"]), result.to_dict()),
+    items = [ReportItem(str(files["result"]), result.saved_dict()),
              ReportItem("phasekit demo", {"kind": "demo_comparison", "version": 1,
                                           **comparison})]
-    write_all(json_file(files["result"], result.to_dict),
+    write_all(json_file(files["result"], result.saved_dict),
               figure_file(files["figure"], lambda path: figure(profile, result, path)),
               Output("report", files["report"], lambda path: write_report(
                   path, items, title=f"phasekit demo: {what}")))

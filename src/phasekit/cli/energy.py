@@ -83,6 +83,7 @@ def load_table(path: Path) -> pd.DataFrame:
         raise name_file(exc, path) from exc
 
 
+#: :attr:`UsageError.value` of an error that names no value.
 @contextlib.contextmanager
 def _as_typed(**typed: tuple[str, str | None]) -> Iterator[None]:
     """The library's UsageError about a parameter of ``typed`` (``parameter=(flag, text)``)
@@ -93,11 +94,7 @@ def _as_typed(**typed: tuple[str, str | None]) -> Iterator[None]:
     except UsageError as exc:
         if exc.parameter not in typed:
             raise
-        flag, text = typed[exc.parameter]
-        if str(exc).startswith(f"{exc.parameter}="):  # the error names a value
-            raise exc.renamed(exc.parameter, flag) if text is None else UsageError(
-                exc.detail, parameter=exc.parameter, value=text, option=flag) from None
-        raise UsageError(exc.detail, parameter=exc.parameter, option=flag) from None
+        raise exc.as_typed(*typed[exc.parameter]) from None
 
 
 def _alias(value: Any, old: Any, flag: str, old_flag: str) -> tuple[Any, str]:

@@ -34,7 +34,7 @@ from phasekit.errors import InputError, PhasekitError, UsageError
 #: field was "kind" itself, which clashed with the result kind "efficiency").
 VIEW_KIND = "energy_view"
 
-__all__ = ["EPILOG", "KINDS", "MODES", "plot"]
+__all__ = ["EPILOG", "plot"]
 
 EPILOG = """\
 Example:
@@ -47,12 +47,6 @@ Example:
         -o energy.json
     phasekit energy plot runs.csv --frequency 2.2 --json
 """
-
-#: What to draw: the efficiency heatmaps, the energy/time panels, or both.
-KINDS = ("efficiency", "energy", "all")
-#: Heatmap modes (:data:`phasekit.plot.energy.MODES`, repeated here so that a command without
-#: a figure does not import matplotlib, 0.3 s).
-MODES = ("discrete", "smoothed", "both")
 
 
 def plot(
@@ -117,13 +111,11 @@ def plot(
         campaign_presentation,
         campaign_runs,
         campaign_views,
+        check_campaign_view,
         plot_campaign,
     )
 
-    if kind not in KINDS:
-        raise UsageError(f"--kind {kind!r}: expected one of {', '.join(KINDS)}")
-    if mode not in MODES:
-        raise UsageError(f"--mode {mode!r}: expected one of {', '.join(MODES)}")
+    check_campaign_view(kind=kind, mode=mode)
     if frequency is not None and not (math.isfinite(frequency) and frequency > 0):
         raise UsageError(f"--frequency {frequency!r}: expected a positive frequency in GHz")
     if cores is not None and cores < 1:

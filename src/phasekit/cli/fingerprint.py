@@ -62,10 +62,11 @@ def fingerprint(
     normalization; runs are compared with the Canberra distance and clustered with Ward's
     linkage. Prints each run's cluster, in dendrogram order.
     """
+    from phasekit.energy.api import check_fingerprint, plot_fingerprints, profile_files
     from phasekit.energy.api import fingerprint as fingerprint_runs
-    from phasekit.energy.api import plot_fingerprints, profile_files
 
     profiles = profile_files(profiles)  # folders, patterns
+    check_fingerprint(len(profiles), ratio=ratio, clusters=clusters, points=points)
     check_outputs(output, plot)
     loaded = [load_profile(p, period) for p in profiles]
     names = [p.name for p in profiles]

@@ -152,8 +152,7 @@ def fit(
     check_outputs(output)
     breakdown = _server_options(server, leakage, fan, memory_column, idle_w, disk_w)
     frame = load_counters(table)
-    options: dict[str, Any] = {"generations": generations, "grammar": grammar,
-                               "restarts": restarts} if model == "ge" else {}
+    options = {"generations": generations, "grammar": grammar, "restarts": restarts}
     try:
         with progress_reporter(model == "ge" and not json_output,
                                f"evolving a power model of {table.name}") as progress:

@@ -66,7 +66,7 @@ def structure(
     MPI calls are proxies for iterations (Martínez Vera): each unique call (call type and call
     path) is reduced to its repetitions and mean time between repetitions, clustered into
     loops (DBSCAN), loops are nested where their timestamps show it, ranks are merged with
-    IF rank in [...] blocks, and the result is printed as the seed's pseudocode table with
+    IF rank in [...] blocks, and the result is printed as Martínez Vera's pseudocode table with
     E(TIME), E(SIZE) and E(IPC) per call.
 
     Several traces (files, folders, glob patterns) are analyzed in parallel: one row per

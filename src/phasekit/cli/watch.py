@@ -22,6 +22,13 @@ Example:
     my-sampler | phasekit watch - --smooth 3    # CSV lines on stdin: a time column, metrics
 """
 
+#: The default threshold of each detector that can follow a stream (``--threshold`` when not
+#: given: each one's ``threshold`` in :data:`phasekit.phases.DETECTORS`), in the help. Repeated
+#: here because reading the registry imports numba (0.3 s) and ``phasekit --help`` builds this
+#: command; the tests check that the two agree.
+DEFAULT_THRESHOLDS = {"ev-literal": 0.15, "ev": 3.0}
+_DEFAULTS = ", ".join(f"{method} {value:g}" for method, value in DEFAULT_THRESHOLDS.items())
+
 
 def watch(
     source: Annotated[str, typer.Argument(
@@ -31,7 +38,7 @@ def watch(
                       ] = "ev",
     threshold: Annotated[float | None, typer.Option(
         "--threshold", metavar="T", show_default=False,
-        help="As for 'phasekit phases' (ev-literal 0.15, ev 4).")] = None,
+        help=f"As for 'phasekit phases' ({_DEFAULTS}).")] = None,
     smooth: Annotated[int, typer.Option("--smooth", metavar="N")] = 1,
     metric: Annotated[list[str] | None, typer.Option(
         "--metric", "-m", metavar="NAME",

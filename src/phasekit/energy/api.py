@@ -28,19 +28,35 @@ if TYPE_CHECKING:
     from phasekit.profile import Profile
     from phasekit.runs import Campaign
 
-__all__ = ["NO_TIME_NOTE", "as_configurations", "baselines", "campaign_notes",
-           "campaign_presentation", "campaign_runs", "campaign_views", "check_phasediv",
-           "choose", "choose_configurations", "fingerprint", "fit", "phasediv",
-           "plot_campaign", "plot_choice", "plot_fingerprints", "plot_phase_division",
-           "profile_files", "read_power_profiles", "read_runs", "suggest",
-           "suggest_configurations"]
+__all__ = ["HEATMAP_MODES", "NO_TIME_NOTE", "VIEW_KINDS", "as_configurations", "baselines",
+           "campaign_notes", "campaign_presentation", "campaign_runs", "campaign_views",
+           "check_campaign_view", "check_fingerprint", "check_phasediv", "choose",
+           "choose_configurations", "fingerprint", "fit", "phasediv", "plot_campaign",
+           "plot_choice", "plot_fingerprints", "plot_phase_division", "profile_files",
+           "read_power_profiles", "read_runs", "suggest", "suggest_configurations"]
 
 Progress = Callable[[str, float], None]
 
 
 def as_configurations(data: Campaign | pd.DataFrame | PathLike) -> pd.DataFrame:
     """One row per configuration from a campaign, a table of runs, or their file (as
-    ``phasekit energy fit TABLE`` reads it)."""
+    ``phasekit energy fit TABLE`` reads it).
+
+    Parameters
+    ----------
+    data
+        A :class:`~phasekit.runs.Campaign`, a DataFrame of runs (columns as
+        :meth:`Campaign.table`), or a campaign or table file (our JSON or JSON lines, PaScal
+        Analyzer JSON, ``.csv``/``.tsv``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``frequency_ghz``, ``cores``, ``input`` (N), ``energy_j`` and ``time_s`` (the means
+        over the configuration's successful runs), ``runs`` (how many) and ``input_label``
+        (the input as the campaign names it); an InputError naming the file and column when
+        a required column is missing or no run has a positive energy.
+    """
     import pandas as pd
 
     from phasekit.energy.fit import configurations
@@ -302,6 +318,32 @@ def plot_choice(result: ChoiceResult, path: PathLike) -> Path:
 
 
 # --- phasekit energy plot: the PaScal Viewer's views of a campaign -------------------------
+#: The views of :func:`campaign_views`: the efficiency tables, the configurations, or both.
+VIEW_KINDS = ("efficiency", "energy", "all")
+#: The heatmap modes of :func:`plot_campaign` (:data:`phasekit.plot.energy.MODES`, repeated
+#: here so that checking them imports no matplotlib, 0.3 s).
+HEATMAP_MODES = ("discrete", "smoothed", "both")
+
+
+def check_campaign_view(*, kind: str = "all", mode: str = "both") -> None:
+    """UsageError naming ``kind`` or ``mode`` unless :func:`campaign_views` and
+    :func:`plot_campaign` take it, before the campaign is read.
+
+    Parameters
+    ----------
+    kind
+        As :func:`campaign_views`: one of :data:`VIEW_KINDS`.
+    mode
+        As :func:`plot_campaign`: one of :data:`HEATMAP_MODES`.
+    """
+    if kind not in VIEW_KINDS:
+        raise UsageError(f"expected one of {', '.join(VIEW_KINDS)}", parameter="kind",
+                         value=kind, option="--kind")
+    if mode not in HEATMAP_MODES:
+        raise UsageError(f"expected one of {', '.join(HEATMAP_MODES)}", parameter="mode",
+                         value=mode, option="--mode")
+
+
 def campaign_runs(data: Campaign | pd.DataFrame | Mapping[str, Any], *,
                   source: str | None = None) -> RunColumns:
     """The runs of a campaign as columns, without pandas
@@ -334,7 +376,8 @@ def campaign_views(runs: RunColumns, *, kind: str = "all",
     runs
         :func:`campaign_runs`.
     kind
-        "efficiency" (the tables alone), "energy" (the configurations alone) or "all".
+        "efficiency" (the tables alone), "energy" (the configurations alone) or "all"
+        (:data:`VIEW_KINDS`; anything else is a UsageError).
     regions
         The regions with an efficiency table besides the whole program (default: every one).
     frequency, cores
@@ -351,6 +394,7 @@ def campaign_views(runs: RunColumns, *, kind: str = "all",
     """
     from phasekit.energy.efficiency import configuration_table, efficiency_tables
 
+    check_campaign_view(kind=kind)
     tables: tuple[EfficiencyTable, ...] = ()
     configs: ConfigurationTable | None = None
     if kind in ("efficiency", "all"):
@@ -409,10 +453,11 @@ def plot_campaign(path: PathLike, *, tables: Sequence[EfficiencyTable] = (),
         What :func:`campaign_views` returned.
     mode
         Heatmaps with one cell per configuration ("discrete"), interpolated ("smoothed"),
-        or "both" side by side.
+        or "both" side by side (:data:`HEATMAP_MODES`).
     """
     from phasekit.plot.energy import plot_energy
 
+    check_campaign_view(mode=mode)
     return plot_energy(path, tables=tables, configs=configs, mode=mode)
 
 
@@ -542,6 +587,25 @@ def profile_files(paths: Sequence[PathLike]) -> list[Path]:
         where, why = problems[0]
         raise InputError(why, path=where)
     return files
+
+
+def check_fingerprint(n_profiles: int, *, ratio: str | None = None,
+                      clusters: int | None = None, points: int = 101) -> None:
+    """UsageError naming the first option :func:`fingerprint` cannot take for
+    ``n_profiles`` profiles, before any profile is read
+    (:func:`phasekit.energy.fingerprint.check_options`).
+
+    Parameters
+    ----------
+    n_profiles
+        How many profiles there are (at least two).
+    ratio, clusters, points
+        As :func:`fingerprint`.
+    """
+    from phasekit.energy.fingerprint import check_options
+
+    with callers_names({"n_clusters": "clusters", "n_points": "points"}):
+        check_options(n_profiles, ratio=ratio, n_clusters=clusters, n_points=points)
 
 
 def fingerprint(profiles: Sequence[Profile], *, names: Sequence[str] | None = None,

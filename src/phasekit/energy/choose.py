@@ -6,7 +6,7 @@ under limits (a time budget, at most so many cores, a frequency range), the thes
 "evaluate E over the grid, constrained, take the minimum". The thesis minimizes with
 Newton-CG over continuous (f, p); a machine offers discrete settings, so the grid minimum is
 the answer and exact for them, and the continuous minimum over f at the chosen core count
-(bounded scalar minimization) is reported beside it: for the seed's model at fixed p it is
+(bounded scalar minimization) is reported beside it: for Silva 2024's model at fixed p it is
 f* = (c3 / (2 c1 p))^(1/3) clipped to the range (:func:`phasekit.energy.models.
 optimal_frequency`).
 
@@ -27,12 +27,12 @@ optimal_frequency`).
   savings: 69.88 % worst, 12.04 % random, -14.06 % best).
 - A campaign whose frequency was not controlled has one frequency, "as run"
   (:data:`phasekit.energy.fit.NOMINAL_FREQUENCY` in the model): the choice is over cores.
-- Regret (not in the seed): where the campaign measured every feasible
+- Regret (not in Silva 2024): where the campaign measured every feasible
   configuration of an input, measured energy of the choice / the lowest measured energy over
   the feasible grid - 1, in percent (NaN otherwise): what the choice costs against the best
   configuration the campaign found. Feasibility is the model's (the time limit is checked on
   predicted times).
-- Uncertainty (our choice, not in the seed): an :class:`Ensemble` of refits of the
+- Uncertainty (our choice, not in Silva 2024): an :class:`Ensemble` of refits of the
   model (:func:`phasekit.energy.fit.fit_model`, as a black box) on the training
   configurations with one group left out each: leave-one-out (the jackknife) up to
   :data:`ENSEMBLE_GROUPS` training configurations, that many random groups (delete-a-group

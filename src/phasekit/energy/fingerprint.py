@@ -58,6 +58,7 @@ __all__ = [
     "MIN_POINTS",
     "VERSION",
     "FingerprintResult",
+    "check_options",
     "cluster_fingerprints",
     "fingerprint",
     "fingerprint_profiles",
@@ -357,6 +358,28 @@ class FingerprintResult(Result):
                              path=source) from None
 
 
+def _check_clustering(n_runs: int, n_clusters: int | None, n_points: int) -> None:
+    if n_points < MIN_POINTS:
+        raise UsageError(f"expected at least {MIN_POINTS}", parameter="n_points",
+                         value=n_points, option="--points")
+    if n_clusters is not None and not 1 <= n_clusters <= n_runs:
+        raise UsageError(f"expected 1..{n_runs} (the number of runs)", parameter="n_clusters",
+                         value=n_clusters, option="--clusters")
+
+
+def check_options(n_runs: int, *, ratio: str | None = None, n_clusters: int | None = None,
+                  n_points: int = _POINTS) -> None:
+    """UsageError naming the first option that :func:`fingerprint_profiles` of ``n_runs``
+    runs cannot take (fewer than two runs, a malformed ``ratio``, ``n_points`` below
+    :data:`MIN_POINTS`, ``n_clusters`` outside 1..n_runs), before any run is read."""
+    if n_runs < 2:
+        raise UsageError(f"expected at least two profiles to compare, got {n_runs}",
+                         parameter="profiles", option="PROFILE...")
+    if ratio is not None:
+        _split_ratio(ratio)  # a malformed ratio is said once, not of the first run
+    _check_clustering(n_runs, n_clusters, n_points)
+
+
 def cluster_fingerprints(series: Sequence[Any], *, names: Sequence[str] | None = None,
                          programs: Sequence[str] | None = None,
                          n_clusters: int | None = None, ratio: str = "",
@@ -372,16 +395,11 @@ def cluster_fingerprints(series: Sequence[Any], *, names: Sequence[str] | None =
     n = len(series)
     if n < 2:
         raise UsageError(f"clustering needs at least 2 runs, got {n}")
-    if n_points < MIN_POINTS:
-        raise UsageError(f"expected at least {MIN_POINTS}", parameter="n_points",
-                         value=n_points, option="--points")
+    _check_clustering(n, n_clusters, n_points)
     names = tuple(str(s) for s in names) if names is not None else tuple(
         f"run{i}" for i in range(n))
     if len(names) != n or (programs is not None and len(programs) != n):
         raise UsageError("names and programs must have one entry per run")
-    if n_clusters is not None and not 1 <= n_clusters <= n:
-        raise UsageError(f"expected 1..{n} (the number of runs)", parameter="n_clusters",
-                         value=n_clusters, option="--clusters")
     fps = np.empty((n, n_points))
     for i, s in enumerate(series):
         try:
@@ -461,13 +479,10 @@ def fingerprint_profiles(profiles: Sequence[Profile], *, names: Sequence[str] | 
 
     ``programs`` default: every profile's ``meta["program"]`` when all have one.
     """
-    if len(profiles) < 2:
-        raise UsageError(f"expected at least two profiles to compare, got {len(profiles)}",
-                         parameter="profiles", option="PROFILE...")
+    check_options(len(profiles), ratio=ratio, n_clusters=n_clusters,
+                  n_points=kwargs.get("n_points", _POINTS))
     names = tuple(names) if names is not None else tuple(
         str(p.meta.get("name", f"run{i}")) for i, p in enumerate(profiles))
-    if ratio is not None:
-        _split_ratio(ratio)  # a malformed ratio is said once, not of the first run
     series, used = [], []
     for name, profile in zip(names, profiles, strict=True):
         try:

@@ -1,5 +1,5 @@
-"""Which configurations to measure next (not in the seed: a small active-learning
-loop on top of Silva 2024, sections 4.8-4.12).
+"""Which configurations to measure next (not in Silva 2024: a small active-learning
+loop on top of its sections 4.8-4.12).
 
 Given the configurations measured so far, :func:`suggest` fits the model and its
 :class:`~phasekit.energy.choose.Ensemble` (refits with one group of them left out each),

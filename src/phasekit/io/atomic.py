@@ -1,8 +1,8 @@
 """Atomic file output: write a temporary file next to the target, fsync it, then rename.
 
-Every writer in phasekit goes through :func:`atomic_path` (DESIGN.md, "Outputs are written
-atomically"): a reader never sees a half-written file, and an interrupted or failed write
-leaves the previous file (if any) untouched.
+Every writer in phasekit goes through :func:`atomic_path` (docs/design.md, Conventions:
+"Outputs are written atomically"): a reader never sees a half-written file, and an
+interrupted or failed write leaves the previous file (if any) untouched.
 """
 
 from __future__ import annotations

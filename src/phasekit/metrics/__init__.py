@@ -1,4 +1,4 @@
-"""Evaluation metrics: how well an analysis recovers known ground truth (DESIGN.md, metrics/)."""
+"""Evaluation metrics: how well an analysis recovers known ground truth."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """Representative patterns by DBA (Phase-TA, section III-C).
 
 DBA (Petitjean et al. 2011) starts from the cluster's medoid, the instance with the least sum
-of DTW_2 to the others (seed III-C), and refines until ``max_iter`` = 31 iterations were done
+of DTW_2 to the others (Phase-TA, III-C), and refines until ``max_iter`` = 31 iterations were done
 or ``n_consecutive`` = 5 consecutive iterations each lowered the WGSS by less than
-``tolerance`` = 2.5 % (seed III-C).
+``tolerance`` = 2.5 % (Phase-TA, III-C).
 
 For large clusters the medoid is searched among a shortlist: the ``shortlist`` = 4 most
 central instances in Euclidean distance after resampling to a common length (our choice),

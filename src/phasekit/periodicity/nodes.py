@@ -1,12 +1,12 @@
 """Patterns of the nodes of one run compared: agreement and outliers (Phase-TA, section IV-B).
 
-A job runs on many nodes and each node has its own profile, hence its own patterns. Seed 000
+A job runs on many nodes and each node has its own profile, hence its own patterns. Phase-TA
 (IV-B, Fig. 4) finds the patterns of the 16 node profiles of a run "almost identical":
 for each pair of related patterns, DTW / assoc_DTW <= 0.01 x mean(patterns), "the average
 distance, according to the DTW, between two related points of two representative patterns
 is lesser than 1 % of the average value of the points" of the patterns.
 
-What :func:`compare_nodes` does with that, and where it departs from the seed:
+What :func:`compare_nodes` does with that, and where it departs from Phase-TA:
 
 - A **reference node** instead of every pair: with hundreds of nodes the pairs grow as the
   square. The reference is the medoid of the nodes' main patterns (largest coverage) among
@@ -21,18 +21,18 @@ What :func:`compare_nodes` does with that, and where it departs from the seed:
   unmatched is *missing* on that node; a node pattern left unmatched is *extra*.
 - **Distance per associated point**: patterns are cycles cut at a phase each analysis chooses,
   so a node's pattern is first rotated to the reference's phase (circular cross-correlation,
-  as for sub-profiles in :func:`phasekit.periodicity.relevance`). The distance is then the
-  seed's DTW / assoc_DTW: the mean Euclidean distance of the associated point pairs, along
+  as for sub-profiles in :func:`phasekit.periodicity.relevance`). The distance is then
+  Phase-TA's DTW / assoc_DTW: the mean Euclidean distance of the associated point pairs, along
   the optimal path of phasekit's DTW_2 (:mod:`phasekit.distance`, band 10 % as in the
-  analysis; :func:`dtw_path` reads the path from its kernel). The seed's DTW takes the path
+  analysis; :func:`dtw_path` reads the path from its kernel). Phase-TA's DTW takes the path
   that minimizes the sum of the distances themselves; phasekit has DTW_2 kernels only, and
   on the same path the root mean square, sqrt(DTW_2 / assoc), would be 2 to 3 times the mean
-  on patterns whose differences sit at a few sharp edges, far stricter than the seed. It is
-  divided by the mean absolute value of the points of both patterns (the seed's
+  on patterns whose differences sit at a few sharp edges, far stricter than Phase-TA. It is
+  divided by the mean absolute value of the points of both patterns (Phase-TA's
   "mean(patterns)" for a positive metric such as IPC; defined also for the z-scores of a
   joint analysis).
 - **Agreement**: all nodes agree when every node has a pattern associated with each of the
-  reference's, every one within :data:`THRESHOLD` = 1 % (the seed's figure).
+  reference's, every one within :data:`THRESHOLD` = 1 % (Phase-TA's figure).
 
 Outliers are nodes that stand out from the others, by robust statistics: a value is off when
 its modified z-score |x - median| / (1.4826 MAD) exceeds :data:`OUTLIER_Z` = 3.5 (Iglewicz
@@ -42,14 +42,14 @@ flagged for trifles. Reasons:
 
 - ``pattern``: a pattern's distance to the reference is off, by more than the threshold
   itself (1 % of the pattern mean: a node stands out when it is further from the reference
-  than the median node by more than the seed's tolerance);
+  than the median node by more than Phase-TA's tolerance);
 - ``period``: a pattern's period is off, by more than :data:`PERIOD_FLOOR` = 5 % of the
   median (the length tolerance with which the analysis groups instances,
   :mod:`phasekit.periodicity.tune`): a slow node;
 - ``patterns``: the node misses a pattern that most nodes have, or has a periodicity that
   most nodes do not have; patterns covering less than :data:`MARGINAL` = 10 % of a profile
   are left out of this rule, as is a second pattern of a periodicity the node already has
-  (same period within 5 %): with alpha = 5 % (seed III-B), a marginal cluster more or less,
+  (same period within 5 %): with alpha = 5 % (Phase-TA, III-B), a marginal cluster more or less,
   or one periodicity split in two clusters, is the analysis' own variability;
 - ``coverage``: its periodic share is off, by more than :data:`COVERAGE_FLOOR` = 10 points
   (2 alpha, for the same reason).
@@ -247,7 +247,7 @@ class PatternAgreement:
 
 @dataclass(frozen=True)
 class Agreement:
-    """The seed's check over all nodes (IV-B): ``agree`` when every node has a pattern within
+    """Phase-TA's check over all nodes (IV-B): ``agree`` when every node has a pattern within
     ``threshold`` of each reference pattern; None when fewer than two nodes have patterns
     (nothing to compare; ``explanation`` says why)."""
 
@@ -356,7 +356,7 @@ class MultiNodeResult(Result):
         coverage) ``period_s`` and ``pattern_coverage`` (fractions), the node's periodic
         share ``coverage``; whether it is the ``reference`` node, the reference pattern its
         main pattern ``matches`` (1-based; missing: none) and its ``distance`` to it (relative
-        to the pattern mean: the seed's 1 % rule); ``outlier``, the reasons it stands out
+        to the pattern mean: Phase-TA's 1 % rule); ``outlier``, the reasons it stands out
         ("" when it does not). Then one row per file that failed, its message in ``error``.
         ``attrs["agreement"]`` holds the agreement check (``agree``: True, False or None
         when there is nothing to compare), ``attrs["verdict"]`` it in one sentence and
@@ -498,7 +498,7 @@ class MultiNodeResult(Result):
 
 
 def level(values: np.ndarray) -> float:
-    """The mean absolute value of a pattern's points (the seed's mean(patterns) for IPC)."""
+    """The mean absolute value of a pattern's points (Phase-TA's mean(patterns) for IPC)."""
     return float(np.mean(np.abs(values)))
 
 

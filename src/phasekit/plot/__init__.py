@@ -1,4 +1,4 @@
-"""Matplotlib figures, one function per figure (DESIGN.md, plot/)."""
+"""Matplotlib figures, one function per figure."""
 
 from __future__ import annotations
 

@@ -102,6 +102,6 @@ def report(results: Sequence[PathLike | ReportItem | Result], output: PathLike =
     from phasekit.results import Result
 
     items = [entry if isinstance(entry, ReportItem)
-             else ReportItem(entry.KIND, entry.to_dict()) if isinstance(entry, Result)
+             else ReportItem(entry.KIND, entry.saved_dict()) if isinstance(entry, Result)
              else load_result(entry) for entry in results]
     return write_report(output, items, title=title, progress=progress)

@@ -1,10 +1,12 @@
 """One renderer per result kind: a result's JSON (a dict) to the HTML of its section.
 
-A renderer reads the keys it knows, defensively (a missing or odd value shows as "-"), builds
-tables with :mod:`phasekit.report.html` (which escapes every cell) and figures with
+A renderer reads the result with its class's ``from_dict`` and shows its presentation (the
+headline, tables and notes the command line prints), with tables built by
+:mod:`phasekit.report.html` (which escapes every cell) and figures by
 :class:`~phasekit.report.svg.FigureMaker` (a figure that cannot be drawn becomes a note). A
-kind without a renderer, or a renderer that fails on a malformed result, falls back to
-:func:`generic`: the result's values as tables, escaped, and its JSON.
+kind without a renderer, or a result its renderer cannot read (a partial or malformed one:
+``from_dict`` fails on a missing or odd key), falls back to :func:`generic`: the result's
+values as tables, escaped, and its JSON.
 """
 
 from __future__ import annotations
@@ -91,12 +93,16 @@ def generic(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
 
 
 # --- periodicity (Phase-TA) ------------------------------------------------------------------
-def presented(shown: Any, *, limit: int = MAX_ROWS) -> Safe:
+def presented(shown: Any, *, limit: int = MAX_ROWS,
+              class_of: Callable[[Any], str | None] | None = None) -> Safe:
     """A result's own :class:`~phasekit.present.Presentation`: the headline, its tables,
-    its notes (the same words as the command line)."""
+    its notes (the same words as the command line); ``class_of(view)`` styles a view's
+    table (``"code"``: monospace, spaces kept)."""
     parts = [tag("p", shown.headline, class_="headline")]
     parts += [table(v.headers, v.rows, numeric=[v.is_numeric(c) for c in range(len(v.headers))],
-                    caption=v.title, limit=limit) for v in shown.views]
+                    caption=v.title, limit=limit,
+                    class_=class_of(v) if class_of is not None else None)
+              for v in shown.views]
     parts += [note(line) for line in shown.notes]
     return join(parts)
 
@@ -123,7 +129,7 @@ def periodicity(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
                 result.sampling_period, {str(k): str(v) for k, v in _map(
                     preview.get("units")).items()}),
             "Each representative pattern (thick) over random instances it was inferred from "
-            "(thin), like the seed's Fig. 3.")))
+            "(thin), like Phase-TA's Fig. 3.")))
     return join(parts)
 
 
@@ -144,8 +150,8 @@ def _profile_figure(result: Any, maker: FigureMaker) -> Safe:
 def multinode(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     """The result's presentation (headline, nodes, agreement per reference pattern, outliers,
     the agreement check) with the outliers' rows highlighted, the inputs that failed (the
-    command line lists them on stderr) and figures of coverage, distance and periods per
-    node."""
+    command line lists them on stderr), a heatmap of each node x node matrix of the
+    agreement data, and figures of coverage, distance and periods per node."""
     from phasekit.periodicity.nodes import MultiNodeResult
 
     result = MultiNodeResult.from_dict(dict(data))
@@ -163,6 +169,7 @@ def multinode(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
         parts.append(table(["file", "error"], ([e.file, e.message] for e in result.errors),
                            limit=MAX_ROWS))
     names = [n.node for n in result.nodes]
+    parts += _agreement_matrices(_map(data.get("agreement")), names, maker)
     flagged = {o.node for o in result.outliers}
     flags = [name in flagged for name in names]
     coverage = np.array([n.coverage for n in result.nodes], dtype=float)
@@ -192,6 +199,32 @@ def multinode(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     return join(parts)
 
 
+def _agreement_matrices(agreement: Mapping[str, Any], names: list[str], maker: FigureMaker
+                        ) -> list[Safe]:
+    """A heatmap of each node x node matrix in the result's agreement data (a similarity or
+    a distance), labelled with the nodes when it has one row per node."""
+    parts = []
+    for key, value in agreement.items():
+        matrix = _matrix(value)
+        if matrix is None:
+            continue
+        labels = names if matrix.shape[0] == len(names) else [
+            str(i) for i in range(matrix.shape[0])]
+        parts.append(maker.safely(f"the {key} figure", lambda m=matrix, k=key, lab=labels:
+                                  maker.from_figure(figures.agreement_figure(lab, m, str(k)),
+                                                    f"Agreement: {k}, node against node.")))
+    return parts
+
+
+def _matrix(value: Any) -> np.ndarray | None:
+    """A square matrix of numbers (2 x 2 or larger), else None."""
+    if not (isinstance(value, list) and len(value) >= 2 and all(
+            isinstance(r, list) and len(r) == len(value) for r in value)):
+        return None
+    matrix = np.array([[number(v) for v in r] for r in value], dtype=float)
+    return matrix if np.isfinite(matrix).any() else None
+
+
 # --- phases (Tsafack Chetsa et al.) -----------------------------------------------------------------------
 def phases(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     """The result's presentation (headline, phases, phase ids, representative vectors,
@@ -214,10 +247,11 @@ def phases(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
 def structure(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     """The result's presentation (headline, the pseudocode as the command line prints it,
     the loops, the notes) and the clustering scatter."""
-    from phasekit.structure import StructureResult
+    from phasekit.structure import PSEUDOCODE_COLUMNS, StructureResult
 
     result = StructureResult.from_dict(dict(data))
-    parts = [presented(result.present(), limit=2000)]
+    parts = [presented(result.present(), limit=2000, class_of=lambda view: (
+        "code" if view.headers == PSEUDOCODE_COLUMNS else None))]
     if result.clusters:
         clusters = [dict(c) for c in result.clusters]
         eps = number(result.parameters.get("eps"))
@@ -322,11 +356,13 @@ def fingerprints(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     from phasekit.plot.fingerprint import fingerprints_figure
 
     result = FingerprintResult.from_dict(dict(data))
-    figure = maker.safely("the fingerprint figure", lambda: maker.from_figure(
-        fingerprints_figure(result),
-        "Left: the Ward dendrogram on Canberra distances. Right: the fingerprints, coloured "
-        "by cluster."))
-    return join([presented(result.present()), figure])
+    parts = [presented(result.present())]
+    if result.fingerprints.size:  # the runs carry their fingerprint series
+        parts.append(maker.safely("the fingerprint figure", lambda: maker.from_figure(
+            fingerprints_figure(result),
+            "Left: the Ward dendrogram on Canberra distances. Right: the fingerprints, "
+            "coloured by cluster.")))
+    return join(parts)
 
 
 def schedule(data: Mapping[str, Any], maker: FigureMaker) -> Safe:

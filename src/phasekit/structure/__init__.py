@@ -1,6 +1,6 @@
 """The loop structure of an MPI application from its execution trace (Martínez Vera).
 
-:func:`structure` runs the seed's workflow on a :class:`~phasekit.trace.Trace`: reduction
+:func:`structure` runs Martínez Vera's workflow on a :class:`~phasekit.trace.Trace`: reduction
 (:mod:`.reduce`), clustering (:mod:`.cluster`), loop merge (:mod:`.loops`), inter-rank
 reduction (:mod:`.ranks`) and pseudocode (:mod:`.pseudocode`). It reports, rather than
 prints silently, what makes a structure doubtful: clusters that held two loops (aliasing,
@@ -188,7 +188,7 @@ class StructureResult(Result):
 
     def table(self) -> list[dict[str, str]]:
         """The pseudocode rows as text cells (FILE, LINE, PSEUDOCODE, E(TIME), E(SIZE),
-        E(IPC)), indented with ": " per level as in the seed's console output."""
+        E(IPC)), indented with ": " per level as in the paper's console output."""
         return [dict(row) for row in self.pseudocode]
 
     def summary(self) -> pd.DataFrame:
@@ -385,7 +385,7 @@ def structure(trace: Trace, *, rank: int | None = None, eps: float = EPS,
     """The loop structure of ``trace`` (Martínez Vera's workflow; module docstring).
 
     ``rank``: analyze one rank only; ``eps``/``min_pts``: DBSCAN's parameters in the log10
-    space of repetitions and mean time between them (seed: 0.2 and 1); ``min_explained``:
+    space of repetitions and mean time between them (Martínez Vera: 0.2 and 1); ``min_explained``:
     the explained-time threshold below which repeated calls are filtered (ours: 1 %).
     """
     if eps <= 0:
@@ -453,7 +453,7 @@ def structure(trace: Trace, *, rank: int | None = None, eps: float = EPS,
 
 
 def _text_row(r: Row) -> dict[str, str]:
-    """A pseudocode row as the text cells the seed prints, indented ": " per level."""
+    """A pseudocode row as the text cells Martínez Vera prints, indented ": " per level."""
     return {"FILE": r.file, "LINE": r.line, "PSEUDOCODE": ": " * r.depth + r.text,
             "E(TIME)": format_time(r.time_s), "E(SIZE)": format_size(r.size_bytes),
             "E(IPC)": "-" if not np.isfinite(r.ipc) else f"{r.ipc:.2f}"}

@@ -1,13 +1,13 @@
 """Clustering the reduced calls into loops (Martínez Vera, "Clustering", "Further considerations").
 
-DBSCAN (ε = 0.2, minPts = 1, the seed's values) in the two-dimensional space of the number
-of repetitions and the mean time between repetitions: a cluster is a loop. The seed says the
+DBSCAN (ε = 0.2, minPts = 1, the paper's values) in the two-dimensional space of the number
+of repetitions and the mean time between repetitions: a cluster is a loop. The paper says the
 space is normalized without saying how; ours is log10 of both, so ε is a ratio (10^0.2 ≈ 1.58)
 that does not depend on the other loops of the trace: min-max scaling would make calls of one
 loop on different ranks (a few per cent apart) fall apart whenever the trace holds only loops
 of similar size, and merge loops 10 and 20 iterations long whenever another has 10,000.
 
-Cluster aliasing (two loops that look alike in this space, seed "Further considerations") is
+Cluster aliasing (two loops that look alike in this space, Martínez Vera, "Further considerations") is
 detected and undone here: calls of one loop interleave in time, calls of two loops that run
 one after the other do not. Each cluster is split into the groups whose time ranges overlap
 (on any ranks), and the split is reported.

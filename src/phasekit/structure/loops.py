@@ -2,8 +2,8 @@
 
 A cluster of reduced calls is a loop: its calls' repetitions are its iterations and their
 mean time between repetitions its iteration time. Loops are nested from the most iterations
-down (the seed's algorithm: sort by iterations, merge from high to low counts), and before
-every merge we check that the relation really holds (seed: "Not all loops that fulfil the
+down (Martínez Vera's algorithm: sort by iterations, merge from high to low counts), and before
+every merge we check that the relation really holds (Martínez Vera: "Not all loops that fulfil the
 nested loop conditions are nested loops. Extra check is needed."):
 
 1. the inner loop has more iterations and a shorter time between them than the outer;
@@ -13,7 +13,7 @@ nested loop conditions are nested loops. Extra check is needed."):
    anchor's timestamps cut time into iterations, and the inner calls must touch at least
    all but one of them.
 
-The seed first classifies loops by δ ("how much of execution represents") and merges inside
+Martínez Vera first classifies loops by δ ("how much of execution represents") and merges inside
 each class; check 2 is that classification made exact per rank, so we do not keep a separate
 δ tolerance. An inner loop goes into the first outer loop (fewest extra iterations) that
 passes, which makes it the immediate parent.
@@ -135,7 +135,7 @@ def is_subloop(reduction: Reduction, inner: InferredLoop, outer: InferredLoop) -
 
 
 def nest(reduction: Reduction, loops: list[InferredLoop]) -> list[InferredLoop]:
-    """Nest ``loops`` (seed: from high to low iteration counts, checked); returns the
+    """Nest ``loops`` (Martínez Vera: from high to low iteration counts, checked); returns the
     top-level loops, unordered."""
     order = sorted(loops, key=lambda loop: (-loop.it, loop.imt))
     for i, inner in enumerate(order):
@@ -150,7 +150,7 @@ def nest(reduction: Reduction, loops: list[InferredLoop]) -> list[InferredLoop]:
 def split_suspect(loop: InferredLoop) -> bool:
     """Whether nested ``loop`` repeats as evenly across its parent's iterations as inside
     one: then the parent's own calls may be conditional calls of one loop (cluster split,
-    seed "Further considerations"), and the nest is one reading of the trace, not the only."""
+    Martínez Vera, "Further considerations"), and the nest is one reading of the trace, not the only."""
     if loop.parent is None:
         return False
     inside, across = [], []

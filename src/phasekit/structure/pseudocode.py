@@ -1,9 +1,9 @@
 """Pseudocode construction (Martínez Vera, "Pseudocode construction"): the console table.
 
-Rows of FILE, LINE, PSEUDOCODE, E(TIME), E(SIZE), E(IPC) as in the seed's example output:
+Rows of FILE, LINE, PSEUDOCODE, E(TIME), E(SIZE), E(IPC) as in the paper's example output:
 ``FOR 1 TO N [id=k]`` ... ``END LOOP`` for loops, ``IF rank in [...]`` for conditional
 blocks, and calls with the file and line they are made at. Call paths are factored as the
-seed describes: the frames every call of a block shares are written once above the block
+paper describes: the frames every call of a block shares are written once above the block
 ("extracting common call path levels from code blocks"), and consecutive calls sharing more
 frames share those rows too ("removing contiguous repetitive information"). A function row
 shows where its caller calls it; a call row its own line; E(TIME) is the mean time in the

@@ -3,12 +3,12 @@
 A call is identified by its *signature*, the call type and its call path (the dynamic
 position, :meth:`phasekit.trace.Trace.signature_codes`); calls with one signature on different
 ranks stay apart here (the inter-rank reduction merges them later, Martínez Vera "Inter-rank
-reduction"). Each entry keeps what the seed lists: the number of repetitions ``it``, the mean
+reduction"). Each entry keeps what the paper lists: the number of repetitions ``it``, the mean
 time between repetitions ``imt``, the call path, the preceding-burst statistics, all
-timestamps, and the explained time δ = it · imt / T_exe (seed eq. 1).
+timestamps, and the explained time δ = it · imt / T_exe (Martínez Vera, eq. 1).
 
-Entries that repeat but explain less than ``min_explained`` of the run are *filtered* (seed:
-"filter less representative MPI calls"); the seed gives no value, ours is 1 % (a repeated
+Entries that repeat but explain less than ``min_explained`` of the run are *filtered* (Martínez Vera:
+"filter less representative MPI calls"); the paper gives no value, ours is 1 % (a repeated
 call spanning less than 1 % of the run is start-up or shut-down detail, not a loop of the
 run). Calls made once cannot be iterations of anything: they are kept apart as straight-line
 calls (MPI_Init, MPI_Finalize...).

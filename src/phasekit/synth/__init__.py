@@ -1,4 +1,4 @@
-"""Synthetic inputs with known ground truth, for tests and evaluation (DESIGN.md, synth/)."""
+"""Synthetic inputs with known ground truth, for tests and evaluation (docs/design.md)."""
 
 from __future__ import annotations
 

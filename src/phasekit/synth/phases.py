@@ -574,9 +574,9 @@ def generate_bench(kind: str, *, repetitions: int = 1, seed: int = 0, period: fl
     """A counter profile of Tsafack Chetsa et al.'s ``bench_1`` or ``bench_2`` (§III-B) and its truth.
 
     ``bench_1`` runs MG, BT, EP, IS and CG back to back; ``bench_2`` adds ``idle_s`` seconds
-    of idle after every workload (seed: 30 s); ``repetitions`` runs the whole sequence that
-    many times in a row (seed §III-C: five runs of ``bench_2``). Samples every ``period``
-    seconds (seed §III-A: 1 s; 0.01-10 s accepted); ``idle_s`` is ignored by ``bench_1``.
+    of idle after every workload (the paper: 30 s); ``repetitions`` runs the whole sequence that
+    many times in a row (the paper, §III-C: five runs of ``bench_2``). Samples every ``period``
+    seconds (the paper, §III-A: 1 s; 0.01-10 s accepted); ``idle_s`` is ignored by ``bench_1``.
     Same arguments, same profile. The signatures and the within-workload structure are
     described in this module's docstring.
     """

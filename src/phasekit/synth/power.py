@@ -7,7 +7,7 @@ model (not the thesis's), per segment s at f GHz on p cores:
 
 - time ``T_s = W_s (1 - w_s + w_s / p) ((1 - m_s) f_max / f + m_s)``: Amdahl in the cores
   (parallel share w_s), only the non-memory share m_s scales with the frequency;
-- power ``P_s = c3 + S_s(p) a_s (c1 f^3 + c2 f)`` (seed eq. 4.14 with the busy cores
+- power ``P_s = c3 + S_s(p) a_s (c1 f^3 + c2 f)`` (Silva 2024, eq. 4.14, with the busy cores
   ``S_s(p) = 1 / (1 - w_s + w_s / p)`` and an activity ``a_s = 1 - 0.6 m_s``);
 - readings: the segment's power at each sample time times ``1 + noise N(0, 1)``, the first
   reading a random fraction of a period after the start.

@@ -24,6 +24,7 @@ from phasekit.signature.powermodels.features import (
     screen_features,
 )
 from phasekit.signature.powermodels.ge import GEPowerModel
+from phasekit.signature.powermodels.grammar import build_grammar
 from phasekit.signature.powermodels.protocol import errors
 from phasekit.signature.powermodels.server import (
     MODELS,
@@ -39,8 +40,8 @@ if TYPE_CHECKING:
 
     from phasekit.present import Presentation
 
-__all__ = ["FIT_VERSION", "PowerModelEval", "PowerModelFit", "evaluate_power_model",
-           "fit_power_model"]
+__all__ = ["EVOLUTION_OPTIONS", "FIT_VERSION", "PowerModelEval", "PowerModelFit",
+           "check_evolution_options", "evaluate_power_model", "fit_power_model"]
 
 FIT_VERSION = 1
 
@@ -183,6 +184,22 @@ class PowerModelFit(Result):
         return fig
 
 
+#: Options of grammatical evolution that :func:`fit_power_model` checks whatever the model
+#: (``phasekit powermodel fit`` gives them with every model) and that only "ge" uses.
+EVOLUTION_OPTIONS = ("restarts", "generations", "grammar")
+
+
+def check_evolution_options(options: Mapping[str, Any]) -> None:
+    """UsageError naming the first of :data:`EVOLUTION_OPTIONS` in ``options`` that
+    grammatical evolution cannot take: ``restarts`` or ``generations`` below 1, a
+    ``grammar`` that is neither a named one nor a BNF text."""
+    for name in ("restarts", "generations"):
+        if name in options and not options[name] >= 1:
+            raise UsageError("expected a positive number", parameter=name, value=options[name])
+    if "grammar" in options:
+        build_grammar(options["grammar"], 1)
+
+
 def fit_power_model(table: pd.DataFrame, *, target: str = "power_w", model: str = "linear",
                     features: Sequence[str] | None = None, seed: int = 0,
                     test_fraction: float = 0.3, split: str = "time",
@@ -207,7 +224,11 @@ def fit_power_model(table: pd.DataFrame, *, target: str = "power_w", model: str 
 
     ``server``: keyword arguments of :func:`fit_server` (``leakage`` and ``fan``
     coefficients at least): the whole-server model of eq. 4.15 instead, its two dynamic parts
-    fitted with ``model``; the result holds the mean of each component on the test rows."""
+    fitted with ``model``; the result holds the mean of each component on the test rows.
+
+    ``restarts``, ``generations`` and ``grammar`` (:data:`EVOLUTION_OPTIONS`) are checked
+    whatever the model and passed on to "ge" only; the other ``options`` go to the model's
+    fit."""
     table = as_frame(table, "table")
     if model not in MODELS:
         raise UsageError(f"expected one of {', '.join(MODELS)}", parameter="model",
@@ -215,6 +236,9 @@ def fit_power_model(table: pd.DataFrame, *, target: str = "power_w", model: str 
     if split not in SPLITS:
         raise UsageError(f"expected one of {', '.join(SPLITS)}", parameter="split",
                          value=split)
+    check_evolution_options(options)
+    if model != "ge":
+        options = {k: v for k, v in options.items() if k not in EVOLUTION_OPTIONS}
     if len(table) == 0:
         raise InputError("the table has no rows", path=source)
     excluded: dict[str, str] = {}
