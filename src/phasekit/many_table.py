@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from phasekit.present import Presentation, View
+from phasekit.present import Presentation, View, listed
 
 __all__ = ["file_stem", "phases_presentation", "structures_presentation"]
 
@@ -36,10 +36,6 @@ def _span(values: Sequence[int]) -> str:
     return f"{low}" if low == high else f"{low} to {high}"
 
 
-def _named(names: Sequence[str]) -> str:
-    more = len(names) - NAMED
-    return ", ".join(names[:NAMED]) + (f" and {more} more" if more > 0 else "")
-
 
 def _failed(result: Any, done: int) -> str:
     errors = len(result.errors)
@@ -60,7 +56,7 @@ def phases_headline(result: Any) -> str:
     unchanged = [str(n.get("node") or n.get("file")) for n, k in zip(nodes, phases, strict=True)
                  if k <= 1]
     if unchanged and len(nodes) > 1:
-        line += f"; no phase change in {len(unchanged)}: {_named(unchanged)}"
+        line += f"; no phase change in {len(unchanged)}: {listed(unchanged, NAMED)}"
     return line + _failed(result, len(nodes))
 
 
@@ -96,7 +92,7 @@ def structures_headline(result: Any) -> str:
                  f"runs {_span(counts)} iterations")
     without = [str(t.get("file", "?")) for t, m in zip(traces, mains, strict=True) if m is None]
     if without:
-        line += (f"; no loop in {len(without)}: {_named(without)}" if counts else
+        line += (f"; no loop in {len(without)}: {listed(without, NAMED)}" if counts else
                  ", none with a loop")
     return line + _failed(result, len(traces))
 

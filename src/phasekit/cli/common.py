@@ -23,7 +23,7 @@ from phasekit.arguments import name_file
 from phasekit.errors import UsageError
 from phasekit.io.api import STDIN, read_csv_table, read_profile, write_files
 from phasekit.many import check_metrics
-from phasekit.present import percent
+from phasekit.present import number, percent
 
 if TYPE_CHECKING:
     from phasekit import Profile
@@ -331,19 +331,6 @@ def _dump_json(path: Path, data: Any) -> None:
     with open(path, "w", encoding="utf-8", newline="\n") as handle:
         handle.write(json.dumps(data, indent=2) + "\n")
 
-
-#: A value within this fraction of its scale is zero to rounding (:func:`number`).
-ZERO_RTOL = 1e-9
-
-
-def number(value: float, scale: float, spec: str = ".4g") -> str:
-    """``value`` in format ``spec``, or ``0`` when it is zero to rounding: within
-    :data:`ZERO_RTOL` of ``scale``, the magnitude it is read against (the largest parameter
-    of a fit, the total of a breakdown). A solver's 3.192e-14 for a parameter at its bound
-    prints as 0."""
-    if math.isfinite(value) and math.isfinite(scale) and abs(value) <= ZERO_RTOL * abs(scale):
-        return "0"
-    return format(value, spec)
 
 
 def titled_table(title: str) -> Table:

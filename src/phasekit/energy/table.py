@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from phasekit.present import Presentation, View
+from phasekit.present import Presentation, View, listed, number, plural
 
 __all__ = ["CHOSEN_BY", "NO_TIME_CHOICE_NOTE", "campaign_notes", "campaign_presentation",
            "choice_headline", "choice_presentation", "configuration_presentation",
@@ -27,9 +27,6 @@ NO_TIME_CHOICE_NOTE = ("no run times: the model predicts energy alone, so no tim
 #: How the "chosen by" column of a choice reads.
 CHOSEN_BY = ("chosen by: the least energy, readings kept where measured and predicted "
              "elsewhere, fell on a measured (or a predicted: model) configuration")
-#: A value within this fraction of its scale is zero to rounding (a solver's 3e-14 for a
-#: parameter at its bound reads 0).
-ZERO_RTOL = 1e-9
 #: Inputs a headline names before it says "and N more".
 NAMED = 3
 
@@ -46,24 +43,8 @@ def _general(value: float | None) -> str:
     return f"{value:.4g}" if _finite(value) else "n/a"
 
 
-def _number(value: float, scale: float) -> str:
-    if math.isfinite(value) and math.isfinite(scale) and abs(value) <= ZERO_RTOL * abs(scale):
-        return "0"
-    return f"{value:.4g}"
-
-
 def _of(name: str | None, word: str = "of") -> str:
     return f" {word} {name}" if name else ""
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
-def _listed(items: Sequence[str]) -> str:
-    """The first :data:`NAMED` items, then how many more."""
-    more = len(items) - NAMED
-    return ", ".join(items[:NAMED]) + (f" and {more} more" if more > 0 else "")
 
 
 def _by_configuration(places: Sequence[tuple[str, str]]) -> str:
@@ -72,10 +53,10 @@ def _by_configuration(places: Sequence[tuple[str, str]]) -> str:
     inputs: dict[str, list[str]] = {}
     for where, label in places:
         inputs.setdefault(where, []).append(label)
-    groups = [f"{where} for input{'s' if len(labels) > 1 else ''} {_listed(labels)}"
+    groups = [f"{where} for input{'s' if len(labels) > 1 else ''} {listed(labels, NAMED)}"
               for where, labels in inputs.items()]
     more = len(groups) - NAMED
-    return "; ".join(groups[:NAMED]) + (f"; {_plural(more, 'other configuration')}"
+    return "; ".join(groups[:NAMED]) + (f"; {plural(more, 'other configuration')}"
                                         if more > 0 else "")
 
 
@@ -87,13 +68,13 @@ def fit_headline(result: Any) -> str:
     key = "mpe_holdout" if held_out else "mpe_train"
     if held_out:
         line = (f"{result.model} model fitted on {result.n_train} of "
-                f"{_plural(result.n_configs, 'configuration')}: {result.mpe_holdout:.1f} % "
+                f"{plural(result.n_configs, 'configuration')}: {result.mpe_holdout:.1f} % "
                 f"mean error on the other {result.n_holdout}")
     else:
         error = (f"{result.mpe_train:.1f} % mean error on them" if _finite(result.mpe_train)
                  else "no error measured")
         line = (f"{result.model} model fitted on all "
-                f"{_plural(result.n_configs, 'configuration')}: {error}, none held out")
+                f"{plural(result.n_configs, 'configuration')}: {error}, none held out")
     others = {name: values.get(key) for group in (result.other_models, result.baselines)
               for name, values in group.items() if _finite(values.get(key))}
     if others:
@@ -117,7 +98,7 @@ def fit_presentation(result: Any, name: str | None = None) -> Presentation:
                   tuple(rows), numeric=(False, True, True, True))
     largest = max((abs(v) for v in result.params.values() if math.isfinite(v)), default=0.0)
     notes = [f"parameters ({result.model}): "
-             + ", ".join(f"{k} = {_number(v, largest)}" for k, v in result.params.items())]
+             + ", ".join(f"{k} = {number(v, largest)}" for k, v in result.params.items())]
     if result.selection:
         notes.append("chosen by cross-validated loss on the training configurations: "
                      + ", ".join(f"{k} {v:.4g}" for k, v in result.selection.items()))
@@ -179,7 +160,7 @@ def choice_headline(result: Any) -> str:
         line = f"{what}: " + _by_configuration(
             [(_where(c.best.frequency_ghz, c.best.cores, controlled), c.input_label)
              for c in chosen])
-        tail.append(_plural(len(result.choices), "input"))
+        tail.append(plural(len(result.choices), "input"))
         if len(chosen) < len(result.choices):
             tail.append(f"{len(result.choices) - len(chosen)} with none within the limits")
         sureness = [c.uncertainty for c in chosen if c.uncertainty is not None]
@@ -318,7 +299,7 @@ def suggest_headline(result: Any) -> str:
     first = found[0]
     where = _where(first.frequency_ghz, first.cores, result.choice.frequency_controlled)
     improving = sum(1 for s in found if s.improving_members)
-    line = (f"measure next: {_plural(len(found), 'configuration')}, first input "
+    line = (f"measure next: {plural(len(found), 'configuration')}, first input "
             f"{first.input_label} at {where}")
     if improving:
         line += (f"; {improving} may beat the lowest energy measured" if len(found) > 1
@@ -378,7 +359,7 @@ def _efficiency_line(table: Any) -> str | None:
     if f"{row[low]:.2f}" == f"{row[high]:.2f}":
         whom = (f"input {table.inputs[low]}" if finite.size == 1
                 else "every input" if finite.size == len(table.inputs)
-                else f"inputs {_listed([table.inputs[j] for j in finite])}")
+                else f"inputs {listed([table.inputs[j] for j in finite], NAMED)}")
         return f"{on}: {row[low]:.2f} for {whom}"
     return (f"{on}: {row[low]:.2f} (input {table.inputs[low]}) to {row[high]:.2f} "
             f"(input {table.inputs[high]})")
@@ -435,7 +416,7 @@ def configuration_presentation(configs: Any, name: str | None = None) -> Present
     """A :class:`~phasekit.energy.efficiency.ConfigurationTable`: where each input used the
     least energy, how much, its time-energy frontier, then the notes (``name``, the
     campaign's file, is not shown: the table has no column for it)."""
-    line = _least_line(configs) or f"{_plural(len(configs), 'configuration')}, no energy"
+    line = _least_line(configs) or f"{plural(len(configs), 'configuration')}, no energy"
     return Presentation(line, (), (*_best_lines(configs), *(f"note: {n}" for n in configs.notes)))
 
 

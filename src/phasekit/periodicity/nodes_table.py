@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from phasekit.many_table import file_stem
-from phasekit.present import Presentation, View, percent
+from phasekit.present import Presentation, View, listed, percent
 
 __all__ = ["agreement_line", "headline", "presentation"]
 
@@ -33,10 +33,6 @@ def agreement_line(result: Any) -> str:
             + ", ".join(a.disagreeing))
 
 
-def _named(items: list[str]) -> str:
-    more = len(items) - NAMED
-    return ", ".join(items[:NAMED]) + (f" and {more} more" if more > 0 else "")
-
 
 def _min_nodes(result: Any) -> int:
     return int(result.params.get("min_nodes", 3))
@@ -54,11 +50,11 @@ def headline(result: Any) -> str:
     else:
         line = (f"the patterns of {a.n_nodes - a.n_agree} of {a.n_nodes} nodes disagree with "
                 f"the reference node {a.reference}'s (further than {_limit(result)}, or "
-                f"missing): {_named(list(a.disagreeing))}")
+                f"missing): {listed(list(a.disagreeing), NAMED)}")
     if result.outliers:
         n = len(result.outliers)
         line += (f"; {n} outlier{'s' if n > 1 else ''}: "
-                 + _named([f"{o.node} ({', '.join(o.reasons)})" for o in result.outliers]))
+                 + listed([f"{o.node} ({', '.join(o.reasons)})" for o in result.outliers], NAMED))
     elif len(result.nodes) >= _min_nodes(result):
         line += "; no outlier"
     if result.errors:

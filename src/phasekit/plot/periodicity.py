@@ -27,6 +27,7 @@ from matplotlib.patches import Patch
 from phasekit.errors import UsageError
 from phasekit.metrics.periodicity import periodic_regions
 from phasekit.plot.common import WIDTH, color, figure, root_figure, save
+from phasekit.present import plural
 from phasekit.profile import Profile
 from phasekit.results import json_array, json_number, plain
 
@@ -205,9 +206,6 @@ def _label(profile: Profile, metric: str) -> str:
     return f"{metric} [{unit}]" if unit else metric
 
 
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
 
 def _wrap(text: str, width: int = 110) -> str:
     return "\n".join(textwrap.wrap(text, width)) or text
@@ -263,7 +261,7 @@ def draw_profile(ax: Axes, profile: Profile, result: Any) -> None:
     if result.patterns:
         extra = f" (analyzed jointly with {', '.join(result.metrics[1:])})" if len(
             result.metrics) > 1 else ""
-        title = (f"{name}{metric}{extra}: {_plural(len(result.patterns), 'pattern')}, "
+        title = (f"{name}{metric}{extra}: {plural(len(result.patterns), 'pattern')}, "
                  f"{100 * result.coverage:.1f}% of the {share} periodic")
     else:
         title = name + (result.explanation or "no periodicity found")
@@ -312,14 +310,14 @@ def _draw_patterns(canvas: Canvas, profile: Profile, result: Any, *,
             ax.grid(True, linewidth=0.4, alpha=0.5)
             if k == 0:
                 ax.set_title(f"pattern {i + 1}: period {pattern.period_s:.3g} s, "
-                             f"{_plural(pattern.n_instances, 'instance')}, "
+                             f"{plural(pattern.n_instances, 'instance')}, "
                              f"{100 * pattern.coverage:.1f}%", fontsize="medium", loc="left")
             if k == d - 1:
                 ax.set_xlabel("time within the instance (s)")
             if i == 0 and k == 0:
                 ax.legend(handles=[
                     Line2D([], [], color=color(i), linewidth=0.8, alpha=0.6,
-                           label=_plural(count, "random instance")),
+                           label=plural(count, "random instance")),
                     Line2D([], [], color="black", linewidth=2.4, label="representative pattern"),
                 ], fontsize="small", loc="best")
     for index in range(len(result.patterns), math.ceil(len(result.patterns) / columns) * columns):

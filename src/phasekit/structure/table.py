@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from phasekit.present import Presentation, View, percent
+from phasekit.present import Presentation, View, percent, plural
 from phasekit.structure.pseudocode import format_count, format_ranks, format_time
 
 __all__ = ["PSEUDOCODE_COLUMNS", "fit_width", "headline", "loop_calls", "loop_records",
@@ -89,9 +89,6 @@ def run_share(fraction: Any) -> str | None:
     return "the whole run" if share >= WHOLE_RUN else f"{percent(share, 0)} of the run"
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
-
 
 def headline(result: Any) -> str:
     """One line in plain words: how many loops, and the loop taking the most time among the
@@ -101,7 +98,7 @@ def headline(result: Any) -> str:
     if main is None:
         return result.explanation or "no loop found"
     rank = result.parameters.get("rank")
-    line = _plural(result.n_loops, "loop") + (f" on rank {rank}" if rank is not None else "")
+    line = plural(result.n_loops, "loop") + (f" on rank {rank}" if rank is not None else "")
     if len(top) > 1:
         line += f", {len(top)} at the top level; the longest runs"
     elif result.n_loops > 1:

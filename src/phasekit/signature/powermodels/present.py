@@ -9,12 +9,10 @@ import math
 from pathlib import Path
 from typing import Any
 
-from phasekit.present import Presentation, View
+from phasekit.present import ZERO_RTOL, Presentation, View
 
 __all__ = ["eval_presentation", "fit_method", "fit_presentation", "watts"]
 
-#: A value within this fraction of its scale is zero to rounding (a solver's 3e-14 W).
-ZERO_RTOL = 1e-9
 SCORE_HEADERS = ("rows", "n", "RMSE (W)", "MAE (W)", "MPE")
 
 
