@@ -197,14 +197,10 @@ def node_names(files: Sequence[str], own: Sequence[str]) -> list[str]:
 # --- checks that name the file ---------------------------------------------------------------
 def read_named_profile(path: PathArg, period: float | None = None) -> Profile:
     """:func:`phasekit.io.read_profile` (``period``: of a CSV without a time column), every
-    error naming the file."""
-    from phasekit.io import read_profile
-    from phasekit.io.naming import name_file
+    error naming the file (:func:`phasekit.io.api.read_profile`)."""
+    from phasekit.io.api import read_profile
 
-    try:
-        return read_profile(path, period=period)
-    except PhasekitError as exc:
-        raise name_file(exc, path) from exc
+    return read_profile(path, period=period)
 
 
 def _past_the_end(data: Profile, window_s: Window | None) -> str | None:
