@@ -279,3 +279,15 @@ def test_phase_division_summary_rows(division: PhaseDivision) -> None:
 def test_phase_division_contract(division: PhaseDivision, tmp_path: Path) -> None:
     back = contract(division, tmp_path)
     assert back.summary().equals(division.summary())
+
+
+def test_a_cycle_seen_once_is_not_said_to_repeat() -> None:
+    """The short-profile mode can find one cycle of a profile too short to hold two: the
+    headline says so instead of "repeats every ... (once)"."""
+    from helpers import DATA
+
+    result = pk.periodicity(DATA / "lulesh_chop8_dram_10ms.csv")
+    assert result.patterns[0].n_instances == 1 and result.params["short_profile"]
+    headline = result.present().headline
+    assert "repeats" not in headline
+    assert headline.startswith(f"dram_rd: one cycle of {result.patterns[0].period_s:.4g} s")

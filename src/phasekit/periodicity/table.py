@@ -58,8 +58,11 @@ def headline(result: Any) -> str:
     main = result.patterns[0]
     others = len(result.patterns) - 1
     more = f" and {others} more pattern{'s' if others > 1 else ''}" if others else ""
-    times = "once" if main.n_instances == 1 else f"{main.n_instances} times"
-    return (f"{metrics} repeats every {main.period_s:.4g} s ({times}, "
+    if main.n_instances < 2:  # the short-profile mode: a cycle seen, not seen to repeat
+        return (f"{metrics}: one cycle of {main.period_s:.4g} s over "
+                f"{percent(main.coverage)} of the {share}, too short a {share} to see it "
+                f"repeat{more}")
+    return (f"{metrics} repeats every {main.period_s:.4g} s ({main.n_instances} times, "
             f"{percent(main.coverage)} of the {share}){more}; periodic over "
             f"{percent(result.coverage)} of the {share}")
 
