@@ -438,6 +438,11 @@ class PerfEventSource(Source):
     """
 
     name = "perf"
+    #: Whether the kernel may time-share these counters (hardware PMUs). Software events are
+    #: always scheduled; their ``time_enabled`` and ``time_running`` of inherited counters
+    #: still drift apart as exited children's times are folded in, so scaling them would
+    #: over-count (perf_event_open(2), "read_format").
+    multiplexed = True
     EVENTS: ClassVar[tuple[PerfEvent, ...]] = ()
     per_process: ClassVar[bool] = True  # scope "process" measures the tree, not the node
 
@@ -933,7 +938,7 @@ class PerfEventSource(Source):
                 enabled, running = t[ie], t[ir]
             else:
                 enabled, running = t[ie] - before[ie], t[ir] - before[ir]
-            if running == enabled:
+            if running == enabled or not self.multiplexed:
                 scale = 1.0
             elif running > 0:
                 scale = enabled / running
@@ -1003,6 +1008,7 @@ class PerfSoftwareSource(PerfEventSource):
 
     name = "perf-sw"
     EVENTS = SOFTWARE_EVENTS
+    multiplexed = False
 
     def for_command(self, interval: float = 0.01) -> Source | None:
         """The same counters on the recorded command's process tree, named ``cmd_...``
