@@ -303,7 +303,8 @@ def periodicity_runs(paths: PathArg | Sequence[PathArg], *,
     if names and len(set(names)) != len(names):
         raise UsageError("each metric may be given once", parameter="metrics", option="--metric")
     checked = PeriodicityOptions.of(options.get("options"),
-                                    {k: v for k, v in options.items() if k != "options"})
+                                    {k: v for k, v in options.items() if k != "options"},
+                                    verb="periodicity_many")
     job = functools.partial(periodicity_file, metrics=names, window_s=window,
                             options={"options": checked}, period=period)
     # started once the files are handed out, so as not to hold the GIL while the workers

@@ -8,13 +8,14 @@ never prints nor reads files.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from phasekit.errors import InputError, PhasekitError, UsageError
 from phasekit.metrics.periodicity import mean_consecutive, periodic_regions
+from phasekit.options import Options, Rule
 from phasekit.parallel import available_cores
 from phasekit.periodicity import align, average, cluster, detect, strength, tune
 from phasekit.profile import Profile
@@ -253,7 +254,7 @@ def bridge_gaps(x: np.ndarray, valid: np.ndarray, max_gap: int) -> tuple[np.ndar
 
 
 @dataclass(frozen=True)
-class PeriodicityOptions:
+class PeriodicityOptions(Options):
     """The tuning parameters of :func:`analyze`, declared and checked once: ``analyze(profile,
     options=PeriodicityOptions(band=0.2, cut_ratio=3))`` or, equally, ``analyze(profile,
     band=0.2, cut_ratio=3)``; kept, compared and changed with :func:`dataclasses.replace`.
@@ -289,8 +290,9 @@ class PeriodicityOptions:
     n_consecutive: int = average.N_CONSECUTIVE
     tolerance: float = average.TOLERANCE
 
-    def __post_init__(self) -> None:
-        rules = [
+    def rules(self) -> list[Rule]:
+        """The constraints on the fields (:class:`phasekit.options.Options`)."""
+        return [
             ("band", self.band is None or 0 < self.band <= 1, "expected a value in (0, 1] or None"),
             ("cut_ratio", self.cut_ratio > 0, "expected a positive ratio"),
             ("near_zero", 0 < self.near_zero < self.rise,
@@ -307,23 +309,6 @@ class PeriodicityOptions:
             ("min_window", 2 <= self.min_window <= self.max_window,
              f"expected 2 <= min_window <= max_window (max_window={self.max_window})"),
         ]
-        for name, ok, detail in rules:
-            if not ok:
-                raise UsageError(detail, parameter=name, value=getattr(self, name))
-
-    @classmethod
-    def of(cls, options: PeriodicityOptions | None, keywords: dict[str, Any]
-           ) -> PeriodicityOptions:
-        """``options``, or the options that ``keywords`` name (never both)."""
-        unknown = sorted(set(keywords) - {f.name for f in fields(cls)})
-        if unknown:
-            raise TypeError(f"analyze() got an unexpected keyword argument {unknown[0]!r}")
-        if options is None:
-            return cls(**keywords)
-        if keywords:
-            raise UsageError(f"give options= or the keywords {', '.join(sorted(keywords))}, "
-                             "not both", parameter="options")
-        return options
 
 
 def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
@@ -354,7 +339,7 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
     short-profile mode, which sees fewer than two whole periods, reports fewer.
 
     """
-    o = PeriodicityOptions.of(options, keywords)
+    o = PeriodicityOptions.of(options, keywords, verb="analyze")
     if window_s is not None:
         if window is not None:
             raise UsageError("give window= (window_s is its former name), not both",
