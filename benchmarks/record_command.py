@@ -48,14 +48,7 @@ PERIOD_S = 1.0
 PERIOD_TOLERANCE = 0.02
 MIN_COVERAGE = 0.90
 INTERVAL = "10ms"
-CHILD = """\
-import time
-start = time.monotonic()
-for k in range(8):
-    while time.monotonic() < start + k + 0.5:
-        pass
-    time.sleep(max(0.0, start + k + 1.0 - time.monotonic()))
-"""
+CHILD = Path(__file__).resolve().parent / "programs" / "busy_idle.py"
 HOG = "while True: pass"
 CONDITIONS = {"alone": 0, "beside two CPU-bound jobs": 2}
 
@@ -97,14 +90,12 @@ def longest_gap(values: np.ndarray) -> int:
 def one_run(directory: Path, hogs: int) -> dict:
     """Record the child (beside ``hogs`` CPU-bound jobs), analyze it with the default, and
     analyze its node-wide metrics as the previous default did."""
-    child = directory / "busy_idle.py"
-    child.write_text(CHILD, encoding="utf-8")
     output = directory / "busy.parquet"
     output.unlink(missing_ok=True)
     load = os.getloadavg()[0]
     with cpu_hogs(hogs):
         recorded = phasekit("record", "--interval", INTERVAL, "-o", str(output), "--json", "--",
-                            sys.executable, str(child))
+                            sys.executable, str(CHILD))
     summary = json.loads(recorded.stdout)
     result = json.loads(phasekit("analyze", str(output), "--json").stdout)
     period = result["patterns"][0]["period_s"] if result["patterns"] else None

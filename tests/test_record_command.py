@@ -29,17 +29,9 @@ from phasekit.record import Recorder, builtin_sources, select_sources
 from phasekit.record.sources.base import Metric
 from phasekit.record.sources.tree import ProcTreeSource
 
-#: The busy/idle child: 0.5 s busy loop, 0.5 s sleep, 8 cycles. Each phase ends at a deadline
-#: (as the demo's workload does), so the period is 1.0 s by construction however long the
-#: child waits for a CPU after its sleep on a loaded machine.
-BUSY_IDLE = """\
-import time
-start = time.monotonic()
-for k in range(8):
-    while time.monotonic() < start + k + 0.5:
-        pass
-    time.sleep(max(0.0, start + k + 1.0 - time.monotonic()))
-"""
+#: The busy/idle child: 0.5 s busy loop, 0.5 s sleep, 8 cycles, its period 1.0 s by
+#: construction (each phase ends at a deadline, as the demo's workload does).
+BUSY_IDLE = Path(__file__).resolve().parent.parent / "benchmarks" / "programs" / "busy_idle.py"
 #: A CPU-bound job that shares the cores with the recorded command.
 HOG = "while True: pass"
 PERIOD_S = 1.0
@@ -63,13 +55,11 @@ def cpu_hogs(n: int) -> Iterator[None]:
 
 def record_busy_idle(directory: Path) -> Path:
     """``phasekit record --interval 10ms -o FILE -- python CHILD``, as a user runs it."""
-    child = directory / "busy_idle.py"
-    child.write_text(BUSY_IDLE, encoding="utf-8")
     output = directory / "busy.parquet"
     output.unlink(missing_ok=True)
     done = subprocess.run(
         [sys.executable, "-m", "phasekit.cli", "record", "--interval", "10ms", "-o", str(output),
-         "--", sys.executable, str(child)], capture_output=True, text=True, timeout=60)
+         "--", sys.executable, str(BUSY_IDLE)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return output
 
