@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import enum
-import math
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from phasekit.cli.common import check_output, out_console, print_json
-from phasekit.errors import UsageError
 
 EPILOG = """\
 Example:
@@ -42,11 +40,7 @@ class Kind(enum.StrEnum):
     fingerprints = "fingerprints"
 
 
-_PERIODIC = (Kind.nemo, Kind.hpcg, Kind.openfoam)
-_BENCHES = (Kind.bench_1, Kind.bench_2)
 _FOLDERS = (Kind.nodes, Kind.fingerprints)
-#: Kinds that take --minutes and --period.
-_TIMED = (*_PERIODIC, *_BENCHES, Kind.nodes)
 
 
 def synth(
@@ -101,20 +95,10 @@ def synth(
     outlier nodes; optimal phase division; power expression; noiseless time and energy per
     run) goes beside the output as FILE.truth.json.
     """
-    _check_options(kind, minutes=minutes, repetitions=repetitions, nodes=nodes, pascal=pascal,
-                   period=period)
-    if kind in _FOLDERS:
-        _check_folder(output)
-    else:
+    if kind not in _FOLDERS:
         suffixes = {Kind.power: ("json",), Kind.counters: ("csv",),
                     Kind.campaign: ("json", "csv", "jsonl")}.get(kind)
-        if suffixes is None:
-            from phasekit.io.api import profile_format
-
-            profile_format(output)  # a UsageError for an unknown extension, before any work
         check_output(output, "--output", suffixes)
-    if minutes is not None and repetitions is not None:  # bench_1/bench_2: one or the other
-        raise UsageError("give --minutes or --repetitions, not both")
     from phasekit.synth.api import synth as write
 
     summary = write(kind.value, output, minutes=minutes, repetitions=repetitions, idle=idle,
@@ -125,26 +109,3 @@ def synth(
     console = out_console()
     for line in summary.pop("lines"):
         console.print(line, soft_wrap=True)
-
-
-def _check_options(kind: Kind, *, minutes: float | None, repetitions: int | None,
-                   nodes: int | None, pascal: bool, period: float | None) -> None:
-    """Options that do not apply to ``kind`` are usage errors, before any work."""
-    given = {"--minutes": minutes is not None and kind not in (*_TIMED, Kind.counters),
-             "--repetitions": repetitions is not None and kind not in _BENCHES,
-             "--nodes": nodes is not None and kind != Kind.nodes,
-             "--pascal": pascal and kind != Kind.campaign,
-             "--period": period is not None and kind not in _TIMED}
-    for option, wrong in given.items():
-        if wrong:
-            raise UsageError(f"{option} does not apply to {kind.value}")
-    if minutes is not None and not (math.isfinite(minutes) and minutes > 0):
-        raise UsageError(f"--minutes must be a positive number, got {minutes}")
-    if period is not None and not (math.isfinite(period) and period > 0):
-        raise UsageError(f"--period must be a positive number of seconds, got {period}")
-
-
-def _check_folder(output: Path) -> None:
-    if output.exists() and not output.is_dir():
-        raise UsageError(f"--output {output}: exists and is not a folder (nodes and "
-                         "fingerprints write a folder of profiles)")
