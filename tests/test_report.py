@@ -212,8 +212,8 @@ def test_every_supported_kind_renders_with_its_figures(report_html: str,
     assert nodes_table.count("<td>coverage, period</td>") == 1  # node-05's reasons in its row
     assert outliers_table.count('<tr class="outlier">') == 2
     assert "periodic share 12.0 % where the median node" in multinode
-    assert ("agreement: no, 1 of 5 nodes have a pattern further than 1% from the reference&#x27;s "
-            "or miss one: node-05") in multinode
+    assert ("the patterns of 1 of 5 nodes disagree with the reference node node-02&#x27;s "
+            "(further than 1%, or missing): node-05") in multinode
     assert "Agreement with the reference node node-02" in multinode
     assert "could not be analyzed" in multinode and "no such file" in multinode
 

@@ -91,7 +91,7 @@ def test_multinode_summary_against_the_truth(run_folder: tuple[Path, dict[str, f
     assert outlier in table.attrs["agreement"]["disagreeing"]
     assert table.attrs["verdict"].startswith("agreement: no") and outlier in table.attrs["verdict"]
     assert list(table.attrs["outliers"]) == [outlier]
-    # how it reads: the outlier and why in the headline, a row per node, the verdict last
+    # how it reads: the verdict, the outlier and why in the headline, a row per node
     shown = result.present()
     reasons = ", ".join(result.outliers[0].reasons)
     assert f"; 1 outlier: {outlier} ({reasons}); 1 of 6 inputs failed" in shown.headline
@@ -101,7 +101,8 @@ def test_multinode_summary_against_the_truth(run_folder: tuple[Path, dict[str, f
     assert agreement_view.title.startswith(f"Agreement with the reference node "
                                            f"{result.agreement.reference} ")
     assert [row[0] for row in outliers_view.rows] == [outlier]
-    assert shown.notes == (result.verdict(),)
+    assert f"disagree with the reference node {result.agreement.reference}'s" in shown.headline
+    assert shown.notes == ()  # the headline names every disagreeing node: no repeat
     check_contract(result, tmp_path)
 
 
@@ -112,7 +113,7 @@ def test_multinode_without_nodes_still_displays(tmp_path: Path) -> None:
     assert table.attrs["agreement"]["agree"] is None
     shown = result.present()
     assert shown.headline == "no node was analyzed; 1 of 1 inputs failed"
-    assert shown.views[0].rows == () and shown.notes == ("agreement: no node was analyzed",)
+    assert shown.views[0].rows == () and shown.notes == ()
     assert isinstance(result.plot(), Figure)
     assert "<table" in result._repr_html_()
 

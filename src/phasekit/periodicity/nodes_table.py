@@ -91,7 +91,7 @@ def _nodes_view(result: Any) -> View:
 def presentation(result: Any, name: str | None = None) -> Presentation:
     """The nodes of ``result`` as a person reads them (``name`` is not used: each node names
     itself): the headline, the nodes, the agreement per reference pattern, the outliers, then
-    the agreement check in one sentence (and that no node stands out, when none does)."""
+    every disagreeing node when the headline names only the first."""
     a = result.agreement
     views = [_nodes_view(result)]
     if a.patterns:
@@ -110,7 +110,7 @@ def presentation(result: Any, name: str | None = None) -> Presentation:
             ("node", "reasons", "details"),
             tuple((o.node, ", ".join(o.reasons), "; ".join(o.details)) for o in result.outliers),
             numeric=(False,) * 3, wrap=(True,) * 3))
-    notes = [agreement_line(result)]
-    if not result.outliers and len(result.nodes) >= _min_nodes(result):
-        notes.append("no outlier: no node stands out")
-    return Presentation(headline(result), tuple(views), tuple(notes))
+    # the headline says whether the nodes agree; the full list only when it was cut short
+    cut_short = a.agree is False and len(a.disagreeing) > NAMED
+    notes = (agreement_line(result),) if cut_short else ()
+    return Presentation(headline(result), tuple(views), notes)

@@ -80,7 +80,7 @@ def presentation(result: Any, name: str | None = None) -> Presentation:
                tuple((str(i), str(count), f"{time:.4g}", percent(time / total) if total else "-",
                       f"{first[i].start_s:.6g}") for i, (count, time) in _by_id(result).items()),
                numeric=(True,) * 5)
-    notes = [f"{len(result.phases)} phases, {result.n_ids} distinct ids"]
+    notes = []  # the headline counts the phases and their kinds
     if line := left_out_line(result.params.get("sensor_choice", {}).get("left_out") or {}):
         notes.append(line)
     if result.explanation:
