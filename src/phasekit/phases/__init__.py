@@ -1,6 +1,6 @@
 """Phase changes and recurring phases from execution vectors (Tsafack Chetsa et al.), online and offline."""
 
-from phasekit.phases.analyze import Phase, PhaseResult, phases
+from phasekit.phases.analyze import Phase, PhaseOptions, PhaseResult, phases
 from phasekit.phases.detect import LiteralDetector, RobustDetector, detect, make_detector
 from phasekit.phases.identify import PhaseSummary, summarize
 from phasekit.phases.registry import (
@@ -25,6 +25,7 @@ __all__ = [
     "Phase",
     "PhaseChange",
     "PhaseDetector",
+    "PhaseOptions",
     "PhaseResult",
     "PhaseSummary",
     "RobustDetector",

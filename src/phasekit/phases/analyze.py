@@ -5,13 +5,15 @@ nor reads files."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from phasekit.errors import InputError, UsageError
+from phasekit.options import Options, Rule
 from phasekit.phases.detect import detect
 from phasekit.phases.identify import ID_SKIP
 from phasekit.phases.registry import METHODS, Detection, PhaseDetector, SensorChoice, detector
@@ -31,9 +33,11 @@ if TYPE_CHECKING:
 
     from phasekit.present import Presentation
 
-__all__ = ["Phase", "PhaseResult", "phases"]
+__all__ = ["Phase", "PhaseOptions", "PhaseResult", "phases"]
 
 RESULT_VERSION = 1
+#: What :func:`phases` gives every detector itself: not the detector's own options.
+_PASSED_TO_DETECTORS = ("method", "threshold", "period", "sensors")
 
 
 @dataclass(frozen=True)
@@ -179,24 +183,75 @@ class PhaseResult(Result):
             raise InputError(f"malformed phases result: {exc}", path=source) from None
 
 
-def phases(profile: Profile, *, method: str = "auto", threshold: float | None = None,
-           smooth: int = 1, metrics: Sequence[str] | None = None,
-           sensors: Sequence[str] | None = None,
-           id_threshold: float | None = None, **detector_options: Any) -> PhaseResult:
+@dataclass(frozen=True)
+class PhaseOptions(Options):
+    """The tuning parameters of :func:`phases`, declared and checked once: ``phases(profile,
+    options=PhaseOptions(method="ev", smooth=3))`` or, equally, ``phases(profile,
+    method="ev", smooth=3)``; kept, compared and changed with :func:`dataclasses.replace`.
+
+    ``method``: a registered detector (:data:`phasekit.phases.registry.DETECTORS`) or
+    "auto". ``threshold``: the detector's (None: its own default, 0.15 for ev-literal,
+    Tsafack Chetsa et al. III-B; 3 for ev). ``smooth``: the sliding-average window in
+    vectors (1: none). ``id_threshold``: the identification threshold (None: the detector's
+    default, :mod:`phasekit.phases.identify`). ``detector``: the chosen detector's own
+    options, which differ from one detector to the next (ev's ``confirm``, ``min_length``
+    ...: :meth:`phasekit.phases.ev.EvDetector.detect`; shape's ``window``, ``max_changes``,
+    ``seed``: :func:`phasekit.phases.shape.shape_change_points`); the detector checks them.
+    A value out of range is a :class:`~phasekit.errors.UsageError` naming the parameter.
+    """
+
+    method: str = "auto"
+    threshold: float | None = None
+    smooth: int = 1
+    id_threshold: float | None = None
+    detector: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.detector, Mapping):  # a copy: the options stay as they were made
+            object.__setattr__(self, "detector", dict(self.detector))
+        super().__post_init__()
+
+    def rules(self) -> list[Rule]:
+        """The constraints on the fields (:class:`phasekit.options.Options`)."""
+        return [
+            ("method", self.method == "auto" or self.method in METHODS,
+             f"expected auto or one of {', '.join(METHODS)}"),
+            ("threshold", self.threshold is None or _positive(self.threshold),
+             "expected a positive number"),
+            ("smooth", self.smooth >= 1, "expected a window of at least 1 vector"),
+            ("id_threshold", self.id_threshold is None or _positive(self.id_threshold),
+             "expected a positive number or None"),
+            ("detector", isinstance(self.detector, Mapping)
+             and not set(self.detector) & set(_PASSED_TO_DETECTORS),
+             "expected the detector's own options, a mapping without "
+             + ", ".join(_PASSED_TO_DETECTORS)),
+        ]
+
+
+def _positive(value: float) -> bool:
+    return math.isfinite(value) and value > 0
+
+
+def phases(profile: Profile, *, metrics: Sequence[str] | None = None,
+           sensors: Sequence[str] | None = None, options: PhaseOptions | None = None,
+           **keywords: Any) -> PhaseResult:
     """Phase changes and recurring phases of ``profile`` (Tsafack Chetsa et al., sections III and IV).
 
-    ``method`` is a registered detector (:data:`phasekit.phases.registry.DETECTORS`): "ev"
-    (online, robust), "ev-literal" (Algorithm 1) or "shape" (:mod:`phasekit.phases.shape`),
-    or "auto" (default: "shape" for one series that varies, "ev" otherwise); the result's
-    ``params["method_choice"]`` says why. ``threshold`` defaults to the detector's (0.15 for
-    ev-literal, Tsafack Chetsa et al. III-B; 3 for ev); ``smooth`` is the sliding-average
-    window in vectors (1: none); ``sensors`` the metrics of the vectors (default: the
-    detector's choice, :meth:`~phasekit.phases.registry.PhaseDetector.choose_sensors`; for
-    ev every metric that varies, ``cycles`` as the load ``cycles_per_s``; for ev-literal the
-    published sensors); ``id_threshold`` the identification threshold (ev's default: the
-    detection threshold; :mod:`phasekit.phases.identify`); other keywords go to the detector
-    (:func:`phasekit.phases.detect.detect`; ev's ``confirm`` and ``min_length`` default from
-    the sampling period: :func:`phasekit.phases.ev.timing`).
+    ``options``: the tuning parameters as one :class:`PhaseOptions` (``method``,
+    ``threshold``, ``smooth``, ``id_threshold``, ``detector``), or the same as keywords,
+    never both. ``method`` is a registered detector
+    (:data:`phasekit.phases.registry.DETECTORS`): "ev" (online, robust), "ev-literal"
+    (Algorithm 1) or "shape" (:mod:`phasekit.phases.shape`), or "auto" (default: "shape"
+    for one series that varies, "ev" otherwise); the result's ``params["method_choice"]``
+    says why. ``threshold`` defaults to the detector's (0.15 for ev-literal, Tsafack Chetsa
+    et al. III-B; 3 for ev); ``smooth`` is the sliding-average window in vectors (1: none);
+    ``metrics`` the metrics of the vectors (default: the detector's choice,
+    :meth:`~phasekit.phases.registry.PhaseDetector.choose_sensors`; for ev every metric
+    that varies, ``cycles`` as the load ``cycles_per_s``; for ev-literal the published
+    sensors); ``id_threshold`` the identification threshold (ev's default: the detection
+    threshold; :mod:`phasekit.phases.identify`); ``detector`` the detector's own options
+    (:func:`phasekit.phases.detect.detect`; ev's ``confirm`` and ``min_length`` default
+    from the sampling period: :func:`phasekit.phases.ev.timing`).
 
     Identification is the detector's
     (:meth:`~phasekit.phases.registry.PhaseDetector.identify_phases`). Consecutive phases
@@ -208,9 +263,12 @@ def phases(profile: Profile, *, method: str = "auto", threshold: float | None = 
     (:func:`phasekit.phases.ev.settled_starts`; a program exiting within its last sample is
     not a phase of its own); ``unsettled_changes`` counts those dropped.
     An InputError when the chosen sensors have no valid vector (all NaN) or nothing varies.
-    ``metrics`` is the name of ``sensors`` shared with :func:`phasekit.periodicity.analyze`
-    and the command line's ``--metric`` (give one or the other).
+    ``sensors`` is the former name of ``metrics``, the name shared with
+    :func:`phasekit.periodicity.analyze` and the command line's ``--metric`` (give one or
+    the other).
     """
+    o = PhaseOptions.of(options, keywords, verb="phases")
+    method = o.method
     if metrics is not None:
         if sensors is not None:
             raise UsageError("give metrics or sensors (the same: the metrics of the vectors), "
@@ -226,9 +284,6 @@ def phases(profile: Profile, *, method: str = "auto", threshold: float | None = 
         method_choice = ("one series: its shape changes (ClaSP-style), not its level"
                          if method == "shape" else
                          "several sensors: the online execution-vector detector")
-    if method not in METHODS:
-        raise UsageError(f"expected auto or one of {', '.join(METHODS)}", parameter="method",
-                         value=method)
     chosen = detector(method)
     if sensors is None:
         choice = chosen.choose_sensors(profile)
@@ -238,14 +293,14 @@ def phases(profile: Profile, *, method: str = "auto", threshold: float | None = 
                              + ")")
     else:
         choice = SensorChoice(tuple(sensors), {}, "given")
-    vectors = execution_vectors(profile, sensors=choice.sensors, smooth_window=smooth)
+    vectors = execution_vectors(profile, sensors=choice.sensors, smooth_window=o.smooth)
     if not vectors.valid.any():
         raise InputError("no valid execution vector: every sample of the sensors "
                          + ", ".join(vectors.sensors) + " has a missing value")
-    found = detect(vectors.values, method=method, threshold=threshold, period=vectors.period,
-                   sensors=vectors.sensors, **detector_options)
-    result = _result(profile, vectors, chosen, found, id_threshold,
-                     chosen.params(detector_options, found, method_choice), choice)
+    found = detect(vectors.values, method=method, threshold=o.threshold,
+                   period=vectors.period, sensors=vectors.sensors, **o.detector)
+    result = _result(profile, vectors, chosen, found, o.id_threshold,
+                     chosen.params(dict(o.detector), found, method_choice), choice)
     if len(result.phases) == 1 and found.explanation:
         return replace(result, explanation=found.explanation)
     return result

@@ -9,16 +9,15 @@ from typing import TYPE_CHECKING, Any
 from phasekit.arguments import PathLike, as_names, as_profile
 
 if TYPE_CHECKING:
-    from phasekit.phases.analyze import PhaseResult
+    from phasekit.phases.analyze import PhaseOptions, PhaseResult
     from phasekit.profile import Profile
 
 __all__ = ["detectors", "figure", "phases"]
 
 
-def phases(profile: Profile | PathLike, *, method: str = "auto",
-           threshold: float | None = None, smooth: int = 1,
-           metrics: Sequence[str] | str | None = None,
-           sensors: Sequence[str] | str | None = None, **options: Any) -> PhaseResult:
+def phases(profile: Profile | PathLike, *, metrics: Sequence[str] | str | None = None,
+           sensors: Sequence[str] | str | None = None, options: PhaseOptions | None = None,
+           **keywords: Any) -> PhaseResult:
     """Phase changes and recurring phases of a profile (``phasekit phases``; Tsafack Chetsa
     et al.): :func:`phasekit.phases.analyze.phases`.
 
@@ -26,19 +25,24 @@ def phases(profile: Profile | PathLike, *, method: str = "auto",
     ----------
     profile
         A :class:`~phasekit.profile.Profile` or its file.
-    method, threshold, smooth
-        The detector, its threshold (default: the detector's own) and the sliding-median
-        width in samples.
     metrics
         The metrics forming the execution vectors (the CLI's ``--metric``); ``sensors`` is
         its former name.
-    **options
-        The other keywords of :func:`~phasekit.phases.analyze.phases`.
+    options
+        The tuning parameters as one :class:`~phasekit.phases.analyze.PhaseOptions`; or
+        give them as keywords, not both.
+    **keywords
+        The fields of :class:`~phasekit.phases.analyze.PhaseOptions`: ``method`` (the
+        detector, default "auto"), ``threshold`` (default: the detector's own), ``smooth``
+        (the sliding-average window in vectors), ``id_threshold``, ``detector`` (the
+        detector's own options). Checked before the profile is read.
     """
+    from phasekit.phases.analyze import PhaseOptions
     from phasekit.phases.analyze import phases as run_phases
 
-    return run_phases(as_profile(profile), method=method, threshold=threshold, smooth=smooth,
-                      metrics=as_names(metrics), sensors=as_names(sensors), **options)
+    chosen = PhaseOptions.of(options, keywords, verb="phases")
+    return run_phases(as_profile(profile), metrics=as_names(metrics), sensors=as_names(sensors),
+                      options=chosen)
 
 
 def detectors(*, online: bool = False) -> list[str]:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from phasekit.errors import InputError, UsageError
+from phasekit.options import Options, Rule
 from phasekit.results import Result, check_version, plain, short_repr
 from phasekit.structure.cluster import EPS, MIN_PTS, cluster_entries, split_aliased
 from phasekit.structure.loops import InferredLoop, build_loops, nest, split_suspect
@@ -42,8 +43,9 @@ if TYPE_CHECKING:
 
     from phasekit.present import Presentation
 
-__all__ = ["EPS", "MIN_EXPLAINED", "MIN_PTS", "StructureAnalysis", "StructureResult",
-           "format_size", "format_time", "loop_records", "outline", "structure"]
+__all__ = ["EPS", "MIN_EXPLAINED", "MIN_PTS", "StructureAnalysis", "StructureOptions",
+           "StructureResult", "format_size", "format_time", "loop_records", "outline",
+           "structure"]
 
 RESULT_KIND = "structure"
 #: Version 2 renamed the kind to snake_case (one style for every kind); the layout
@@ -380,28 +382,48 @@ def _diagnose(red: Reduction, loops: list[InferredLoop], splits: list[list[int]]
     return notes
 
 
-def structure(trace: Trace, *, rank: int | None = None, eps: float = EPS,
-              min_pts: int = MIN_PTS, min_explained: float = MIN_EXPLAINED) -> StructureResult:
+@dataclass(frozen=True)
+class StructureOptions(Options):
+    """The tuning parameters of :func:`structure`, declared and checked once:
+    ``structure(trace, options=StructureOptions(eps=0.3))`` or, equally, ``structure(trace,
+    eps=0.3)``; kept, compared and changed with :func:`dataclasses.replace`.
+
+    ``eps``/``min_pts``: DBSCAN's parameters in the log10 space of repetitions and mean time
+    between them (Martínez Vera: 0.2 and 1, :mod:`.cluster`); ``min_explained``: the
+    explained-time threshold below which repeated calls are filtered (ours: 1 %,
+    :mod:`.reduce`). A value out of range is a :class:`~phasekit.errors.UsageError` naming
+    the parameter.
+    """
+
+    eps: float = EPS
+    min_pts: int = MIN_PTS
+    min_explained: float = MIN_EXPLAINED
+
+    def rules(self) -> list[Rule]:
+        """The constraints on the fields (:class:`phasekit.options.Options`)."""
+        return [
+            ("eps", self.eps > 0, "expected a positive number"),
+            ("min_pts", self.min_pts >= 1, "expected at least 1"),
+            ("min_explained", 0 <= self.min_explained < 1, "expected a share in [0, 1)"),
+        ]
+
+
+def structure(trace: Trace, *, rank: int | None = None,
+              options: StructureOptions | None = None, **keywords: Any) -> StructureResult:
     """The loop structure of ``trace`` (Martínez Vera's workflow; module docstring).
 
-    ``rank``: analyze one rank only; ``eps``/``min_pts``: DBSCAN's parameters in the log10
-    space of repetitions and mean time between them (Martínez Vera: 0.2 and 1); ``min_explained``:
-    the explained-time threshold below which repeated calls are filtered (ours: 1 %).
+    ``rank``: analyze one rank only; ``options``: the tuning parameters as one
+    :class:`StructureOptions` (``eps``, ``min_pts``, ``min_explained``; defaults and their
+    sources there), or the same as keywords, never both.
     """
-    if eps <= 0:
-        raise UsageError("expected a positive number", parameter="eps", value=eps)
-    if min_pts < 1:
-        raise UsageError("expected at least 1", parameter="min_pts", value=min_pts)
-    if not 0 <= min_explained < 1:
-        raise UsageError("expected a share in [0, 1)", parameter="min_explained",
-                         value=min_explained)
+    o = StructureOptions.of(options, keywords, verb="structure")
     if rank is not None and not 0 <= rank < trace.n_ranks:
         raise UsageError(f"not in this trace (ranks 0 to {trace.n_ranks - 1})", parameter="rank",
                          value=rank)
-    red = reduce_trace(trace, min_explained=min_explained)
+    red = reduce_trace(trace, min_explained=o.min_explained)
     chosen = red.rank == rank if rank is not None else np.ones(red.n_entries, bool)
     candidates = np.flatnonzero(red.repeated & chosen)
-    labels = cluster_entries(red, candidates, eps=eps, min_pts=min_pts)
+    labels = cluster_entries(red, candidates, eps=o.eps, min_pts=o.min_pts)
     labels, splits = split_aliased(red, candidates, labels)
     loops = build_loops(red, candidates[labels >= 0], labels[labels >= 0])
     top = nest(red, loops)
@@ -427,7 +449,7 @@ def structure(trace: Trace, *, rank: int | None = None, eps: float = EPS,
     elif not loops:
         explanation = ("no loop found: no MPI call repeats" if not (red.it[chosen] > 1).any()
                        else "no loop found: the repeated calls explain less than "
-                            f"{min_explained:.0%} of the run each")
+                            f"{o.min_explained:.0%} of the run each")
     entry_label = {int(e): label_loop[int(lab)].id
                    for e, lab in zip(candidates, labels, strict=True) if lab >= 0}
     table = rows(red, body)
@@ -437,8 +459,7 @@ def structure(trace: Trace, *, rank: int | None = None, eps: float = EPS,
             "duration_s": trace.duration_s, "n_calls": trace.n_calls}
     return StructureResult(
         trace=plain(info),
-        parameters={"eps": eps, "min_pts": min_pts, "min_explained": min_explained,
-                    "rank": rank},
+        parameters={**o.to_dict(), "rank": rank},
         loop_tree=tuple(plain(_loop_dict(red, occurrences[loop.id])) for loop in _loops_in(body)),
         calls=tuple(plain(_call_dicts(red, straight_calls, body))),
         body_refs=tuple(plain(_body_refs(body, straight_calls))),

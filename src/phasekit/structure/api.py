@@ -9,14 +9,14 @@ from phasekit.arguments import PathLike, as_trace
 
 if TYPE_CHECKING:
     from phasekit.present import Presentation
-    from phasekit.structure import StructureResult
+    from phasekit.structure import StructureOptions, StructureResult
     from phasekit.trace import Trace
 
 __all__ = ["figure", "fit_width", "structure"]
 
 
 def structure(trace: Trace | PathLike, *, rank: int | None = None,
-              **options: Any) -> StructureResult:
+              options: StructureOptions | None = None, **keywords: Any) -> StructureResult:
     """The loop structure of an MPI trace (``phasekit structure``; Martínez Vera):
     :func:`phasekit.structure.structure`.
 
@@ -26,12 +26,18 @@ def structure(trace: Trace | PathLike, *, rank: int | None = None,
         A :class:`~phasekit.trace.Trace` or its file (Paraver, OTF2).
     rank
         Analyse this rank only (default: every rank, merged).
-    **options
-        ``eps``, ``min_pts``, ``min_explained``.
+    options
+        The tuning parameters as one :class:`~phasekit.structure.StructureOptions`; or give
+        them as keywords, not both.
+    **keywords
+        The fields of :class:`~phasekit.structure.StructureOptions`: ``eps``, ``min_pts``
+        (DBSCAN's), ``min_explained``. Checked before the trace is read.
     """
+    from phasekit.structure import StructureOptions
     from phasekit.structure import structure as run_structure
 
-    return run_structure(as_trace(trace), rank=rank, **options)
+    chosen = StructureOptions.of(options, keywords, verb="structure")
+    return run_structure(as_trace(trace), rank=rank, options=chosen)
 
 
 def figure(result: StructureResult, path: PathLike) -> Path:
