@@ -646,14 +646,14 @@ def phases_runs(paths: PathArg | Sequence[PathArg], *, workers: int | None,
                 ) -> tuple[MultiPhaseResult, FileRuns[dict[str, Any]]]:
     """:func:`phases_many` and the runs it made of the files (as :func:`periodicity_runs`)."""
     from phasekit.io import PROFILE_SUFFIXES
-    from phasekit.phases import METHODS
+    from phasekit.phases import PhaseOptions
 
-    method = options.get("method", "auto")
-    if method not in ("auto", *METHODS):
-        raise UsageError("expected auto or one of " + ", ".join(METHODS), parameter="method",
-                         value=method)
-    options = {k: [v] if k in ("metrics", "sensors") and isinstance(v, str) else v
-               for k, v in options.items()}
+    selection = {"metrics", "sensors"}  # what phases() takes beside its options
+    tuning = {k: v for k, v in options.items() if k not in selection | {"options"}}
+    checked = PhaseOptions.of(options.get("options"), tuning, verb="phases_many")
+    options = {"options": checked,
+               **{k: [v] if isinstance(v, str) else v for k, v in options.items()
+                  if k in selection}}
     job = functools.partial(phases_file, options=options, period=period)
     runs = run_files(job, paths, suffixes=PROFILE_SUFFIXES, workers=workers, client=client,
                      scheduler=scheduler, progress=progress)
