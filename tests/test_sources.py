@@ -768,6 +768,7 @@ def test_sources_piped_fits_80_columns_and_keeps_every_name_whole() -> None:
     for entry in listing:
         state = "available" if entry["available"] else "not available"
         assert f"{entry['name']}: {state}" in heads
-    # on a terminal, the table as before
+    # on a terminal, a table with its header row
     shown = re.sub(r"\x1b\[[0-9;]*m", "", _sources_output(terminal=True))
-    assert "┃ source" in shown and "┃ available" in shown
+    assert ["source", "available", "metrics", "reason"] in [line.split()
+                                                          for line in shown.splitlines()]

@@ -19,6 +19,8 @@ from phasekit.results import check_version, plain, short_repr
 if TYPE_CHECKING:
     import pandas as pd
 
+    from phasekit.present import Presentation
+
 CAMPAIGN_VERSION = 1
 STATUSES = ("ok", "failed")
 #: Configuration columns of the table, in order.
@@ -198,6 +200,11 @@ class Campaign:
             names.update(dict.fromkeys(run.regions))
         return tuple(names)
 
+    @property
+    def region_columns(self) -> tuple[str, ...]:
+        """The column of each region in :meth:`table` (``region:NAME``)."""
+        return tuple(REGION_PREFIX + name for name in self.region_names)
+
     @cached_property
     def sensor_names(self) -> tuple[str, ...]:
         names: dict[str, None] = {}
@@ -234,6 +241,15 @@ class Campaign:
     def table(self) -> pd.DataFrame:
         """The tidy table, one row per run, in run order (read-only by convention)."""
         return self._table
+
+    def present(self, name: str | None = None) -> Presentation:
+        """How the campaign reads (:mod:`phasekit.campaign_present`), as ``phasekit campaign
+        run|import`` print it: a headline in plain words (runs, failures, configurations,
+        energy), one row per run, then how the energy was obtained and how many runs failed;
+        ``name`` names its file."""
+        from phasekit.campaign_present import presentation
+
+        return presentation(self, name)
 
     def ok_runs(self) -> Campaign:
         """The campaign without its failed runs."""

@@ -4,25 +4,19 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
-from rich import box
-from rich.table import Table
 
 from phasekit.cli.common import (
     check_output,
     err_console,
-    out_console,
     parse_duration,
     parse_list,
     print_json,
     sub_app,
 )
-
-if TYPE_CHECKING:
-    import pandas as pd
-
+from phasekit.cli.render import show
 
 campaign_app = sub_app(
     "campaign",
@@ -48,28 +42,6 @@ Example:
     phasekit campaign import analyzer-output.json -o campaign.json
     phasekit campaign import analyzer-output.json --json
 """
-
-
-def _cell(value: object) -> str:
-    import pandas
-
-    if value is None or pandas.isna(value):  # type: ignore[arg-type]
-        return "-"
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
-
-
-def _table(table: pd.DataFrame, title: str) -> Table:
-    out = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    columns = [c for c in ("threads", "cores", "frequency_ghz", "input", "repetition", "status",
-                           "time_s", "energy_j", "power_w") if c in table.columns]
-    columns += [c for c in table.columns if str(c).startswith("region:")]
-    columns = [c for c in columns if table[c].notna().any()]  # what this campaign measured
-    for c in columns:
-        out.add_column(str(c), justify="left" if c in ("input", "status") else "right",
-                       no_wrap=True)
-    for _, row in table.iterrows():
-        out.add_row(*(_cell(row[c]) for c in columns))
-    return out
 
 
 @campaign_app.command("run", epilog=RUN_EPILOG,
@@ -148,15 +120,7 @@ def run(
     if json_output:
         print_json(campaign.to_dict())
         return
-    out = out_console()
-    out.print(_table(campaign.table(), f"Campaign: {len(campaign)} runs of {' '.join(command)}"))
-    failed = sum(not r.ok for r in campaign.runs)
-    note = campaign.meta.get("energy")
-    if note:
-        out.print(f"note: {note}", soft_wrap=True)
-    if failed:
-        out.print(f"{failed} run(s) failed; their reasons are in the file", soft_wrap=True)
-    out.print(f"wrote campaign: {output}", soft_wrap=True)
+    show(campaign.present(), [("campaign", output)])
 
 
 @campaign_app.command("import", epilog=IMPORT_EPILOG)
@@ -179,8 +143,5 @@ def import_(
     if json_output:
         print_json(campaign.to_dict())
         return
-    out = out_console()
-    out.print(_table(campaign.table(), f"{source.name}: {len(campaign)} runs"))
-    if output is not None:
-        out.print(f"wrote campaign: {output}", soft_wrap=True)
+    show(campaign.present(source.name), [("campaign", output)] if output is not None else [])
     sys.stdout.flush()

@@ -22,6 +22,7 @@ from phasekit.errors import PhasekitError, UsageError
 if TYPE_CHECKING:
     import pandas as pd
 
+    from phasekit.present import Presentation
     from phasekit.profile import Profile
     from phasekit.runs import Campaign
     from phasekit.trace import Trace
@@ -31,6 +32,7 @@ __all__ = [
     "STDIN_NAME",
     "describe",
     "is_trace",
+    "present_info",
     "profile_format",
     "prometheus_files",
     "prometheus_url",
@@ -188,6 +190,27 @@ def describe(data: Profile | Trace) -> dict[str, Any]:
         "start": start, "node": profile.node, "units": dict(profile.units),
         "n_missing": int((~finite.all(axis=1)).sum()), "metric_stats": stats,
     }
+
+
+def present_info(data: Profile | Trace, name: str | None = None) -> Presentation:
+    """What a profile or a trace holds, as ``phasekit info`` prints it: a headline in plain
+    words (``run.csv: 12 metrics, 10 min at 5 ms, no missing value``), a table of its facts
+    and one row per metric (a profile) or per MPI call (a trace)
+    (:mod:`phasekit.io.info_present`); the same facts as :func:`describe`.
+
+    Parameters
+    ----------
+    data
+        A :class:`~phasekit.profile.Profile` or a :class:`~phasekit.trace.Trace`.
+    name
+        How the headline names it (its file); by default a profile's node, else "profile",
+        or "trace".
+    """
+    from phasekit.io.info_present import profile_presentation, trace_presentation
+    from phasekit.profile import Profile
+
+    present = profile_presentation if isinstance(data, Profile) else trace_presentation
+    return present(describe(data), name)
 
 
 def profile_format(path: PathLike) -> str:

@@ -4,17 +4,19 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from phasekit.arguments import PathLike
 
 if TYPE_CHECKING:
+    from phasekit.present import Presentation
     from phasekit.record.recorder import RecordingSummary
     from phasekit.runs import Campaign
 
-__all__ = ["available_sources", "list_sources", "record", "run_campaign"]
+__all__ = ["available_sources", "list_sources", "present_sources", "record", "run_campaign",
+           "sources_paragraphs"]
 
 
 def record(command: Sequence[str] | None, *, output: PathLike, interval: float = 0.005,
@@ -110,6 +112,40 @@ def list_sources() -> list[dict[str, Any]]:
                                           else ())],
         })
     return listing
+
+
+def present_sources(listing: Sequence[Mapping[str, Any]] | None = None) -> Presentation:
+    """The recording sources of this machine as ``phasekit sources`` prints them: a headline
+    in plain words (how many sources can run, what they measure), one row per source
+    (available, metrics, why not) and what command sources are
+    (:mod:`phasekit.record.sources_present`).
+
+    Parameters
+    ----------
+    listing
+        What :func:`list_sources` returns (default: asks it).
+    """
+    from phasekit.record.sources_present import presentation
+
+    return presentation(list_sources() if listing is None else listing)
+
+
+def sources_paragraphs(shown: Presentation, width: int = 80) -> str:
+    """:func:`present_sources` as plain text for a pipe or a file: the headline, then a
+    paragraph per source (``NAME: available`` or ``not available``, its metrics, and why),
+    then the notes, wrapped between words within ``width`` columns (a metric name or a path
+    is never split), where the table would be hundreds of columns wide.
+
+    Parameters
+    ----------
+    shown
+        What :func:`present_sources` returns.
+    width
+        The longest line (a word longer than it stays whole).
+    """
+    from phasekit.record.sources_present import paragraphs
+
+    return paragraphs(shown, width)
 
 
 def run_campaign(command: Sequence[str], output: PathLike, *,

@@ -1,0 +1,190 @@
+"""``phasekit info``, ``sources`` and ``campaign run|import`` print what the library presents:
+a headline, then the tables, then the notes (:mod:`phasekit.present`); Python gets the same
+presentation."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from helpers import run
+from phasekit.campaign import Campaign, Run, write_campaign
+from phasekit.io.api import describe, present_info, read_trace
+from phasekit.io.info_present import span, trace_presentation
+from phasekit.profile import Profile
+from phasekit.record.api import present_sources, sources_paragraphs
+
+DATA = Path(__file__).parent / "data"
+CLI = Path(__file__).resolve().parents[1] / "src" / "phasekit" / "cli"
+
+
+def _lines(out: str) -> list[str]:
+    return [line.strip() for line in out.splitlines() if line.strip()]
+
+
+# --- info: profiles ------------------------------------------------------------------------------
+@pytest.fixture()
+def gappy() -> Profile:
+    """2 metrics, 400 samples at 5 ms, 3 of them missing a value of ``b``."""
+    values = np.column_stack([np.arange(400.0), np.ones(400)])
+    values[[10, 20, 30], 1] = np.nan
+    return Profile(values, period=0.005, metrics=["a", "b"], units={"a": "B"}, node="node03")
+
+
+def test_span_reads_as_a_person_does() -> None:
+    assert [span(s) for s in (0.005, 1.0, 300.0, 11723.0)] == ["5 ms", "1 s", "5 min", "3.26 h"]
+
+
+def test_profile_presentation_says_what_describe_says(gappy: Profile) -> None:
+    shown = present_info(gappy, "node03.csv")
+    assert shown.headline == "node03.csv: 2 metrics, 2 s at 5 ms, 3 samples with a missing value"
+    facts, metrics = shown.views
+    assert dict(facts.rows) == {"samples": "400 (3 with a missing value)",
+                                "period": "0.005 s (200 Hz)", "duration": "2 s",
+                                "start": "0.0", "node": "node03"}
+    stats = describe(gappy)["metric_stats"]
+    assert metrics.headers == ("metric", "unit", "missing", "min", "mean", "max")
+    assert metrics.rows == (("a", "B", "0", "0", "199.5", "399"), ("b", "", "3", "1", "1", "1"))
+    assert [int(r[2]) for r in metrics.rows] == [s["n_missing"] for s in stats.values()]
+    assert present_info(gappy).headline.startswith("node03: ")  # named by its node
+
+
+def test_cli_info_prints_the_headline_then_every_fact(gappy: Profile, tmp_path: Path) -> None:
+    from phasekit.io import write_profile
+
+    path = tmp_path / "node03.csv"
+    write_profile(gappy, path)
+    code, out, err = run("info", path)
+    assert code == 0, err
+    lines = _lines(out)
+    assert lines[0] == f"{path}: 2 metrics, 2 s at 5 ms, 3 samples with a missing value"
+    for fact in ("samples    400 (3 with a missing value)", "period     0.005 s (200 Hz)",
+                 "duration   2 s", "node       node03"):
+        assert fact in lines
+    assert lines.index("Profile") < lines.index("Metrics")
+    assert any(line.split() == ["b", "3", "1", "1", "1"] for line in lines)
+
+
+# --- info: traces --------------------------------------------------------------------------------
+def test_trace_presentation_says_what_the_summary_says() -> None:
+    trace = read_trace(DATA / "paraver" / "lulesh_7+1_chop8.prv.gz")
+    shown = present_info(trace, "lulesh.prv")
+    assert shown.headline == ("lulesh.prv: Paraver trace of 8 ranks, 856 MPI calls "
+                              "(148 signatures) over 567 ms, 4 counters")
+    facts, calls = shown.views
+    assert dict(facts.rows)["ranks"] == "8 (1 thread(s) per rank)"
+    assert dict(facts.rows)["format"] == "paraver, application 1"
+    summary = trace.summary()
+    assert [(r[0], int(r[1])) for r in calls.rows] == [(k, v["count"])
+                                                      for k, v in summary["calls"].items()]
+    assert shown.notes == ()
+
+
+def test_a_trace_without_calls_says_why_in_a_note() -> None:
+    described = {"format": "otf2", "application": None, "n_ranks": 2, "threads_per_rank": [],
+                 "duration_s": 0.0, "n_calls": 0, "n_signatures": 0, "counters": [],
+                 "calls": {}, "explanation": "no MPI calls in this trace"}
+    shown = trace_presentation(described, "t.otf2")
+    assert shown.headline == "t.otf2: OTF2 trace of 2 ranks, no MPI calls over 0 ms"
+    assert [v.title for v in shown.views] == ["Trace"]
+    assert dict(shown.views[0].rows)["counters"] == "none"
+    assert shown.notes == ("note: no MPI calls in this trace",)
+
+
+def test_cli_info_on_a_trace_prints_the_headline_first() -> None:
+    trace = DATA / "paraver" / "lulesh_7+1_chop8.prv.gz"
+    code, out, _ = run("info", trace)
+    assert code == 0
+    lines = _lines(out)
+    assert lines[0].startswith(f"{trace}: Paraver trace of 8 ranks")
+    assert "MPI calls   856 (148 signatures)" in lines and "MPI calls" in lines
+
+
+# --- sources -------------------------------------------------------------------------------------
+LISTING = [
+    {"name": "hw", "available": False, "reason": "no PMU", "metrics": [],
+     "unavailable_metrics": {"cycles": "no PMU"}, "command_metrics": []},
+    {"name": "proc", "available": True, "reason": None,
+     "metrics": [{"name": "cpu_user_s"}, {"name": "mem_used_bytes"}],
+     "unavailable_metrics": {"psi": "no /proc/pressure"},
+     "command_metrics": [{"name": "cmd_rss_bytes"}]},
+]
+
+
+def test_sources_presentation_and_its_paragraphs() -> None:
+    shown = present_sources(LISTING)
+    assert shown.headline == ("1 of 2 recording sources can run here (proc): 2 metrics, 1 more "
+                              "with a command; hw cannot")
+    (table,) = shown.views
+    assert table.rows == (
+        ("hw", "no", "-", "no PMU\nunavailable: cycles"),
+        ("proc", "yes", "cpu_user_s, mem_used_bytes\nwith a command: cmd_rss_bytes",
+         "psi: no /proc/pressure"))
+    assert shown.notes[0].startswith("Command sources (phasekit record --sensor")
+    text = sources_paragraphs(shown, 100)
+    assert text.splitlines()[:13] == [
+        shown.headline, "", "Recording sources on this machine", "",
+        "hw: not available", "  metrics: -", "  reason: no PMU", "  unavailable: cycles",
+        "proc: available", "  metrics: cpu_user_s, mem_used_bytes",
+        "  with a command: cmd_rss_bytes", "  note: psi: no /proc/pressure", ""]
+    assert max(len(line) for line in sources_paragraphs(shown, 40).splitlines()) <= 40
+
+
+def test_no_source_available_is_said_first() -> None:
+    shown = present_sources(LISTING[:1])
+    assert shown.headline == "none of the 1 recording source can run here: hw"
+
+
+# --- campaigns -----------------------------------------------------------------------------------
+@pytest.fixture()
+def campaign() -> Campaign:
+    runs = [Run(threads=t, input=i, status="ok", time_s=2.0 / t, energy_j=10.0 / t,
+                regions={"solve": ((0.0, 1.0 / t),)}) for t in (1, 2) for i in ("s", "l")]
+    runs.append(Run(threads=4, input="l", status="failed", reason="exit code 3", time_s=0.5))
+    return Campaign(runs=tuple(runs), program="./app {input}", inputs=("s", "l"),
+                    meta={"energy": "energy from RAPL (package domains)"})
+
+
+def test_campaign_presentation(campaign: Campaign) -> None:
+    shown = campaign.present("c.json")
+    assert shown.headline == ("c.json: 5 runs of ./app {input}, 1 failed, over 5 "
+                              "configurations (threads 1-4, inputs s, l); energy from RAPL")
+    (table,) = shown.views
+    assert table.title == "c.json: 5 runs"
+    assert table.headers == ("threads", "input", "repetition", "status", "time_s", "energy_j",
+                             "power_w", "region:solve")
+    assert table.rows[0] == ("1", "s", "1", "ok", "2", "10", "5", "1")
+    assert table.rows[-1] == ("4", "l", "1", "failed", "0.5", "-", "-", "-")
+    assert shown.notes == ("note: energy from RAPL (package domains)",
+                           "1 run(s) failed; their reasons are in the file")
+    assert campaign.present().views[0].title == "Campaign: 5 runs of ./app {input}"
+
+
+def test_cli_campaign_import_prints_the_presentation(campaign: Campaign,
+                                                     tmp_path: Path) -> None:
+    source = tmp_path / "c.json"
+    write_campaign(campaign, source)
+    code, out, err = run("campaign", "import", source, "-o", tmp_path / "copy.json")
+    assert code == 0, err
+    lines = _lines(out)
+    assert lines[0] == campaign.present("c.json").headline
+    assert lines[1] == "c.json: 5 runs"
+    assert lines[-3:] == ["note: energy from RAPL (package domains)",
+                          "1 run(s) failed; their reasons are in the file",
+                          f"wrote campaign: {tmp_path / 'copy.json'}"]
+    code, out, _ = run("campaign", "import", source, "--json")
+    assert json.loads(out) == campaign.to_dict()
+
+
+# --- the commands build no table themselves ------------------------------------------------------
+@pytest.mark.parametrize("command", ["info", "sources", "campaign"])
+def test_the_command_builds_no_table(command: str) -> None:
+    tree = ast.parse((CLI / f"{command}.py").read_text(encoding="utf-8"))
+    imported = {alias.name if isinstance(node, ast.Import) else f"{node.module}"
+                for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)
+                for alias in node.names}
+    assert not {name for name in imported if name.startswith("rich")}, imported
