@@ -188,3 +188,17 @@ def test_the_command_builds_no_table(command: str) -> None:
                 for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)
                 for alias in node.names}
     assert not {name for name in imported if name.startswith("rich")}, imported
+
+
+def test_a_presentation_shows_itself_in_a_notebook() -> None:
+    """Jupyter displays a Presentation by itself: the headline, each table, the notes; and
+    print() gives the same words as text."""
+    from phasekit.present import Presentation, View
+
+    shown = Presentation("3 phases <of 2 kinds>", (View("Phases", ("#", "start (s)"),
+                                                         (("1", "0"), ("2", "5"))),),
+                         ("note: a & b",))
+    page = shown._repr_html_()
+    assert page.index("3 phases &lt;of 2 kinds&gt;") < page.index("<caption>Phases</caption>")
+    assert '<td style="text-align:left">2</td>' in page and "<i>note: a &amp; b</i>" in page
+    assert str(shown) == shown.to_text() and str(shown).startswith("3 phases <of 2 kinds>")

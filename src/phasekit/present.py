@@ -9,6 +9,7 @@ notes that follow. The command line prints it (as text tables), the HTML report 
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -76,6 +77,20 @@ class View:
                          .rstrip())
         return "\n".join(lines)
 
+    def _repr_html_(self, max_rows: int = 40) -> str:
+        """An HTML table (cells escaped; at most ``max_rows`` rows, the rest counted)."""
+        def row(cells: Sequence[str], cell: str) -> str:
+            return "<tr>" + "".join(
+                f'<{cell} style="text-align:{"right" if self.is_numeric(c) else "left"}">'
+                f"{html.escape(str(text))}</{cell}>" for c, text in enumerate(cells)) + "</tr>"
+
+        body = [row(r, "td") for r in self.rows[:max_rows]]
+        if len(self.rows) > max_rows:
+            body.append(f"<tr><td colspan={len(self.headers)}>... {len(self.rows) - max_rows} "
+                        "more rows</td></tr>")
+        return (f"<table><caption>{html.escape(self.title)}</caption><thead>"
+                f"{row(self.headers, 'th')}</thead><tbody>{''.join(body)}</tbody></table>")
+
 
 def view(title: str, columns: Mapping[str, str], rows: Sequence[Mapping[str, Any]], *,
          formats: Mapping[str, Callable[[Any], str]] | None = None,
@@ -119,5 +134,16 @@ class Presentation:
     notes: tuple[str, ...] = field(default=())
 
     def to_text(self) -> str:
+        """Plain text: the headline, each table, the notes (for logs and ``print``)."""
         parts = [self.headline, *(v.to_text() for v in self.views), *self.notes]
         return "\n\n".join(p for p in parts if p)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    def _repr_html_(self) -> str:
+        """How a notebook shows it: the headline, the tables, the notes in italics."""
+        parts = [f"<p>{html.escape(self.headline)}</p>",
+                 *(v._repr_html_() for v in self.views),
+                 *(f"<p><i>{html.escape(n)}</i></p>" for n in self.notes)]
+        return "\n".join(parts)

@@ -160,10 +160,7 @@ def result_html(result: Any) -> str:
         title = f"{type(result).__name__} (no repr: {exc})"
     parts = [f"<p><b>{html.escape(title)}</b></p>"]
     try:
-        shown = result.present()
-        parts.append(f"<p>{html.escape(shown.headline)}</p>")
-        parts.extend(view_html(v) for v in shown.views)
-        parts.extend(f"<p><i>{html.escape(n)}</i></p>" for n in shown.notes)
+        parts.append(result.present()._repr_html_())
     except Exception as exc:  # a view must not raise in a notebook
         parts.append(f"<p><i>no summary: {html.escape(str(exc))}</i></p>")
     try:
@@ -172,22 +169,6 @@ def result_html(result: Any) -> str:
     except Exception as exc:
         parts.append(f"<p><i>no figure: {html.escape(str(exc))}</i></p>")
     return "\n".join(parts)
-
-
-def view_html(shown: Any, max_rows: int = 40) -> str:
-    """A :class:`~phasekit.present.View` as an HTML table (cells escaped; at most
-    ``max_rows`` rows, the rest counted)."""
-    def row(cells: Any, cell: str) -> str:
-        return "<tr>" + "".join(
-            f'<{cell} style="text-align:{"right" if shown.is_numeric(c) else "left"}">'
-            f"{html.escape(str(text))}</{cell}>" for c, text in enumerate(cells)) + "</tr>"
-
-    body = [row(r, "td") for r in shown.rows[:max_rows]]
-    if len(shown.rows) > max_rows:
-        body.append(f"<tr><td colspan={len(shown.headers)}>... {len(shown.rows) - max_rows} "
-                    "more rows</td></tr>")
-    return (f"<table><caption>{html.escape(shown.title)}</caption><thead>"
-            f"{row(shown.headers, 'th')}</thead><tbody>{''.join(body)}</tbody></table>")
 
 
 def plain(value: Any) -> Any:
