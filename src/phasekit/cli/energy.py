@@ -106,22 +106,19 @@ def _alias(value: Any, old: Any, flag: str, old_flag: str) -> tuple[Any, str]:
 
 
 def _baseline_names(text: str | None, none: bool) -> tuple[str, ...]:
-    """``--baselines`` as a tuple of names (``all`` for every one); UsageError otherwise."""
+    """``--baselines`` as a tuple of names (``all`` for every one; the library checks the
+    names); UsageError for no name or both ``--baselines`` and ``--no-baselines``."""
     from phasekit.energy.api import baselines
 
     if none and text:
         raise UsageError("--baselines and --no-baselines: give one of them")
     if not text:
         return ()
-    known = baselines()
     names = [t.strip().lower() for t in text.split(",") if t.strip()]
-    if names == ["all"]:
-        return known
-    unknown = [n for n in names if n not in known]
-    if unknown or not names:
-        raise UsageError(f"--baselines {text!r}: unknown baseline(s) {', '.join(unknown)}; "
-                         f"expected some of {', '.join(known)} separated by commas, or all")
-    return tuple(dict.fromkeys(names))
+    if not names:
+        raise UsageError(f"--baselines {text!r}: expected some of {', '.join(baselines())} "
+                         "separated by commas, or all")
+    return baselines() if names == ["all"] else tuple(dict.fromkeys(names))
 
 
 @energy_app.command("fit", epilog=FIT_EPILOG)
@@ -185,7 +182,8 @@ def fit(
         raise UsageError("--baselines: needs --train N (the baselines are scored on the "
                          "configurations held out)")
     check_outputs(output)
-    with progress_reporter(not json_output, f"fitting {table.name}") as progress:
+    with progress_reporter(not json_output, f"fitting {table.name}") as progress, \
+            _as_typed(baselines=("--baselines", baselines)):
         try:
             if progress is not None:
                 progress(f"{model} model", 0.0)

@@ -6,7 +6,9 @@ compares them with machine-learning baselines; :mod:`~phasekit.energy.choose` ch
 minimum-energy configurations (with their regret and uncertainty) and
 :mod:`~phasekit.energy.suggest` the configurations to measure next (their functions
 ``choose.choose`` and ``suggest.suggest`` are not re-exported here: the names are the
-modules').
+modules'). The options of ``pk.energy.fit``, ``choose`` and ``suggest`` are
+:class:`FitOptions`, :class:`ChooseOptions` and :class:`SuggestOptions`
+(:mod:`~phasekit.energy.options`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
         mse,
     )
     from phasekit.energy.models import MODELS, get_model, optimal_frequency
+    from phasekit.energy.options import ChooseOptions, FitOptions, SuggestOptions
     from phasekit.energy.suggest import Suggestion, SuggestResult
 
 #: Each name exported here and its module, imported on first use: ``phasekit energy phasediv``
@@ -47,14 +50,15 @@ _EXPORTS = {
                      "choose_training", "configurations", "fit_energy", "fit_model",
                      "learning_curve", "mpe", "mse"), "fit"),
     **dict.fromkeys(("MODELS", "get_model", "optimal_frequency"), "models"),
+    **dict.fromkeys(("ChooseOptions", "FitOptions", "SuggestOptions"), "options"),
     **dict.fromkeys(("Suggestion", "SuggestResult"), "suggest"),
 }
 
 
 #: The submodules, reachable as attributes before anything imported them
 #: (``pk.energy.suggest(...)`` runs the verb, :mod:`phasekit.verbmodule`).
-_SUBMODULES = frozenset(("choose", "efficiency", "fingerprint", "fit", "models", "phasediv",
-                         "suggest", "table", "workflow"))
+_SUBMODULES = frozenset(("choose", "efficiency", "fingerprint", "fit", "models", "options",
+                         "phasediv", "suggest", "table", "workflow"))
 
 
 def __getattr__(name: str) -> Any:
@@ -77,9 +81,12 @@ __all__ = [
     "DESIGNS",
     "MODELS",
     "ChoiceResult",
+    "ChooseOptions",
     "EnergyFitResult",
     "Ensemble",
+    "FitOptions",
     "FittedModel",
+    "SuggestOptions",
     "SuggestResult",
     "Suggestion",
     "Uncertainty",

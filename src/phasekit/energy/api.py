@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from phasekit.energy.efficiency import ConfigurationTable, EfficiencyTable, RunColumns
     from phasekit.energy.fingerprint import FingerprintResult
     from phasekit.energy.fit import EnergyFitResult
+    from phasekit.energy.options import ChooseOptions, FitOptions, SuggestOptions
     from phasekit.energy.phasediv import PhaseDivision, PowerProfiles
     from phasekit.energy.suggest import SuggestResult
     from phasekit.present import Presentation
@@ -116,8 +117,9 @@ def _source(data: Any) -> str | None:
     return os.fspath(data) if isinstance(data, str | os.PathLike) else None
 
 
-def fit(data: Campaign | pd.DataFrame | PathLike, *, model: str = "extended",
-        train: int | None = None, **options: Any) -> EnergyFitResult:
+def fit(data: Campaign | pd.DataFrame | PathLike, *, input: float | str | None = None,
+        progress: Progress | None = None, options: FitOptions | None = None,
+        **keywords: Any) -> EnergyFitResult:
     """Fit the energy model E(f, p, N) (``phasekit energy fit``; Silva 2024):
     :func:`phasekit.energy.fit.fit_energy` on the configurations of ``data``.
 
@@ -125,31 +127,33 @@ def fit(data: Campaign | pd.DataFrame | PathLike, *, model: str = "extended",
     ----------
     data
         A campaign, a table of runs, or its file.
-    model
-        The energy model (:data:`phasekit.energy.MODELS`).
-    train
-        Fit on that many configurations, scored on the others (``n_train``).
-    **options
-        The other keywords of ``fit_energy`` (``design``, ``seed``, ``baselines``,
-        ``input``, ``loss``, ...).
+    input
+        Fit this input alone (its label or number; the input-fixed mode).
+    progress
+        Called as ``progress(stage, fraction)`` as the work advances.
+    options
+        The tuning parameters as one :class:`~phasekit.energy.FitOptions`.
+    **keywords
+        Or the same as keywords, never both: the fields of
+        :class:`~phasekit.energy.FitOptions` (``model``, ``train``, ``design``, ``seed``,
+        ``baselines``, ``loss``, ...).
     """
     from phasekit.energy.fit import fit_energy
+    from phasekit.energy.options import FitOptions
 
+    o = FitOptions.of(options, keywords, verb="fit")
     with callers_names({"n_train": "train"}):
-        return fit_energy(as_configurations(data), model=model, n_train=train, **options)
+        return fit_energy(as_configurations(data), model=o.model, n_train=o.train,
+                          design=o.design, seed=o.seed, baselines=o.baselines,
+                          compare=o.compare, starts=o.starts, use_time=o.use_time,
+                          input=input, loss=o.loss, progress=progress)
 
 
 def choose(data: Campaign | pd.DataFrame | PathLike, *,
            fit: EnergyFitResult | PathLike | None = None,
            inputs: Sequence[str | float] | str | float | None = None,
-           frequencies: Sequence[float] | None = None,
-           cores: Sequence[int] | None = None, max_time_s: float | None = None,
-           max_cores: int | None = None, min_frequency_ghz: float | None = None,
-           max_frequency_ghz: float | None = None, user_cores: int | None = None,
-           model: str = "extended", train: int | None = None,
-           design: str = "doptimal", seed: int = 0, uncertainty: bool = True,
-           tolerance: float | None = None, progress: Progress | None = None
-           ) -> ChoiceResult:
+           progress: Progress | None = None, options: ChooseOptions | None = None,
+           **keywords: Any) -> ChoiceResult:
     """The minimum-energy configuration for each input (``phasekit energy choose``; Silva
     2024): :func:`choose_configurations` on the configurations of ``data``.
 
@@ -162,37 +166,29 @@ def choose(data: Campaign | pd.DataFrame | PathLike, *,
         model is fitted here (``model``, ``train``, ``design``, ``seed``).
     inputs
         Labels or numbers (default: every input of ``data``).
-    frequencies, cores
-        The grid to choose from (default: those of ``data``).
-    max_time_s, max_cores, min_frequency_ghz, max_frequency_ghz, user_cores
-        Limits on the choice and the user's own core count (the baseline of the savings).
-    uncertainty, tolerance
-        Say how sure each choice is (an ensemble of refits; ``tolerance`` percent of
-        expected regret).
     progress
         Called as ``progress(stage, fraction)`` as the work advances.
+    options
+        The tuning parameters as one :class:`~phasekit.energy.ChooseOptions`.
+    **keywords
+        Or the same as keywords, never both: the fields of
+        :class:`~phasekit.energy.ChooseOptions` (the model fitted, the grid
+        ``frequencies`` x ``cores``, the limits ``max_time_s``, ``max_cores``,
+        ``min_frequency_ghz``, ``max_frequency_ghz``, ``user_cores``, ``uncertainty``,
+        ``tolerance``).
     """
-    return choose_configurations(
-        as_configurations(data), fit=fit, inputs=inputs, frequencies=frequencies,
-        cores=cores, max_time_s=max_time_s, max_cores=max_cores,
-        min_frequency_ghz=min_frequency_ghz, max_frequency_ghz=max_frequency_ghz,
-        user_cores=user_cores, model=model, train=train, design=design, seed=seed,
-        uncertainty=uncertainty, tolerance=tolerance, source=_source(data),
-        progress=progress)
+    from phasekit.energy.options import ChooseOptions
+
+    o = ChooseOptions.of(options, keywords, verb="choose")
+    return choose_configurations(as_configurations(data), fit=fit, inputs=inputs,
+                                 source=_source(data), progress=progress, options=o)
 
 
 def choose_configurations(configs: pd.DataFrame, *,
                           fit: EnergyFitResult | PathLike | None = None,
                           inputs: Sequence[str | float] | str | float | None = None,
-                          frequencies: Sequence[float] | None = None,
-                          cores: Sequence[int] | None = None,
-                          max_time_s: float | None = None, max_cores: int | None = None,
-                          min_frequency_ghz: float | None = None,
-                          max_frequency_ghz: float | None = None,
-                          user_cores: int | None = None, model: str = "extended",
-                          train: int | None = None, design: str = "doptimal", seed: int = 0,
-                          uncertainty: bool = True, tolerance: float | None = None,
-                          source: str | None = None, progress: Progress | None = None
+                          source: str | None = None, progress: Progress | None = None,
+                          options: ChooseOptions | None = None, **keywords: Any
                           ) -> ChoiceResult:
     """:func:`choose` on configurations already read (:func:`as_configurations`):
     :func:`phasekit.energy.workflow.fit_then_choose`, as the CLI runs it.
@@ -201,35 +197,24 @@ def choose_configurations(configs: pd.DataFrame, *,
     ----------
     configs
         One row per configuration (:func:`as_configurations`).
-    fit, inputs, frequencies, cores, model, train, design, seed
-        As :func:`choose`.
-    max_time_s, max_cores, min_frequency_ghz, max_frequency_ghz, user_cores
-        As :func:`choose`.
-    uncertainty, tolerance, progress
+    fit, inputs, progress, options, **keywords
         As :func:`choose`.
     source
         The campaign's file, named in errors of the fit and in notes.
     """
-    from phasekit.energy.choose import TOLERANCE
     from phasekit.energy.fit import load_fit
+    from phasekit.energy.options import ChooseOptions
     from phasekit.energy.workflow import fit_then_choose
 
-    return fit_then_choose(
-        configs, fit=None if fit is None else load_fit(fit), inputs=inputs,
-        frequencies=frequencies, cores=cores, max_time_s=max_time_s, max_cores=max_cores,
-        min_frequency_ghz=min_frequency_ghz, max_frequency_ghz=max_frequency_ghz,
-        user_cores=user_cores, model=model, train=train, design=design, seed=seed,
-        uncertainty=uncertainty, tolerance=TOLERANCE if tolerance is None else tolerance,
-        source=source, progress=progress).result
+    o = ChooseOptions.of(options, keywords, verb="choose_configurations")
+    return fit_then_choose(configs, fit=None if fit is None else load_fit(fit), inputs=inputs,
+                           source=source, progress=progress, options=o).result
 
 
-def suggest(data: Campaign | pd.DataFrame | PathLike, *, k: int = 5,
-            frequencies: Sequence[float] | None = None, cores: Sequence[int] | None = None,
-            model: str = "extended", seed: int = 0,
+def suggest(data: Campaign | pd.DataFrame | PathLike, *,
             inputs: Sequence[str | float] | str | float | None = None,
-            train: int | None = None, fit: EnergyFitResult | PathLike | None = None,
-            design: str = "doptimal", progress: Progress | None = None,
-            **limits: Any) -> SuggestResult:
+            fit: EnergyFitResult | PathLike | None = None, progress: Progress | None = None,
+            options: SuggestOptions | None = None, **keywords: Any) -> SuggestResult:
     """The next configurations to measure (``phasekit energy suggest``; the active-learning
     loop on the energy model of Silva 2024): :func:`suggest_configurations` on the
     configurations of ``data``.
@@ -238,40 +223,35 @@ def suggest(data: Campaign | pd.DataFrame | PathLike, *, k: int = 5,
     ----------
     data
         A campaign, a table of runs, or its file.
-    k
-        How many configurations to suggest.
-    frequencies, cores
-        The grid to choose from (default: those of ``data``).
-    model, seed
-        The energy model fitted, and the seed of its fits.
     inputs
         Labels or numbers of the inputs to suggest for (default: every input of ``data``).
-    train, fit, design
-        Take only ``train`` configurations of ``data`` as measured, chosen by ``design`` (to
-        try the loop on a campaign that measured everything), or the training
-        configurations of ``fit`` (a fit or its JSON file); default: every one.
+    fit
+        Take the training configurations of this fit (or its JSON file) as the measured
+        ones; default: every configuration of ``data``, or ``train`` of them.
     progress
         Called as ``progress(stage, fraction)`` as the work advances.
-    **limits
-        ``max_time_s``, ``max_cores``, ``min_frequency_ghz``, ``max_frequency_ghz``,
-        ``tolerance``.
+    options
+        The tuning parameters as one :class:`~phasekit.energy.SuggestOptions`.
+    **keywords
+        Or the same as keywords, never both: the fields of
+        :class:`~phasekit.energy.SuggestOptions` (``k``, the model fitted, ``train``
+        configurations of ``data`` taken as measured, chosen by ``design``, the grid
+        ``frequencies`` x ``cores``, the limits ``max_time_s``, ``max_cores``,
+        ``min_frequency_ghz``, ``max_frequency_ghz``, ``tolerance``).
     """
-    return suggest_configurations(
-        as_configurations(data), k=k, frequencies=frequencies, cores=cores, model=model,
-        seed=seed, inputs=inputs, train=train, fit=fit, design=design, source=_source(data),
-        progress=progress, **limits)
+    from phasekit.energy.options import SuggestOptions
+
+    o = SuggestOptions.of(options, keywords, verb="suggest")
+    return suggest_configurations(as_configurations(data), inputs=inputs, fit=fit,
+                                  source=_source(data), progress=progress, options=o)
 
 
-def suggest_configurations(configs: pd.DataFrame, *, k: int = 5,
-                           frequencies: Sequence[float] | None = None,
-                           cores: Sequence[int] | None = None, model: str = "extended",
-                           seed: int = 0,
+def suggest_configurations(configs: pd.DataFrame, *,
                            inputs: Sequence[str | float] | str | float | None = None,
-                           train: int | None = None,
                            fit: EnergyFitResult | PathLike | None = None,
-                           design: str = "doptimal", source: str | None = None,
-                           progress: Progress | None = None,
-                           **limits: Any) -> SuggestResult:
+                           source: str | None = None, progress: Progress | None = None,
+                           options: SuggestOptions | None = None,
+                           **keywords: Any) -> SuggestResult:
     """:func:`suggest` on configurations already read (:func:`as_configurations`):
     :func:`phasekit.energy.suggest.suggest` from the configurations taken as measured
     (:func:`phasekit.energy.suggest.measured_rows`), on the grid of ``configs``.
@@ -280,24 +260,29 @@ def suggest_configurations(configs: pd.DataFrame, *, k: int = 5,
     ----------
     configs
         One row per configuration (:func:`as_configurations`).
-    k, frequencies, cores, model, seed, inputs, train, fit, design, progress, **limits
+    inputs, fit, progress, options, **keywords
         As :func:`suggest`.
     source
         The campaign's file, named in messages and in errors of the suggestion.
     """
     from phasekit.energy.fit import configuration_grid, input_numbers
+    from phasekit.energy.options import SuggestOptions
     from phasekit.energy.suggest import measured_rows
     from phasekit.energy.suggest import suggest as run_suggest
 
+    o = SuggestOptions.of(options, keywords, verb="suggest_configurations")
     numbers, labels = input_numbers(configs, inputs)
     default_f, default_p = configuration_grid(configs)  # the grid of configs, not of train's
-    measured, fitted = measured_rows(configs, train=train, fit=fit, design=design, seed=seed,
-                                     model=model, source=source)
+    measured, fitted = measured_rows(configs, train=o.train, fit=fit, design=o.design,
+                                     seed=o.seed, model=o.model, source=source)
     with callers_names({"frequencies_ghz": "frequencies"}, source):
-        return run_suggest(measured, k=k, frequencies_ghz=frequencies or default_f,
-                           cores=cores or default_p, inputs=numbers, labels=labels,
-                           model=model if fitted is None else fitted.model, seed=seed,
-                           reference=configs, progress=progress, **limits)
+        return run_suggest(measured, k=o.k, frequencies_ghz=o.frequencies or default_f,
+                           cores=o.cores or default_p, inputs=numbers, labels=labels,
+                           model=o.model if fitted is None else fitted.model, seed=o.seed,
+                           max_time_s=o.max_time_s, max_cores=o.max_cores,
+                           min_frequency_ghz=o.min_frequency_ghz,
+                           max_frequency_ghz=o.max_frequency_ghz, tolerance=o.tolerance,
+                           reference=configs, progress=progress)
 
 
 def plot_choice(result: ChoiceResult, path: PathLike) -> Path:

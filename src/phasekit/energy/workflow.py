@@ -15,10 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from phasekit.arguments import callers_names
-from phasekit.energy.choose import TOLERANCE
 from phasekit.errors import UsageError
 
 if TYPE_CHECKING:
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
 
     from phasekit.energy.choose import Choice, ChoiceResult, Ensemble
     from phasekit.energy.fit import EnergyFitResult
+    from phasekit.energy.options import ChooseOptions
     from phasekit.energy.suggest import Suggestion
 
 __all__ = ["SUGGESTIONS", "ChoiceRun", "fit_then_choose"]
@@ -91,67 +91,56 @@ def untimed(configs: pd.DataFrame, fit: EnergyFitResult | None = None,
 
 def fit_then_choose(configs: pd.DataFrame, *, fit: EnergyFitResult | None = None,
                     inputs: Sequence[str | float] | str | float | None = None,
-                    frequencies: Sequence[float] | None = None,
-                    cores: Sequence[int] | None = None, max_time_s: float | None = None,
-                    max_cores: int | None = None, min_frequency_ghz: float | None = None,
-                    max_frequency_ghz: float | None = None, user_cores: int | None = None,
-                    model: str = "extended", train: int | None = None,
-                    design: str = "doptimal", seed: int = 0, uncertainty: bool = True,
-                    tolerance: float = TOLERANCE, source: str | Path | None = None,
-                    progress: Progress | None = None) -> ChoiceRun:
+                    source: str | Path | None = None, progress: Progress | None = None,
+                    options: ChooseOptions | None = None, **keywords: Any) -> ChoiceRun:
     """The minimum-energy configuration for each input of a measured campaign.
 
     ``configs``: one row per configuration (:func:`phasekit.energy.fit.configurations`).
-    ``fit``: a saved fit to use; without it ``model`` is fitted here on ``train``
-    configurations (all by default) chosen by ``design`` with ``seed``. ``inputs``: labels
-    or input numbers (default: every input of ``configs``); ``frequencies`` and ``cores``:
-    the grid (default: those of ``configs``); the limits as
-    :func:`phasekit.energy.choose.choose`. With ``uncertainty``, an ensemble of refits says
-    how sure each choice is (unsure past ``tolerance`` percent of expected regret).
-    ``source``: the campaign's file, named in errors of the fit and in notes. Every option is
-    checked before the fit (the model and design even with ``fit``).
+    ``fit``: a saved fit to use; without it the model is fitted here on the configurations
+    of ``configs``. ``inputs``: labels or input numbers (default: every input of
+    ``configs``). ``options``: the model, the grid, the limits and the uncertainty as one
+    :class:`~phasekit.energy.options.ChooseOptions`, or the same as keywords, never both
+    (checked before anything else). ``source``: the campaign's file, named in errors of the
+    fit and in notes. What needs the campaign (the grid and limits against its settings, a
+    time limit without times) is checked before the fit too.
     """
 
-    from phasekit.energy.choose import check_grid, check_tolerance, choose, fit_ensemble
-    from phasekit.energy.fit import DESIGNS, configuration_grid, fit_energy, input_numbers
-    from phasekit.energy.models import get_model
+    from phasekit.energy.choose import check_grid, choose, fit_ensemble
+    from phasekit.energy.fit import configuration_grid, fit_energy, input_numbers
+    from phasekit.energy.options import ChooseOptions
     from phasekit.energy.suggest import training_rows, trusted_rows
 
-    get_model(model)
-    if design not in DESIGNS:
-        raise UsageError(f"expected one of {', '.join(DESIGNS)}", parameter="design",
-                         value=design)
-    check_tolerance(tolerance)
+    o = ChooseOptions.of(options, keywords, verb="fit_then_choose")
     controlled = bool(configs["frequency_ghz"].notna().any())
-    if frequencies is not None and not controlled:
+    if o.frequencies is not None and not controlled:
         raise UsageError("the campaign did not control the frequency, so the model cannot "
                          "predict other frequencies", parameter="frequencies")
-    if frequencies is not None and fit is not None and not fit.frequency_controlled:
+    if o.frequencies is not None and fit is not None and not fit.frequency_controlled:
         raise UsageError("the fit did not control the frequency, so the model cannot "
                          "predict other frequencies", parameter="frequencies")
     name = Path(source).name if source is not None else "the campaign"
-    if max_time_s is not None and (why := untimed(configs, fit, train, name)) is not None:
+    if o.max_time_s is not None and (why := untimed(configs, fit, o.train, name)) is not None:
         raise UsageError(f"{why}; there is no time to limit", parameter="max_time_s",
-                         value=max_time_s, option="--max-time")
+                         value=o.max_time_s, option="--max-time")
     numbers, labels = input_numbers(configs, inputs)
     default_f, default_p = configuration_grid(configs)
-    grid_f = tuple(frequencies) if frequencies is not None else default_f
-    grid_p = tuple(cores) if cores is not None else default_p
+    grid_f = o.frequencies if o.frequencies is not None else default_f
+    grid_p = o.cores if o.cores is not None else default_p
     with callers_names({"frequencies_ghz": "frequencies"}):
-        check_grid(grid_f, grid_p, max_cores=max_cores, min_frequency_ghz=min_frequency_ghz,
-                   max_frequency_ghz=max_frequency_ghz, user_cores=user_cores,
+        check_grid(grid_f, grid_p, max_cores=o.max_cores, min_frequency_ghz=o.min_frequency_ghz,
+                   max_frequency_ghz=o.max_frequency_ghz, user_cores=o.user_cores,
                    frequency_controlled=controlled if fit is None else fit.frequency_controlled)
     report = progress or (lambda stage, fraction: None)
     if fit is None:
-        report(f"fitting the {model} model", 0.0)
+        report(f"fitting the {o.model} model", 0.0)
         with callers_names({"n_train": "train"}, source):
-            fit = fit_energy(configs, model=model, n_train=train, design=design, seed=seed,
-                             baselines=(), compare=False)
+            fit = fit_energy(configs, model=o.model, n_train=o.train, design=o.design,
+                             seed=o.seed, baselines=(), compare=False)
     notes: list[str] = []
     training = training_rows(configs, fit)
     trusted = trusted_rows(training, fit)
     ensemble = None
-    if uncertainty:
+    if o.uncertainty:
         if trusted is None:
             notes.append(f"no uncertainty: the fit's training configurations are not all "
                          f"in {name}")
@@ -161,18 +150,20 @@ def fit_then_choose(configs: pd.DataFrame, *, fit: EnergyFitResult | None = None
                     trusted["frequency_ghz"].to_numpy(float), trusted["cores"],
                     trusted["input"], trusted["energy_j"],
                     trusted["time_s"] if fit.with_time else None, model=fit.model,
-                    seed=seed, fitted=fit.fitted,
+                    seed=o.seed, fitted=fit.fitted,
                     progress=lambda stage, x: report(stage, 0.3 + 0.7 * x))
             except UsageError as exc:  # too few training configurations
                 notes.append(f"no uncertainty: {exc}")
     result = choose(fit.fitted, numbers, frequencies_ghz=grid_f, cores=grid_p,
-                    max_time_s=max_time_s, max_cores=max_cores,
-                    min_frequency_ghz=min_frequency_ghz, max_frequency_ghz=max_frequency_ghz,
-                    user_cores=user_cores, measured=configs, labels=labels,
+                    max_time_s=o.max_time_s, max_cores=o.max_cores,
+                    min_frequency_ghz=o.min_frequency_ghz,
+                    max_frequency_ghz=o.max_frequency_ghz, user_cores=o.user_cores,
+                    measured=configs, labels=labels,
                     frequency_controlled=fit.frequency_controlled,
                     known_inputs=tuple(sorted({n for _, _, n in fit.train})),
-                    ensemble=ensemble, tolerance=tolerance, trusted=trusted,
+                    ensemble=ensemble, tolerance=o.tolerance, trusted=trusted,
                     failed_runs=fit.suspect)
     run = ChoiceRun(result=replace(result, notes=tuple(notes)), fitted=fit, ensemble=ensemble,
-                    training=training, trusted=trusted, notes=tuple(notes), tolerance=tolerance)
+                    training=training, trusted=trusted, notes=tuple(notes),
+                    tolerance=o.tolerance)
     return replace(run, result=replace(run.result, suggestions=run.suggestions()))
