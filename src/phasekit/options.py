@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, fields
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from phasekit.errors import UsageError
 
@@ -31,6 +31,10 @@ class Options:
     """Base of every analysis's options (module docstring). Subclasses are frozen
     dataclasses whose fields are the parameters, and override :meth:`rules`."""
 
+    #: The flag of each parameter the command line names otherwise than with dashes
+    #: (``max_time_s`` is ``--max-time``): what an error's command line says.
+    FLAGS: ClassVar[Mapping[str, str]] = {}
+
     def rules(self) -> Iterable[Rule]:
         """The constraints on the fields, each ``(parameter, holds, expected)``."""
         return ()
@@ -38,7 +42,8 @@ class Options:
     def __post_init__(self) -> None:
         for name, holds, expected in self.rules():
             if not holds:
-                raise UsageError(expected, parameter=name, value=getattr(self, name))
+                raise UsageError(expected, parameter=name, value=getattr(self, name),
+                                 option=self.FLAGS.get(name))
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

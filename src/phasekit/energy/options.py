@@ -17,7 +17,7 @@ verbs'.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -57,10 +57,9 @@ def _as_tuple(options: Options, name: str, kind: type[int] | type[float] | type[
 @dataclass(frozen=True)
 class _EnergyOptions(Options):
     """What the three share: the sequences kept as tuples, and the flags of the parameters
-    the command line names otherwise (in :meth:`UsageError.command_line`)."""
+    the command line names otherwise."""
 
-    #: The flag of each parameter named otherwise on the command line.
-    FLAGS: ClassVar[dict[str, str]] = {
+    FLAGS: ClassVar[Mapping[str, str]] = {
         "k": "-k", "max_time_s": "--max-time", "min_frequency_ghz": "--min-frequency",
         "max_frequency_ghz": "--max-frequency"}
     #: The fields that are sequences, and the type of their items.
@@ -69,12 +68,7 @@ class _EnergyOptions(Options):
     def __post_init__(self) -> None:
         for name, kind in self.SEQUENCES.items():
             _as_tuple(self, name, kind)
-        try:
-            super().__post_init__()
-        except UsageError as exc:
-            if exc.parameter not in self.FLAGS:
-                raise
-            raise exc.renamed(exc.parameter, self.FLAGS[exc.parameter]) from None
+        super().__post_init__()
 
 
 def _model_and_design_rules(model: str, design: str, train: int | None,
