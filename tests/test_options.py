@@ -7,6 +7,7 @@ import dataclasses
 import importlib
 import pkgutil
 from dataclasses import dataclass
+from typing import ClassVar
 
 import pytest
 
@@ -97,7 +98,8 @@ def test_every_options_class_is_a_frozen_value_with_checked_defaults(cls: type[O
 COMMAND_OPTIONS = [(("analyze",), "PeriodicityOptions"), (("phases",), "PhaseOptions"),
                    (("structure",), "StructureOptions"), (("energy", "fit"), "FitOptions"),
                    (("energy", "choose"), "ChooseOptions"),
-                   (("energy", "suggest"), "SuggestOptions")]
+                   (("energy", "suggest"), "SuggestOptions"),
+                   (("powermodel", "fit"), "PowerModelOptions"), (("schedule",), "ScheduleOptions")]
 
 
 @pytest.mark.parametrize(("path", "name"), COMMAND_OPTIONS, ids=lambda v: " ".join(v)
@@ -125,7 +127,7 @@ def test_a_flag_defaults_to_its_options_default(path: tuple[str, ...], name: str
 def test_a_parameter_named_otherwise_on_the_command_line_says_its_flag() -> None:
     @dataclass(frozen=True)
     class Limited(Options):
-        FLAGS = {"max_time_s": "--max-time"}
+        FLAGS: ClassVar[dict[str, str]] = {"max_time_s": "--max-time"}
         max_time_s: float | None = None
 
         def rules(self):

@@ -151,11 +151,14 @@ def test_an_unknown_policy_names_the_parameter_and_the_registered_ones(
     one_server()
     with pytest.raises(UsageError) as info:
         schedule_batch(batch(), DataCenter(2, 4), policies=["rr", "fifo"])
-    error = info.value
-    assert (error.parameter, error.value) == ("policies", "fifo")
-    assert str(error).startswith("policies='fifo': ")
+    error = info.value  # the value given (ScheduleOptions.rules), the unknown name said
+    assert (error.parameter, error.value) == ("policies", ("rr", "fifo"))
+    assert str(error).startswith("policies=('rr', 'fifo'): unknown policy 'fifo'; ")
     assert "rr, heuristic, sa, milp, one-server or all" in str(error)
     assert "--" not in str(error)
+    with pytest.raises(UsageError) as info:
+        schedule_batch(batch(), DataCenter(2, 4), policies="fifo")
+    assert str(info.value).startswith("policies='fifo': unknown policy; expected one of ")
 
 
 def test_registering_checks_the_name_and_the_description(

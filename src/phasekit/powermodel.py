@@ -8,17 +8,23 @@ from typing import TYPE_CHECKING, Any
 from phasekit.errors import InputError
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     import pandas as pd
 
-    from phasekit.signature.powermodels.fit import PowerModelEval, PowerModelFit
+    from phasekit.signature.powermodels.fit import (
+        PowerModelEval,
+        PowerModelFit,
+        PowerModelOptions,
+    )
 
 __all__ = ["evaluate", "fit", "fit_polynomial", "read_model"]
 
 
 def fit(table: pd.DataFrame | str | os.PathLike[str], *, target: str = "power_w",
-        model: str = "linear", **options: Any) -> PowerModelFit:
+        features: Sequence[str] | None = None, server: Mapping[str, Any] | None = None,
+        source: str | None = None, progress: Callable[[str, float], None] | None = None,
+        options: PowerModelOptions | None = None, **keywords: Any) -> PowerModelFit:
     """Fit a power model of ``target`` on counters and score it on held-out rows
     (``phasekit powermodel fit``; Salinas Hilburg 2020, chapter 3):
     :func:`phasekit.signature.powermodels.fit_power_model`.
@@ -29,11 +35,24 @@ def fit(table: pd.DataFrame | str | os.PathLike[str], *, target: str = "power_w"
         A DataFrame of counters and measured power, one row per sample, or its CSV file.
     target
         The measured power column.
-    model
-        "linear", "pls" or "ge" (grammatical evolution).
-    **options
-        Keywords of ``fit_power_model`` (``features``, ``seed``, ``test_fraction``,
-        ``split``, ``server``, ``generations``, ...); ``source`` defaults to the CSV file.
+    features
+        The counter columns (default: the numeric columns but time, power and energy
+        readings, and empty or constant ones).
+    server
+        Keywords of :func:`phasekit.signature.powermodels.fit_server` (``leakage`` and
+        ``fan`` coefficients at least): the whole-server model of eq. 4.15 instead.
+    source
+        The table's name in messages and in the result (default: its file).
+    progress
+        ``progress(stage, fraction)``, told how far grammatical evolution is.
+    options
+        The tuning parameters as one
+        :class:`~phasekit.signature.powermodels.PowerModelOptions`, or none of them.
+    **keywords
+        The same parameters as keywords (never with ``options``): the fields of
+        :class:`~phasekit.signature.powermodels.PowerModelOptions` (``model`` "linear",
+        "pls" or "ge", ``seed``, ``test_fraction``, ``split``, and each model's own, e.g.
+        ``generations`` for "ge").
 
     Returns
     -------
@@ -43,9 +62,10 @@ def fit(table: pd.DataFrame | str | os.PathLike[str], *, target: str = "power_w"
     """
     from phasekit.signature.powermodels import fit_power_model
 
-    table, source = _table(table)
-    options.setdefault("source", source)
-    return fit_power_model(table, target=target, model=model, **options)
+    table, read_from = _table(table)
+    return fit_power_model(table, target=target, features=features, server=server,
+                           source=source or read_from, progress=progress, options=options,
+                           **keywords)
 
 
 def _table(table: pd.DataFrame | str | os.PathLike[str]) -> tuple[pd.DataFrame, str | None]:

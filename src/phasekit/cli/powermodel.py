@@ -91,17 +91,19 @@ def fit(
         "--split", metavar="time|random",
         help="time: test on the last rows in time (by a time/timestamp column, else the row "
              "order); random: a seeded random share.")] = "time",
-    restarts: Annotated[int, typer.Option(
-        "--restarts", metavar="N",
-        help="Independent runs of grammatical evolution (ge); the model is the expression "
-             "with the lowest validation RMSE.")] = 3,
-    generations: Annotated[int, typer.Option(
-        "--generations", metavar="N", help="Generations of grammatical evolution (ge).")
-    ] = 1000,
-    grammar: Annotated[str, typer.Option(
-        "--grammar", metavar="thesis|extended",
-        help="ge grammar: the thesis's Grammar 1, or extended with a linear term.")
-    ] = "thesis",
+    restarts: Annotated[int | None, typer.Option(
+        "--restarts", metavar="N", show_default=False,
+        help="--model ge: independent runs of grammatical evolution; the model is the "
+             "expression with the lowest validation RMSE.  [default: 3]")] = None,
+    generations: Annotated[int | None, typer.Option(
+        "--generations", metavar="N", show_default=False,
+        help="--model ge: generations of grammatical evolution.  [default: 1000]")
+    ] = None,
+    grammar: Annotated[str | None, typer.Option(
+        "--grammar", metavar="thesis|extended", show_default=False,
+        help="--model ge: the thesis's Grammar 1, or extended with a linear term.  "
+             "[default: thesis]")
+    ] = None,
     json_output: Annotated[bool, typer.Option(
         "--json", help="Print {\"method\", \"target\", \"features\", \"excluded\", "
         "\"expression\", \"split\", \"train\": {\"rmse\", \"mae\", \"mpe\"}, \"test\": {...}, "
@@ -140,6 +142,7 @@ def fit(
     and the training mean's scores on the test rows for reference. Grammatical evolution
     prints the evolved expression in raw counter units and shows a progress bar. Rows with
     an empty cell in the target or a counter used are left out, and one line says how many.
+    --restarts, --generations and --grammar go with --model ge only.
     """
     from phasekit.powermodel import fit as fit_verb
 
@@ -152,14 +155,16 @@ def fit(
     check_outputs(output)
     breakdown = _server_options(server, leakage, fan, memory_column, idle_w, disk_w)
     frame = load_counters(table)
-    options = {"generations": generations, "grammar": grammar, "restarts": restarts}
+    evolution = {name: value for name, value in (("generations", generations),
+                                                 ("grammar", grammar), ("restarts", restarts))
+                 if value is not None}
     try:
         with progress_reporter(model == "ge" and not json_output,
                                f"evolving a power model of {table.name}") as progress:
             result = fit_verb(frame, target=target, model=model,
                               features=names, seed=seed, test_fraction=test_fraction,
                               split=split, source=str(table), progress=progress,
-                              server=breakdown, **options)
+                              server=breakdown, **evolution)
     except PhasekitError as exc:
         raise name_file(exc, table) from exc
     written = write_all(json_file(output, result.saved_dict()))

@@ -102,10 +102,10 @@ def schedule(
         help="The batch (CSV: task, threads, time_s, power_w), or synth:small[:SEED] / "
              "synth:large[:SEED] for the thesis's generated scenarios.")],
     servers: Annotated[int | None, typer.Option(
-        "--servers", metavar="S", min=1, show_default=False,
+        "--servers", metavar="S", show_default=False,
         help="Number of servers (default for synth: 5 small, 50 large).")] = None,
     cores: Annotated[int | None, typer.Option(
-        "--cores", metavar="C", min=1, show_default=False,
+        "--cores", metavar="C", show_default=False,
         help="Cores per server (default for synth: 12).")] = None,
     policy: Annotated[str, typer.Option(
         "--policy", metavar="|".join(_policy_choices()), help=_policy_help())] = "all",
@@ -147,16 +147,9 @@ def schedule(
     makespan, the data-center energy and the saving against round robin (eq. 5.3).
     """
     started = _command_started()
-    from phasekit.schedule.api import (
-        figure,
-        policy_names,
-        read_batch,
-        scenario,
-        write_batch,
-    )
+    from phasekit.schedule.api import figure, read_batch, scenario, write_batch
     from phasekit.schedule.api import schedule as schedule_verb
 
-    names = policy_names(policy)
     limit = parse_duration(time_limit, "--time-limit")
     est = _estimated(estimated)
     check_outputs(output, plot, ("--save-batch", save_batch, None))
@@ -170,8 +163,6 @@ def schedule(
         if est is not None and est[1] is not None and not est[2] and est[1] not in batch.extra:
             est = (est[0], None, False)
     else:
-        if servers is None or cores is None:
-            raise UsageError("give --servers and --cores (the data center to schedule on)")
         columns: dict[str, str] = {}
         optional: dict[str, str] = {}
         if est is not None:
@@ -182,9 +173,9 @@ def schedule(
         if est is not None and est[1] is not None and est[1] not in batch.extra:
             est = (est[0], None, False)
 
-    registered = policies()
-    with progress_reporter(any(registered[n].long_running for n in names),
-                           "scheduling") as progress:
+    long_running = any(p.long_running for name, p in policies().items()
+                       if policy in ("all", name))
+    with progress_reporter(long_running, "scheduling") as progress:
         result = schedule_verb(batch, servers=servers, cores=cores, policies=policy, seed=seed,
                                time_limit_s=limit,
                                estimated=None if est is None else (est[0], est[1]),

@@ -15,8 +15,8 @@ _EXPORTS = {
     **dict.fromkeys(("ltf_heuristic", "milp_schedule", "round_robin", "simulated_annealing"),
                     "policies"),
     **dict.fromkeys(("POLICIES", "PlanRequest", "Policy", "register_policy"), "registry"),
-    **dict.fromkeys(("DataCenter", "Execution", "Plan", "PolicyResult", "ScheduleResult",
-                     "execute", "schedule_batch"), "simulate"),
+    **dict.fromkeys(("DataCenter", "Execution", "Plan", "PolicyResult", "ScheduleOptions",
+                     "ScheduleResult", "execute", "schedule_batch"), "simulate"),
 }
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "PlanRequest",
     "Policy",
     "PolicyResult",
+    "ScheduleOptions",
     "ScheduleResult",
     "Task",
     "execute",

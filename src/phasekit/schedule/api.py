@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -12,15 +12,16 @@ from phasekit.arguments import PathLike
 if TYPE_CHECKING:
     from phasekit.schedule.batch import Batch
     from phasekit.schedule.registry import Policy
-    from phasekit.schedule.simulate import ScheduleResult
+    from phasekit.schedule.simulate import ScheduleOptions, ScheduleResult
 
 __all__ = ["figure", "policies", "policy_names", "read_batch", "scenario", "schedule",
            "write_batch"]
 
 
-def schedule(batch: Batch | PathLike, *, servers: int, cores: int,
-             policies: Sequence[str] | str = "all", extra_reserve_s: float = 0.0,
-             **options: Any) -> ScheduleResult:
+def schedule(batch: Batch | PathLike, *, estimated: tuple[str, str | None] | None = None,
+             progress: Callable[[str, float], None] | None = None,
+             started: float | None = None, options: ScheduleOptions | None = None,
+             **keywords: Any) -> ScheduleResult:
     """Plan a batch of tasks on ``servers`` x ``cores`` with each policy and compare their
     energy (``phasekit schedule``; Salinas Hilburg 2020, chapter 5):
     :func:`phasekit.schedule.simulate.schedule_batch`.
@@ -29,27 +30,37 @@ def schedule(batch: Batch | PathLike, *, servers: int, cores: int,
     ----------
     batch
         A :class:`~phasekit.schedule.batch.Batch` or its CSV file.
-    servers, cores
-        The data centre: that many servers of that many cores.
-    policies
-        A policy name, names, or "all".
-    extra_reserve_s
-        Seconds of ``time_limit_s`` kept beyond what running and reporting the plans need
-        (``reserve_s``), e.g. for drawing the figure afterwards.
-    **options
-        ``seed``, ``time_limit_s``, ``estimated``, ``sa_iterations``, ``progress``,
-        ``started``, ``reserve_s``.
+    estimated
+        ``(time column, power column or None)`` of the batch to plan with instead of the
+        true times and powers (the plans are executed on the truth).
+    progress
+        ``progress(stage, fraction)``, told how far the long-running policies are.
+    started
+        The ``time.perf_counter()`` reading ``time_limit_s`` counts from (default: the
+        call).
+    options
+        The tuning parameters as one :class:`~phasekit.schedule.simulate.ScheduleOptions`,
+        or none of them.
+    **keywords
+        The same parameters as keywords (never with ``options``): the fields of
+        :class:`~phasekit.schedule.simulate.ScheduleOptions`: ``servers`` and ``cores``
+        (the data center, required), ``policies`` (a policy name, names, or "all"), ``seed``,
+        ``time_limit_s``, ``sa_iterations``, ``reserve_s`` and ``extra_reserve_s``
+        (seconds of ``time_limit_s`` kept beyond ``reserve_s``, e.g. for drawing the
+        figure afterwards).
     """
     from phasekit.schedule.batch import Batch, read_batch
-    from phasekit.schedule.simulate import FINISH_RESERVE_S, DataCenter, schedule_batch
+    from phasekit.schedule.simulate import ScheduleOptions, schedule_batch
 
+    o = ScheduleOptions.of(options, keywords, verb="schedule")
+    dc = o.datacenter
     if not isinstance(batch, Batch):
         batch = read_batch(batch)
-    dc = DataCenter(servers=servers, cores=cores)
     batch.check_fits(dc.cores)
-    if extra_reserve_s:
-        options["reserve_s"] = options.get("reserve_s", FINISH_RESERVE_S) + extra_reserve_s
-    return schedule_batch(batch, dc, policies=policies, **options)
+    return schedule_batch(batch, dc, policies=o.policies, estimated=estimated, seed=o.seed,
+                          time_limit_s=o.time_limit_s, sa_iterations=o.sa_iterations,
+                          progress=progress, started=started,
+                          reserve_s=o.reserve_s + o.extra_reserve_s)
 
 
 def policies() -> Mapping[str, Policy]:

@@ -38,6 +38,7 @@ true times and powers: completions happen when the tasks really end.
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import math
 import time
@@ -48,6 +49,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from phasekit.errors import InputError, UsageError
+from phasekit.options import Options, Rule
 from phasekit.results import Result, check_version, plain, short_repr
 from phasekit.schedule.batch import Batch
 from phasekit.schedule.budget import Deadline
@@ -76,6 +78,7 @@ __all__ = [
     "Execution",
     "Plan",
     "PolicyResult",
+    "ScheduleOptions",
     "ScheduleResult",
     "dual_feasible",
     "execute",
@@ -299,6 +302,84 @@ PROGRESS_CAP = 0.99
 FINISH_RESERVE_S = 0.25
 #: Compile time (s) beyond which the result notes that numba compiled the kernels first.
 COMPILE_NOTE_S = 0.5
+#: Seconds a comparison of policies may take when no limit is given (ours).
+TIME_LIMIT_S = 60.0
+
+
+@dataclass(frozen=True)
+class ScheduleOptions(Options):
+    """The tuning parameters of scheduling a batch (:func:`phasekit.schedule.api.schedule`),
+    declared and checked once: ``schedule(batch, options=ScheduleOptions(servers=5,
+    cores=12, policies="sa", seed=3))`` or, equally, ``schedule(batch, servers=5, cores=12,
+    policies="sa", seed=3)``.
+
+    ``servers`` x ``cores``: the data center (:class:`DataCenter`, the thesis's static power
+    and PUE), required to schedule (:attr:`datacenter`). ``policies``: a registered policy's name, names, or "all"
+    (:data:`~phasekit.schedule.registry.POLICIES`). ``seed``: the annealing's.
+    ``time_limit_s`` bounds the whole comparison (60 s, ours), less ``reserve_s``
+    (:data:`FINISH_RESERVE_S`) for running and reporting the plans and ``extra_reserve_s``
+    for the caller's own use of the result (e.g. drawing its figure).
+    ``sa_iterations`` caps the annealing's temperature levels (None: as many as its share of
+    the limit allows, :func:`~phasekit.schedule.policies.simulated_annealing`). A value out
+    of range or an unknown policy is a :class:`~phasekit.errors.UsageError` naming the
+    parameter (``policies`` is ``--policy`` on the command line, ``time_limit_s``
+    ``--time-limit``).
+    """
+
+    FLAGS: ClassVar[Mapping[str, str]] = {"policies": "--policy", "time_limit_s": "--time-limit"}
+
+    servers: int | None = None
+    cores: int | None = None
+    policies: str | tuple[str, ...] = "all"
+    seed: int = 0
+    time_limit_s: float = TIME_LIMIT_S
+    sa_iterations: int | None = None
+    reserve_s: float = FINISH_RESERVE_S
+    extra_reserve_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.policies, str):  # names as a tuple: the options are a value
+            with contextlib.suppress(TypeError):  # not names: rules() says so
+                object.__setattr__(self, "policies", tuple(self.policies))
+        super().__post_init__()
+
+    @property
+    def datacenter(self) -> DataCenter:
+        """The data center: ``servers`` x ``cores``; UsageError naming the one not given."""
+        if self.servers is None:
+            raise UsageError("expected the number of servers (the data center to schedule "
+                             "on)", parameter="servers")
+        if self.cores is None:
+            raise UsageError("expected the cores per server (the data center to schedule on)",
+                             parameter="cores")
+        return DataCenter(servers=self.servers, cores=self.cores)
+
+    def rules(self) -> list[Rule]:
+        """The constraints on the fields (:class:`phasekit.options.Options`)."""
+        given = self.policies
+        asked = ([given] if isinstance(given, str) and given != "all"
+                 else list(given) if isinstance(given, tuple) else [])
+        unknown = [name for name in asked if name not in POLICIES]
+        which = f" {unknown[0]!r}" if unknown and isinstance(given, tuple) else ""
+        names = isinstance(given, str | tuple)
+
+        def seconds(value: float) -> bool:
+            return math.isfinite(value) and value >= 0
+
+        return [
+            ("servers", self.servers is None or self.servers >= 1,
+             "the data center needs at least one server"),
+            ("cores", self.cores is None or self.cores >= 1, "a server needs at least one core"),
+            ("policies", names and not unknown,
+             f"unknown policy{which}; expected one of {', '.join(POLICIES)} or all"),
+            ("time_limit_s", math.isfinite(self.time_limit_s) and self.time_limit_s > 0,
+             "expected a positive number of seconds"),
+            ("sa_iterations", self.sa_iterations is None or self.sa_iterations >= 1,
+             "the annealing needs at least one temperature level"),
+            ("reserve_s", seconds(self.reserve_s), "expected a number of seconds >= 0"),
+            ("extra_reserve_s", seconds(self.extra_reserve_s),
+             "expected a number of seconds >= 0"),
+        ]
 
 
 def _share_of_bar(progress: Callable[[str, float], None] | None, long_running: Sequence[str],
@@ -324,7 +405,7 @@ def _share_of_bar(progress: Callable[[str, float], None] | None, long_running: S
 
 def schedule_batch(batch: Batch, dc: DataCenter, *, policies: Sequence[str] | str = "all",
                    estimated: tuple[str, str | None] | None = None, seed: int = 0,
-                   time_limit_s: float = 60.0, sa_iterations: int | None = None,
+                   time_limit_s: float = TIME_LIMIT_S, sa_iterations: int | None = None,
                    progress: Callable[[str, float], None] | None = None,
                    started: float | None = None,
                    reserve_s: float = FINISH_RESERVE_S) -> ScheduleResult:
@@ -338,7 +419,8 @@ def schedule_batch(batch: Batch, dc: DataCenter, *, policies: Sequence[str] | st
     column or None)`` of the batch to plan with instead of the truth (the power column
     defaults to the true power). ``seed`` makes the annealing reproducible. ``progress(stage, fraction)`` is called
     during long-running policies (see :func:`_share_of_bar`). Round robin always runs: it
-    is ``baseline``, the reference of every saving.
+    is ``baseline``, the reference of every saving. A value out of range or an unknown policy
+    is the :class:`ScheduleOptions` UsageError (``dc`` gives its ``servers`` and ``cores``).
 
     ``time_limit_s`` bounds the whole comparison, counted from ``started`` (a
     ``time.perf_counter()`` reading; default: the call; ``phasekit schedule`` gives its
@@ -356,9 +438,9 @@ def schedule_batch(batch: Batch, dc: DataCenter, *, policies: Sequence[str] | st
     Time numba spends compiling kernels (where their cache cannot be used) is not counted
     (:class:`~phasekit.schedule.budget.Deadline`); a note then says how long it took.
     """
-    if not (time_limit_s > 0 and math.isfinite(time_limit_s)):
-        raise UsageError("expected a positive number of seconds", parameter="time_limit_s",
-                         value=time_limit_s)
+    ScheduleOptions(servers=dc.servers, cores=dc.cores, policies=policies, seed=seed,
+                    time_limit_s=time_limit_s, sa_iterations=sa_iterations,
+                    reserve_s=reserve_s)  # the checks of every option
     deadline = Deadline(time_limit_s, started=started, reserve_s=reserve_s)
     report = progress  # the caller's bar; each long policy gets a share (_share_of_bar)
 

@@ -28,7 +28,8 @@ genotype-to-phenotype mapping), :mod:`.expression` (the expression compiler), :m
 (numba interpreter and Levenberg-Marquardt), :mod:`.population` (a population mapped and
 compiled in numba), :mod:`.symbolic` (printing in raw units), :mod:`.split` (train, test and
 validation rows), :mod:`.ge` (grammatical evolution), :mod:`.server` (the server breakdown and
-the reader of any stored model), :mod:`.fit` (fit and evaluate on a table: what the CLI runs).
+the reader of any stored model), :mod:`.fit` (fit and evaluate on a table, with
+:class:`PowerModelOptions`: what the CLI runs).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from phasekit.signature.powermodels.fit import (
     FIT_VERSION,
     PowerModelEval,
     PowerModelFit,
+    PowerModelOptions,
     evaluate_power_model,
     fit_power_model,
 )
@@ -86,6 +88,7 @@ __all__ = [
     "PowerModel",
     "PowerModelEval",
     "PowerModelFit",
+    "PowerModelOptions",
     "ServerPowerModel",
     "build_grammar",
     "compile_expression",

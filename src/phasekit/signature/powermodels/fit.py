@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from phasekit.errors import InputError, PhasekitError, UsageError
+from phasekit.errors import InputError, PhasekitError
+from phasekit.options import Options, Rule
 from phasekit.results import Result, check_version, plain, short_repr
 from phasekit.signature.powermodels.features import (
     as_frame,
@@ -23,8 +24,8 @@ from phasekit.signature.powermodels.features import (
     require_columns,
     screen_features,
 )
-from phasekit.signature.powermodels.ge import GEPowerModel
-from phasekit.signature.powermodels.grammar import build_grammar
+from phasekit.signature.powermodels.ge import SETTINGS, GEPowerModel, setting_rules
+from phasekit.signature.powermodels.linear import SELECTIONS
 from phasekit.signature.powermodels.protocol import errors
 from phasekit.signature.powermodels.server import (
     MODELS,
@@ -40,8 +41,8 @@ if TYPE_CHECKING:
 
     from phasekit.present import Presentation
 
-__all__ = ["EVOLUTION_OPTIONS", "FIT_VERSION", "PowerModelEval", "PowerModelFit",
-           "check_evolution_options", "evaluate_power_model", "fit_power_model"]
+__all__ = ["FIT_VERSION", "MODEL_FIELDS", "PowerModelEval", "PowerModelFit",
+           "PowerModelOptions", "evaluate_power_model", "fit_power_model"]
 
 FIT_VERSION = 1
 
@@ -184,32 +185,113 @@ class PowerModelFit(Result):
         return fig
 
 
-#: Options of grammatical evolution that :func:`fit_power_model` checks whatever the model
-#: (``phasekit powermodel fit`` gives them with every model) and that only "ge" uses.
-EVOLUTION_OPTIONS = ("restarts", "generations", "grammar")
+#: The fields of :class:`PowerModelOptions` each model takes beyond ``model``, ``seed``,
+#: ``test_fraction`` and ``split``: keywords of its fit
+#: (:func:`~phasekit.signature.powermodels.fit_linear`,
+#: :func:`~phasekit.signature.powermodels.fit_pls`,
+#: :func:`~phasekit.signature.powermodels.fit_ge`).
+MODEL_FIELDS: dict[str, tuple[str, ...]] = {
+    "linear": ("select", "max_features"),
+    "pls": ("select", "max_features", "n_components", "folds"),
+    "ge": SETTINGS,
+}
 
 
-def check_evolution_options(options: Mapping[str, Any]) -> None:
-    """UsageError naming the first of :data:`EVOLUTION_OPTIONS` in ``options`` that
-    grammatical evolution cannot take: ``restarts`` or ``generations`` below 1, a
-    ``grammar`` that is neither a named one nor a BNF text."""
-    for name in ("restarts", "generations"):
-        if name in options and not options[name] >= 1:
-            raise UsageError("expected a positive number", parameter=name, value=options[name])
-    if "grammar" in options:
-        build_grammar(options["grammar"], 1)
+@dataclass(frozen=True)
+class PowerModelOptions(Options):
+    """The tuning parameters of :func:`fit_power_model`, declared and checked once:
+    ``fit_power_model(table, options=PowerModelOptions(model="ge", generations=200))`` or,
+    equally, ``fit_power_model(table, model="ge", generations=200)``.
+
+    ``model``: "linear", "pls" or "ge"; ``seed``: of the random split and of the
+    evolution; ``test_fraction``: the share of the rows held out, the last in time
+    (``split`` "time", our default) or a seeded random share ("random"); grammatical
+    evolution validates the same way.
+
+    The other fields belong to one model's fit or two (:data:`MODEL_FIELDS`) and are None
+    unless given, None being that fit's own default: ``select`` ("forward" for linear, the
+    thesis's "pca" for pls) and ``max_features``
+    (:func:`~phasekit.signature.powermodels.select_features`), ``n_components`` and
+    ``folds`` (:func:`~phasekit.signature.powermodels.fit_pls`), and the settings of
+    grammatical evolution (:data:`~phasekit.signature.powermodels.ge.SETTINGS`:
+    ``grammar``, ``population``, ``generations``, ``restarts``, ...; the thesis's values
+    and ours are in :func:`~phasekit.signature.powermodels.fit_ge`). A value out of range,
+    or a field given with a model that does not take it, is a
+    :class:`~phasekit.errors.UsageError` naming the field.
+    """
+
+    model: str = "linear"
+    seed: int = 0
+    test_fraction: float = 0.3
+    split: str = "time"
+    select: str | None = None
+    max_features: int | None = None
+    n_components: int | None = None
+    folds: int | None = None
+    grammar: str | None = None
+    population: int | None = None
+    codons: int | None = None
+    generations: int | None = None
+    crossover: float | None = None
+    mutation: float | None = None
+    wraps: int | None = None
+    tournament: int | None = None
+    elite: int | None = None
+    fit_samples: int | None = None
+    iterations: int | None = None
+    max_nodes: int | None = None
+    restarts: int | None = None
+    patience: int | None = None
+    validation: float | None = None
+    candidates: int | None = None
+    margin: float | None = None
+
+    def given(self) -> dict[str, Any]:
+        """The model-specific fields given (not None), by name."""
+        names = dict.fromkeys(name for taken in MODEL_FIELDS.values() for name in taken)
+        return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
+
+    def fit_options(self) -> dict[str, Any]:
+        """The keywords of the model's fit: its fields that were given."""
+        return {name: value for name, value in self.given().items()
+                if name in MODEL_FIELDS.get(self.model, ())}
+
+    def rules(self) -> list[Rule]:
+        """The constraints on the fields (:class:`phasekit.options.Options`)."""
+        given = self.given()
+
+        def taken_by(name: str) -> str:
+            models = [repr(model) for model, names in MODEL_FIELDS.items() if name in names]
+            return f"only model {' or '.join(models)} takes it, not model {self.model!r}"
+
+        return [
+            ("model", self.model in MODELS, f"expected one of {', '.join(MODELS)}"),
+            ("split", self.split in SPLITS, f"expected one of {', '.join(SPLITS)}"),
+            ("test_fraction", 0 <= self.test_fraction < 1, "expected 0 <= fraction < 1"),
+            ("select", self.select is None or self.select in SELECTIONS,
+             f"expected one of {', '.join(SELECTIONS)}"),
+            ("max_features", self.max_features is None or self.max_features >= 1,
+             "expected at least 1"),
+            ("n_components", self.n_components is None or self.n_components >= 1,
+             "expected at least 1"),
+            ("folds", self.folds is None or self.folds >= 2, "expected at least 2"),
+            *setting_rules({name: value for name, value in given.items() if name in SETTINGS}),
+            *((name, name in MODEL_FIELDS.get(self.model, ()), taken_by(name))
+              for name in given),
+        ]
 
 
-def fit_power_model(table: pd.DataFrame, *, target: str = "power_w", model: str = "linear",
-                    features: Sequence[str] | None = None, seed: int = 0,
-                    test_fraction: float = 0.3, split: str = "time",
-                    source: str | None = None,
+def fit_power_model(table: pd.DataFrame, *, target: str = "power_w",
+                    features: Sequence[str] | None = None, source: str | None = None,
                     progress: Callable[[str, float], None] | None = None,
                     server: Mapping[str, Any] | None = None,
-                    **options: Any) -> PowerModelFit:
-    """Fit ``model`` ("linear", "pls" or "ge") of ``target`` on counters and score it on a
-    held-out ``test_fraction`` of the rows. Input errors name ``source`` (the file) and the
-    column.
+                    options: PowerModelOptions | None = None,
+                    **keywords: Any) -> PowerModelFit:
+    """Fit a model ("linear", "pls" or "ge") of ``target`` on counters and score it on
+    held-out rows. ``options``: the tuning parameters as one :class:`PowerModelOptions`
+    (``model``, ``seed``, ``test_fraction``, ``split`` and each model's own; defaults
+    there), or the same as keywords (``model="ge", generations=200``), never both. Input
+    errors name ``source`` (the file) and the column.
 
     ``split`` "time" (the default, our choice): the test rows are the last in time (by a
     time-like column, else the row order) — samples of a run are autocorrelated, and a random
@@ -220,25 +302,16 @@ def fit_power_model(table: pd.DataFrame, *, target: str = "power_w", model: str 
     feature that is not a column is a UsageError. Rows missing a value (an empty cell) in the
     target or a feature are left out (the result's ``n_dropped`` and ``missing``); an
     InputError when too few rows are left. Grammatical evolution validates in the same way
-    it is tested (the last training rows, or random ones).
+    it is tested (the last training rows, or random ones) and tells ``progress(stage,
+    fraction)`` how far it is.
 
     ``server``: keyword arguments of :func:`fit_server` (``leakage`` and ``fan``
     coefficients at least): the whole-server model of eq. 4.15 instead, its two dynamic parts
-    fitted with ``model``; the result holds the mean of each component on the test rows.
-
-    ``restarts``, ``generations`` and ``grammar`` (:data:`EVOLUTION_OPTIONS`) are checked
-    whatever the model and passed on to "ge" only; the other ``options`` go to the model's
-    fit."""
+    fitted with ``model``; the result holds the mean of each component on the test rows."""
+    o = PowerModelOptions.of(options, keywords, verb="fit_power_model")
+    model, seed, split, test_fraction = o.model, o.seed, o.split, o.test_fraction
+    fit_options = o.fit_options()
     table = as_frame(table, "table")
-    if model not in MODELS:
-        raise UsageError(f"expected one of {', '.join(MODELS)}", parameter="model",
-                         value=model)
-    if split not in SPLITS:
-        raise UsageError(f"expected one of {', '.join(SPLITS)}", parameter="split",
-                         value=split)
-    check_evolution_options(options)
-    if model != "ge":
-        options = {k: v for k, v in options.items() if k not in EVOLUTION_OPTIONS}
     if len(table) == 0:
         raise InputError("the table has no rows", path=source)
     excluded: dict[str, str] = {}
@@ -284,15 +357,15 @@ def fit_power_model(table: pd.DataFrame, *, target: str = "power_w", model: str 
     started = time.perf_counter()
     fitted_table = table.iloc[train]
     if model == "ge":
-        options = {"validation_split": split, **options, "progress": progress}
+        fit_options |= {"validation_split": split, "progress": progress}
     breakdown: dict[str, float] = {}
     if server is not None:
         fitted = fit_server(fitted_table, total=target, model=model, features=names,
-                            seed=seed, **server, **options)
+                            seed=seed, **server, **fit_options)
         parts = fitted.components(table.iloc[test if len(test) else train])
         breakdown = {str(k): float(v) for k, v in parts.mean().items()}
     else:
-        fitted = fit_model(model, fitted_table, target, names, seed, options)
+        fitted = fit_model(model, fitted_table, target, names, seed, fit_options)
     elapsed = time.perf_counter() - started
     predicted = fitted.predict(table)
     mean = float(np.mean(values[train]))

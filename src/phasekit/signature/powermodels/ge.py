@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from phasekit.errors import InputError, UsageError
+from phasekit.options import Rule
 from phasekit.results import check_version, plain
 from phasekit.signature.powermodels.expression import Program, compile_expression, merge_numbers
 from phasekit.signature.powermodels.features import (
@@ -34,7 +35,44 @@ from phasekit.signature.powermodels.protocol import MODEL_VERSION
 from phasekit.signature.powermodels.split import validation_rows
 from phasekit.signature.powermodels.symbolic import NUMPY_FUNCTIONS, equation
 
-__all__ = ["GEPowerModel", "fit_ge"]
+__all__ = ["SETTINGS", "GEPowerModel", "fit_ge", "setting_rules"]
+
+#: The settings of :func:`fit_ge` (its keywords but the data, ``seed``, ``progress`` and
+#: ``validation_split``), as :class:`~phasekit.signature.powermodels.PowerModelOptions`
+#: takes them.
+SETTINGS = ("grammar", "population", "codons", "generations", "crossover", "mutation",
+            "wraps", "tournament", "elite", "fit_samples", "iterations", "max_nodes",
+            "restarts", "patience", "validation", "candidates", "margin")
+_COUNTS = ("population", "codons", "generations", "tournament", "fit_samples", "max_nodes",
+           "restarts", "candidates")
+
+
+def setting_rules(settings: Mapping[str, Any]) -> list[Rule]:
+    """The constraints on the settings of :func:`fit_ge` that ``settings`` gives (a
+    :data:`SETTINGS` name -> its value; ``mutation`` None is the grammar's own), each
+    ``(parameter, holds, expected)``; ``elite`` is checked against ``population`` when both
+    are given."""
+    rules: list[Rule] = [(name, settings[name] >= 1, "expected a positive number")
+                         for name in _COUNTS if name in settings]
+    rules += [(name, settings[name] >= 0, "expected a value >= 0")
+              for name in ("wraps", "patience", "margin") if name in settings]
+    rules += [(name, 0 <= settings[name] <= 1, "expected a probability")
+              for name in ("crossover", "mutation")
+              if name in settings and settings[name] is not None]
+    if "validation" in settings:
+        rules.append(("validation", 0 <= settings["validation"] < 1,
+                      "expected 0 <= share < 1"))
+    if "elite" in settings:
+        elite, population = settings["elite"], settings.get("population")
+        rules.append(("elite", elite >= 0 and (population is None or elite < population),
+                      "expected 0 <= elite < population" + (
+                          f" (population={population})" if population is not None else "")))
+    if "grammar" in settings:
+        try:
+            build_grammar(settings["grammar"], 1)
+        except UsageError as exc:
+            rules.append(("grammar", False, exc.detail))
+    return rules
 
 
 @dataclass(frozen=True)
@@ -307,21 +345,16 @@ def fit_ge(X: pd.DataFrame, y: Any = "power_w", *, features: Sequence[str] | Non
     A = counter_matrix(X, names)
     if len(values) < 3:
         raise InputError(f"{len(values)} rows: too few to fit a model")
-    for name, value in (("population", population), ("codons", codons),
-                        ("generations", generations), ("tournament", tournament),
-                        ("fit_samples", fit_samples), ("max_nodes", max_nodes),
-                        ("restarts", restarts), ("candidates", candidates)):
-        if value < 1:
-            raise UsageError("expected a positive number", parameter=name, value=value)
-    if not 0 <= crossover <= 1:
-        raise UsageError("expected a probability", parameter="crossover", value=crossover)
-    if wraps < 0 or elite < 0 or elite >= population or patience < 0 or margin < 0:
-        raise UsageError("wraps >= 0, patience >= 0, margin >= 0 and 0 <= elite < population "
-                         "expected")
+    settings = {"population": population, "codons": codons, "generations": generations,
+                "crossover": crossover, "mutation": mutation, "wraps": wraps,
+                "tournament": tournament, "elite": elite, "fit_samples": fit_samples,
+                "max_nodes": max_nodes, "restarts": restarts, "patience": patience,
+                "validation": validation, "candidates": candidates, "margin": margin}
+    for name, holds, expected in setting_rules(settings):
+        if not holds:
+            raise UsageError(expected, parameter=name, value=settings[name])
     gram = build_grammar(grammar, len(names))
     p_mut = 1.0 / gram.n_rules if mutation is None else float(mutation)
-    if not 0 <= p_mut <= 1:
-        raise UsageError("expected a probability", parameter="mutation", value=mutation)
     scales = np.mean(np.abs(A), axis=0)
     scales = np.where(scales > 0, scales, 1.0)
     Xs = np.ascontiguousarray(A / scales)

@@ -23,7 +23,10 @@ from phasekit.signature.powermodels.features import (
 )
 from phasekit.signature.powermodels.protocol import MODEL_VERSION
 
-__all__ = ["LinearPowerModel", "fit_linear", "fit_pls", "select_features"]
+__all__ = ["SELECTIONS", "LinearPowerModel", "fit_linear", "fit_pls", "select_features"]
+
+#: The feature selections of :func:`select_features` (its ``method``).
+SELECTIONS = ("forward", "pca", "none")
 
 
 def _standardize(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -116,7 +119,8 @@ def select_features(X: pd.DataFrame, y: Any, *, features: Sequence[str] | None =
                 if len(chosen) >= limit:
                     break
         return tuple(names[j] for j in chosen)
-    raise UsageError("expected forward, pca or none", parameter="method", value=method)
+    raise UsageError(f"expected {', '.join(SELECTIONS[:-1])} or {SELECTIONS[-1]}",
+                     parameter="method", value=method)
 
 
 @dataclass(frozen=True)
