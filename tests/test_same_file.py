@@ -133,3 +133,49 @@ def test_schedule(tmp_path: Path, batch: Path) -> None:
 def test_powermodel_fit(tmp_path: Path) -> None:
     _same_file(tmp_path, ["powermodel", "fit", str(COUNTERS), "--target", "package_power"],
                lambda: pk.powermodel.fit(COUNTERS, target="package_power"))
+
+
+@pytest.fixture(scope="module")
+def power(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("power") / "profiles.json"
+    main(["synth", "power", "-o", str(path), "--seed", "2"])
+    return path
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("fingerprints") / "runs"
+    main(["synth", "fingerprints", "-o", str(folder), "--seed", "2"])
+    return folder
+
+
+@pytest.fixture(scope="module")
+def nodes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("nodes") / "job"
+    main(["synth", "nodes", "--nodes", "3", "--minutes", "0.5", "-o", str(folder), "--seed", "2"])
+    return folder
+
+
+def test_energy_phasediv(tmp_path: Path, power: Path) -> None:
+    _same_file(tmp_path, ["energy", "phasediv", str(power), "--max-phases", "4"],
+               lambda: pk.energy.phasediv(power, max_phases=4))
+
+
+def test_fingerprint(tmp_path: Path, runs: Path) -> None:
+    _same_file(tmp_path, ["fingerprint", str(runs), "--clusters", "3"],
+               lambda: pk.energy.fingerprint(runs, clusters=3))
+
+
+def test_analyze_many_nodes(tmp_path: Path, nodes: Path) -> None:
+    _same_file(tmp_path, ["analyze", str(nodes), "--workers", "1"],
+               lambda: pk.periodicity_many(nodes, workers=1))
+
+
+def test_phases_of_many_files(tmp_path: Path, nodes: Path) -> None:
+    _same_file(tmp_path, ["phases", str(nodes), "--workers", "1", "--method", "ev"],
+               lambda: pk.phases_many(nodes, workers=1, method="ev"))
+
+
+def test_structure_of_many_traces(tmp_path: Path) -> None:
+    _same_file(tmp_path, ["structure", str(TRACE), str(TRACE), "--workers", "1"],
+               lambda: pk.structure_many([TRACE, TRACE], workers=1))

@@ -113,6 +113,8 @@ VERBS: dict[str, str] = {
     "phasekit.energy.fit": "phasekit.energy.api:fit",
     "phasekit.energy.choose": "phasekit.energy.api:choose",
     "phasekit.energy.suggest": "phasekit.energy.api:suggest",
+    "phasekit.energy.phasediv": "phasekit.energy.api:phasediv",
+    "phasekit.energy.fingerprint": "phasekit.energy.api:fingerprint",
     "phasekit.schedule": "phasekit.schedule.api:schedule",
     "phasekit.signature": "phasekit.signature.api:signature",
     "phasekit.record": "phasekit.record.api:record",

@@ -1,8 +1,9 @@
 """Modules that are also the verbs of the Python front door.
 
 ``pk.periodicity(profile)``, ``pk.phases(...)``, ``pk.structure(...)``, ``pk.schedule(...)``,
-``pk.signature(...)``, ``pk.record(...)``, ``pk.energy.fit(...)``, ``pk.energy.choose(...)``
-and ``pk.energy.suggest(...)`` are the CLI's words, and each is also the name of a subpackage
+``pk.signature(...)``, ``pk.record(...)``, ``pk.energy.fit(...)``, ``pk.energy.choose(...)``,
+``pk.energy.suggest(...)``, ``pk.energy.phasediv(...)`` and ``pk.energy.fingerprint(...)``
+are the CLI's words, and each is also the name of a subpackage
 or module. Python binds a submodule to its parent's attribute whenever it is first imported,
 so a plain function ``phasekit.periodicity`` would be replaced by the package as soon as
 anything imported ``phasekit.periodicity.analyze``. Instead each of these modules is made

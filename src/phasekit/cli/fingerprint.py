@@ -10,7 +10,6 @@ import typer
 from phasekit.cli.common import (
     PeriodOption,
     check_outputs,
-    load_profile,
     print_json,
     write_outputs,
 )
@@ -65,16 +64,12 @@ def fingerprint(
     from phasekit.energy.api import check_fingerprint, plot_fingerprints, profile_files
     from phasekit.energy.api import fingerprint as fingerprint_runs
 
-    profiles = profile_files(profiles)  # folders, patterns
-    check_fingerprint(len(profiles), ratio=ratio, clusters=clusters, points=points)
+    check_fingerprint(len(profile_files(profiles)), ratio=ratio, clusters=clusters,
+                      points=points)  # before the outputs are checked and the runs read
     check_outputs(output, plot)
-    loaded = [load_profile(p, period) for p in profiles]
-    names = [p.name for p in profiles]
-    if len(set(names)) != len(names):
-        names = [str(p) for p in profiles]
     # errors about one run start with its name (the file name)
-    result = fingerprint_runs(loaded, names=names, ratio=ratio, clusters=clusters,
-                              points=points)
+    result = fingerprint_runs(profiles, ratio=ratio, clusters=clusters, points=points,
+                              period=period)
     written = write_outputs(output, plot, result.saved_dict,
                             lambda path: plot_fingerprints(result, path))
     if json_output:

@@ -593,9 +593,10 @@ def check_fingerprint(n_profiles: int, *, ratio: str | None = None,
         check_options(n_profiles, ratio=ratio, n_clusters=clusters, n_points=points)
 
 
-def fingerprint(profiles: Sequence[Profile], *, names: Sequence[str] | None = None,
-                ratio: str | None = None, clusters: int | None = None,
-                points: int = 101) -> FingerprintResult:
+def fingerprint(profiles: Sequence[Profile] | Sequence[PathLike] | PathLike, *,
+                names: Sequence[str] | None = None, ratio: str | None = None,
+                clusters: int | None = None, points: int = 101,
+                period: float | None = None) -> FingerprintResult:
     """Cluster runs by their fingerprints, the instructions / memory instructions series
     (``phasekit fingerprint``; Silva 2024, 5.10):
     :func:`phasekit.energy.fingerprint.fingerprint_profiles`.
@@ -603,10 +604,11 @@ def fingerprint(profiles: Sequence[Profile], *, names: Sequence[str] | None = No
     Parameters
     ----------
     profiles
-        Two or more profiles, one run each.
+        Two or more profiles, one run each, or their files, folders or glob patterns
+        (:func:`profile_files`).
     names
-        The runs' names (default: each profile's ``meta["name"]``); an error about a run
-        starts with its name.
+        The runs' names (default: each file's name, its path where two names are the same;
+        each profile's ``meta["name"]``); an error about a run starts with its name.
     ratio
         The counter ratio, ``NUM/DEN`` with each side a column or a sum ``a+b`` (default:
         instructions over the first memory-instruction count the profiles have).
@@ -615,9 +617,24 @@ def fingerprint(profiles: Sequence[Profile], *, names: Sequence[str] | None = No
         the best mean silhouette).
     points
         Points of a fingerprint (0..100 % of the execution).
+    period
+        Of a CSV file without a time column: one row every ``period`` seconds.
     """
     from phasekit.energy.fingerprint import fingerprint_profiles
+    from phasekit.profile import Profile
 
+    if isinstance(profiles, str | os.PathLike):
+        profiles = [profiles]
+    if not all(isinstance(p, Profile) for p in profiles):
+        from phasekit.io import read_profile
+
+        files = profile_files(profiles)
+        check_fingerprint(len(files), ratio=ratio, clusters=clusters, points=points)
+        if names is None:
+            names = [f.name for f in files]
+            if len(set(names)) != len(names):
+                names = [str(f) for f in files]
+        profiles = [read_profile(f, period=period) for f in files]
     return fingerprint_profiles(profiles, names=names, ratio=ratio, n_clusters=clusters,
                                 n_points=points)
 

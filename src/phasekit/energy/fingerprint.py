@@ -45,6 +45,7 @@ import numpy as np
 from phasekit.errors import InputError, UsageError
 from phasekit.profile import Profile
 from phasekit.results import Result, check_version, plain, short_repr
+from phasekit.verbmodule import make_callable
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -499,3 +500,6 @@ def fingerprint_profiles(profiles: Sequence[Profile], *, names: Sequence[str] | 
     label = used[0] if len(set(used)) == 1 else "; ".join(sorted(set(used)))
     return cluster_fingerprints(series, names=names, programs=programs,
                                 n_clusters=n_clusters, ratio=label, **kwargs)
+
+
+make_callable(__name__, "phasekit.energy.api:fingerprint")  # pk.energy.fingerprint(...) runs it

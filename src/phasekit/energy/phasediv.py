@@ -70,6 +70,7 @@ from phasekit.io.pascal import (
     power_series,
 )
 from phasekit.results import Result, check_version, plain, short_repr
+from phasekit.verbmodule import make_callable
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -996,3 +997,6 @@ def divide_phases(profiles: PowerProfiles, *, max_phases: int = 35, grid: int = 
         divisions=divisions, best_k=best_k, single_config=single,
         single_energy_j=float(total[single]), single_time_s=float(profiles.elapsed[single]),
         ga=ga_info, meta=dict(profiles.meta), explanation=explanation)
+
+
+make_callable(__name__, "phasekit.energy.api:phasediv")  # pk.energy.phasediv(...) runs it
