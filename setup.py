@@ -5,13 +5,13 @@
   pure-Python loop (slower, see docs/recording.md).
 - The periodicity kernels (phasekit.periodicity._kernels: Phase-TA's detector, alignment,
   spanning tree) and the DTW/DBA kernels (phasekit.distance._dtw, OpenMP over pairs), C
-  extensions (issue 20): ``phasekit analyze`` imports no numba, which with its cached
+  extensions, so that ``phasekit analyze`` imports no numba, which with its cached
   kernels cost 0.3-0.5 s of every command. They are required: installing phasekit from
   source needs a C compiler (gcc or clang).
 - The Paraver reader's parser and column kernels (phasekit.io._paraver), a C extension for
   the same reason: ``phasekit structure`` imports no numba. Required as well.
-- numba's machine code for the other analysis kernels (phases, energy, schedule;
-  issue 20): a wheel build runs
+- numba's machine code for the other analysis kernels (phases, energy, schedule):
+  a wheel build runs
   :mod:`phasekit.warmup` on the built package, whose kernels are then cached in its
   ``__pycache__`` folders and shipped in the wheel, so the first command after
   ``pip install .`` loads them instead of compiling (about a minute). Also optional: when

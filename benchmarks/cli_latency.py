@@ -1,4 +1,4 @@
-"""Command latency as a user feels it (issue 20): every verb as a whole command, on a small
+"""Command latency as a user feels it: every verb as a whole command, on a small
 and a typical input, the first time after ``pip install .`` (cold) and warm, beside
 ``python -c pass``, ``import numpy`` and the in-process computation, in one run.
 
@@ -11,7 +11,7 @@ and a typical input, the first time after ``pip install .`` (cold) and warm, bes
 - Warm: the median of RUNS further commands of the same venv.
 - Inputs: generated (with phasekit's generators) into a scratch folder, or the real files
   of tests/data (the recording, the LULESH trace, the Kepler RAPL slice).
-- The analyze target of the issue: the whole command on a 10-minute 5 ms NEMO-like profile
+- The analyze target: the whole command on a 10-minute 5 ms NEMO-like profile
   against dtaidistance's banded distance matrix alone (``distance_matrix_fast``, window =
   10 % of the median instance length, C + OpenMP) on the same instances, timed in process.
 

@@ -237,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         "patterns - true coverage|, in points. \"patterns found / true\" lists the profiles "
         "in the order kind x seed.",
         f"- Expected periodicities: the true labels covering at least alpha = {ALPHA:.0%} of "
-        "the profile (the seed's filter, III-B; phasekit drops the others by design); every "
+        "the profile (Phase-TA's filter, III-B; phasekit drops the others by design); every "
         "true periodicity of these suites covers at least 7.5 %, so all are expected.",
         "",
         *parts_md,

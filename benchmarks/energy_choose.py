@@ -1,4 +1,4 @@
-"""Regret of `energy choose` on the 22 real PaScal campaigns (issue 18): measured energy of the
+"""Regret of `energy choose` on the 22 real PaScal campaigns: measured energy of the
 chosen configuration / the lowest measured energy of its input - 1, mean and worst over the
 5 inputs, then the mean over the campaigns.
 
@@ -9,11 +9,11 @@ ones (seeds 0-4); from each 10-configuration start, 1 to 4 rounds of
 campaign, which measured all), against 5 random ones per round. Baselines: "maximum
 frequency, all cores" and "the best core count at the maximum frequency" (both measured),
 and a smoothed oracle (:func:`smoothed_oracle`: the regret's noise floor).
-The campaigns are read from ../shared/data/energy/pascal_dev (no license to copy them); the
-script says so and stops when they are absent. The fluidanimate campaigns (fluid*) hold
-failed runs at core counts that are not powers of two (fluidanimate needs a power-of-two
-thread count; those runs read ~0.46 J, one meter sample): only the power-of-two core counts
-are kept, for fitting and for scoring.
+The campaigns are the real measurements kept beside the checkout (``energy/pascal_dev``; no
+license to copy them into it); the script says so and stops when they are absent. The
+fluidanimate campaigns (fluid*) hold failed runs at core counts that are not powers of two
+(fluidanimate needs a power-of-two thread count; those runs read ~0.46 J, one meter sample):
+only the power-of-two core counts are kept, for fitting and for scoring.
 """
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not DATA.is_dir():
         print(f"skipped: the pascal_dev campaigns are not in {DATA} (they are read from "
-              "../shared/data, never copied into the repository)")
+              "the real measurements beside the checkout, never copied into it)")
         return 0
     warnings.simplefilter("ignore")
     from phasekit.energy.fit import choose_training
@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         "(`benchmarks/energy_choose.py`)", "",
         *_common.machine_lines(bench),
         f"- {_common.cores_used()}; total {_common.seconds(bench.elapsed())}.",
-        f"- {len(paths)} campaigns of ../shared/data/energy/pascal_dev (energy only, every "
+        f"- {len(paths)} campaigns of `pascal_dev` (energy only, every "
         "configuration measured: 5 inputs x 5-11 frequencies x 17 core counts). Regret = "
         "measured energy of the chosen configuration / the lowest measured energy of its "
         "input - 1, in %; cells `mean / worst` over the 5 inputs, single numbers are means "
@@ -214,8 +214,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{PER_ROUND} random configurations per round instead. `measured kept`: the same fits, "
         "the choice keeping the measured energy of every configuration the model was fitted "
         "on (less the readings it flagged as failed runs), as `phasekit energy choose` does. "
-        "`max f, all cores` (what the "
-        "issue saw `energy choose` pick on black_2) and `best cores at max f` are measured "
+        "`max f, all cores` (what "
+        "`energy choose` once picked on black_2) and `best cores at max f` are measured "
         "baselines (the latter needs every core count measured at the maximum frequency). "
         "`smoothed oracle`: knows every reading and picks, per input, the configuration whose "
         "reading and its grid neighbours' (one step of frequency and of core count) have the "

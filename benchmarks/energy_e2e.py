@@ -1,4 +1,4 @@
-"""Energy end to end on this machine (issue 6's done-when): a real campaign, a fit, a choice.
+"""Energy end to end on this machine: a real campaign, a fit, a choice.
 
 A 2-D Jacobi stencil in C with OpenMP (`benchmarks/programs/jacobi.c`, compiled here with
 `gcc -O2 -fopenmp`; input k doubles the sequential work of input k - 1) runs over threads

@@ -1,18 +1,18 @@
-"""Energy-model fitting (issue 6): fit time, holdout MPE of the seed's model and ours against
+"""Energy-model fitting: fit time, holdout MPE of the thesis's model (``pt``) and ours against
 SVR/MLP/KNN/tree from 10 training configurations, random against designed training sets, and
 a learning curve.
 
-Campaigns: the synthetic seed-model campaign (:func:`phasekit.synth.campaigns.seed_campaign`,
+Campaigns: the synthetic thesis-model campaign (:func:`phasekit.synth.campaigns.seed_campaign`,
 1 % noise) and the realistic generator (:func:`~phasekit.synth.campaigns.realistic_campaign`,
 its four PARSEC-like archetypes), each on the thesis's grid (11 frequencies x 17 core counts x
 5 inputs = 935 configurations), one campaign per seed (the seed draws the noise and, for the
 realistic generator, the per-input deviations; for the random design also the training set).
 Every method is trained on the same 10 configurations and scored on the 925 others (MPE,
-Silva 2024 eq. 4.23). With the input fixed (the issue's second figure), each input's 187
+Silva 2024 eq. 4.23). With the input fixed, each input's 187
 configurations separately: 10 random ones train, the other 177 score, mean over the inputs.
 Fit time: :func:`~phasekit.energy.fit.fit_model` (8 starts) on 10
-configurations, median over the runs, and once on all 935. Targets of the issue: a fit in
-<= 1 s; <= 10 % MPE from 10 configurations on campaigns the seed's model misses.
+configurations, median over the runs, and once on all 935. Targets: a fit in
+<= 1 s; <= 10 % MPE from 10 configurations on campaigns the thesis's model misses.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def campaigns(quick: bool, seeds: list[int]):  # type: ignore[no-untyped-def]
     from phasekit.energy.fit import configurations
     from phasekit.synth.campaigns import PROGRAMS, realistic_campaign, seed_campaign
 
-    kinds = [("seed model (1 % noise)", lambda s: seed_campaign(seed=s))]
+    kinds = [("thesis model (1 % noise)", lambda s: seed_campaign(seed=s))]
     programs = ["mixed"] if quick else list(PROGRAMS)
     kinds += [(f"realistic: {p}", lambda s, p=p: realistic_campaign(p, seed=s))
               for p in programs]
@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         "`doptimal` (locally D-optimal for the extended model), both balanced over the 5 "
         "inputs. Baselines learn log(E) from standardized (f, log2 p, N), hyper-parameters by "
         "cross-validated grid search (`phasekit.energy.fit`).",
-        "- `seed` is the thesis's model (eqs. 4.14-4.22); `extended` adds a "
+        "- `pt` is the thesis's model (eqs. 4.14-4.22); `extended` adds a "
         "frequency-insensitive share, a contention term, an input-dependent serial share and "
         "per-input deviations (`phasekit.energy.models`). The realistic generator is our "
         "construction (memory share with bandwidth saturation and contention, NUMA, socket "
@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{m} {np.mean(realistic[m][0]):.1f} % across inputs, {np.mean(realistic[m][1]):.1f} % "
         "with the input fixed" for m in fixed_methods if realistic[m][0])
     md += [
-        "With the input fixed (the issue's second figure: on real campaigns the seed's model "
+        "With the input fixed (on real campaigns the thesis's model "
         "misses by about 18 % from 10 random configurations across inputs, about 11 % when the "
         "input is fixed): for each campaign and each input N separately, 10 configurations of "
         "that input drawn at random train the model (`fit_energy` on that input's 187 "

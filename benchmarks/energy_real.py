@@ -1,6 +1,7 @@
-"""Energy models on real PaScal campaigns (issue 18, item 1): holdout error from 10 training
-configurations, every method on the same points, on every campaign of
-``../shared/data/energy/pascal_dev`` (22 real campaigns: PARSEC, OpenMC and HPL on
+"""Energy models on real PaScal campaigns: holdout error from 10 training
+configurations, every method on the same points, on every campaign of the real
+measurements kept beside the checkout (``energy/pascal_dev``, ``--data DIR`` to point
+elsewhere; 22 real campaigns: PARSEC, OpenMC and HPL on
 2x Xeon E5-2698 v3, IPMI energy; 5-11 frequencies x 17 core counts x 5 inputs).
 
 For each campaign, each design and each seed, the training configurations are chosen once
@@ -14,7 +15,7 @@ multi-start only; ``random``, the thesis's, seeds 0-4) and every method learns f
   deviations shrunk, and the thesis's model ``pt`` (``select_model``);
 - ``pt (squares)``: the thesis's model (P times T) fitted as the thesis fits it (least squares on
   relative errors, section 4.10; its default); ``pt (robust)``: with the robust loss;
-- ``extended (squares)``: our model fitted as before this issue;
+- ``extended (squares)``: our model fitted by least squares, the earlier default;
 - ``svr``: scikit-learn's SVR, grid-searched as ``baseline_predictions`` does.
 
 Scoring: MPE (Silva 2024, eq. 4.23) over every other configuration whose reading is a valid run.
@@ -109,12 +110,14 @@ def evaluate(configs: pd.DataFrame, valid: np.ndarray, design: str, seed: int,
 
 def main(argv: list[str] | None = None) -> int:
     parser = _common.arg_parser(__doc__, quick="3 campaigns, 2 seeds, no SVR")
-    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--data", type=Path, default=DATA,
+                        help="folder of the PaScal campaigns (default: the real measurements "
+                             "kept beside the checkout)")
     args = parser.parse_args(argv)
     files = sorted(args.data.glob("completo_*.csv"))
     if not files:
-        print(f"no PaScal campaigns in {args.data} (they are read from ../shared/data, not "
-              "copied into the repository): nothing to measure", file=sys.stderr)
+        print(f"no PaScal campaigns in {args.data} (the real measurements are kept beside the "
+              "checkout, not copied into it): nothing to measure", file=sys.stderr)
         return 0
     from phasekit.energy.fit import configurations
 

@@ -1,10 +1,10 @@
-"""Variants of the default energy fit tried on the real PaScal campaigns (issue 18, item 1):
+"""Variants of the default energy fit tried on the real PaScal campaigns:
 how far the default is from what the model family can do, and what the tried changes gave.
 
 Same scoring as ``benchmarks/energy_real.py`` (its helpers): 10 training configurations,
 the D-optimal design (deterministic; seed 0) and random designs (seeds 0-4), MPE over the
-valid holdout, mean over the 22 campaigns of ``../shared/data/energy/pascal_dev`` and the
-worst campaign. Rows:
+valid holdout, mean over the 22 campaigns (the real measurements kept beside the checkout,
+``energy/pascal_dev``) and the worst campaign. Rows:
 
 - ``default``: ``fit_model``'s defaults (the extended model, robust loss);
 - ``oracle``: the default fitted on every valid configuration of the campaign and scored on
@@ -15,7 +15,7 @@ worst campaign. Rows:
 - ``under soft-L1``: the robust loss with under-predictions (readings above the fit)
   down-weighted by a soft L1 of that scale (the default's is ``UNDER_SCALE``, 0.1);
   ``UNDER_SCALE 10``: those about squared (within 0.2 % for residuals up to 1), the
-  default before issue 18's last change;
+  earlier default;
 - ``average with pt``: the geometric mean of the default's prediction and the thesis model's.
 
 Run: ``python benchmarks/energy_variants.py [--quick]`` (``--quick``: the default and the

@@ -1,4 +1,4 @@
-"""Many nodes (issue 8): ``phasekit analyze FOLDER`` on the node profiles of one run, serially,
+"""Many nodes: ``phasekit analyze FOLDER`` on the node profiles of one run, serially,
 on local worker processes and on a Dask LocalCluster, against one node's time.
 
 The run is ``phasekit.synth.generate_nodes``: 64 NEMO-like node profiles of 10 minutes at 5 ms
@@ -17,7 +17,7 @@ from the outside (interpreter start, imports, the analyses, the comparison):
   before the timed command (its start is shown apart) and cold (its workers import phasekit
   and load numba's kernels on their first task, as the local workers do).
 
-Targets (issue 8): local <= 64 x (one node's time) / 1.8, and Dask within 10 % of local. One
+Targets: local <= 64 x (one node's time) / 1.8, and Dask within 10 % of local. One
 node's time is taken as a worker runs it, on one thread: the one-file path uses every core
 for one node, and on a machine with as many cores as workers no pool of one-thread workers
 can beat 64 x that time by more than workers / (its gain from the extra cores), which the

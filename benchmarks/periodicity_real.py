@@ -1,4 +1,4 @@
-"""Periodicity on real recordings of this machine (issue 17, item 5): the default metric
+"""Periodicity on real recordings of this machine: the default metric
 without hardware counters, the busy/idle child and the demo's own workload.
 
 Each repetition records, with the project's recorder and every source that works here:

@@ -1,4 +1,4 @@
-"""Phase division (issue 6, Silva 2024 ch. 5): time of the exact dynamic program for 416
+"""Phase division (Silva 2024 ch. 5): time of the exact dynamic program for 416
 configurations x 1000-point grid x 35 phases (target <= 5 s), the thesis's genetic algorithm
 timed beside it at its full parameters, and the energies of both against the synthetic truth.
 

@@ -1,7 +1,8 @@
-"""Phase detection quality (issue 4; Tsafack Chetsa et al. §III-C, Tables I and II): sensitivity, false
+"""Phase detection quality (Tsafack Chetsa et al. §III-C, Tables I and II): sensitivity, false
 positives, mean detection time and identification rate of ``ev`` (default), ``ev-literal``
 (Algorithm 1) and an offline baseline, ruptures PELT, on bench_1, bench_2 run five times
-and the real recordings in tests/data; then a threshold sweep like the seed's Table II.
+and the real recordings in tests/data; then a threshold sweep like Tsafack Chetsa et al.'s
+Table II.
 
 Scoring (phasekit.metrics.evaluate_changes), two ways:
 
@@ -9,13 +10,13 @@ Scoring (phasekit.metrics.evaluate_changes), two ways:
   the change (``detected_at_s``), matched to a true change when it falls from 1 s before to
   ``--tolerance`` (default 2 s, two 1 s samples: the vector straddling the change, then the
   confirming one) after it; its detection time is detection - change, in seconds and in
-  samples (the seed's mean detection time, Table I);
+  samples (Tsafack Chetsa et al.'s mean detection time, Table I);
 - *located*: the start of the new phase (``start_s``; for PELT the first vector of the new
-  segment) matched from 1 s before to 1 s after the change: "every change within 1 s" of
-  the issue, the criterion an offline method is judged by.
+  segment) matched from 1 s before to 1 s after the change: "every change within 1 s",
+  the criterion an offline method is judged by.
 
-Identification (phasekit.metrics.identification_rate): share of the
-recurring workloads (idle excluded on bench_2, as in seed §IV-B; every label on the real
+Identification (phasekit.metrics.identification_rate): share of the recurring workloads
+(idle excluded on bench_2, as in Tsafack Chetsa et al. §IV-B; every label on the real
 recordings) that get the id of their first occurrence; and the pairs of different labels
 (idle included) whose segments share a dominant id (``confusions``): a rate of 100 % with
 everything under one id would otherwise look perfect.
@@ -155,12 +156,12 @@ def main(argv: list[str] | None = None) -> int:
         f"- Reported: the vector at which a change was reported, matched from 1 s before to "
         f"{args.tolerance:g} s after a true change (the straddling vector, then the "
         "confirming one, at 1 s sampling); detection time = its time stamp minus the change. "
-        "Located: the new phase's start, matched within 1 s of the change (the issue's 'every "
+        "Located: the new phase's start, matched within 1 s of the change (the target 'every "
         "change within 1 s'). Pairing: phasekit.metrics.evaluate_changes (Tsafack Chetsa et al. §III-C "
         "metrics). Identified: recurring workloads (idle excluded on bench_2; every label on "
         "real recordings) given the id of their first occurrence; confused label pairs: pairs of "
         "different labels (idle included) whose segments share a dominant id.",
-        "- Targets (issue 4): bench_1 and bench_2 100 % sensitivity, <= 4 false positives "
+        "- Targets: bench_1 and bench_2 100 % sensitivity, <= 4 false positives "
         "over five runs of bench_2, mean detection time <= 1 sample, >= 95 % identified; "
         "real recordings: every change within 1 s, <= 3 false positives.",
         "- ruptures PELT: l2 cost on the standardized log features, penalty (d + 1) "

@@ -1,8 +1,10 @@
-"""Issue 17: phase detection on real counter series, against offline Pelt, Binseg and ClaSP.
+"""Phase detection on real counter series, against offline Pelt, Binseg and ClaSP.
 
-Sequences: ``phasekit.synth.backtoback`` on the dcslab perf series (``../shared/data/phases/
-dcslab``: NPB solo runs and PARSEC/Rodinia co-runs, 200 ms rows; the metrics every file has),
-seeded 0..N-1, 4-6 applications of up to 300 rows each; truth = the junctions.
+Sequences: ``phasekit.synth.backtoback`` on the DCSLab perf series (NPB solo runs and
+PARSEC/Rodinia co-runs, 200 ms rows; the metrics every file has), seeded 0..N-1, 4-6
+applications of up to 300 rows each; truth = the junctions. The series are real measurements
+kept beside the checkout (``phases/dcslab``), never copied into it; ``--data DIR`` points
+elsewhere.
 
 Scores (phasekit.metrics.segmentation, as TSSB/claspy compute them): F1 with a margin of 5
 samples (1 s) and Covering, means over the sequences; true and false positives summed; the
@@ -15,7 +17,7 @@ Rows:
   reported, never revised;
 - ``phasekit phases() default``: the library's result (the same changes; consecutive phases
   identified as one merged);
-- ``ev-literal``: the seed's Algorithm 1 on the seed's sensors;
+- ``ev-literal``: Tsafack Chetsa et al.'s Algorithm 1 on their sensors;
 - ruptures Pelt and Binseg: l2 cost on the z-scored metrics, penalty d log n, offline;
 - ClaSP (claspy ``BinaryClaSPSegmentation``, defaults, on the z-scored metrics), offline, in
   its own virtual environment (see segmentation_tssb.py), when one exists.
@@ -128,7 +130,9 @@ def summarize(name: str, sequences, changes, *, online_row: bool) -> list[object
 def main(argv: list[str] | None = None) -> int:
     parser = _common.arg_parser(__doc__, quick="3 sequences, no ClaSP (smoke test)")
     parser.add_argument("--sequences", type=int, default=20)
-    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--data", type=Path, default=DATA,
+                        help="folder of the DCSLab series (default: the real measurements "
+                             "kept beside the checkout)")
     args = parser.parse_args(argv)
     if not args.data.is_dir():
         print(f"no dcslab data at {args.data}: nothing to measure", file=sys.stderr)
@@ -143,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
                   [online(s.profile) for s in sequences], online_row=True),
         summarize("phasekit phases() default (same changes, merged ids)", sequences,
                   [result_changes(s.profile) for s in sequences], online_row=True),
-        summarize("ev-literal (seed Algorithm 1, seed sensors)", sequences,
+        summarize("ev-literal (Tsafack Chetsa et al. Algorithm 1 and sensors)", sequences,
                   [result_changes(s.profile, method="ev-literal") for s in sequences],
                   online_row=True),
         summarize("ruptures Pelt (l2, z-scored, pen d log n)", sequences,
@@ -171,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         "claspy compute them: F1 with a 5-sample (1 s) margin and Covering, means over the "
         "sequences. Delay: from the true change to the vector at which the change was "
         f"reported, over the true positives. {clasp_note}.",
-        "- Target (issue 17): the default method, online, has F1 and Covering >= Pelt's, "
+        "- Target: the default method, online, has F1 and Covering >= Pelt's, "
         "mean delay <= 2 samples.", "",
         _common.markdown_table(header, rows, "lrrrrr"),
     ])

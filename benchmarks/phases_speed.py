@@ -1,11 +1,11 @@
-"""Phase detection speed (issue 4): offline vectors per second with 8 sensors, and the median
+"""Phase detection speed: offline vectors per second with 8 sensors, and the median
 time of one streaming ``update``, for both methods (ev, ev-literal).
 
 Offline: :func:`phasekit.phases.detect` on 1 million random step-like vectors of 8 sensors,
 after a warm-up call (numba's compiled step functions load from its cache or compile);
 best of 3. Streaming: ``make_detector(...).update(vector)`` timed one call at a time over
 20 000 vectors of the same kind (after 1 000 warm-up updates); median and 99th percentile.
-Targets of the issue: offline >= 1 million vectors/s, streaming update <= 10 us median.
+Targets: offline >= 1 million vectors/s, streaming update <= 10 us median.
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
-"""Counter-based power models (issues 7 and 18, Salinas Hilburg 2020 section 4.2): GE fit time on 5 000
+"""Counter-based power models (Salinas Hilburg 2020 section 4.2): GE fit time on 5 000
 samples against the 60 s target, and test RMSE of linear, PLS, grammatical evolution and
 scikit-learn's GradientBoosting against the training mean and the noise floor, on time-ordered
 and random splits, like the thesis's Table 4.6.
 
-Data: (1) real RAPL power: Kepler's model DB table (../shared/data/power/kepler, Apache-2.0:
+Data: (1) real RAPL power: Kepler's model DB table (kept beside the checkout, Apache-2.0:
 package and DRAM power of a node with the kubelet's CPU and memory usage, 1 645 samples every
 3 s; not hardware counters), with the default features of `screen_features` (power readings,
 constant and time columns left out); the quick mode reads the 200-row slice in tests/data when
-the shared folder is absent. (2) phasekit.synth.counters: 5 000 samples of the 14 counters of
+the whole table is absent. (2) phasekit.synth.counters: 5 000 samples of the 14 counters of
 Table 4.3 with a measured power equal to a known model plus Gaussian noise (2 W): our
 non-linear expression inside the reach of the thesis's Grammar 1 (``12 + 30 C2/C1 + 25
 C3/C4``), the thesis's published GE models (4.20, CPU and memory, Table 4.4 coefficients) and
@@ -338,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         "± 10 %. GradientBoosting: scikit-learn's `GradientBoostingRegressor` defaults, same "
         "features and rows.",
         "",
-        "GE fit time on every sample, default settings (target of issue 7: <= 60 s):", "",
+        "GE fit time on every sample, default settings (target: <= 60 s):", "",
         _common.markdown_table(["seed", "samples", "generations (3 runs)", "GE fit",
                                 "<= 60 s", "train RMSE / noise floor", "expressions fitted"],
                                time_rows),

@@ -1,4 +1,4 @@
-"""Reading node profiles from a local Prometheus server (issue 22), beside their analysis.
+"""Reading node profiles from a local Prometheus server, beside their analysis.
 
 64 nodes x 1 hour at 5 s (two metrics each: a periodic IPC-like series with a 2-minute
 iteration and a memory-bandwidth-like one), written into a temporary TSDB with ``promtool

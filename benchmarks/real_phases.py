@@ -1,5 +1,5 @@
 """Record real programs run back to back, with the true change points: the real-data fixture
-for phase detection (issue 4: "judge it on real data, not only on generated data").
+for phase detection, so that it is judged on real data, not only on generated data.
 
 A driver runs real programs one after the other, each for a fixed time (``timeout``),
 under ``phasekit record`` (node scope, every source that works here, 1 s sampling as in

@@ -1,4 +1,4 @@
-"""Recorder overhead (issue 3): recorder CPU time per second, slowdown of a fixed CPU-bound
+"""Recorder overhead: recorder CPU time per second, slowdown of a fixed CPU-bound
 child, and interval jitter, at 5, 10 and 100 ms.
 
 The child is a small C program (compiled here with gcc) that runs a fixed dependent
@@ -37,7 +37,7 @@ PER_SOURCE_NOTE = (
     "the kernel's tick-based accounting, which over-charges a task that wakes in step with the "
     "timer: read it as an upper bound; the child's slowdown is the measure.")
 INTERVALS = (0.005, 0.010, 0.100)
-TARGETS = {0.005: 0.03, 0.100: 0.01}  # slowdown targets of the issue
+TARGETS = {0.005: 0.03, 0.100: 0.01}  # the largest slowdown accepted per sampling interval
 CHILD_SOURCE = r"""
 #include <pthread.h>
 #include <stdio.h>

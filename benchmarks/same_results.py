@@ -107,7 +107,8 @@ def checkout(base: str, into: Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = _common.arg_parser(__doc__, quick="one command per verb")
     parser.add_argument("--base", required=True, help="the earlier revision (a git commit)")
-    parser.add_argument("--data", type=Path, default=SHARED)
+    parser.add_argument("--data", type=Path, default=SHARED,
+                        help="the real measurements (default: those kept beside the checkout)")
     args = parser.parse_args(argv)
     bench = _common.Run()
     here = _common.HERE.parent

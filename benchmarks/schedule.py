@@ -1,4 +1,4 @@
-"""Batch scheduling (issue 7 section 3, Salinas Hilburg 2020 ch. 5): the thesis's Table 5.1 on our
+"""Batch scheduling (Salinas Hilburg 2020 ch. 5): the thesis's Table 5.1 on our
 synthetic scenarios, where the savings come from, the annealing's time on 900 tasks (target
 <= 30 s) and the MILP on 66 tasks within a 60 s limit with its gap.
 
@@ -16,7 +16,7 @@ times on one core (run it with taskset -c 1); the machine may be shared, see the
 averages. ``--scenario small|large`` runs one scenario, for checking: it prints and does not
 write RESULTS.md unless ``--results`` is given.
 
-Held-out batches (issue 18): :func:`realistic_batch`, a mix no default was tuned on (the
+Held-out batches: :func:`realistic_batch`, a mix no default was tuned on (the
 annealing's T0, swaps and restarts were chosen on the thesis-like batches of seeds 0-4):
 Table 4.5's ten applications, 1-12 threads, run times 1 min-1 h, seeds from 1000. Round
 robin, the heuristic, the annealing and (on 30 tasks) the MILP run in one comparison; the

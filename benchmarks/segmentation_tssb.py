@@ -1,6 +1,7 @@
-"""Shape segmentation of one series (issue 17, item 3): phasekit against ClaSP on the TSSB.
+"""Shape segmentation of one series: phasekit against ClaSP on the TSSB.
 
-On every series of ``../shared/data/segmentation/tssb_dev`` (25 series of the Time Series
+On every series of the real measurements kept beside the checkout
+(``segmentation/tssb_dev``, ``--data DIR`` to point elsewhere; 25 series of the Time Series
 Segmentation Benchmark, Ermshaus et al.; ``desc.txt``: name, window hint, change points), the
 change points found by phasekit and by claspy's ``BinaryClaSPSegmentation`` with its default
 parameters, scored by F1 (margin 1 % of the series length, as the TSSB evaluation) and
@@ -221,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"numba cache ({_common.seconds(cold_pk)} compiling into an empty cache)"
                 + (f", ClaSP {_common.seconds(claspy['first_call_seconds'])}"
                    if claspy is not None else ""))
-    targets = (f"- Targets (issue 17): mean F1 >= 0.75: {'meets' if pk_mean[0] >= 0.75 else '**misses**'}"
+    targets = (f"- Targets: mean F1 >= 0.75: {'meets' if pk_mean[0] >= 0.75 else '**misses**'}"
                f"; mean Covering >= 0.80: {'meets' if pk_mean[1] >= 0.80 else '**misses**'}")
     if cl_scores:
         targets += (f"; F1 and Covering >= ClaSP's: "
@@ -230,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     md = "\n".join([
         "## Shape segmentation on TSSB (`benchmarks/segmentation_tssb.py`)", "",
         *_common.machine_lines(bench),
-        f"- Data: {len(series)} TSSB series from `{folder}` (BSD-3); F1 with a margin of 1 % "
+        f"- Data: {len(series)} TSSB series (`{folder.name}`, BSD-3); F1 with a margin of 1 % "
         "of the series length and Covering (`phasekit.metrics.segmentation`); the window "
         "hint of desc.txt is used by neither method.",
         f"- phasekit: {route}. Baseline: {claspy_note}, `BinaryClaSPSegmentation()` with "

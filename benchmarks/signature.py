@@ -1,4 +1,4 @@
-"""Application signatures (issue 7, Salinas Hilburg 2020 ch. 4): the bundled kernels' time and energy
+"""Application signatures (Salinas Hilburg 2020 ch. 4): the bundled kernels' time and energy
 estimated from partial runs of their independent paths, against full runs measured with the
 same sources on this machine.
 
@@ -22,7 +22,7 @@ Two more measurements say how far this machine's timings can be trusted and chec
 without them: the run-to-run spread of each kernel's CPU time over ``NOISE_RUNS`` runs of the
 unmodified program, and the estimates in ``--mode simulated`` (callgrind's cache and branch
 simulation of a reference machine, deterministic) at the kernels' simulated sizes, p = 5 and
-10 %, with sm = 1 ms: the issue's 15 % check, free of the machine's noise.
+10 %, with sm = 1 ms: the 15 % bound the tests check, free of the machine's noise.
 """
 
 from __future__ import annotations
@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         "for the estimate and the full run under callgrind.", "",
         _common.markdown_table(SIM_HEADER, sim_rows),
         "",
-        f"- Largest energy error of the simulated estimates: {sim_worst:.2f} % (issue 7: "
+        f"- Largest energy error of the simulated estimates: {sim_worst:.2f} % (target: "
         "within 15 %).",
     ])
     _common.publish(SECTION, md, args.results, quick=args.quick)

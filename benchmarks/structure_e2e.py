@@ -1,4 +1,4 @@
-"""Loop structure end to end (issue 5): reading a generated Paraver trace plus the whole
+"""Loop structure end to end: reading a generated Paraver trace plus the whole
 structure analysis, in events per second and peak memory.
 
 The trace is a phasekit.synth.traces program written by ``write_paraver`` (streamed in chunks
@@ -6,12 +6,12 @@ of calls): 16 ranks, an outer time-step loop around a halo exchange loop of 5 (I
 Waitall), an Allreduce and a solver loop of 3 (two Allreduce), call paths two levels deep,
 instructions and cycles at every call - the shape of an Extrae trace of a stencil code. The
 outer loop's iteration count sets the size: 10 million event records (entry and exit of 5
-million MPI calls), the issue's size.
+million MPI calls), the size the target is set for.
 
 The measured run is a fresh process (its peak RSS, VmHWM, is the pipeline's alone):
 a warm-up on a tiny trace (modules loaded), then ``read_trace`` and
 ``structure`` timed together. The structure found must be the program's (checked against
-``Program.outline()``), or the run fails. Target (issue 5): >= 1 million events/s end to end,
+``Program.outline()``), or the run fails. Target: >= 1 million events/s end to end,
 <= 2 GB.
 
 Run: ``python benchmarks/structure_e2e.py [--quick]`` (``--quick``: 100 000 events; writes

@@ -1,4 +1,4 @@
-"""Seed 000 Fig. 5 (section IV-C): how relevant is a sub-profile's pattern to the whole profile?
+"""Phase-TA's Fig. 5 (section IV-C): how relevant is a sub-profile's pattern to the whole profile?
 
 For each synthetic kind a long profile (60 minutes; longer when the initialization would not
 leave room for a 45-minute sub-profile, see below) is analyzed as the reference. Then for
@@ -6,18 +6,18 @@ every duration of 1, 3, 5, 10, 15, 30 and 45 minutes, 11 sub-profiles at random 
 (seeded) are analyzed with ``analyze(profile, window_s=(start, end))``. Sub-profiles are
 drawn uniformly inside the main periodic region (from the first to the end of the last true
 instance of the label with the largest true coverage, from the ``Truth``), so that none
-overlaps the initialization (seed IV-C) nor the finalization; OpenFOAM-like checkpoints lie
+overlaps the initialization (Phase-TA IV-C) nor the finalization; OpenFOAM-like checkpoints lie
 inside that region and stay in (a short sub-profile may fall entirely in one and find
 nothing).
 
 For each sub-profile, its highest-coverage pattern s is scored by
 ``relevance(s, reference, profile, pattern=r)``, r being the reference's highest-coverage
 pattern: the sub-profile WGSS, wgss(s, I), against the reference WGSS, wgss(r, I), I being
-the instances the reference pattern was inferred from (seed IV-C). We report per duration the
+the instances the reference pattern was inferred from (Phase-TA IV-C). We report per duration the
 mean +- standard deviation of the ratio sub/reference and the mean number of instances of
-the sub-profile pattern, and draw ``benchmarks/fig5.png`` like the seed's Fig. 5.
+the sub-profile pattern, and draw ``benchmarks/fig5.png`` like Phase-TA's Fig. 5.
 
-A sub-profile pattern counts as "the same periodicity" as the reference (the seed checked
+A sub-profile pattern counts as "the same periodicity" as the reference (Phase-TA checked
 this) when its length is within 10 % of the reference pattern's; others are reported apart
 and left out of the means.
 
@@ -221,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['region'][0] / 60:.1f}-{r['region'][1] / 60:.1f} min"]
                  for r in runs]
 
-    # the seed's two summary figures
+    # Phase-TA's two summary figures
     shortest = [per_duration(r, durations[0])["mean"] for r in runs]
     near_100 = []
     for r in runs:
@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         f"Shortest sub-profiles ({durations[0]} min): sub-profile WGSS on average "
         f"{100 * (statistics.fmean(shortest) - 1):+.1f} % against the reference over the "
-        f"kinds ({each}); the seed: +37.0 % (up to +67.3 % for OpenFOAM).",
+        f"kinds ({each}); Phase-TA: +37.0 % (up to +67.3 % for OpenFOAM).",
     ]
     if near_100:
         lines.append(
@@ -243,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
             + ", ".join(f"{k} {d} min ({n:.0f} instances, {100 * (m - 1):+.1f} %)"
                         for k, d, n, m in near_100)
             + f"; on average {100 * (statistics.fmean(m for *_, m in near_100) - 1):+.1f} % "
-            "(the seed: +12.1 %, up to +24.4 % for NEMO).")
+            "(Phase-TA: +12.1 %, up to +24.4 % for NEMO).")
     print(_common.text_table(ref_header, ref_table))
     print()
     print(_common.text_table(header, table))
@@ -256,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nwrote {figure_path}")
     elapsed = bench.elapsed()
     md = "\n".join([
-        "## Sub-profiles, seed Fig. 5 (`benchmarks/subprofiles.py`)",
+        "## Sub-profiles, Phase-TA's Fig. 5 (`benchmarks/subprofiles.py`)",
         "",
         *_common.machine_lines(bench),
         f"- Whole script: {elapsed / 60:.1f} min. For each kind, `generate(kind, minutes=M, "

@@ -1,4 +1,4 @@
-"""Seed 000 Table III: analysis time and peak memory of phasekit, with DTW baselines beside it.
+"""Phase-TA's Table III: analysis time and peak memory of phasekit, with DTW baselines beside it.
 
 For NEMO-, HPCG- and OpenFOAM-like synthetic profiles (``phasekit.synth``, seed 0) of 1, 3, 5,
 10, 15, 30 and 45 minutes at 5 ms, each size runs in a fresh subprocess that
@@ -65,7 +65,7 @@ SEED_TABLE = {
     "nemo": (0.45, 1.16, 2.67, 8.73, 18.38, 71.13, 162.76),
     "openfoam": (0.84, 1.40, 2.62, 6.95, 13.36, 46.98, 73.69),
 }
-TARGETS = {10: 2.0, 45: 10.0}  # issue 2: seconds on this 2-core machine
+TARGETS = {10: 2.0, 45: 10.0}  # seconds on this 2-core machine
 PEAK_TARGET_MB = 2048.0
 
 
@@ -279,7 +279,7 @@ def report(rows: list[dict], base_mb: float, bench: _common.Run,
             _common.seconds(median_wall(get[kind, m])) if (kind, m) in get else ""
             for m in minutes])
         if kind in SEED_TABLE:
-            table.append([f"{kind} (seed, 32 cores)"] + [
+            table.append([f"{kind} (Phase-TA, 32 cores)"] + [
                 f"{SEED_TABLE[kind][MINUTES.index(m)]:.2f} s" if m in MINUTES else ""
                 for m in minutes])
     detail_head = ["profile", "min", "samples", "patterns", "instances (mean length)",
@@ -357,11 +357,11 @@ def report(rows: list[dict], base_mb: float, bench: _common.Run,
         "(`ru_maxrss`: interpreter, imports, synthetic profile, warm-up and timed runs), read "
         "before any baseline is imported.",
         "",
-        "### Table III (seconds; the seed's figures are for a 32-core Xeon)",
+        "### Table III (seconds; Phase-TA's figures are for a 32-core Xeon)",
         "",
         _common.markdown_table(head, table),
         "",
-        "Targets (issue 2, this machine): " + "; ".join(checks) + f". Peak RSS at most "
+        "Targets (this machine): " + "; ".join(checks) + f". Peak RSS at most "
         f"{peak:.0f} MB ({'meets' if peak <= PEAK_TARGET_MB else '**misses**'} <= 2 GB).",
         "",
         "### Per size",

@@ -1,4 +1,4 @@
-"""Paraver reader throughput (issue 5): lines, event records and MPI calls read per second,
+"""Paraver reader throughput: lines, event records and MPI calls read per second,
 and the reader's peak resident memory, on a generated Extrae-like .prv.
 
 The trace is written by a small streaming generator in this script (rows of integers
@@ -8,14 +8,14 @@ MPI_Allreduce) with 3 caller levels and 2 line levels on every entry, PAPI_TOT_I
 PAPI_TOT_CYC on every entry and exit, a state record per call and per burst, and a
 communication record per MPI_Isend, in global time order - the shape of an Extrae trace
 (about 4.25 lines and 2 event records per call). Sizes: 10 million event records (5 million
-calls, ~1.3 GB), the issue's trace size; and a gzip-compressed (level 1) copy of a 2-million-event
-trace for .prv.gz.
+calls, ~1.3 GB), the trace size of the end-to-end target; and a gzip-compressed (level 1)
+copy of a 2-million-event trace for .prv.gz.
 
 Each read runs in a fresh process (so the peak RSS is the reader's alone, from
 ``getrusage``), after a warm-up read of a tiny trace in that process (the C parser and the
 modules loaded); each file is read ``--repeat`` times (3)
 and the median reported, since one read on a shared VM can be off by a factor of two. The
-issue's target, reading plus analysis at >= 1 million events/s, needs the reader well above
+end-to-end target, reading plus analysis at >= 1 million events/s, needs the reader well above
 that.
 
 Run: ``python benchmarks/trace_read.py [--quick] [--repeat N]`` (``--quick``: 100 000 events,

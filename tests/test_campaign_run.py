@@ -182,7 +182,8 @@ def test_this_machine_runs_fits_and_chooses_end_to_end(tmp_path: Path,
                                                        capsys: pytest.CaptureFixture[str]
                                                        ) -> None:
     """A campaign end to end: threads and inputs on this VM (frequency refused above), energy
-    estimated from CPU time, the seed's model fitted, configurations chosen."""
+    estimated from CPU time, the thesis's model fitted (``--model seed``, its former name),
+    configurations chosen."""
     script = tmp_path / "worker.py"
     script.write_text(WORKER)
     out = tmp_path / "vm.json"

@@ -188,7 +188,7 @@ def test_cli_choose_bad_input(campaign_file: Path, tmp_path: Path) -> None:
 # --- regret ------------------------------------------------------------------------------------
 def _measured_table(scale: dict[tuple[float, int], float], inputs: tuple[int, ...] = (1, 2)
                     ) -> pd.DataFrame:
-    """Energies of the seed model times a factor per (f, p) (1 where not given)."""
+    """Energies of the thesis's model times a factor per (f, p) (1 where not given)."""
     return pd.DataFrame([{"frequency_ghz": f, "cores": p, "input": float(n),
                           "energy_j": scale.get((f, p), 1.0)
                           * float(pt_energy(f, p, n, **SEED_PARAMS)), "time_s": 1.0}

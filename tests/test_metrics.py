@@ -71,7 +71,7 @@ def test_coverage_against_naive() -> None:
 
 
 def test_periodic_regions_by_hand() -> None:
-    # the seed's example [AAB AAB] BD [CBA CBA CBA] AABDC [AAB AAB] (Phase-TA §II-A)
+    # Phase-TA's example [AAB AAB] BD [CBA CBA CBA] AABDC [AAB AAB] (§II-A)
     starts = [0, 3, 8, 11, 14, 22, 25]
     lengths = [3, 3, 3, 3, 3, 3, 3]
     labels = [0, 0, 1, 1, 1, 0, 0]

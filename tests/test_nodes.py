@@ -67,7 +67,7 @@ def test_pattern_distance_is_the_mean_distance_per_associated_point() -> None:
     assert pattern_distance(ref, noisy) == pytest.approx(expected)
     # a pattern cut at another phase is the same periodicity
     assert pattern_distance(ref, np.roll(ref, 37)) == pytest.approx(0.0, abs=1e-12)
-    # a different shape is further than the seed's 1 %
+    # a different shape is further than Phase-TA's 1 %
     assert pattern_distance(ref, cycle(120, bump=0.4)) > 2 * THRESHOLD
     with pytest.raises(UsageError, match="metrics"):
         pattern_distance(np.ones((5, 2)), np.ones((5, 1)))
@@ -233,7 +233,7 @@ def test_outliers_against_planted_truth() -> None:
     planted = found + missed
     assert found / planted >= 0.9 and found / (found + false) >= 0.9
     assert right_reason / found >= 0.9
-    # the patterns of normal nodes: within about the seed's 1 %
+    # the patterns of normal nodes: within about Phase-TA's 1 %
     assert np.median(normal_distances) < 1.5 * THRESHOLD
 
 

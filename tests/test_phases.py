@@ -189,7 +189,7 @@ def test_the_load_tells_an_idle_node_from_a_busy_step_with_its_instruction_mix()
     # returns to the idle phase and is merged into it; the workload starts late, at its loop
     assert [p.start_s for p in per_cycle.phases] == [0.0, 46.0]
     assert per_cycle.params["merged_changes"] == 1
-    assert LOAD_SENSOR not in phases(profile, method="ev-literal").sensors  # the seed's EVs
+    assert LOAD_SENSOR not in phases(profile, method="ev-literal").sensors  # Algorithm 1's EVs
 
 
 def test_constant_single_and_gappy_inputs_are_one_phase() -> None:
@@ -421,8 +421,8 @@ def test_all_nan_or_constant_profile_is_an_input_error(values: np.ndarray) -> No
 
 
 def test_ev_literal_identifies_with_its_own_threshold() -> None:
-    # three distinct steps: the seed's limit (15 % of the largest consecutive distance)
-    # tells them apart
+    # three distinct steps: Tsafack Chetsa et al.'s limit (15 % of the largest consecutive
+    # distance) tells them apart
     levels = [[2.0, 0.01, 0.1], [0.5, 0.05, 0.3], [1.0, 0.2, 0.02]]
     X = np.vstack([np.tile(level, (20, 1)) for level in levels]) * 1e9
     profile = Profile(values=np.hstack([np.full((60, 1), 1e9), X]), period=1.0,

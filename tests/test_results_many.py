@@ -86,7 +86,7 @@ def test_multinode_summary_against_the_truth(run_folder: tuple[Path, dict[str, f
     assert len(reference) == 1 and reference["distance"].iloc[0] == 0.0
     assert reference["node"].iloc[0] == result.agreement.reference != outlier
     assert nodes.set_index("node")["distance"][outlier] > result.agreement.threshold
-    # the verdict: the outlier's pattern is further than the seed's 1 %
+    # the verdict: the outlier's pattern is further than Phase-TA's 1 %
     assert table.attrs["agreement"]["agree"] is False
     assert outlier in table.attrs["agreement"]["disagreeing"]
     assert table.attrs["verdict"].startswith("agreement: no") and outlier in table.attrs["verdict"]
