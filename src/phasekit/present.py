@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 __all__ = ["ZERO_RTOL", "Presentation", "View", "frame_view", "listed", "number", "percent",
@@ -52,13 +52,16 @@ def percent(fraction: float | None, digits: int = 2) -> str:
 @dataclass(frozen=True)
 class View:
     """One table of a result as a person reads it: a title, the column headers, the rows
-    as text, which columns hold numbers (aligned right) and which may wrap."""
+    as text, which columns hold numbers (aligned right) and which may wrap. A ``detail``
+    view (the papers' own notation and working figures) is shown on request: the command
+    line's ``--detail``, ``Presentation.shown(detail=True)``."""
 
     title: str
     headers: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
     numeric: tuple[bool, ...] = ()
     wrap: tuple[bool, ...] = ()
+    detail: bool = False
 
     def is_numeric(self, column: int) -> bool:
         return self.numeric[column] if column < len(self.numeric) else False
@@ -133,6 +136,13 @@ class Presentation:
     views: tuple[View, ...] = ()
     notes: tuple[str, ...] = field(default=())
 
+    def shown(self, detail: bool = False) -> Presentation:
+        """The presentation as it is read by default (without the ``detail`` views), or
+        whole with ``detail``."""
+        if detail:
+            return self
+        return replace(self, views=tuple(v for v in self.views if not v.detail))
+
     def to_text(self) -> str:
         """Plain text: the headline, each table, the notes (for logs and ``print``)."""
         parts = [self.headline, *(v.to_text() for v in self.views), *self.notes]
@@ -142,8 +152,14 @@ class Presentation:
         return self.to_text()
 
     def _repr_html_(self) -> str:
-        """How a notebook shows it: the headline, the tables, the notes in italics."""
-        parts = [f"<p>{html.escape(self.headline)}</p>",
-                 *(v._repr_html_() for v in self.views),
+        """How a notebook shows it: the headline, the tables (a ``detail`` one collapsed),
+        the notes in italics."""
+        def drawn(v: View) -> str:
+            if not v.detail:
+                return v._repr_html_()
+            return (f"<details><summary>In detail: {html.escape(v.title)}</summary>"
+                    f"{v._repr_html_()}</details>")
+
+        parts = [f"<p>{html.escape(self.headline)}</p>", *(drawn(v) for v in self.views),
                  *(f"<p><i>{html.escape(n)}</i></p>" for n in self.notes)]
         return "\n".join(parts)

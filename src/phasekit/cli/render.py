@@ -25,8 +25,11 @@ def print_view(console: Console, shown: View) -> None:
     console.print(table)
 
 
-def show(shown: Presentation, written: Sequence[tuple[str, Path]] = ()) -> None:
-    """Print ``shown`` on stdout, then one ``wrote WHAT: PATH`` line per file written."""
+def show(shown: Presentation, written: Sequence[tuple[str, Path]] = (), *,
+         detail: bool = False) -> None:
+    """Print ``shown`` on stdout (its ``detail`` views with ``detail``), then one ``wrote
+    WHAT: PATH`` line per file written."""
+    shown = shown.shown(detail)
     console = out_console()
     console.print(shown.headline, soft_wrap=True)
     for v in shown.views:

@@ -97,12 +97,16 @@ def presented(shown: Any, *, limit: int = MAX_ROWS,
               class_of: Callable[[Any], str | None] | None = None) -> Safe:
     """A result's own :class:`~phasekit.present.Presentation`: the headline, its tables,
     its notes (the same words as the command line); ``class_of(view)`` styles a view's
-    table (``"code"``: monospace, spaces kept)."""
+    table (``"code"``: monospace, spaces kept). A ``detail`` view (the papers' notation) is
+    a collapsed block, open on a click."""
+    def drawn(v: Any) -> Safe:
+        html = table(v.headers, v.rows, numeric=[v.is_numeric(c) for c in range(len(v.headers))],
+                     caption=v.title, limit=limit,
+                     class_=class_of(v) if class_of is not None else None)
+        return details(f"In detail: {v.title}", html) if getattr(v, "detail", False) else html
+
     parts = [tag("p", shown.headline, class_="headline")]
-    parts += [table(v.headers, v.rows, numeric=[v.is_numeric(c) for c in range(len(v.headers))],
-                    caption=v.title, limit=limit,
-                    class_=class_of(v) if class_of is not None else None)
-              for v in shown.views]
+    parts += [drawn(v) for v in shown.views]
     parts += [note(line) for line in shown.notes]
     return join(parts)
 
