@@ -208,6 +208,8 @@ def test_every_supported_kind_renders_with_its_figures(report_html: str,
     assert "Pareto" in found["energy_choice"] and "Phase ids" in found["phases"]
     multinode = found["multinode_analysis"]
     nodes_table, outliers_table = multinode.split("<caption>Outliers (nodes that stand out")
+    nodes_table, notation = nodes_table.split("<details>", 1)  # Table II folded away
+    assert "#rp(#i)[#pa]" in notation and "#rp" not in nodes_table
     assert nodes_table.count('<tr class="outlier">') == 2  # node-05 and the HTML-named node
     assert nodes_table.count("<td>coverage, period</td>") == 1  # node-05's reasons in its row
     assert outliers_table.count('<tr class="outlier">') == 2

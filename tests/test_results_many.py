@@ -95,7 +95,8 @@ def test_multinode_summary_against_the_truth(run_folder: tuple[Path, dict[str, f
     shown = result.present()
     reasons = ", ".join(result.outliers[0].reasons)
     assert f"; 1 outlier: {outlier} ({reasons}); 1 of 6 inputs failed" in shown.headline
-    nodes_view, agreement_view, outliers_view = shown.views
+    nodes_view, notation_view, agreement_view, outliers_view = shown.views
+    assert notation_view.detail and notation_view.headers[2] == "#rp(#i)[#pa]"
     assert [row[0] for row in nodes_view.rows] == sorted(periods)
     assert [row[-1] for row in nodes_view.rows if row[-1]] == [reasons]
     assert agreement_view.title.startswith(f"Agreement with the reference node "

@@ -63,29 +63,32 @@ def headline(result: Any) -> str:
     return line
 
 
-def _nodes_view(result: Any) -> View:
+def _nodes_views(result: Any) -> tuple[View, View]:
+    """The nodes in plain words, and the same in Phase-TA's Table II notation (detail)."""
     agreement = result.agreement
     flagged = {o.node: o for o in result.outliers}
     # the file column only when the node names do not say which file is which
     files = any(file_stem(n.file) != n.node for n in result.nodes)
-    rows = []
+    plain, notation = [], []
     for node in result.nodes:
         distances = [p.distance for p in node.patterns if p.distance is not None]
         distance = ("reference" if node.node == agreement.reference else
                     percent(max(distances)) if distances else "-")
-        rows.append((node.node, f"{node.duration_s:.3f}",
-                     f"{len(node.patterns)}({node.n_instances})[{node.mean_consecutive:.1f}]",
-                     percent(node.coverage),
-                     f"{node.patterns[0].period_s:.4g}" if node.patterns else "-", distance,
-                     ", ".join(flagged[node.node].reasons) if node.node in flagged else "",
-                     *([node.file] if files else [])))
-    headers = ("node", "T_exe (s)", "#rp(#i)[#pa]", "%period", "period (s)", "distance",
-               "outlier", *(["file"] if files else []))
-    return View("Nodes (Phase-TA, Table II per node)", headers, tuple(rows),
-                numeric=(False, *[True] * 5, False, False),
-                wrap=(False,) * 6 + (True, True))
-
-
+        reasons = ", ".join(flagged[node.node].reasons) if node.node in flagged else ""
+        plain.append((node.node, f"{node.duration_s:.3f}",
+                      f"{node.patterns[0].period_s:.4g}" if node.patterns else "-",
+                      str(node.n_instances), str(len(node.patterns)), percent(node.coverage),
+                      distance, reasons, *([node.file] if files else [])))
+        notation.append((node.node, f"{node.duration_s:.3f}",
+                         f"{len(node.patterns)}({node.n_instances})[{node.mean_consecutive:.1f}]",
+                         percent(node.coverage)))
+    headers = ("node", "run (s)", "period (s)", "repeats", "patterns", "periodic",
+               "distance to reference", "outlier", *(["file"] if files else []))
+    return (View("Nodes", headers, tuple(plain), numeric=(False, *[True] * 6, False, False),
+                 wrap=(False,) * 7 + (True, True)),
+            View("Nodes in Phase-TA's notation (Table II per node: T_exe, #rp(#i)[#pa], "
+                 "%period)", ("node", "T_exe (s)", "#rp(#i)[#pa]", "%period"),
+                 tuple(notation), numeric=(False, True, True, True), detail=True))
 
 
 def presentation(result: Any, name: str | None = None) -> Presentation:
@@ -93,7 +96,7 @@ def presentation(result: Any, name: str | None = None) -> Presentation:
     itself): the headline, the nodes, the agreement per reference pattern, the outliers, then
     every disagreeing node when the headline names only the first."""
     a = result.agreement
-    views = [_nodes_view(result)]
+    views = list(_nodes_views(result))
     if a.patterns:
         views.append(View(
             f"Agreement with the reference node {a.reference} (Phase-TA, IV-B: mean DTW "

@@ -94,15 +94,18 @@ def generic(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
 
 # --- periodicity (Phase-TA) ------------------------------------------------------------------
 def presented(shown: Any, *, limit: int = MAX_ROWS,
-              class_of: Callable[[Any], str | None] | None = None) -> Safe:
+              class_of: Callable[[Any], str | None] | None = None,
+              row_class: Callable[[Any, Any], str | None] | None = None) -> Safe:
     """A result's own :class:`~phasekit.present.Presentation`: the headline, its tables,
     its notes (the same words as the command line); ``class_of(view)`` styles a view's
-    table (``"code"``: monospace, spaces kept). A ``detail`` view (the papers' notation) is
-    a collapsed block, open on a click."""
+    table (``"code"``: monospace, spaces kept) and ``row_class(view, row)`` a row's. A
+    ``detail`` view (the papers' notation) is a collapsed block, open on a click."""
     def drawn(v: Any) -> Safe:
         html = table(v.headers, v.rows, numeric=[v.is_numeric(c) for c in range(len(v.headers))],
                      caption=v.title, limit=limit,
-                     class_=class_of(v) if class_of is not None else None)
+                     class_=class_of(v) if class_of is not None else None,
+                     row_classes=None if row_class is None
+                     else [row_class(v, row) for row in v.rows])
         return details(f"In detail: {v.title}", html) if getattr(v, "detail", False) else html
 
     parts = [tag("p", shown.headline, class_="headline")]
@@ -159,15 +162,12 @@ def multinode(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     from phasekit.periodicity.nodes import MultiNodeResult
 
     result = MultiNodeResult.from_dict(dict(data))
-    shown = result.present()
     flagged = {o.node for o in result.outliers}
-    parts = [tag("p", shown.headline, class_="headline")]
-    for v in shown.views:  # as presented() draws them; a row of a node that stands out marked
-        marked = (["outlier" if row[0] in flagged else None for row in v.rows]
-                  if v.headers[0] == "node" else None)
-        parts.append(table(v.headers, v.rows, row_classes=marked, caption=v.title, limit=500,
-                           numeric=[v.is_numeric(c) for c in range(len(v.headers))]))
-    parts += [note(line) for line in shown.notes]
+
+    def outlier(v: Any, row: Any) -> str | None:  # a row of a node that stands out
+        return "outlier" if v.headers[0] == "node" and row[0] in flagged else None
+
+    parts = [presented(result.present(), limit=500, row_class=outlier)]
     if result.errors:
         parts.append(note(f"{len(result.errors)} file(s) could not be analyzed:", "warn"))
         parts.append(table(["file", "error"], ([e.file, e.message] for e in result.errors),
