@@ -51,6 +51,21 @@ child's 1.0 s period in 5 of 5 (99 % coverage) in node and in process scope, and
 iterations; 40 fill 92 % of it). The scores of all candidates
 go into the result (``params["metric_choice"]``) so that a user sees why.
 
+Data over the whole run (ours). A metric that has no value for half the run (a SPEC run
+whose counters read zero for 175 s of 351 s leaves IPC without a value there) makes every
+share the analysis reports a share of half the run. The choice therefore looks at each
+candidate's share of the run with valid data (:func:`phasekit.quality.data_quality`: a value,
+not in a span of zeros of a counter that otherwise reads non-zero nor of a frozen reading): a
+candidate whose share falls more than ``COVERAGE_GAP`` = 25 points below the best-covered
+candidate's is passed over, IPC included, and the reason says so ("ipc has no value for 50 %
+of the run; dram_rd, fully measured, was chosen: ..."; ``passed_over`` in the choice lists
+their shares). 25 points leave alone the metrics that read zero for a phase (CPU idle time
+during a busy fifth of a recording) and pass over those missing a third of the run or more.
+When every metric is fully measured, or all lack the same share (a gap in the sampling), the
+choice is what it was. When none of the well-measured candidates is periodic (or, for IPC,
+none of them has a periodic autocorrelation), the choice falls back to the rule above on
+all of them: a metric measured over half the run beats none.
+
 Quantized counters: /proc/stat's CPU times advance in clock ticks (10 ms of CPU time at
 USER_HZ = 100). Sampled every 5 ms, such a counter reads 0, 1 or 2 ticks per sample: an
 alternation that repeats every few samples and hides any slower periodicity (the detector
@@ -70,14 +85,16 @@ are left as they are.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from phasekit.errors import InputError
 from phasekit.periodicity import detect, tune
+from phasekit.present import listed
 from phasekit.profile import Profile
+from phasekit.quality import DataQuality, MetricQuality, data_quality
 
 #: Quanta per sample below which a quantized counter is smoothed, and over how many quanta.
 QUANTA = 4.0
@@ -106,6 +123,9 @@ COMMAND_TIE = 0.15
 #: with at least this share of the best strength.
 CANDIDATES = 5
 CANDIDATE_SHARE = 0.5
+#: A candidate whose share of the run with valid data is more than this below the
+#: best-covered candidate's is passed over (ours, module docstring).
+COVERAGE_GAP = 0.25
 
 
 def counter_resolution(x: np.ndarray, *, quanta: float = QUANTA) -> int:
@@ -230,10 +250,14 @@ class MetricChoice:
     tied: tuple[str, ...] = ()
     among: str = "all"
     lead: str = "no IPC"
+    passed_over: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"metric": self.metric, "rule": self.rule, "reason": self.reason,
+        data = {"metric": self.metric, "rule": self.rule, "reason": self.reason,
                 "scores": self.scores, "among": self.among}
+        if self.passed_over:
+            data["passed_over"] = dict(self.passed_over)
+        return data
 
 
 #: The first words of the reason when the command's own metrics were chosen from.
@@ -278,32 +302,88 @@ def choose_metric(profile: Profile, *, min_period: int = detect.MIN_PERIOD,
     """The recorded command's own metrics first, when the profile's metadata lists them: its
     IPC, else the most periodic of them; otherwise (or when none of them is periodic) IPC when
     the profile has it or its counters ([phase-ta] IV-A), else the metric with the strongest
-    periodicity (module docstring)."""
+    periodicity (module docstring). A metric with valid data over much less of the run than
+    the best-measured candidate is passed over, IPC included, and the reason says so."""
     own = command_metrics(profile)
+    has_ipc = "ipc" in profile.metrics or {"instructions", "cycles"} <= set(profile.metrics)
+    quality = data_quality(profile, [*profile.metrics, "ipc"] if has_ipc else None)
+    ipc = _ipc_quality(profile, quality) if has_ipc else None
     prefix = ""
     if own:
         if "ipc" in own or {"instructions", "cycles"} <= set(own):
-            return MetricChoice("ipc", "ipc", "the command's own IPC, as Phase-TA analyzes "
-                                "(IV-A)", {}, among="command",
-                                lead=COMMAND_LEAD + "s")
-        chosen = _most_periodic(profile, own, min_period=min_period,
+            measured = [quality.metric(name) for name in own]
+            if ipc is None or _well_measured(ipc, [*measured, ipc]):
+                return MetricChoice("ipc", "ipc", "the command's own IPC, as Phase-TA analyzes "
+                                    "(IV-A)", {}, among="command",
+                                    lead=COMMAND_LEAD + "s")
+        chosen = _most_periodic(profile, own, quality, min_period=min_period,
                                 min_instances=min_instances, among="command")
         if chosen.scores[chosen.metric]["strength"] > 0:
             return chosen
         prefix = "none of the command's own metrics is periodic; "
-    if "ipc" in profile.metrics or {"instructions", "cycles"} <= set(profile.metrics):
-        return MetricChoice("ipc", "ipc", prefix + "IPC, as Phase-TA analyzes (IV-A)",
-                            {})
-    chosen = _most_periodic(profile, list(profile.metrics), min_period=min_period,
+    if ipc is not None:
+        if _well_measured(ipc, [*quality.metrics]):
+            return MetricChoice("ipc", "ipc", prefix + "IPC, as Phase-TA analyzes (IV-A)",
+                                {})
+        others = [m for m in profile.metrics if m != ipc.metric]
+        instead = f"ipc {ipc.lack()}"
+        chosen = _most_periodic(profile, others, quality, min_period=min_period,
+                                min_instances=min_instances, instead=instead)
+        best = quality.metric(chosen.metric)
+        if (chosen.scores[chosen.metric]["strength"] > 0
+                and best.coverage - ipc.coverage > COVERAGE_GAP):
+            passed = {ipc.metric: round(ipc.coverage, 4), **chosen.passed_over}
+            return replace(chosen, reason=prefix + chosen.reason, lead=prefix + chosen.lead,
+                           passed_over=passed)
+        return MetricChoice("ipc", "ipc", f"{prefix}IPC, as Phase-TA analyzes (IV-A), though "
+                            f"{instead}: no better-measured metric is periodic", {})
+    chosen = _most_periodic(profile, list(profile.metrics), quality, min_period=min_period,
                             min_instances=min_instances)
     return (replace(chosen, reason=prefix + chosen.reason, lead=prefix + chosen.lead)
             if prefix else chosen)
 
 
-def _most_periodic(profile: Profile, names: Sequence[str], *, min_period: int,
-                   min_instances: int, among: str = "all") -> MetricChoice:
-    """The metric of ``names`` with the strongest periodicity (module docstring); ``among``
-    "command": they are the recorded command's own, and the reason says so."""
+def _ipc_quality(profile: Profile, quality: DataQuality) -> MetricQuality:
+    """The data quality of IPC, stored or derived from instructions and cycles."""
+    return quality.metric(profile.resolve("ipc", derived=True))
+
+
+def _well_measured(metric: MetricQuality, candidates: Sequence[MetricQuality]) -> bool:
+    """Whether ``metric`` has valid data over no less than ``COVERAGE_GAP`` below the
+    best-measured of ``candidates``."""
+    best = max(q.coverage for q in candidates)
+    return metric.coverage >= best - COVERAGE_GAP - 1e-12
+
+
+def _most_periodic(profile: Profile, names: Sequence[str], quality: DataQuality, *,
+                   min_period: int, min_instances: int, among: str = "all",
+                   instead: str = "") -> MetricChoice:
+    """The metric of ``names`` with the strongest periodicity (module docstring) among those
+    measured over most of the run (:func:`_well_measured`; all of them when none of those is
+    periodic); ``among`` "command": they are the recorded command's own, and the reason says
+    so; ``instead``: why IPC was passed over (the reason's first words)."""
+    measured = [quality.metric(name) for name in names]
+    passed = [q for q in measured if not _well_measured(q, measured)]
+    if passed:
+        kept = [q.metric for q in measured if q not in passed]
+        chosen = _most_periodic_of(profile, kept, quality, min_period=min_period,
+                                   min_instances=min_instances, among=among, instead=instead)
+        if chosen.scores[chosen.metric]["strength"] > 0:
+            lacking = listed([f"{q.metric} {q.lack()}" for q in passed])
+            return replace(chosen, reason=f"{chosen.reason}; passed over: {lacking}",
+                           passed_over={q.metric: round(q.coverage, 4) for q in passed})
+    chosen = _most_periodic_of(profile, names, quality, min_period=min_period,
+                               min_instances=min_instances, among=among, instead=instead)
+    lacking = quality.metric(chosen.metric)
+    if passed and not instead and lacking in passed:
+        return replace(chosen, reason=f"{chosen.reason}; {lacking.metric} {lacking.lack()}")
+    return chosen
+
+
+def _most_periodic_of(profile: Profile, names: Sequence[str], quality: DataQuality, *,
+                      min_period: int, min_instances: int, among: str = "all",
+                      instead: str = "") -> MetricChoice:
+    """The metric of ``names`` with the strongest periodicity (module docstring)."""
     scores: dict[str, dict[str, float]] = {}
     series: dict[str, tuple[np.ndarray, int]] = {}
     for name in names:
@@ -341,6 +421,12 @@ def _most_periodic(profile: Profile, names: Sequence[str], *, min_period: int,
                   f"recorded command's process tree: {figures}")
         return MetricChoice(best, "periodic strength, the command's metrics", reason, scores,
                             tied_names, among="command", lead=COMMAND_LEAD + "s")
+    if instead:
+        chosen = "was chosen: the most periodic metric" if top["strength"] > 0 else (
+            "was chosen: no metric has a periodic autocorrelation, the first metric")
+        reason = f"{instead}; {best}, {quality.metric(best).measured()}, {chosen}, {figures}"
+        return MetricChoice(best, "periodic strength", reason, scores, tied_names,
+                            lead=instead)
     if top["strength"] > 0:
         reason = f"no IPC: the most periodic metric, {figures}"
     else:
