@@ -41,8 +41,11 @@ def test_span_reads_as_a_person_does() -> None:
 
 def test_profile_presentation_says_what_describe_says(gappy: Profile) -> None:
     shown = present_info(gappy, "node03.csv")
-    assert shown.headline == "node03.csv: 2 metrics, 2 s at 5 ms, 3 samples with a missing value"
-    facts, metrics = shown.views
+    # the headline goes on to say which metric lacks data, for how long and where (data quality)
+    assert shown.headline == ("node03.csv: 2 metrics, 2 s at 5 ms, 3 samples with a missing "
+                              "value; b: no value for 15 ms of 2 s (0.75 %), in 3 spans, the "
+                              "longest from 50 ms to 55 ms")
+    facts, metrics, _ = shown.views  # then the "Data quality" table
     assert dict(facts.rows) == {"samples": "400 (3 with a missing value)",
                                 "period": "0.005 s (200 Hz)", "duration": "2 s",
                                 "start": "0.0", "node": "node03"}
@@ -61,7 +64,8 @@ def test_cli_info_prints_the_headline_then_every_fact(gappy: Profile, tmp_path: 
     code, out, err = run("info", path)
     assert code == 0, err
     lines = _lines(out)
-    assert lines[0] == f"{path}: 2 metrics, 2 s at 5 ms, 3 samples with a missing value"
+    assert lines[0].startswith(f"{path}: 2 metrics, 2 s at 5 ms, 3 samples with a missing "
+                               "value; b: no value")  # and where (data quality)
     for fact in ("samples    400 (3 with a missing value)", "period     0.005 s (200 Hz)",
                  "duration   2 s", "node       node03"):
         assert fact in lines
@@ -202,3 +206,68 @@ def test_a_presentation_shows_itself_in_a_notebook() -> None:
     assert page.index("3 phases &lt;of 2 kinds&gt;") < page.index("<caption>Phases</caption>")
     assert '<td style="text-align:left">2</td>' in page and "<i>note: a &amp; b</i>" in page
     assert str(shown) == shown.to_text() and str(shown).startswith("3 phases <of 2 kinds>")
+
+
+# --- info: data quality --------------------------------------------------------------------------
+@pytest.fixture()
+def stopped() -> Profile:
+    """351 s at 20 ms whose counters read zero from 88 s to 263 s (IPC has no value there),
+    beside a DRAM counter measured throughout."""
+    n, period = 17_578, 0.02
+    t = np.arange(n) * period
+    cycles = 1e7 + 1e5 * np.cos(t)
+    instructions = cycles * (1 + 0.5 * np.sin(t))
+    off = (t >= 88) & (t < 263)
+    cycles[off] = instructions[off] = 0.0
+    with np.errstate(invalid="ignore"):
+        ipc = instructions / cycles
+    dram = 1e6 + 1e4 * np.sin(t / 3)
+    return Profile(np.column_stack([ipc, instructions, cycles, dram]), period=period,
+                   metrics=["ipc", "instructions", "cycles", "dram_rd"])
+
+
+def test_info_says_which_metric_lacks_data_and_where(stopped: Profile) -> None:
+    from phasekit.quality import data_quality
+
+    shown = present_info(stopped, "spec.csv")
+    assert shown.headline == (
+        "spec.csv: 4 metrics, 5.86 min at 20 ms, 8750 samples with a missing value; ipc: no "
+        "value for 175 s of 352 s (50 %), from 88 s to 263 s (counters read zero); 2 more "
+        "metrics lack data: instructions (50 %), cycles (50 %)")
+    assert [v.title for v in shown.views] == ["Profile", "Metrics", "Data quality"]
+    rows = {row[0]: row for row in shown.views[2].rows}
+    assert rows["ipc"][1:3] == ("50 %", "8750 (50 %)")
+    assert rows["ipc"][5] == "88 s to 263 s: no value (counters read zero)"
+    assert rows["cycles"][3:] == ("175 s", "-", "88 s to 263 s: reads zero")
+    assert rows["dram_rd"][1:] == ("100 %", "0", "-", "-", "-")
+    assert describe(stopped)["quality"] == data_quality(stopped).to_dict()
+
+
+def test_info_json_carries_the_quality(stopped: Profile, tmp_path: Path) -> None:
+    from phasekit.io import write_profile
+
+    path = tmp_path / "spec.parquet"
+    write_profile(stopped, path)
+    code, out, err = run("info", path, "--json")
+    assert code == 0, err
+    quality = json.loads(out)["quality"]
+    assert quality["metrics"]["ipc"]["coverage"] == pytest.approx(0.5022, abs=1e-4)
+    assert quality["metrics"]["ipc"]["spans"] == [
+        {"start_s": pytest.approx(88.0), "end_s": pytest.approx(263.0), "kind": "missing",
+         "cause": "counters read zero"}]
+    assert quality["metrics"]["dram_rd"]["coverage"] == 1.0 and not quality["complete"]
+    code, out, err = run("info", path)
+    lines = _lines(out)
+    assert "ipc: no value for 175 s of 352 s (50 %)" in lines[0]
+    assert lines.index("Metrics") < lines.index("Data quality")
+    assert any(line.split()[:2] == ["cycles", "50"] and line.endswith("88 s to 263 s: reads zero")
+               for line in lines)
+
+
+def test_info_on_a_fully_measured_profile_says_so() -> None:
+    shown = present_info(Profile(np.column_stack([np.sin(np.arange(400.0)), np.full(400, 2.0)]),
+                                 period=0.005, metrics=["a", "b"]), "full.csv")
+    assert shown.headline == ("full.csv: 2 metrics, 2 s at 5 ms, every metric has data over "
+                              "the whole run (b is constant)")
+    assert [row[1] for row in shown.views[2].rows] == ["100 %", "100 %"]
+    assert shown.views[2].rows[1][5] == "constant (2) over the whole run"

@@ -18,10 +18,16 @@ PathLike = str | os.PathLike[str]
 __all__ = ["PathLike", "as_names", "as_profile", "as_trace", "callers_names", "name_file"]
 
 
-def as_profile(data: Profile | PathLike) -> Profile:
-    """``data`` if it is a :class:`Profile`, else the profile its file holds."""
+def as_profile(data: Profile | Trace | PathLike) -> Profile:
+    """``data`` if it is a :class:`Profile`, else the profile its file holds; a
+    :class:`~phasekit.trace.Trace`, or a trace's file, binned into one at its default bin,
+    every rank summed (:meth:`~phasekit.trace.Trace.profile`)."""
     if isinstance(data, Profile):
         return data
+    from phasekit.trace import Trace
+
+    if isinstance(data, Trace):
+        return data.profile()  # type: ignore[no-any-return]
     from phasekit.io import read_profile
 
     return read_profile(data)

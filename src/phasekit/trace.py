@@ -57,6 +57,12 @@ the file header where there is one), ``counters``, ``sources`` (files read), ``a
 .pcf, unterminated calls, unattributed messages, ...). A trace without MPI calls is a valid
 empty Trace whose ``explanation`` says why.
 
+Counters read apart from the MPI calls, on a timer of their own (the "uncore" applications of
+an Extrae trace: tasks that only sample DRAM or interconnect counters), are
+:attr:`Trace.samples`, a :class:`CounterSamples` (None when the trace has none).
+:meth:`Trace.profile` bins the counters of both into a :class:`~phasekit.profile.Profile`
+(:mod:`phasekit.trace_profile`).
+
 The same columns as NumPy arrays, without pandas: :attr:`Trace.arrays` (a
 :class:`CallArrays`; the categorical columns as codes and labels). The readers build these,
 and the DataFrame is made from them on first use of :attr:`Trace.calls`, so that what needs
@@ -87,6 +93,7 @@ __all__ = [
     "INSTRUCTION_COUNTERS",
     "PATH_SEP",
     "CallArrays",
+    "CounterSamples",
     "Trace",
     "empty_arrays",
     "empty_calls",
@@ -284,6 +291,66 @@ def empty_calls(counters: Sequence[str] = ()) -> pd.DataFrame:
     return empty_arrays(counters).to_frame()
 
 
+class CounterSamples:
+    """Counters a trace samples on their own, apart from its MPI calls (the tasks of a
+    Paraver "uncore" application): one row per read of one counter by one source, sorted by
+    time.
+
+    ``time_s`` (float64) is the read's time from the start of the trace, ``source`` (int32)
+    indexes :attr:`sources` (who read it: ``"APPL.TASK.THREAD"`` for Paraver, 1-based as in
+    the .row), ``counter`` (int32) indexes :attr:`counters` (the counter names) and ``value``
+    (float64) is the count since that source's previous read of that counter (Extrae writes
+    every counter read so). :attr:`source_nodes` is the node of each source (``""`` when not
+    known). Immutable by convention.
+    """
+
+    __slots__ = ("counter", "counters", "source", "source_nodes", "sources", "time_s", "value")
+
+    def __init__(self, time_s: np.ndarray, source: np.ndarray, counter: np.ndarray,
+                 value: np.ndarray, sources: Sequence[str], counters: Sequence[str],
+                 source_nodes: Sequence[str] | None = None) -> None:
+        time_s = np.asarray(time_s, dtype=np.float64)
+        source = np.asarray(source, dtype=np.int32)
+        counter = np.asarray(counter, dtype=np.int32)
+        value = np.asarray(value, dtype=np.float64)
+        if not time_s.shape == source.shape == counter.shape == value.shape or time_s.ndim != 1:
+            raise UsageError("CounterSamples: time_s, source, counter and value must be 1-D "
+                             "arrays of one length")
+        sources, counters = tuple(map(str, sources)), tuple(map(str, counters))
+        nodes = tuple(map(str, source_nodes)) if source_nodes is not None else ("",) * len(sources)
+        if len(nodes) != len(sources):
+            raise UsageError(f"CounterSamples: {len(nodes)} source nodes for {len(sources)} "
+                             "sources")
+        if time_s.size and (source.min() < 0 or source.max() >= len(sources)
+                            or counter.min() < 0 or counter.max() >= len(counters)):
+            raise UsageError("CounterSamples: a source or counter code outside its names")
+        if time_s.size and np.any(np.diff(time_s) < 0):
+            order = np.argsort(time_s, kind="stable")
+            time_s, source, counter, value = (a[order] for a in (time_s, source, counter, value))
+        for name, data in (("time_s", time_s), ("source", source), ("counter", counter),
+                           ("value", value), ("sources", sources), ("counters", counters),
+                           ("source_nodes", nodes)):
+            object.__setattr__(self, name, data)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __setstate__(self, state: Mapping[str, Any]) -> None:
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+
+    @property
+    def n_reads(self) -> int:
+        return int(self.time_s.size)
+
+    def __repr__(self) -> str:
+        return (f"CounterSamples({self.n_reads} reads of {len(self.counters)} counters by "
+                f"{len(self.sources)} sources)")
+
+
 class Trace:
     """The MPI calls of a parallel run (see the module docstring for the column contract).
 
@@ -292,13 +359,14 @@ class Trace:
     the arrays. Immutable: its attributes cannot be set."""
 
     __slots__ = ("_arrays", "_frame", "application", "counters", "duration_s", "explanation",
-                 "format", "meta", "n_ranks", "sources", "threads_per_rank")
+                 "format", "meta", "n_ranks", "samples", "sources", "threads_per_rank")
 
     def __init__(self, calls: pd.DataFrame | CallArrays, n_ranks: int,
                  threads_per_rank: Sequence[int], duration_s: float,
                  counters: Sequence[str] = (), sources: Sequence[str] = (),
                  application: int | None = None, format: str = "", explanation: str = "",
-                 meta: Mapping[str, Any] | None = None) -> None:
+                 meta: Mapping[str, Any] | None = None,
+                 samples: CounterSamples | None = None) -> None:
         arrays: CallArrays | None = None
         frame = None
         if isinstance(calls, CallArrays):
@@ -337,6 +405,10 @@ class Trace:
         init(self, "format", format)
         init(self, "explanation", explanation)
         init(self, "meta", dict(meta or {}))
+        if samples is not None and not isinstance(samples, CounterSamples):
+            raise UsageError(f"Trace.samples must be CounterSamples, got "
+                             f"{type(samples).__name__}")
+        init(self, "samples", samples if samples is not None and samples.n_reads else None)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
@@ -351,6 +423,7 @@ class Trace:
         return state
 
     def __setstate__(self, state: Mapping[str, Any]) -> None:
+        object.__setattr__(self, "samples", None)  # pickled before traces had samples
         for name, value in state.items():
             object.__setattr__(self, name, value)
 
@@ -456,8 +529,41 @@ class Trace:
                              columns=columns)
         return codes, table
 
-    def summary(self) -> dict[str, Any]:
-        """Plain-data description: ranks, threads, duration, calls per type, counters."""
+    # --- as a profile --------------------------------------------------------------------
+    def profile(self, bin_s: float | None = None, by: str = "all",
+                ranks: Sequence[int] | int | None = None) -> Any:
+        """The trace's hardware counters binned into a :class:`~phasekit.profile.Profile`
+        (:func:`phasekit.trace_profile.trace_profile`: what a bin holds, how the default
+        bin is chosen).
+
+        Parameters
+        ----------
+        bin_s
+            Width of a bin in seconds; default from the trace's event density
+            (:func:`phasekit.trace_profile.choose_bin`).
+        by
+            ``"all"`` (default): one profile, the counters summed over the ranks (the node's
+            view); ``"rank"``: ``{rank: Profile}``, one per rank, its own counters only;
+            ``"node"``: ``{node: Profile}``, the ranks of each node summed.
+        ranks
+            The ranks to bin (default all).
+
+        Example::
+
+            profile = trace.profile()              # e.g. 10 ms bins, all ranks summed
+            per_rank = trace.profile(0.005, by="rank")
+        """
+        from phasekit.trace_profile import trace_profile
+
+        return trace_profile(self, bin_s=bin_s, by=by, ranks=ranks)
+
+    def summary(self, bin_s: float | None = None,
+                ranks: Sequence[int] | int | None = None) -> dict[str, Any]:
+        """Plain-data description: ranks, threads, duration, calls per type, counters, the
+        counters sampled apart from the calls, and the profile :meth:`profile` would make
+        (``bin_s``, ``ranks`` as it takes them): its bin, why, and its metrics."""
+        from phasekit.trace_profile import profile_plan
+
         calls = self.calls
         per_call = calls.groupby("call", observed=True).agg(
             count=("rank", "size"), time_s=("duration_s", "sum"), bytes=("bytes", "sum"))
@@ -471,6 +577,9 @@ class Trace:
                                   "bytes": float(row["bytes"])}
                       for name, row in per_call.iterrows()},
             "n_signatures": len(self.signature_codes()[1]) if self.n_calls else 0,
+            "sampled_counters": list(self.samples.counters) if self.samples else [],
+            "sampled_sources": list(self.samples.sources) if self.samples else [],
+            "profile": profile_plan(self, bin_s=bin_s, ranks=ranks),
             "explanation": self.explanation,
             "meta": {k: v for k, v in self.meta.items()
                      if isinstance(v, str | int | float | bool | type(None) | list)},

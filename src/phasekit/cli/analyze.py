@@ -10,14 +10,18 @@ import typer
 
 from phasekit.cli import prometheus as prom
 from phasekit.cli.common import (
+    BinOption,
     PeriodOption,
+    RankOption,
     check_metrics,
     check_outputs,
+    check_trace_options,
     load_profile,
     name_file,
     parse_window,
     print_json,
     progress_reporter,
+    with_binning_note,
     write_outputs,
 )
 from phasekit.cli.many import SchedulerOption, WorkersOption, finish_many, is_many, refuse_plot
@@ -32,6 +36,7 @@ Example:
     phasekit analyze run.parquet
     phasekit analyze run.csv --metric ipc --window 60:660 --plot run.png -o run.json
     phasekit analyze run.csv -m dram_rd -m dram_wr --json > result.json
+    phasekit analyze lulesh.prv.gz --bin 0.01 -m ipc      (a trace's counters, binned)
     my-sampler | phasekit analyze -            (a CSV profile on stdin)
     phasekit analyze runs/job42/ --workers 8 -o job42.json
     phasekit analyze 'runs/job42/node*.parquet' --scheduler tcp://10.0.0.1:8786 --json
@@ -43,7 +48,8 @@ def analyze(
         metavar="PROFILE",
         help="Profile file: CSV (.csv, .tsv, .csv.gz), Parquet (.parquet), a recording "
              "(.arrows), or perf stat -I / likwid-perfctr -t output; - reads a CSV profile from "
-             "stdin. Several files, folders (their profiles) or quoted glob patterns: one "
+             "stdin; a trace (Paraver .prv/.prv.gz, OTF2 .otf2): its counters binned (--bin). "
+             "Several files, folders (their profiles) or quoted glob patterns: one "
              "profile per node of a run, analyzed in parallel and compared.",
         show_default=False)],
     metric: Annotated[list[str] | None, typer.Option(
@@ -75,6 +81,8 @@ def analyze(
     workers: WorkersOption = None,
     scheduler: SchedulerOption = None,
     period: PeriodOption = None,
+    bin_s: BinOption = None,
+    rank: RankOption = None,
     query: prom.QueryOption = None,
     start: prom.StartOption = None,
     end: prom.EndOption = "now",
@@ -93,6 +101,10 @@ def analyze(
     against a reference node), and the nodes that stand out. --json prints {"nodes": [...],
     "agreement": {...}, "outliers": [...], "errors": [...]}. A file that cannot be analyzed
     is one line on stderr; the others still are, and the exit code is then 5.
+
+    A trace (Paraver, OTF2) is analyzed as the profile of its hardware counters: per bin each
+    counter summed over the ranks, ipc and mpi_share, and the counters it samples on its own
+    (uncore); a note says the bin and the ranks.
     """
     window_s = parse_window(window)
     given = {"band": band, "cut_ratio": cut_ratio, "half_window": half_window}
@@ -101,6 +113,7 @@ def analyze(
     profiles = prom.expand(profiles, query=query, start=start, end=end, step=step,
                            label=label, quiet=json_output)
     if is_many(profiles):  # the library checks the metrics and options (periodicity_runs)
+        check_trace_options(bin_s, rank)
         refuse_plot(plot, "profile")
         return analyze_many(profiles, metrics=list(metric) if metric else None,
                             window_s=window_s, options=options, workers=workers,
@@ -110,7 +123,7 @@ def analyze(
 
     profile = profiles[0]
     shown = shown_name(profile)  # a Prometheus node: its server and label, not a temporary file
-    data = load_profile(profile, period)
+    data = load_profile(profile, period, bin_s, rank)
     check_window(data, window_s, shown, window)
     metrics = list(metric) if metric else None
     if metrics:
@@ -131,7 +144,7 @@ def analyze(
     if json_output:
         print_json(result.to_dict())
         return 0
-    show(result.present(title), written)
+    show(with_binning_note(result.present(title), data), written)
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -21,9 +22,17 @@ from rich.text import Text
 
 from phasekit.arguments import name_file
 from phasekit.errors import UsageError
-from phasekit.io.api import STDIN, read_csv_table, read_profile, write_files
+from phasekit.io.api import (
+    STDIN,
+    binning_note,
+    is_trace,
+    read_csv_table,
+    read_profile,
+    read_trace_profile,
+    write_files,
+)
 from phasekit.many import check_metrics
-from phasekit.present import number, percent
+from phasekit.present import Presentation, number, percent
 
 if TYPE_CHECKING:
     from phasekit import Profile
@@ -32,11 +41,14 @@ __all__ = [
     "FIGURE_SUFFIXES",
     "STATE",
     "STDIN",
+    "BinOption",
     "Output",
     "PeriodOption",
+    "RankOption",
     "check_metrics",
     "check_output",
     "check_outputs",
+    "check_trace_options",
     "err_console",
     "figure_file",
     "json_file",
@@ -51,6 +63,7 @@ __all__ = [
     "print_written",
     "progress_reporter",
     "read_csv_table",
+    "with_binning_note",
     "write_all",
     "write_json",
     "write_outputs",
@@ -225,11 +238,51 @@ PeriodOption = Annotated[float | None, typer.Option(
          "stat -I 200 saved without its timestamps: 0.2).")]
 
 
-def load_profile(path: str | os.PathLike[str], period: float | None = None) -> Profile:
+def load_profile(path: str | os.PathLike[str], period: float | None = None,
+                 bin_s: float | None = None, ranks: Sequence[int] | None = None) -> Profile:
     """The profile in ``path``, every error naming the file; ``-`` reads a CSV profile
     (phasekit's own, with its ``# phasekit:`` line, or any CSV the CSV reader takes) from
-    stdin. ``period``: of a CSV without a time column (:func:`phasekit.io.api.read_profile`)."""
+    stdin. ``period``: of a CSV without a time column (:func:`phasekit.io.api.read_profile`).
+    A trace (Paraver, OTF2) is binned into a profile at ``bin_s`` over ``ranks``
+    (:func:`phasekit.io.api.read_trace_profile`); those two are for traces only."""
+    if is_trace(path):
+        if period is not None:
+            raise UsageError("--period: for a CSV profile without a time column; a trace "
+                             "has its own times (its bin: --bin)")
+        return read_trace_profile(path, bin_s=bin_s, ranks=ranks or None)
+    check_trace_options(bin_s, ranks)
     return read_profile(path, period=period)
+
+
+def with_binning_note(presentation: Presentation, profile: Profile) -> Presentation:
+    """``presentation`` with the note saying that ``profile`` was binned from a trace (bin,
+    ranks) first among its notes; as it was for any other profile."""
+    note = binning_note(profile)
+    if note is None:
+        return presentation
+    return dataclasses.replace(presentation, notes=(note, *presentation.notes))
+
+
+def check_trace_options(bin_s: float | None, ranks: Sequence[int] | None) -> None:
+    """UsageError when ``--bin`` or ``--rank`` is given for something else than one trace."""
+    for flag, given in (("--bin", bin_s is not None), ("--rank", bool(ranks))):
+        if given:
+            raise UsageError(f"{flag}: for a trace (Paraver .prv/.prv.gz, OTF2 .otf2), one "
+                             "at a time; a profile has its own samples")
+
+
+#: ``--bin``: the bin a trace's counters are summed in.
+BinOption = Annotated[float | None, typer.Option(
+    "--bin", metavar="SECONDS", show_default=False,
+    help="For a trace (Paraver .prv/.prv.gz, OTF2 .otf2): sum its counters in bins of SECONDS. "
+         "Default from the trace: the period of counters it samples on their own (uncore), "
+         "else about one counter read per rank per bin, at least 50 bins; rounded to 1, 2 or "
+         "5 x 10^k s.")]
+#: ``--rank``: the ranks of a trace whose counters are binned.
+RankOption = Annotated[list[int] | None, typer.Option(
+    "--rank", metavar="R", show_default=False,
+    help="For a trace: bin the counters of rank R only (0-based; repeat for several, summed). "
+         "Default every rank; counters sampled on their own (uncore) are node-wide and stay.")]
 
 
 # --- progress --------------------------------------------------------------------------------

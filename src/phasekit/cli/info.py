@@ -8,7 +8,14 @@ from typing import Annotated
 import typer
 
 from phasekit.cli import prometheus as prom
-from phasekit.cli.common import PeriodOption, load_profile, print_json
+from phasekit.cli.common import (
+    BinOption,
+    PeriodOption,
+    RankOption,
+    check_trace_options,
+    load_profile,
+    print_json,
+)
 from phasekit.cli.render import show
 from phasekit.errors import UsageError
 
@@ -19,6 +26,7 @@ Example:
     phasekit info run.parquet
     phasekit info run.csv --json
     phasekit info lulesh.prv
+    phasekit info lulesh.prv --bin 0.005
 """
 
 
@@ -29,6 +37,8 @@ def info(
     json_output: Annotated[bool, typer.Option(
         "--json", help="Print {n_samples, period_s, duration_s, metrics, ...} as JSON (for a trace: {n_ranks, duration_s, n_calls, calls, counters, ...}; for several nodes of prometheus://: {\"nodes\": [...]}).")] = False,
     period: PeriodOption = None,
+    bin_s: BinOption = None,
+    rank: RankOption = None,
     query: prom.QueryOption = None,
     start: prom.StartOption = None,
     end: prom.EndOption = "now",
@@ -36,8 +46,16 @@ def info(
     label: prom.LabelOption = "instance",
 ) -> None:
     """Show the samples, sampling period, duration and metrics of a profile, or the ranks,
-    MPI calls and counters of a trace."""
-    from phasekit.io.api import describe, is_trace, present_info, read_trace
+    MPI calls and counters of a trace, and the profile phasekit analyze and phases bin it
+    into (bins, why that bin, metrics)."""
+    from phasekit.io.api import (
+        describe,
+        describe_trace,
+        is_trace,
+        present_info,
+        present_trace,
+        read_trace,
+    )
 
     if is_trace(profile):
         if period is not None:
@@ -45,10 +63,11 @@ def info(
                              "has its own times")
         trace = read_trace(profile)
         if json_output:
-            print_json(describe(trace))
+            print_json(describe_trace(trace, bin_s=bin_s, ranks=rank or None))
         else:
-            show(present_info(trace, str(profile)))
+            show(present_trace(trace, str(profile), bin_s=bin_s, ranks=rank or None))
         return
+    check_trace_options(bin_s, rank)
     paths = prom.expand([profile], query=query, start=start, end=end, step=step, label=label,
                         quiet=json_output)
     loaded = ((path, load_profile(path, period)) for path in paths)

@@ -9,11 +9,15 @@ import typer
 
 from phasekit.cli import prometheus as prom
 from phasekit.cli.common import (
+    BinOption,
     PeriodOption,
+    RankOption,
     check_outputs,
+    check_trace_options,
     load_profile,
     name_file,
     print_json,
+    with_binning_note,
     write_outputs,
 )
 from phasekit.cli.many import SchedulerOption, WorkersOption, finish_many, is_many, refuse_plot
@@ -33,6 +37,7 @@ Example:
     phasekit phases run.parquet
     phasekit phases run.parquet --method ev-literal --threshold 0.15 --smooth 3 --plot phases.png
     phasekit phases perf.csv --json > phases.json
+    phasekit phases lulesh.prv.gz --bin 0.01           (a trace's counters, binned)
     phasekit phases runs/job42/ --workers 4 --json > phases.json
 """
 
@@ -63,8 +68,9 @@ def phases(
     profiles: Annotated[list[Path], typer.Argument(
         metavar="PROFILE", show_default=False,
         help="Profile: CSV, Parquet, a recording (.arrows), perf stat or LIKWID output; - "
-             "reads a CSV profile from stdin. Several files, folders or quoted glob patterns: analyzed in parallel, one row "
-             "each.")],
+             "reads a CSV profile from stdin; a trace (Paraver .prv/.prv.gz, OTF2 .otf2): its "
+             "counters binned (--bin). Several files, folders or quoted glob patterns: "
+             "analyzed in parallel, one row each.")],
     method: Annotated[str, typer.Option(
         "--method", click_type=MethodNames(auto=True),
         help="auto (default): shape for one series, ev otherwise; ev: online, robust to "
@@ -95,6 +101,8 @@ def phases(
     workers: WorkersOption = None,
     scheduler: SchedulerOption = None,
     period: PeriodOption = None,
+    bin_s: BinOption = None,
+    rank: RankOption = None,
     query: prom.QueryOption = None,
     start: prom.StartOption = None,
     end: prom.EndOption = "now",
@@ -121,13 +129,14 @@ def phases(
     profiles = prom.expand(profiles, query=query, start=start, end=end, step=step,
                            label=label, quiet=json_output)
     if is_many(profiles):
+        check_trace_options(bin_s, rank)
         refuse_plot(plot, "profile")
         return phases_many(profiles, options={
             "method": method, "threshold": threshold, "smooth": smooth,
             "metrics": list(sensor) if sensor else None}, workers=workers,
             scheduler=scheduler, json_output=json_output, output=output, period=period)
     profile = profiles[0]
-    data = load_profile(profile, period)
+    data = load_profile(profile, period, bin_s, rank)
     try:
         result = run_phases(data, method=method, threshold=threshold, smooth=smooth,
                             metrics=list(sensor) if sensor else None)
@@ -138,7 +147,7 @@ def phases(
     if json_output:
         print_json(result.to_dict())
         return 0
-    show(result.present(profile.name), written)
+    show(with_binning_note(result.present(profile.name), data), written)
     return 0
 
 

@@ -158,8 +158,11 @@ def describe(data: Profile | Trace) -> dict[str, Any]:
     data
         A :class:`~phasekit.profile.Profile`: its ``n_samples``, ``period_s``,
         ``duration_s``, ``metrics``, ``start``, ``node``, ``units``, ``n_missing`` (samples
-        with a missing value) and ``metric_stats`` (unit, missing values, min, mean and max of
-        each metric); or a :class:`~phasekit.trace.Trace`: its summary
+        with a missing value), ``metric_stats`` (unit, missing values, min, mean and max of
+        each metric) and ``quality`` (per metric the missing values, the spans without valid
+        data, the share of the run with valid data, and the sampling gaps:
+        :meth:`phasekit.quality.DataQuality.to_dict` of :func:`phasekit.quality.data_quality`);
+        or a :class:`~phasekit.trace.Trace`: its summary
         (:meth:`~phasekit.trace.Trace.summary`: ranks, calls per type, duration, counters).
     """
     import datetime as _dt
@@ -167,6 +170,7 @@ def describe(data: Profile | Trace) -> dict[str, Any]:
     import numpy as np
 
     from phasekit.profile import Profile
+    from phasekit.quality import data_quality
 
     if not isinstance(data, Profile):
         return data.summary()
@@ -189,14 +193,16 @@ def describe(data: Profile | Trace) -> dict[str, Any]:
         "duration_s": profile.duration, "metrics": list(profile.metrics),
         "start": start, "node": profile.node, "units": dict(profile.units),
         "n_missing": int((~finite.all(axis=1)).sum()), "metric_stats": stats,
+        "quality": data_quality(profile).to_dict(),
     }
 
 
 def present_info(data: Profile | Trace, name: str | None = None) -> Presentation:
     """What a profile or a trace holds, as ``phasekit info`` prints it: a headline in plain
-    words (``run.csv: 12 metrics, 10 min at 5 ms, no missing value``), a table of its facts
-    and one row per metric (a profile) or per MPI call (a trace)
-    (:mod:`phasekit.io.info_present`); the same facts as :func:`describe`.
+    words (``run.csv: 12 metrics, 10 min at 5 ms, every metric has data over the whole run``,
+    or which metric lacks data for how long and where), a table of its facts and one row per
+    metric (a profile: then the "Data quality" table, :mod:`phasekit.quality`) or per MPI
+    call (a trace) (:mod:`phasekit.io.info_present`); the same facts as :func:`describe`.
 
     Parameters
     ----------
@@ -365,3 +371,84 @@ def write_files(writers: Iterable[tuple[PathLike, Callable[[Path], object]]]) ->
     with contextlib.ExitStack() as stack:
         for path, write in writers:
             write(stack.enter_context(atomic_path(path)))
+
+
+# --- traces as profiles ------------------------------------------------------------------------
+__all__ += ["binning_note", "describe_trace", "present_trace", "read_trace_profile"]
+
+
+def read_trace_profile(path: PathLike, *, bin_s: float | None = None,
+                       ranks: Sequence[int] | int | None = None) -> Profile:
+    """The counters of the trace in ``path`` binned into one profile, every error naming the
+    file (what ``phasekit analyze|phases TRACE`` analyze).
+
+    Parameters
+    ----------
+    path
+        A Paraver (``.prv``, ``.prv.gz``) or OTF2 (``.otf2`` anchor) trace.
+    bin_s
+        Width of a bin in seconds; default from the trace's event density
+        (:func:`phasekit.trace_profile.choose_bin`).
+    ranks
+        The ranks whose counters are summed (default all); counters sampled on their own
+        (uncore) are node-wide and stay.
+    """
+    from phasekit.io.naming import name_file
+
+    trace = read_trace(path)
+    try:
+        return trace.profile(bin_s=bin_s, ranks=ranks)  # type: ignore[no-any-return]
+    except PhasekitError as exc:
+        raise name_file(exc, path) from exc
+
+
+def describe_trace(trace: Trace, *, bin_s: float | None = None,
+                   ranks: Sequence[int] | int | None = None) -> dict[str, Any]:
+    """What a trace holds, as ``phasekit info TRACE --json`` prints it: :func:`describe`'s
+    summary, its ``profile`` (bin, why, metrics) for this bin and these ranks.
+
+    Parameters
+    ----------
+    trace
+        A :class:`~phasekit.trace.Trace`.
+    bin_s
+        The bin to describe (default: the trace's default bin).
+    ranks
+        The ranks to bin (default all).
+    """
+    return trace.summary(bin_s=bin_s, ranks=ranks)
+
+
+def present_trace(trace: Trace, name: str | None = None, *, bin_s: float | None = None,
+                  ranks: Sequence[int] | int | None = None) -> Presentation:
+    """What a trace holds, as ``phasekit info TRACE`` prints it (:func:`present_info`), its
+    profile for this bin and these ranks.
+
+    Parameters
+    ----------
+    trace
+        A :class:`~phasekit.trace.Trace`.
+    name
+        How the headline names it (its file); by default "trace".
+    bin_s
+        The bin to describe (default: the trace's default bin).
+    ranks
+        The ranks to bin (default all).
+    """
+    from phasekit.io.info_present import trace_presentation
+
+    return trace_presentation(describe_trace(trace, bin_s=bin_s, ranks=ranks), name)
+
+
+def binning_note(profile: Profile) -> str | None:
+    """The note that says a profile was binned from a trace, at which bin and over which ranks
+    (``phasekit analyze|phases TRACE`` print it); None for any other profile.
+
+    Parameters
+    ----------
+    profile
+        A profile, e.g. :func:`read_trace_profile`'s.
+    """
+    from phasekit.trace_profile import binning_note as note
+
+    return note(profile)

@@ -13,9 +13,11 @@ format (:data:`SNIFFED_SUFFIXES`, or no suffix) is tested by the formats' conten
 (``perf stat -I -x`` and ``likwid-perfctr -t`` output saved as ``.csv`` or ``.txt``); then the
 longest name ending decides; then what :func:`~phasekit.io.inputs.content_kind` sees in the
 content (a CSV with a time column under another name, Parquet's magic bytes). A stream has
-no name: its content decides (CSV when no test recognizes it). :func:`read_trace` goes by the name or a folder a format
-claims (an OTF2 archive). :func:`read_any` reads anything: a URL by its scheme, a trace, a
-folder (a signature), phasekit's JSON by its name, else a profile.
+no name: its content decides (CSV when no test recognizes it). A trace's name (or an OTF2
+archive) makes it read as a trace and binned into a profile (:mod:`phasekit.trace_profile`).
+:func:`read_trace` goes by the name or a folder a format claims (an OTF2 archive).
+:func:`read_any` reads anything: a URL by its scheme, a trace, a folder (a signature),
+phasekit's JSON by its name, else a profile.
 """
 
 from __future__ import annotations
@@ -361,6 +363,11 @@ def read_profile(path: Source, *, metrics: Sequence[str] | str | None = None,
     ``period`` (seconds) reads a CSV without a time column: one row every ``period``
     (:func:`~phasekit.io.csv.read_csv_profile`); other formats carry their times.
 
+    A trace (a name :func:`read_trace` takes: Paraver ``.prv``/``.prv.gz``, an OTF2 anchor
+    or archive) is read and its counters binned at the default bin, every rank summed
+    (:meth:`Trace.profile <phasekit.trace.Trace.profile>`; for another bin or ranks call it
+    on :func:`read_trace`'s trace).
+
     Example::
 
         profile = read_profile("run.csv", metrics=["dram_rd", "dram_wr"])
@@ -368,6 +375,14 @@ def read_profile(path: Source, *, metrics: Sequence[str] | str | None = None,
         piped = read_profile(sys.stdin.buffer)     # my-sampler | python script.py
     """
     source: Path | io.BytesIO
+    if isinstance(path, str | os.PathLike) and format is None and trace_format(path):
+        if period is not None:
+            raise UsageError("is given only to a CSV profile without a time column; a trace "
+                             "has its own times (its bin: bin_s of Trace.profile)",
+                             parameter="period", value=period, file=os.fspath(path))
+        binned = read_trace(path).profile()
+        return binned if metrics is None else binned.select(
+            [metrics] if isinstance(metrics, str) else list(metrics))
     if isinstance(path, str | os.PathLike):
         where, source = os.fspath(path), Path(path)
         name = format or _read_format(path).name

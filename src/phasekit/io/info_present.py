@@ -2,10 +2,15 @@
 :class:`~phasekit.present.Presentation` (:mod:`phasekit.present`).
 
 A profile: the headline (its metrics, how long, how often sampled, how many samples miss a
-value), its facts (samples, period, duration, start, node) and one row per metric (unit,
-missing values, min, mean, max). A trace: the headline (its format, ranks, MPI calls and
-duration), its facts (format, ranks, duration, MPI calls, counters) and one row per MPI call
-(count, time in call, bytes). Both are built from what :func:`phasekit.io.api.describe`
+value, and which metric lacks data for how long and where, or that every metric has data
+over the whole run: :meth:`phasekit.quality.DataQuality.headline`), its facts (samples,
+period, duration, start, node), one row per metric (unit, missing values, min, mean, max),
+and the "Data quality" table (per metric: the share of the run with valid data, the samples
+without a value, the seconds that read zero or frozen, and the spans, the longest 3 first)
+with a note on the sampling gaps (:mod:`phasekit.quality`). A trace: the headline (its format, ranks, MPI calls and
+duration), its facts (format, ranks, duration, MPI calls, counters, the counters it samples on
+its own, and the profile ``phasekit analyze|phases`` bin it into: bins, why that bin, metrics)
+and one row per MPI call (count, time in call, bytes). Both are built from what :func:`phasekit.io.api.describe`
 returns, so the text and ``phasekit info --json`` say the same.
 """
 
@@ -14,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from phasekit.present import Presentation, View, plural
+from phasekit.present import Presentation, View, listed, plural
+from phasekit.quality import DataQuality
 
 __all__ = ["FACT_HEADERS", "TRACE_FORMATS", "profile_headline", "profile_presentation", "span",
            "trace_headline", "trace_presentation"]
@@ -47,18 +53,31 @@ def _number(value: float | None) -> str:
 
 # --- profiles ----------------------------------------------------------------------------------
 def profile_headline(described: Mapping[str, Any], name: str) -> str:
-    """``node03.csv: 12 metrics, 10 min at 5 ms, 2 samples with a missing value``."""
+    """``node03.csv: 12 metrics, 10 min at 5 ms, 8793 samples with a missing value; ipc: no
+    value for 175 s of 351 s (50 %), from 88 s to 263 s (counters read zero)``, or ``node03.csv:
+    12 metrics, 10 min at 5 ms, every metric has data over the whole run``."""
     missing = described["n_missing"]
     gaps = (f"{plural(missing, 'sample')} with a missing value" if missing
             else "no missing value")
+    quality = _quality(described)
+    if quality is not None and quality.complete and not missing:
+        gaps = quality.headline()
+    elif quality is not None:
+        gaps += f"; {quality.headline()}"
     return (f"{name}: {plural(len(described['metrics']), 'metric')}, "
             f"{span(described['duration_s'])} at {span(described['period_s'])}, {gaps}")
+
+
+def _quality(described: Mapping[str, Any]) -> DataQuality | None:
+    data = described.get("quality")
+    return None if data is None else DataQuality.from_dict(data)
 
 
 def profile_presentation(described: Mapping[str, Any], name: str | None = None
                          ) -> Presentation:
     """What a profile holds (``described``: :func:`phasekit.io.api.describe` of it; ``name``:
-    its file or node, by default its node): the headline, its facts and its metrics."""
+    its file or node, by default its node): the headline, its facts, its metrics and their
+    data quality (with a note on the sampling gaps)."""
     name = name or described.get("node") or "profile"
     period = described["period_s"]
     facts = [("samples", f"{described['n_samples']} ({described['n_missing']} with a missing "
@@ -73,7 +92,12 @@ def profile_presentation(described: Mapping[str, Any], name: str | None = None
                           *(_number(s[k]) for k in ("min", "mean", "max")))
                          for metric, s in described["metric_stats"].items()),
                    numeric=(False, False, True, True, True, True))
-    return Presentation(profile_headline(described, name), (_facts("Profile", facts), metrics))
+    views = [_facts("Profile", facts), metrics]
+    quality = _quality(described)
+    if quality is not None:
+        views.append(quality.view())
+    return Presentation(profile_headline(described, name), tuple(views),
+                        quality.notes() if quality is not None else ())
 
 
 # --- traces ------------------------------------------------------------------------------------
@@ -101,6 +125,16 @@ def trace_presentation(described: Mapping[str, Any], name: str | None = None) ->
              ("duration", f"{described['duration_s']:.6g} s"),
              ("MPI calls", f"{described['n_calls']} ({described['n_signatures']} signatures)"),
              ("counters", ", ".join(described["counters"]) or "none")]
+    sampled, sources = described.get("sampled_counters") or [], described.get("sampled_sources")
+    if sampled:
+        facts.append(("sampled", f"{plural(len(sampled), 'counter')} read on their own by "
+                                 f"{plural(len(sources or ()), 'task')}: {listed(sampled)}"))
+    plan = described.get("profile")
+    if plan:
+        size, _, why = plan["bin_rule"].partition(": ")
+        facts.append(("profile", f"{plural(plan['n_bins'], 'bin')} of {size} ({why}); "
+                                 f"{plural(len(plan['metrics']), 'metric')}: "
+                                 f"{listed(plan['metrics'], 6)}"))
     views = [_facts("Trace", facts)]
     if described["calls"]:
         views.append(View("MPI calls", ("call", "count", "time in call", "bytes"),

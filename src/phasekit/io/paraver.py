@@ -29,6 +29,16 @@ What is read (Extrae conventions):
   record. Reads on the exit record, or at the exit time, or inside a call count for the call,
   not the burst.
 - State records only give each thread's first time (the start of its first burst).
+- Counters sampled on their own: the counter reads of applications without MPI calls (Extrae's
+  "uncore" applications, whose tasks read DRAM counters on a timer; or a program without MPI)
+  are the Trace's
+  :attr:`~phasekit.trace.Trace.samples`, one row per read (time, task, counter, count since
+  the task's previous read), whichever application is selected. They are found after the
+  scan (those threads' counters add up to something) and read in a second pass over the file
+  that keeps only those applications' event records (a regular expression per block, the
+  fields parsed by NumPy): a trace without them costs nothing more. Threads without MPI calls
+  inside an MPI application (OpenMP workers) are not read so. ``meta["rank_nodes"]`` names the
+  node of each rank when the trace spans several nodes (header and .row).
 
 The parser is a C kernel over blocks of raw bytes (:data:`CHUNK_BYTES`; ``_paraver.c``, which
 replaced numba kernels so that a command loads no numba), keeping only the output rows:
@@ -57,7 +67,7 @@ import numpy as np
 from phasekit.errors import InputError, PhasekitWarning, UsageError
 from phasekit.io import _paraver as _k
 from phasekit.io.inputs import input_file
-from phasekit.trace import PATH_SEP, Trace, empty_arrays, make_arrays
+from phasekit.trace import PATH_SEP, CounterSamples, Trace, empty_arrays, make_arrays
 
 __all__ = [
     "CHUNK_BYTES",
@@ -111,6 +121,7 @@ class Header:
     tick_s: float
     tasks: tuple[tuple[int, ...], ...]  # per application: threads of each task
     cpus: tuple[int, ...] = ()
+    nodes: tuple[tuple[int, ...], ...] = ()  # per application: the node of each task (1-based)
 
 
 def _split_top(text: str, seps: str) -> list[str]:
@@ -151,7 +162,7 @@ def parse_header(line: str, path: str = "") -> Header:
         items = _split_top(":".join(parts[3:]), ":,")
     except (IndexError, ValueError):
         raise InputError(f"bad header: {expected}", path=path, line=1) from None
-    tasks = []
+    tasks, nodes = [], []
     for item in items:
         match = _APPL_RE.fullmatch(item.strip())
         if match is None:
@@ -159,17 +170,19 @@ def parse_header(line: str, path: str = "") -> Header:
                 continue  # the number of communicators of the application before
             raise InputError(f"bad application list item {item!r} in the header: {expected}",
                              path=path, line=1)
-        threads = []
+        threads, task_nodes = [], []
         for spec in match.group(2).split(","):
             nums = spec.split(":")
             if len(nums) != 2 or not all(n.strip().isdigit() for n in nums):
                 raise InputError(f"bad task {spec!r} in the header: expected THREADS:NODE",
                                  path=path, line=1)
             threads.append(int(nums[0]))
+            task_nodes.append(int(nums[1]))
         if len(threads) != int(match.group(1)) or min(threads) < 1:
             raise InputError(f"application {len(tasks) + 1} declares {match.group(1)} tasks "
                              f"but lists {len(threads)}", path=path, line=1)
         tasks.append(tuple(threads))
+        nodes.append(tuple(task_nodes))
     if len(tasks) != n_appl or n_appl < 1:
         raise InputError(f"the header declares {n_appl} applications but lists {len(tasks)}",
                          path=path, line=1)
@@ -177,7 +190,8 @@ def parse_header(line: str, path: str = "") -> Header:
     if n_threads > MAX_THREADS:
         raise InputError(f"the header declares {n_threads} threads in all; at most "
                          f"{MAX_THREADS} are supported", path=path, line=1)
-    return Header(duration=duration, tick_s=unit, tasks=tuple(tasks), cpus=cpus)
+    return Header(duration=duration, tick_s=unit, tasks=tuple(tasks), cpus=cpus,
+                  nodes=tuple(nodes))
 
 
 @dataclass
@@ -718,8 +732,7 @@ def read_paraver(path: str | os.PathLike[str], *, application: int | None = None
         if not np.isfinite(column).any():
             continue
         ty = int(buffers.ctr_types[k])
-        name = (_counter_label(names.types[ty]) if ty in names.types
-                else KNOWN_COUNTERS.get(ty, f"counter_{ty}"))
+        name = _counter_name(ty, names)
         while name in counters:
             name += f"_{ty}"
         counters[name] = column
@@ -736,6 +749,20 @@ def read_paraver(path: str | os.PathLike[str], *, application: int | None = None
     meta["lines"] = n_lines
     meta["time_unit_s"] = header.tick_s
     ranks_threads = header.tasks[application - 1]
+    node_names = _node_names(header, meta.get("row"))
+    if len(header.cpus) > 1:  # several nodes: which one each rank ran on
+        meta["rank_nodes"] = [node_names(node) for node in header.nodes[application - 1]]
+    # counters sampled by applications without MPI calls: their threads' reads add up
+    n_ctr = int(counts[_k.N_CTR])
+    sampled = (per_appl[thread_appl - 1] == 0) & (per_thread == 0)
+    if n_ctr:
+        sampled &= np.isfinite(buffers.th_acc[:, :n_ctr]).any(axis=1)
+    else:
+        sampled[:] = False
+    samples = None
+    if sampled.any():
+        samples = _read_samples(path, header, sorted({int(a) for a in thread_appl[sampled]}),
+                                names, node_names, chunk_bytes)
     explanation = ""
     if n == 0:
         explanation = (f"no MPI call events (types {MPI_TYPE_MIN}-{MPI_TYPE_MAX}) in "
@@ -752,4 +779,80 @@ def read_paraver(path: str | os.PathLike[str], *, application: int | None = None
     return Trace(calls=calls, n_ranks=len(ranks_threads), threads_per_rank=ranks_threads,
                  duration_s=header.duration * header.tick_s, counters=counter_names,
                  sources=tuple(sources), application=application, format="paraver",
-                 explanation=explanation, meta=meta)
+                 explanation=explanation, meta=meta, samples=samples)
+
+
+def _counter_name(ty: int, names: Pcf) -> str:
+    """A counter's name: its .pcf label, else Extrae's numbering, else ``counter_TYPE``."""
+    return (_counter_label(names.types[ty]) if ty in names.types
+            else KNOWN_COUNTERS.get(ty, f"counter_{ty}"))
+
+
+def _node_names(header: Header, row: Any) -> Any:
+    """Node number (1-based, as in the header) -> its name in the .row, else ``node N``."""
+    listed = row.get("node") if isinstance(row, dict) else None
+    listed = listed if isinstance(listed, list) else []
+
+    def name(node: int) -> str:
+        return str(listed[node - 1]) if 1 <= node <= len(listed) else f"node {node}"
+
+    return name
+
+
+def _read_samples(path: Path, header: Header, applications: list[int], names: Pcf,
+                  node_names: Any, chunk_bytes: int) -> CounterSamples | None:
+    """The counter reads of ``applications`` (1-based; those without MPI calls), read again
+    from the file: their event records picked by a regular expression per block of lines,
+    then every field parsed at once by NumPy (the scan has checked every line)."""
+    wanted = b"|".join(str(a).encode() for a in applications)
+    pattern = re.compile(rb"^2:\d+:(?:" + wanted + rb"):[^\r\n]*", re.MULTILINE)
+    found: list[bytes] = []
+    file, _ = _open(path)
+    with file:
+        blocks = _Blocks(path, file, chunk_bytes)
+        blocks.first_line()
+        for buf, end in blocks:
+            found.extend(pattern.findall(buf[:end].tobytes()))
+    if not found:
+        return None
+    text = b"\n".join(found)
+    fields = np.array(text.replace(b"\n", b":").split(b":")).astype(np.int64)
+    raw = np.frombuffer(text + b"\n", dtype=np.uint8)
+    colons = np.cumsum(raw == ord(":"))[raw == ord("\n")]
+    per_line = np.diff(colons, prepend=0) + 1
+    first = np.concatenate([[0], np.cumsum(per_line)[:-1]])
+    line = np.repeat(np.arange(len(found)), per_line)
+    offset = np.arange(fields.size) - first[line]
+    is_type = (offset >= 6) & (offset % 2 == 0) & (offset + 1 < per_line[line])
+    types = fields[is_type]
+    counter = (types >= COUNTER_MIN) & (types <= COUNTER_MAX)
+    at = np.flatnonzero(is_type)[counter]
+    if not at.size:
+        return None
+    line = line[at]
+    appl, task, thread = (fields[first[line] + k] for k in (2, 3, 4))
+    time_s = fields[first[line] + 5] * header.tick_s
+    keys = (appl << 42) | (task << 21) | thread
+    source_keys, source = np.unique(keys, return_inverse=True)
+    counter_types, seen, counter_codes = np.unique(fields[at], return_index=True,
+                                                   return_inverse=True)
+    order = np.argsort(seen, kind="stable")  # the counters in the order they are first read
+    counter_types = counter_types[order]
+    counter_codes = np.argsort(order)[counter_codes.reshape(-1)]
+    labels = [f"{k >> 42}.{(k >> 21) & ((1 << 21) - 1)}.{k & ((1 << 21) - 1)}"
+              for k in source_keys.tolist()]
+    nodes = []
+    for k in source_keys.tolist():
+        a, t = k >> 42, (k >> 21) & ((1 << 21) - 1)
+        task_nodes = header.nodes[a - 1] if a - 1 < len(header.nodes) else ()
+        nodes.append(node_names(task_nodes[t - 1]) if t - 1 < len(task_nodes) else "")
+    counter_names: list[str] = []
+    for ty in counter_types.tolist():
+        name = _counter_name(int(ty), names)
+        while name in counter_names:
+            name += f"_{ty}"
+        counter_names.append(name)
+    return CounterSamples(time_s=time_s, source=source.reshape(-1),
+                          counter=counter_codes.reshape(-1),
+                          value=fields[at + 1].astype(np.float64), sources=labels,
+                          counters=counter_names, source_nodes=nodes)
