@@ -45,15 +45,9 @@ from phasekit.record import Recorder, builtin_sources, select_sources
 SECTION = "periodicity_real"
 REPS = 5
 TOLERANCE = 0.05
-CHILD = """\
-import time
-end = time.monotonic() + {seconds}
-while time.monotonic() < end:
-    busy_until = time.monotonic() + 0.5
-    while time.monotonic() < busy_until:
-        pass
-    time.sleep(0.5)
-"""
+#: The busy/idle child (0.5 s busy, 0.5 s asleep, each phase ending at a deadline: a 1.0 s
+#: period by construction, even when a loaded machine keeps it waiting for a CPU).
+CHILD = Path(__file__).resolve().parent / "programs" / "busy_idle.py"
 
 
 def cv_metric(profile: Profile) -> list[str]:
@@ -88,14 +82,12 @@ def summarize(case: str, truth: float, profile: Profile, rule: str, metrics: lis
 
 
 def record_child(directory: Path, seconds: float, scope: str) -> tuple[Profile, float]:
-    child = directory / "busy_idle.py"
-    child.write_text(CHILD.format(seconds=seconds), encoding="utf-8")
     output = directory / f"busy_idle_{scope}.parquet"
     output.unlink(missing_ok=True)
     load = load1()
     sources = select_sources(None, builtin_sources())
     summary = Recorder(sources, interval=0.005, scope=scope).run(  # type: ignore[arg-type]
-        output, command=[sys.executable, str(child)])
+        output, command=[sys.executable, str(CHILD), str(round(seconds))])
     if summary.exit_code != 0:
         raise SystemExit(f"the busy/idle child exited with {summary.exit_code}")
     return read_profile(output), load

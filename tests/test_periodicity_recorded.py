@@ -3,6 +3,7 @@ project's recorder comes out at its 1.0 s period without naming a metric."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,12 +23,20 @@ def test_busy_idle_child_is_found_at_one_second_without_a_metric(tmp_path: Path)
     """Recorded at the recorder's default 5 ms in the child's process scope: the software
     counters of the child itself (the /proc CPU times are node-wide and also count whatever
     else runs on this 2-core machine, the rest of the test suite included; the benchmark
-    benchmarks/periodicity_real.py measures the node scope too)."""
+    benchmarks/periodicity_real.py measures the node scope too).
+
+    The child's own counters advance only while it holds a CPU: on a machine loaded beyond
+    its cores (other jobs beside the test suite) its busy half-seconds are cut into pieces,
+    so such a recording is made again, at most three in all, the last one asserted."""
     sources = select_sources(None, builtin_sources())
     if not sources:
         pytest.skip("no recording source works on this machine")
-    profile, _ = record_child(tmp_path, 8.0, "process")
-    result = analyze(profile)
+    for _attempt in range(3):
+        profile, load = record_child(tmp_path, 8.0, "process")
+        result = analyze(profile)
+        found = result.patterns and result.patterns[0].period_s == pytest.approx(1.0, rel=0.05)
+        if found or load < (os.cpu_count() or 1):
+            break
     choice = result.params["metric_choice"]
     assert result.patterns, (result.explanation, choice)
     assert result.patterns[0].period_s == pytest.approx(1.0, rel=0.05), choice
