@@ -54,6 +54,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "power_model_eval": ("phasekit.signature.powermodels.fit", "PowerModelEval"),
     "coalloc_model": ("phasekit.signature.coalloc", "CoallocModel"),
     "efficiency": ("phasekit.energy.efficiency", "EfficiencyTable"),
+    "folded": ("phasekit.folding.fold", "FoldedResult"),
 }
 
 

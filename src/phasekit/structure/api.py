@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING, Any
 from phasekit.arguments import PathLike, as_trace
 
 if TYPE_CHECKING:
+    from phasekit.periodicity import PeriodicityResult
     from phasekit.present import Presentation
     from phasekit.structure import StructureOptions, StructureResult
+    from phasekit.structure.link import LinkOptions, PatternLoop
     from phasekit.trace import Trace
 
-__all__ = ["figure", "fit_width", "structure"]
+__all__ = ["figure", "fit_width", "link", "structure"]
 
 
 def structure(trace: Trace | PathLike, *, rank: int | None = None,
@@ -77,3 +79,40 @@ def fit_width(shown: Presentation, width: int) -> Presentation:
     from phasekit.structure.table import fit_width as fitted
 
     return fitted(shown, width)
+
+
+def link(periodicity: PeriodicityResult, structure: StructureResult,
+         trace: Trace | PathLike | None = None, *, options: LinkOptions | None = None,
+         **keywords: Any) -> list[PatternLoop]:
+    """Link each periodic pattern to the loop that makes it, with the loop's call sites
+    (:func:`phasekit.structure.link.link_patterns`): the pattern's period is a whole number
+    of the loop's iterations (or a whole fraction of one) within a tolerance, and its
+    instances lie inside the loop's iterations.
+
+    Parameters
+    ----------
+    periodicity
+        A periodicity analysis of the trace's profile (``pk.periodicity(trace)``).
+    structure
+        The structure of the same trace (:func:`structure`, or one read from JSON).
+    trace
+        The trace (or its file): needed to time the loops' iterations when ``structure``
+        was read from JSON; without it the link is by period alone.
+    options
+        The tuning parameters as one :class:`~phasekit.structure.link.LinkOptions`; or give
+        them as keywords, not both.
+    **keywords
+        The fields of :class:`~phasekit.structure.link.LinkOptions`: ``tolerance`` (10 %),
+        ``min_overlap`` (half).
+
+    Returns
+    -------
+    list of PatternLoop
+        One per pattern, in pattern order (``.sentence`` says it in plain words,
+        ``.to_dict()`` gives the JSON).
+    """
+    from phasekit.structure.link import LinkOptions, link_patterns
+
+    chosen = LinkOptions.of(options, keywords, verb="link")
+    read = as_trace(trace) if trace is not None else None
+    return link_patterns(periodicity, structure, read, options=chosen)
