@@ -17,7 +17,8 @@ from phasekit.errors import InputError, PhasekitError, UsageError
 from phasekit.metrics.periodicity import mean_consecutive, periodic_regions
 from phasekit.options import Options, Rule
 from phasekit.parallel import available_cores
-from phasekit.periodicity import align, average, cluster, detect, strength, tune
+from phasekit.periodicity import align, average, cluster, detect, merge, scales, strength, tune
+from phasekit.periodicity.scales import Scale
 from phasekit.profile import Profile
 from phasekit.results import Result, check_version, pct, plain, short_repr
 
@@ -28,7 +29,9 @@ if TYPE_CHECKING:
 
     from phasekit.present import Presentation
 
-RESULT_VERSION = 1
+#: 2: ``scales`` (every scale at which the profile repeats); version 1 files are read with
+#: none.
+RESULT_VERSION = 2
 BAND = 0.1
 REGION_TOLERANCE = 0.1
 MIN_INSTANCES = 3
@@ -107,7 +110,13 @@ class PatternCounts:
 
 @dataclass(frozen=True, eq=False)
 class PeriodicityResult(PatternCounts, Result):
-    """The Table II view of one profile (Phase-TA, section IV-B)."""
+    """The Table II view of one profile (Phase-TA, section IV-B).
+
+    ``scales``: every scale at which the profile repeats, shortest first, the dominant
+    pattern's among them (``dominant``), each with its period, instances, coverage and ratio
+    to the next shorter one (:mod:`phasekit.periodicity.scales`, ours); one scale when the
+    profile repeats at one, none without a pattern or in a result file of version 1.
+    """
 
     KIND: ClassVar[str] = "periodicity"
 
@@ -125,6 +134,7 @@ class PeriodicityResult(PatternCounts, Result):
     params: dict[str, Any] = field(default_factory=dict)
     explanation: str = ""
     preview: dict[str, Any] = field(default_factory=dict)
+    scales: tuple[Scale, ...] = ()
 
     def __repr__(self) -> str:
         return short_repr(
@@ -142,6 +152,7 @@ class PeriodicityResult(PatternCounts, Result):
             "patterns": [p.to_dict() for p in self.patterns],
             "tuning": [{"window": w, "coverage": c} for w, c in self.tuning],
             "params": self.params, "explanation": self.explanation, "preview": self.preview,
+            "scales": [scale.to_dict() for scale in self.scales],
         })
 
     def summary(self) -> pd.DataFrame:
@@ -191,7 +202,8 @@ class PeriodicityResult(PatternCounts, Result):
                 offset_s=float(data.get("offset_s", 0.0)), node=str(data.get("node", "")),
                 tuning=tuple((int(t["window"]), float(t["coverage"])) for t in data.get("tuning", [])),
                 params=dict(data.get("params", {})), explanation=str(data.get("explanation", "")),
-                preview=dict(data.get("preview") or {}))
+                preview=dict(data.get("preview") or {}),
+                scales=tuple(Scale.from_dict(d) for d in data.get("scales", [])))
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"malformed periodicity result: {exc}", path=source) from None
 
@@ -333,7 +345,9 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
     times at 5 ms) is analyzed as its moving average (``params["smoothing"]``, ours, same
     module).
     A cluster of fewer than ``min_instances`` instances joins the large cluster it links to
-    (``cluster.absorb_small``, ours).
+    (``cluster.absorb_small``, ours). Clusters of one period whose shapes differ only at noise
+    level become one pattern (:mod:`phasekit.periodicity.merge`, ours; ``params["merged"]``
+    lists each merge and its measures when there was one).
     A pattern needs ``min_instances`` = 3 instances (ours): the paper's regions hold at least two
     occurrences, and two chance look-alikes in a random walk are not rare; only the
     short-profile mode, which sees fewer than two whole periods, reports fewer.
@@ -435,7 +449,7 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
               "tolerance": o.tolerance, "short_profile": short_profile}
     if window is not None:
         params["window_s"] = list(window)
-    patterns: list[Pattern] = []
+    clusters: list[merge.Cluster] = []
     n_groups = int(groups.max()) + 1 if groups.size and groups.max() >= 0 else 0
     for g in range(n_groups):
         members = np.flatnonzero(inst_group == g)
@@ -448,17 +462,23 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
                                         min_size=1 if short_profile else o.min_instances)
         for label in range(int(labels.max()) + 1):
             chosen = members[labels == label]
-            covered = int(lengths[chosen].sum())
-            if covered < o.alpha * n_valid:
-                continue  # a marginal cluster, dropped like the paper's marginal groups (III-B)
-            if chosen.size < o.min_instances and not short_profile:
-                continue  # too few repetitions to tell a periodicity from a coincidence
             inside = labels == label
             avg = average.dba(X[inside], lengths[chosen], band=o.band, max_iter=o.max_iter,
                               n_consecutive=o.n_consecutive, tolerance=o.tolerance)
-            patterns.append(_pattern(avg, starts[chosen], lengths[chosen], measured,
-                                     profile.period))
-    patterns.sort(key=lambda p: -p.coverage)
+            clusters.append(merge.Cluster(X[inside], starts[chosen], lengths[chosen], avg))
+    clusters = merge.merge_same_shape(
+        x, clusters, band=o.band, period_tolerance=o.length_tolerance,
+        sampling_period=profile.period, ratio=merge.MERGE_RATIO,
+        dba={"max_iter": o.max_iter, "n_consecutive": o.n_consecutive, "tolerance": o.tolerance})
+    # a marginal cluster is dropped like the paper's marginal groups (III-B), and one of too
+    # few repetitions to tell a periodicity from a coincidence
+    kept = [c for c in clusters if c.lengths.sum() >= o.alpha * n_valid
+            and (c.n_instances >= o.min_instances or short_profile)]
+    built = sorted(((_pattern(c.average, c.starts, c.lengths, measured, profile.period), c)
+                    for c in kept), key=lambda pc: -pc[0].coverage)
+    patterns = [p for p, _ in built]
+    if merged := merge.records([c for _, c in built]):
+        params["merged"] = merged
     all_starts = np.concatenate([p.starts for p in patterns]) if patterns else np.empty(0, np.int64)
     all_lengths = np.concatenate([p.lengths for p in patterns]) if patterns else np.empty(0, np.int64)
     total = valid_coverage(measured, all_starts, all_lengths)
@@ -476,13 +496,41 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
     preview = {"profile": profile_preview(whole, names),
                "instances": [instance_preview(analyzed, p, i, sampling_period=profile.period)
                              for i, p in enumerate(patterns)]}
+    found = _scales(x, patterns, short_profile=short_profile, best=best, tuning=tuning,
+                    passes=passes, measured=measured, n_valid=n_valid, o=o,
+                    sampling_period=profile.period, report=report)
     report("done", 1.0)
     return PeriodicityResult(
         duration_s=profile.duration, sampling_period=profile.period, n_samples=profile.n_samples,
         n_valid=n_valid, metrics=tuple(names), window=best, coverage=total,
         patterns=tuple(patterns), offset_s=offset_s, node=profile.node,
         tuning=tuple((t.window, t.coverage) for t in tuning), params=params,
-        explanation=explanation, preview=plain(preview))
+        explanation=explanation, preview=plain(preview), scales=found)
+
+
+def _scales(x: np.ndarray, patterns: list[Pattern], *, short_profile: bool, best: int,
+            tuning: list[tune.TuningStep], passes: dict[int, detect.Batches],
+            measured: np.ndarray, n_valid: int, o: PeriodicityOptions,
+            sampling_period: float, report: Progress) -> tuple[Scale, ...]:
+    """Every scale at which the analyzed series ``x`` repeats, the dominant pattern's among
+    them (:mod:`phasekit.periodicity.scales`); the dominant one only for a short profile."""
+    if not patterns:
+        return ()
+    main = patterns[0]
+    if short_profile:
+        return (Scale(period_s=main.period_s, length=float(main.lengths.mean()),
+                      coverage=main.coverage, window=best, source="dominant pattern",
+                      starts=main.starts, lengths=main.lengths, dominant=True),)
+    report("looking for other scales", 0.95)
+    scan = [(w, passes[w]) for w in tune.scan_peaks(tuning, alpha=o.alpha)
+            if w in passes and w != best]
+    return scales.find_scales(
+        x, dominant=(main.starts, main.lengths, main.coverage), window=best,
+        others=[(p.starts, p.lengths) for p in patterns[1:]], scan=scan,
+        coverage=lambda s, n: valid_coverage(measured, s, n), n_valid=n_valid,
+        max_window=o.max_window,
+        sampling_period=sampling_period, alpha=o.alpha, tolerance=o.length_tolerance,
+        min_instances=o.min_instances, min_period=o.min_period, near_zero=o.near_zero)
 
 
 def _best_of_tied(profile: Profile, chosen: strength.MetricChoice,

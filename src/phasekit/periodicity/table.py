@@ -13,8 +13,9 @@ from typing import Any
 
 from phasekit.present import Presentation, View, percent, view
 
-__all__ = ["PATTERN_FORMATS", "PATTERN_HEADERS", "PROFILE_HEADERS", "headline",
-           "metric_choice_line", "pattern_rows", "presentation", "profile_row"]
+__all__ = ["PATTERN_FORMATS", "PATTERN_HEADERS", "PROFILE_HEADERS", "SCALE_HEADERS", "headline",
+           "metric_choice_line", "pattern_rows", "presentation", "profile_row", "scale_rows",
+           "scales_line"]
 
 #: Column of :func:`pattern_rows` -> its header in Phase-TA's notation.
 PATTERN_HEADERS = {"pattern": "#", "period_s": "period (s)", "length": "length",
@@ -44,13 +45,51 @@ def pattern_rows(result: Any) -> list[dict[str, Any]]:
             for i, p in enumerate(result.patterns, start=1)]
 
 
+#: Column of :func:`scale_rows` -> its header.
+SCALE_HEADERS = {"period_s": "period (s)", "instances": "#i", "coverage": "%period",
+                 "relation": "relation", "source": "found by"}
+
+
+def scale_rows(result: Any) -> list[dict[str, Any]]:
+    """One row per scale at which the profile repeats (``result.scales``), shortest first:
+    period (s), instances, coverage (a fraction), how it relates to the next shorter scale
+    ("6.37 x the 2.3 s cycle"; the dominant one says so) and where it was found
+    (:mod:`phasekit.periodicity.scales`)."""
+    rows = []
+    for i, scale in enumerate(result.scales):
+        relation = (f"{scale.ratio:.3g} x the {result.scales[i - 1].period_s:.4g} s cycle"
+                    if i and scale.ratio else "")
+        if scale.dominant:
+            relation = f"{relation}, dominant" if relation else "dominant"
+        rows.append({"period_s": scale.period_s, "instances": scale.n_instances,
+                     "coverage": scale.coverage, "relation": relation,
+                     "source": scale.source})
+    return rows
+
+
+def scales_line(result: Any) -> str:
+    """The other scales in a few words, relative to the dominant one ("inside a 14.66 s
+    cycle (24 times)"), "" when the profile repeats at one scale."""
+    scales = tuple(getattr(result, "scales", ()))
+    at = next((i for i, s in enumerate(scales) if s.dominant), None)
+    if at is None or len(scales) < 2:
+        return ""
+    parts = [f"inside a {s.period_s:.4g} s cycle ({s.n_instances} times, "
+             f"{s.ratio:.3g} x the {scales[i - 1].period_s:.4g} s one)"
+             for i, s in enumerate(scales) if i > at]
+    parts += [f"a {s.period_s:.4g} s cycle inside it ({s.n_instances} times)"
+              for s in reversed(scales[:at])]
+    return "; ".join(parts)
+
+
 #: How each column of :func:`pattern_rows` is written for a person.
 PATTERN_FORMATS = {"period_s": "{:.4g}".format, "mean_consecutive": "{:.1f}".format,
                    "coverage": percent, "wgss": "{:.4g}".format}
 
 
 def headline(result: Any) -> str:
-    """One line in plain words: what repeats, how often, over how much of the run."""
+    """One line in plain words: what repeats, how often, over how much of the run, and the
+    other scales it repeats at (:func:`scales_line`)."""
     metrics = "+".join(result.metrics)
     share = "window" if result.params.get("window_s") is not None else "profile"
     if not result.patterns:
@@ -62,9 +101,10 @@ def headline(result: Any) -> str:
         return (f"{metrics}: one cycle of {main.period_s:.4g} s over "
                 f"{percent(main.coverage)} of the {share}, too short a {share} to see it "
                 f"repeat{more}")
-    return (f"{metrics} repeats every {main.period_s:.4g} s ({main.n_instances} times, "
+    line = (f"{metrics} repeats every {main.period_s:.4g} s ({main.n_instances} times, "
             f"{percent(main.coverage)} of the {share}){more}; periodic over "
             f"{percent(result.coverage)} of the {share}")
+    return f"{line}; {scales}" if (scales := scales_line(result)) else line
 
 
 def metric_choice_line(result: Any) -> str | None:
@@ -82,8 +122,8 @@ def metric_choice_line(result: Any) -> str | None:
 
 def presentation(result: Any, name: str | None = None) -> Presentation:
     """The result as a person reads it: the headline, Table II for the profile (``name``:
-    its file), the patterns, then the notes (why nothing was found, the settings used, how
-    the metric was chosen)."""
+    its file), the patterns, the scales when it repeats at more than one (ours), then the
+    notes (why nothing was found, the settings used, how the metric was chosen)."""
     row = profile_row(result)
     table_ii = View("Periodicities (Phase-TA, Table II)",
                     ("profile", "T_exe (s)", "#rp(#i)[#pa]", "%period"),
@@ -95,6 +135,10 @@ def presentation(result: Any, name: str | None = None) -> Presentation:
     if result.patterns:
         views.append(view("Patterns", PATTERN_HEADERS, pattern_rows(result),
                           formats=PATTERN_FORMATS))
+    if len(getattr(result, "scales", ())) > 1:
+        views.append(view("Scales", SCALE_HEADERS, scale_rows(result),
+                          formats={"period_s": "{:.4g}".format, "coverage": percent},
+                          text=("relation", "source")))
     notes = [f"note: {result.explanation}"] if result.explanation else []
     plural = "s" if len(result.metrics) > 1 else ""
     joint = " (jointly, dependent DTW)" if plural else ""

@@ -14,6 +14,10 @@ plus a checkpoint, would otherwise win with a group that can never become a patt
 that a window size producing scattered, marginal detections is not rewarded. Coverages within ``tie`` = 1 point of the best count as ties, won by the
 smallest L: such differences are within the noise of the detector, and a smaller window is
 cheaper, more local, and loses less at region edges.
+
+Every window tried is kept with its coverage (the result's ``tuning``): a run that repeats
+at two scales shows two peaks of coverage over L, and :func:`scan_peaks` gives them to
+:mod:`phasekit.periodicity.scales` (ours).
 """
 
 from __future__ import annotations
@@ -108,3 +112,22 @@ def tune_window(evaluate: Callable[[int], float], *, min_window: int = MIN_WINDO
     best = min(w for w, c in trace.items() if c >= top - tie)
     steps = [TuningStep(w, trace[w]) for w in sorted(trace)]
     return best, steps
+
+
+def scan_peaks(steps: list[TuningStep], *, alpha: float = ALPHA) -> list[int]:
+    """The windows where the coverage of the scan ``steps`` (every window the tuning tried)
+    has a local maximum of at least ``alpha``, in increasing window; a flat top gives its
+    smallest window (ours: the other scales of :mod:`phasekit.periodicity.scales` start from
+    these, the tuning keeping only the best)."""
+    ordered = sorted(steps, key=lambda s: s.window)
+    runs: list[tuple[int, float]] = []  # (first window, coverage) of each run of equal coverage
+    for step in ordered:
+        if not runs or step.coverage != runs[-1][1]:
+            runs.append((step.window, step.coverage))
+    peaks = []
+    for i, (window, value) in enumerate(runs):
+        left = runs[i - 1][1] if i else -np.inf
+        right = runs[i + 1][1] if i + 1 < len(runs) else -np.inf
+        if value >= alpha and value > left and value > right:
+            peaks.append(window)
+    return peaks
