@@ -92,12 +92,20 @@ def test_analyze_patterns_sorted_by_coverage(workdir: Path) -> None:
 
 
 def test_analyze_human_summary(nemo: Path) -> None:
+    """Plain words by default (what repeats, how often, over how much of the run); Phase-TA's
+    notation with --detail."""
     code, out, err = run("analyze", nemo, "--half-window", "256")
     assert code == 0, err
-    for text in ("T_exe", "#rp(#i)[#pa]", "%period", "period (s)", "WGSS", "metric: ipc",
+    assert out.startswith("ipc repeats every ") and " times, over " in out.splitlines()[0]
+    for text in ("period (s)", "repeats", "share of the measured run", "metric: ipc",
                  "window L = 256"):
         assert text in out
+    assert not any(text in out for text in ("T_exe", "#rp(#i)[#pa]", "WGSS", "DBA it."))
     assert err == ""
+    code, detailed, err = run("analyze", nemo, "--half-window", "256", "--detail")
+    assert code == 0, err
+    for text in ("T_exe", "#rp(#i)[#pa]", "%period", "WGSS", "DBA it."):
+        assert text in detailed
 
 
 def test_analyze_with_progress_bar_on_a_terminal(nemo: Path, monkeypatch: pytest.MonkeyPatch
@@ -106,7 +114,7 @@ def test_analyze_with_progress_bar_on_a_terminal(nemo: Path, monkeypatch: pytest
     monkeypatch.setattr(err, "isatty", lambda: True, raising=False)
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         main(["analyze", str(nemo), "--half-window", "256"])
-    assert "Table II" in out.getvalue()
+    assert "Patterns" in out.getvalue() and "repeats every" in out.getvalue()
     assert "analyzing nemo.csv" in err.getvalue()
 
 
@@ -144,7 +152,7 @@ def test_analyze_white_noise_is_empty_not_an_error(workdir: Path) -> None:
     data = json.loads(out)
     assert data["patterns"] == [] and data["coverage"] == 0.0
     code, out, _ = run("analyze", path)
-    assert code == 0 and "0(0)" in out and "no periodicity" in out
+    assert code == 0 and out.startswith("no periodicity found") and "0(0)" not in out
 
 
 def test_analyze_window(nemo: Path) -> None:
@@ -228,7 +236,7 @@ def test_demo_records_and_analyzes_a_real_run(tmp_path: Path,
     for name in ("recording.parquet", "result.json", "analysis.png"):
         assert (folder / name).stat().st_size > 0, name
         assert str(Path("phasekit-demo") / name) in out
-    assert "Table II" in out and "known iteration period 0.4 s" in out
+    assert "repeats every" in out and "known iteration period 0.4 s" in out
     recording = read_profile(folder / "recording.parquet")
     assert recording.meta["recording"]["complete"] is True
     result = json.loads((folder / "result.json").read_text(encoding="utf-8"))
@@ -246,7 +254,7 @@ def test_demo_synthetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     for name in ("profile.parquet", "profile.parquet.truth.json", "result.json", "analysis.png"):
         assert (folder / name).stat().st_size > 0, name
         assert str(Path("phasekit-demo") / name) in out
-    assert "Table II" in out and "adjusted Rand index" in out
+    assert "Patterns" in out and "adjusted Rand index" in out
     result = json.loads((folder / "result.json").read_text(encoding="utf-8"))
     assert len(result["patterns"]) == 3
     assert float(imread(folder / "analysis.png").std()) > 0.0

@@ -106,7 +106,8 @@ def test_periodicity_contract(periodic: tuple[Profile, PeriodicityResult],
 def test_one_presentation_from_the_library_rows(
         periodic: tuple[Profile, PeriodicityResult]) -> None:
     """The command line prints, and the report renders, the result's own presentation:
-    its headline, Table II and the patterns, built from ``summary()``'s rows."""
+    its headline and the patterns in plain words, Table II and the patterns in Phase-TA's
+    notation as detail views, built from ``summary()``'s rows."""
     from rich.console import Console
 
     from phasekit.cli.render import print_view
@@ -123,9 +124,11 @@ def test_one_presentation_from_the_library_rows(
     assert f"{len(result.patterns)}({result.n_instances})[{result.mean_consecutive:.1f}]" in text
     assert f"{p.period_s:.4g}" in text and f"{100 * p.coverage:.2f}%" in text
     rows = result.summary()
-    assert [v.title for v in shown.views] == ["Periodicities (Phase-TA, Table II)", "Patterns"]
-    assert len(shown.views[1].rows) == len(rows)
-    assert shown.views[1].rows[0][1] == f"{rows['period_s'].iloc[0]:.4g}"
+    titles = [v.title for v in shown.views]
+    assert titles[0] == "Patterns" and titles[1].startswith("In Phase-TA's notation (Table II")
+    assert [v.detail for v in shown.views] == [False, True, True]
+    assert len(shown.views[0].rows) == len(rows)
+    assert shown.views[0].rows[0][1] == f"{rows['period_s'].iloc[0]:.4g}"
 
 
 # --- phases ----------------------------------------------------------------------------------

@@ -171,8 +171,9 @@ def test_the_presentation_names_the_other_scale(nested: PeriodicityResult) -> No
     else:
         assert shown.headline.endswith(f"; a {inner.period_s:.4g} s cycle inside it "
                                        f"({inner.n_instances} times)")
-    assert [v.title for v in shown.views][-1] == "Scales"
-    rows = shown.views[-1].rows
+    plain = shown.shown().views
+    assert [v.title for v in plain][-1] == "Scales"
+    rows = plain[-1].rows
     assert rows[0][0] == f"{inner.period_s:.4g}" and rows[1][0] == f"{outer.period_s:.4g}"
     assert rows[1][3].startswith(f"{outer.ratio:.3g} x the {inner.period_s:.4g} s cycle")
     assert [("dominant" in row[3]) for row in rows] == [inner.dominant, outer.dominant]
@@ -181,7 +182,7 @@ def test_the_presentation_names_the_other_scale(nested: PeriodicityResult) -> No
 def test_single_scale_presentation_is_unchanged() -> None:
     profile, _ = generate_nested(outer="none", inner_s=1.0, minutes=3.0, seed=0)
     shown = analyze(profile, metrics=["ipc"]).present()
-    assert [v.title for v in shown.views] == ["Periodicities (Phase-TA, Table II)", "Patterns"]
+    assert [v.title for v in shown.shown().views] == ["Patterns"]
     assert "inside" not in shown.headline
 
 

@@ -149,7 +149,8 @@ class Presentation:
         return "\n\n".join(p for p in parts if p)
 
     def __str__(self) -> str:
-        return self.to_text()
+        """What is read by default (the ``detail`` views left out)."""
+        return self.shown().to_text()
 
     def _repr_html_(self) -> str:
         """How a notebook shows it: the headline, the tables (a ``detail`` one collapsed),

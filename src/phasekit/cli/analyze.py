@@ -21,7 +21,6 @@ from phasekit.cli.common import (
     parse_window,
     print_json,
     progress_reporter,
-    with_binning_note,
     write_outputs,
 )
 from phasekit.cli.many import SchedulerOption, WorkersOption, finish_many, is_many, refuse_plot
@@ -73,6 +72,9 @@ def analyze(
              "phasekit.periodicity's (4).", show_default=False)] = None,
     json_output: Annotated[bool, typer.Option(
         "--json", help="Print the result as JSON on stdout, nothing else.")] = False,
+    detail: Annotated[bool, typer.Option(
+        "--detail", help="Also print the tables in Phase-TA's notation (Table II: T_exe, "
+        "#rp(#i)[#pa], %period; pattern length, WGSS, DBA iterations).")] = False,
     plot: Annotated[Path | None, typer.Option(
         "--plot", metavar="FILE",
         help="Write the figure (profile with periodic regions, and the patterns).")] = None,
@@ -118,7 +120,7 @@ def analyze(
         return analyze_many(profiles, metrics=list(metric) if metric else None,
                             window_s=window_s, options=options, workers=workers,
                             scheduler=scheduler, json_output=json_output, output=output,
-                            period=period)
+                            period=period, detail=detail)
     from phasekit.periodicity.api import figure, periodicity
 
     profile = profiles[0]
@@ -144,7 +146,7 @@ def analyze(
     if json_output:
         print_json(result.to_dict())
         return 0
-    show(with_binning_note(result.present(title), data), written)
+    show(result.present(title), written, detail=detail)  # a trace's binning: in its notes
     return 0
 
 
@@ -152,7 +154,8 @@ def analyze(
 def analyze_many(paths: Sequence[Path], *, metrics: list[str] | None,
                  window_s: tuple[float | None, float | None] | None, options: dict[str, Any],
                  workers: int | None, scheduler: str | None, json_output: bool,
-                 output: Path | None, period: float | None = None) -> int:
+                 output: Path | None, period: float | None = None, detail: bool = False
+                 ) -> int:
     """``phasekit analyze`` on the profiles of several nodes
     (:func:`phasekit.many.periodicity_many`): output and exit code."""
     from phasekit.many import periodicity_runs
@@ -161,4 +164,4 @@ def analyze_many(paths: Sequence[Path], *, metrics: list[str] | None,
         result, runs = periodicity_runs(paths, metrics=metrics, window=window_s,
                                         workers=workers, client=None, scheduler=scheduler,
                                         progress=progress, options=options, period=period)
-    return finish_many(result, runs, output=output, json_output=json_output)
+    return finish_many(result, runs, output=output, json_output=json_output, detail=detail)

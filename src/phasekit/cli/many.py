@@ -75,7 +75,7 @@ def exit_code(n_done: int, errors: Sequence[NodeError]) -> int:
 
 
 def finish_many(result: Result, runs: FileRuns[Any], *, output: Path | None,
-                json_output: bool) -> int:
+                json_output: bool, detail: bool = False) -> int:
     """The end of a verb on several inputs: each failed input as one line on stderr, then,
     when some worked, ``result`` written (``-o``) and printed as JSON or as its
     presentation (:func:`~phasekit.cli.render.show`) with a line on the failed inputs;
@@ -93,5 +93,5 @@ def finish_many(result: Result, runs: FileRuns[Any], *, output: Path | None,
         shown = replace(shown, notes=(*shown.notes, (
             f"analyzed {n_done} of {n_done + len(errors)} inputs; {len(errors)} failed "
             "(listed on stderr)")))
-    show(shown, written)
+    show(shown, written, detail=detail)
     return exit_code(n_done, errors)

@@ -449,6 +449,12 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
               "tolerance": o.tolerance, "short_profile": short_profile}
     if window is not None:
         params["window_s"] = list(window)
+    if lacking := _missing_data(profile, names):
+        params["data_quality"] = lacking
+    if "bin_rule" in profile.meta:  # a trace's counters, binned
+        from phasekit.trace_profile import binning_note
+
+        params["binned"] = binning_note(profile)
     clusters: list[merge.Cluster] = []
     n_groups = int(groups.max()) + 1 if groups.size and groups.max() >= 0 else 0
     for g in range(n_groups):
@@ -506,6 +512,19 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
         patterns=tuple(patterns), offset_s=offset_s, node=profile.node,
         tuning=tuple((t.window, t.coverage) for t in tuning), params=params,
         explanation=explanation, preview=plain(preview), scales=found)
+
+
+def _missing_data(profile: Profile, names: Sequence[str]) -> str | None:
+    """The analyzed metrics' missing, zero-reading or frozen spans in one sentence
+    (:func:`phasekit.quality.data_quality`), None when they have data over the whole run."""
+    from phasekit.quality import data_quality
+
+    derived = [n for n in names if n not in profile.metrics]
+    try:
+        found = data_quality(profile, metrics=list(names))
+    except (KeyError, ValueError):  # a derived metric the quality check cannot compute
+        found = data_quality(profile, metrics=[n for n in names if n not in derived] or None)
+    return None if found.complete else found.headline()
 
 
 def _scales(x: np.ndarray, patterns: list[Pattern], *, short_profile: bool, best: int,

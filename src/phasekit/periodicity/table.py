@@ -1,10 +1,11 @@
-"""How a periodicity analysis reads (Phase-TA, section IV-B, Table II).
+"""How a periodicity analysis reads.
 
-:func:`profile_row` is Table II's row for one profile (T_exe, #rp(#i)[#pa], %period) and
-:func:`pattern_rows` one row per representative pattern, largest coverage first; numbers
-as they are (fractions for coverage). ``PeriodicityResult.summary()`` is built from these,
-and :func:`presentation` (the headline, the tables as a person reads them, the notes) is
-what the command line, the report and a notebook show.
+:func:`profile_row` is Phase-TA's Table II row for one profile (T_exe, #rp(#i)[#pa],
+%period; section IV-B) and :func:`pattern_rows` one row per representative pattern, largest
+coverage first; numbers as they are (fractions for coverage). ``PeriodicityResult.summary()``
+is built from these, and :func:`presentation` is what the command line, the report and a
+notebook show: the headline and the tables in plain words (what repeats, how often, over
+how much of the run), the notes, and the paper's notation as detail views (``--detail``).
 """
 
 from __future__ import annotations
@@ -87,11 +88,27 @@ PATTERN_FORMATS = {"period_s": "{:.4g}".format, "mean_consecutive": "{:.1f}".for
                    "coverage": percent, "wgss": "{:.4g}".format}
 
 
+def measured_share(result: Any) -> float:
+    """Share of the analyzed samples that hold a value (the coverage is a share of those)."""
+    return result.n_valid / result.n_samples if result.n_samples else 1.0
+
+
+def of_the_run(result: Any, coverage: float, share: str) -> str:
+    """``coverage`` (of the measured samples) as a person reads it: ``83.45% of the run``,
+    or ``83.45% of the measured samples, 41.7% of the run`` when values are missing."""
+    measured = measured_share(result)
+    if measured >= 1.0:
+        return f"{percent(coverage)} of the {share}"
+    return (f"{percent(coverage)} of the measured samples, {percent(coverage * measured)} of "
+            f"the {share}")
+
+
 def headline(result: Any) -> str:
-    """One line in plain words: what repeats, how often, over how much of the run, and the
-    other scales it repeats at (:func:`scales_line`)."""
+    """One line in plain words: what repeats, how often, over how much of the run (and of
+    the measured samples, when values are missing), and the other scales it repeats at
+    (:func:`scales_line`)."""
     metrics = "+".join(result.metrics)
-    share = "window" if result.params.get("window_s") is not None else "profile"
+    share = "window" if result.params.get("window_s") is not None else "run"
     if not result.patterns:
         return f"no periodicity found in {metrics}"
     main = result.patterns[0]
@@ -99,12 +116,29 @@ def headline(result: Any) -> str:
     more = f" and {others} more pattern{'s' if others > 1 else ''}" if others else ""
     if main.n_instances < 2:  # the short-profile mode: a cycle seen, not seen to repeat
         return (f"{metrics}: one cycle of {main.period_s:.4g} s over "
-                f"{percent(main.coverage)} of the {share}, too short a {share} to see it "
+                f"{of_the_run(result, main.coverage, share)}, too short a {share} to see it "
                 f"repeat{more}")
-    line = (f"{metrics} repeats every {main.period_s:.4g} s ({main.n_instances} times, "
-            f"{percent(main.coverage)} of the {share}){more}; periodic over "
-            f"{percent(result.coverage)} of the {share}")
+    line = (f"{metrics} repeats every {main.period_s:.4g} s, {main.n_instances} times, over "
+            f"{of_the_run(result, main.coverage, share)}{more}")
+    if others:
+        line += f" (periodic over {of_the_run(result, result.coverage, share)} in all)"
     return f"{line}; {scales}" if (scales := scales_line(result)) else line
+
+
+def verdict_line(result: Any) -> str | None:
+    """Why the metric choice's quick pass and the analysis disagree, when they do: the
+    choice's single detector pass counts every instance it sees, the analysis keeps only
+    patterns of at least ``min_instances`` repetitions over ``alpha`` of the profile."""
+    choice = result.params.get("metric_choice") or {}
+    seen = ((choice.get("scores") or {}).get(choice.get("metric")) or {}).get("coverage")
+    if not seen or result.coverage >= 0.5 * seen:
+        return None
+    kept = ("kept no pattern" if not result.patterns
+            else f"kept patterns over {percent(result.coverage)}")
+    return (f"why the figures differ: the metric choice's quick pass saw {seen:.0%} of the "
+            f"run periodic, but the analysis {kept}: a pattern needs at least "
+            f"{result.params.get('min_instances', 3)} repetitions that look alike, over at "
+            f"least {percent(result.params.get('alpha', 0.05), 0)} of the run")
 
 
 def metric_choice_line(result: Any) -> str | None:
@@ -120,26 +154,58 @@ def metric_choice_line(result: Any) -> str | None:
     return "; ".join(parts) or None
 
 
+#: The plain columns of the patterns table: what a person reads first.
+PLAIN_PATTERN_HEADERS = {"pattern": "pattern", "period_s": "period (s)",
+                         "instances": "repeats", "regions": "regions",
+                         "coverage": "share of the measured run"}
+#: The plain columns of the scales table.
+PLAIN_SCALE_HEADERS = {"period_s": "period (s)", "instances": "repeats",
+                       "coverage": "share of the measured run", "relation": "relation",
+                       "source": "found by"}
+
+
 def presentation(result: Any, name: str | None = None) -> Presentation:
-    """The result as a person reads it: the headline, Table II for the profile (``name``:
-    its file), the patterns, the scales when it repeats at more than one (ours), then the
-    notes (why nothing was found, the settings used, how the metric was chosen)."""
+    """The result as a person reads it: the headline, the patterns (period, repeats,
+    regions, share), the scales when it repeats at more than one (ours), the notes (why
+    nothing was found, missing data, why two figures differ, the settings, how the metric
+    was chosen), and Phase-TA's notation as detail views (Table II for the profile,
+    ``name`` its file; the patterns' length, [#pa], WGSS and DBA iterations)."""
     row = profile_row(result)
-    table_ii = View("Periodicities (Phase-TA, Table II)",
-                    ("profile", "T_exe (s)", "#rp(#i)[#pa]", "%period"),
-                    ((name or result.node or "-", f"{row['duration_s']:.3f}",
-                      f"{row['patterns']}({row['instances']})[{row['mean_consecutive']:.1f}]",
-                      percent(row["coverage"])),),
-                    numeric=(False, True, True, True), wrap=(True, False, False, False))
-    views = [table_ii]
+    views = []
     if result.patterns:
-        views.append(view("Patterns", PATTERN_HEADERS, pattern_rows(result),
+        views.append(view("Patterns", PLAIN_PATTERN_HEADERS, pattern_rows(result),
                           formats=PATTERN_FORMATS))
     if len(getattr(result, "scales", ())) > 1:
-        views.append(view("Scales", SCALE_HEADERS, scale_rows(result),
+        views.append(view("Scales", PLAIN_SCALE_HEADERS, scale_rows(result),
                           formats={"period_s": "{:.4g}".format, "coverage": percent},
                           text=("relation", "source")))
+    views.append(View("In Phase-TA's notation (Table II: T_exe, #patterns(#instances)"
+                      "[mean consecutive instances], %period)",
+                      ("profile", "T_exe (s)", "#rp(#i)[#pa]", "%period"),
+                      ((name or result.node or "-", f"{row['duration_s']:.3f}",
+                        f"{row['patterns']}({row['instances']})[{row['mean_consecutive']:.1f}]",
+                        percent(row["coverage"])),),
+                      numeric=(False, True, True, True), wrap=(True, False, False, False),
+                      detail=True))
+    if result.patterns:
+        notation = view("Patterns in Phase-TA's notation (length in samples, #i instances, "
+                        "[#pa] per region, WGSS of the instances to their average, DBA "
+                        "iterations)", PATTERN_HEADERS, pattern_rows(result),
+                        formats=PATTERN_FORMATS)
+        views.append(View(notation.title, notation.headers, notation.rows, notation.numeric,
+                          notation.wrap, detail=True))
     notes = [f"note: {result.explanation}"] if result.explanation else []
+    if missing := result.params.get("data_quality"):
+        notes.append(f"missing data: {missing}")
+    if binned := result.params.get("binned"):
+        notes.append(binned)
+    for merged in result.params.get("merged") or ():
+        sizes = " + ".join(str(m.get("n_instances")) for m in merged.get("from", ()))
+        notes.append(f"merged {len(merged.get('from', ()))} clusters of one period whose "
+                     f"shapes differ only at noise level into pattern {merged['into'] + 1} "
+                     f"({sizes} instances, distance {merged['ratio']:.2g} x noise)")
+    if line := verdict_line(result):
+        notes.append(line)
     plural = "s" if len(result.metrics) > 1 else ""
     joint = " (jointly, dependent DTW)" if plural else ""
     settings = [f"metric{plural}: {', '.join(result.metrics)}{joint}",
