@@ -46,6 +46,7 @@ SCRIPTS = [
     ("energy_real.py", "energy_real"),
     ("prometheus_read.py", "prometheus_read"),
     ("pattern_merge.py", "pattern_merge"),
+    ("nested_scales.py", "nested_scales"),
 ]
 #: Scripts that start an external program, and the markers that say which.
 NEEDS = {"signature.py": (pytest.mark.needs_gcc, pytest.mark.needs_doxygen,
