@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -85,6 +86,15 @@ def analyze(
     period: PeriodOption = None,
     bin_s: BinOption = None,
     rank: RankOption = None,
+    loops: Annotated[bool, typer.Option(
+        "--loops/--no-loops",
+        help="A trace: link each pattern to the loop of `phasekit structure` that makes it, "
+             "with its call sites.")] = True,
+    fold: Annotated[Path | None, typer.Option(
+        "--fold", metavar="FILE", show_default=False,
+        help="A trace: fold its counters over the instances of the main pattern (the "
+             "average evolution within one iteration, at burst resolution) and draw them "
+             "to FILE.")] = None,
     query: prom.QueryOption = None,
     start: prom.StartOption = None,
     end: prom.EndOption = "now",
@@ -93,8 +103,9 @@ def analyze(
 ) -> int:
     """Find the periodicities of a profile and one representative pattern each.
 
-    Prints a summary in the style of Table II of Phase-TA (T_exe, #patterns(#instances)
-    [mean consecutive instances], %period), then one row per pattern. A profile without
+    Prints first what repeats, how often and over how much of the run, then one row per
+    pattern and the other scales it repeats at; --detail adds Phase-TA's Table II
+    (T_exe, #patterns(#instances) [mean consecutive instances], %period). A profile without
     periodicity is a valid result: no pattern, coverage 0, exit code 0.
 
     Several profiles (files, folders, glob patterns: the nodes of one run) are analyzed in
@@ -121,7 +132,8 @@ def analyze(
                             window_s=window_s, options=options, workers=workers,
                             scheduler=scheduler, json_output=json_output, output=output,
                             period=period, detail=detail)
-    from phasekit.periodicity.api import figure, periodicity
+    from phasekit.io.api import is_trace
+    from phasekit.periodicity.api import figure, periodicity, with_loops
 
     profile = profiles[0]
     shown = shown_name(profile)  # a Prometheus node: its server and label, not a temporary file
@@ -140,8 +152,24 @@ def analyze(
         except PhasekitError as exc:
             raise name_file(exc, shown) from exc
 
+    if is_trace(profile) and loops:
+        result = with_loops(result, profile)
+    folded = None
+    if fold is not None:
+        if not is_trace(profile):
+            raise UsageError("--fold: for a trace (Paraver .prv/.prv.gz, OTF2 .otf2)")
+        if not result.patterns:
+            raise UsageError("--fold: no pattern to fold over")
+        from phasekit.folding.api import fold_pattern
+
+        folded = fold_pattern(profile, result, 0)
+        result = replace(result, params={**result.params, "fold": folded.present().headline})
     written = write_outputs(output, plot, result.saved_dict,
                             lambda path: figure(data, result, path))
+    if folded is not None:
+        from phasekit.folding.api import figure as fold_figure
+
+        written = [*written, ("the folded counters", fold_figure(folded, fold))]
 
     if json_output:
         print_json(result.to_dict())

@@ -506,12 +506,15 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
                     passes=passes, measured=measured, n_valid=n_valid, o=o,
                     sampling_period=profile.period, report=report)
     report("done", 1.0)
-    return PeriodicityResult(
+    result = PeriodicityResult(
         duration_s=profile.duration, sampling_period=profile.period, n_samples=profile.n_samples,
         n_valid=n_valid, metrics=tuple(names), window=best, coverage=total,
         patterns=tuple(patterns), offset_s=offset_s, node=profile.node,
         tuning=tuple((t.window, t.coverage) for t in tuning), params=params,
         explanation=explanation, preview=plain(preview), scales=found)
+    if not patterns and choice.get("rule") == "ipc" and not metrics:
+        return _instead_of_ipc(whole, result, same)
+    return result
 
 
 def _missing_data(profile: Profile, names: Sequence[str]) -> str | None:
@@ -550,6 +553,23 @@ def _scales(x: np.ndarray, patterns: list[Pattern], *, short_profile: bool, best
         max_window=o.max_window,
         sampling_period=sampling_period, alpha=o.alpha, tolerance=o.length_tolerance,
         min_instances=o.min_instances, min_period=o.min_period, near_zero=o.near_zero)
+
+
+def _instead_of_ipc(profile: Profile, flat: PeriodicityResult, options: dict[str, Any]
+                    ) -> PeriodicityResult:
+    """IPC, chosen by default, showed no periodicity (``flat``): the analysis of the most
+    periodic other metric when it finds one, its choice saying why; else ``flat``
+    (:func:`phasekit.periodicity.strength.instead_of_ipc`)."""
+    o = options["options"]
+    chosen = strength.instead_of_ipc(profile, min_period=o.min_period,
+                                     min_instances=o.min_instances)
+    if chosen is None:
+        return flat
+    result = analyze(profile, metrics=[chosen.metric], **options)
+    if not result.patterns:
+        return flat
+    choice = chosen.to_dict() | {"rule": "periodic strength, ipc shows no periodicity"}
+    return replace(result, params={**result.params, "metric_choice": choice})
 
 
 def _best_of_tied(profile: Profile, chosen: strength.MetricChoice,

@@ -442,3 +442,19 @@ def smoothing_widths(profile: Profile, metrics: Sequence[str]) -> dict[str, int]
         if width > 1:
             widths[name] = width
     return widths
+
+
+def instead_of_ipc(profile: Profile, *, min_period: int = detect.MIN_PERIOD,
+                   min_instances: int = 3) -> MetricChoice | None:
+    """When IPC, chosen by default, shows no periodicity: the most periodic of the other
+    metrics (IPC's own counters, instructions and cycles, left out), None when none is
+    periodic. Phase-TA analyzes IPC (IV-A); a run whose IPC is flat may still repeat in its
+    memory or communication counters (a trace binned coarser than its bursts), and an
+    answer of "nothing repeats" would be wrong there (ours)."""
+    others = [m for m in profile.metrics if m not in ("ipc", "instructions", "cycles")]
+    if not others:
+        return None
+    chosen = _most_periodic(profile, others, data_quality(profile, others),
+                            min_period=min_period, min_instances=min_instances,
+                            instead="ipc shows no periodicity")
+    return chosen if chosen.scores[chosen.metric]["strength"] > 0 else None

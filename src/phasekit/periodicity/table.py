@@ -199,6 +199,9 @@ def presentation(result: Any, name: str | None = None) -> Presentation:
         notes.append(f"missing data: {missing}")
     if binned := result.params.get("binned"):
         notes.append(binned)
+    notes += [f"loop: {link['sentence']}" for link in result.params.get("loops") or ()]
+    if folded := result.params.get("fold"):
+        notes.append(f"folded: {folded}")
     for merged in result.params.get("merged") or ():
         sizes = " + ".join(str(m.get("n_instances")) for m in merged.get("from", ()))
         notes.append(f"merged {len(merged.get('from', ()))} clusters of one period whose "
