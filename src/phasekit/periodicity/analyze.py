@@ -519,7 +519,10 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
 
 def _missing_data(profile: Profile, names: Sequence[str]) -> str | None:
     """The analyzed metrics' missing, zero-reading or frozen spans in one sentence
-    (:func:`phasekit.quality.data_quality`), None when they have data over the whole run."""
+    (:func:`phasekit.quality.data_quality`), None when each has data over at least
+    :data:`~phasekit.periodicity.table.MEASURED_ENOUGH` of the run (a lost sample here and
+    there is not worth a line)."""
+    from phasekit.periodicity.table import MEASURED_ENOUGH
     from phasekit.quality import data_quality
 
     derived = [n for n in names if n not in profile.metrics]
@@ -527,7 +530,9 @@ def _missing_data(profile: Profile, names: Sequence[str]) -> str | None:
         found = data_quality(profile, metrics=list(names))
     except (KeyError, ValueError):  # a derived metric the quality check cannot compute
         found = data_quality(profile, metrics=[n for n in names if n not in derived] or None)
-    return None if found.complete else found.headline()
+    if all(q.coverage >= MEASURED_ENOUGH for q in found.metrics):
+        return None
+    return found.headline()
 
 
 def _scales(x: np.ndarray, patterns: list[Pattern], *, short_profile: bool, best: int,
