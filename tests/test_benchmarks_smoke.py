@@ -47,6 +47,7 @@ SCRIPTS = [
     ("prometheus_read.py", "prometheus_read"),
     ("pattern_merge.py", "pattern_merge"),
     ("nested_scales.py", "nested_scales"),
+    ("nested_recorded.py", "nested_recorded"),
 ]
 #: Scripts that start an external program, and the markers that say which.
 NEEDS = {"signature.py": (pytest.mark.needs_gcc, pytest.mark.needs_doxygen,
