@@ -7,6 +7,7 @@ import contextlib
 import io
 from pathlib import Path
 
+import numpy as np
 from hypothesis import strategies as st
 
 from phasekit.cli import main
@@ -57,3 +58,15 @@ def corrupted(draw: st.DrawFn, sources: list[bytes], junk: st.SearchStrategy[byt
                 rows.insert(k, rows[k] if rows else b"")
             data = bytearray(b"\n".join(rows))
     return bytes(data)
+
+
+def stopped_counters() -> tuple[np.ndarray, np.ndarray, float]:
+    """A SPEC-like run, 351 s at 20 ms, whose counters read zero from 88 s to 263 s:
+    (instructions, cycles, the period); IPC has no value there."""
+    n, period = 17_578, 0.02
+    t = np.arange(n) * period
+    cycles = 1e7 + 1e5 * np.cos(t)
+    instructions = cycles * (1 + 0.5 * np.sin(t))
+    off = (t >= 88) & (t < 263)
+    cycles[off] = instructions[off] = 0.0
+    return instructions, cycles, period

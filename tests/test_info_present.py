@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import run
+from helpers import run, stopped_counters
 from phasekit.campaign import Campaign, Run, write_campaign
 from phasekit.io.api import describe, present_info, read_trace
 from phasekit.io.info_present import span, trace_presentation
@@ -213,12 +213,8 @@ def test_a_presentation_shows_itself_in_a_notebook() -> None:
 def stopped() -> Profile:
     """351 s at 20 ms whose counters read zero from 88 s to 263 s (IPC has no value there),
     beside a DRAM counter measured throughout."""
-    n, period = 17_578, 0.02
-    t = np.arange(n) * period
-    cycles = 1e7 + 1e5 * np.cos(t)
-    instructions = cycles * (1 + 0.5 * np.sin(t))
-    off = (t >= 88) & (t < 263)
-    cycles[off] = instructions[off] = 0.0
+    instructions, cycles, period = stopped_counters()
+    t = np.arange(instructions.size) * period
     with np.errstate(invalid="ignore"):
         ipc = instructions / cycles
     dram = 1e6 + 1e4 * np.sin(t / 3)

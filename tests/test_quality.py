@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import DATA
+from helpers import DATA, stopped_counters
 from phasekit.io import read_profile
 from phasekit.periodicity.strength import COVERAGE_GAP, choose_metric
 from phasekit.profile import Profile
@@ -122,12 +122,7 @@ def test_the_headline_names_the_metric_that_lacks_most(known: Profile) -> None:
 
 def test_the_spec_case_reads_as_the_user_needs_it() -> None:
     """Counters that read zero for 175 s of 351 s: IPC has no value for half the run."""
-    n, period = 17_578, 0.02
-    t = np.arange(n) * period
-    cycles = 1e7 + 1e5 * np.cos(t)
-    instructions = cycles * (1 + 0.5 * np.sin(t))
-    off = (t >= 88) & (t < 263)
-    cycles[off] = instructions[off] = 0.0
+    instructions, cycles, period = stopped_counters()
     profile = Profile(np.column_stack([instructions, cycles]), period=period,
                       metrics=["instructions", "cycles"])
     assert data_quality(profile, ["ipc"]).headline() == (
