@@ -57,3 +57,18 @@ def test_a_flat_ipc_gives_way_to_the_most_periodic_other_metric() -> None:
     assert result.metrics == ("dram_rd",) and choice["reason"].startswith("ipc shows no period")
     assert abs(result.patterns[0].period_s - 2.0) < 0.1
     assert not analyze(profile, metrics=["ipc"]).patterns  # named: IPC it is
+
+
+def test_summary_carries_the_headline_the_scales_and_the_missing_data() -> None:
+    """What a Python user reads from ``summary()``: the same headline as the command line,
+    every scale, and the analyzed metric's missing data (here a 30 s hole)."""
+    from phasekit.synth.nested import generate_nested
+
+    profile, truth = generate_nested(inner_s=1.0, repeats=5, minutes=3.0, period=0.05, seed=1)
+    values = profile.values.copy()
+    values[1200:1800] = np.nan
+    result = analyze(profile.replace(values=values))
+    table = result.summary()
+    assert table.attrs["headline"] == result.present().headline
+    assert len(table.attrs["scales"]) == len(result.scales) >= 2
+    assert table.attrs["measured"] < 0.9 and "no value for 30 s" in table.attrs["missing_data"]

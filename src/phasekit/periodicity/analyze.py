@@ -156,16 +156,27 @@ class PeriodicityResult(PatternCounts, Result):
         })
 
     def summary(self) -> pd.DataFrame:
-        """Table II (Phase-TA, IV-B) as the CLI prints it: one row per pattern, largest
-        coverage first (:func:`phasekit.periodicity.table.pattern_rows`; coverage a
-        fraction); ``attrs["profile"]`` holds the profile's row (T_exe, #rp, #i, [#pa],
-        %period)."""
+        """One row per pattern, largest coverage first
+        (:func:`phasekit.periodicity.table.pattern_rows`; coverage a fraction of the
+        measured samples); ``attrs`` hold the headline, the profile's row of Phase-TA's
+        Table II (T_exe, #rp, #i, [#pa], %period), the scales
+        (:func:`~phasekit.periodicity.table.scale_rows`), the share of the run measured and
+        the analyzed metrics' missing data (None when measured throughout)."""
         import pandas as pd
 
-        from phasekit.periodicity.table import PATTERN_HEADERS, pattern_rows, profile_row
+        from phasekit.periodicity.table import (
+            PATTERN_HEADERS,
+            headline,
+            measured_share,
+            pattern_rows,
+            profile_row,
+            scale_rows,
+        )
 
         table = pd.DataFrame(pattern_rows(self), columns=list(PATTERN_HEADERS))
-        table.attrs["profile"] = profile_row(self)
+        table.attrs.update({"headline": headline(self), "profile": profile_row(self),
+                            "scales": scale_rows(self), "measured": measured_share(self),
+                            "missing_data": self.params.get("data_quality")})
         return table
 
     def present(self, name: str | None = None) -> Presentation:
