@@ -64,7 +64,7 @@ def test_summary_carries_the_headline_the_scales_and_the_missing_data() -> None:
     every scale, and the analyzed metric's missing data (here a 30 s hole)."""
     from phasekit.synth.nested import generate_nested
 
-    profile, truth = generate_nested(inner_s=1.0, repeats=5, minutes=3.0, period=0.05, seed=1)
+    profile, _truth = generate_nested(inner_s=1.0, repeats=5, minutes=3.0, period=0.05, seed=1)
     values = profile.values.copy()
     values[1200:1800] = np.nan
     result = analyze(profile.replace(values=values))

@@ -217,7 +217,8 @@ def presentation(result: Any, name: str | None = None) -> Presentation:
         notes.append(line)
     plural = "s" if len(result.metrics) > 1 else ""
     joint = " (jointly, dependent DTW)" if plural else ""
-    settings = [f"metric{plural}: {', '.join(result.metrics)}{joint}",
+    settings = [*([f"profile: {name}"] if name else []),
+                f"metric{plural}: {', '.join(result.metrics)}{joint}",
                 f"window L = {result.window} samples "
                 f"({result.window * result.sampling_period:.4g} s)"]
     if result.params.get("window_s") is not None:
