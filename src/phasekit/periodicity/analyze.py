@@ -536,11 +536,7 @@ def _missing_data(profile: Profile, names: Sequence[str]) -> str | None:
     from phasekit.periodicity.table import MEASURED_ENOUGH
     from phasekit.quality import data_quality
 
-    derived = [n for n in names if n not in profile.metrics]
-    try:
-        found = data_quality(profile, metrics=list(names))
-    except (KeyError, ValueError):  # a derived metric the quality check cannot compute
-        found = data_quality(profile, metrics=[n for n in names if n not in derived] or None)
+    found = data_quality(profile, metrics=list(names))  # the analyzed names, ipc included
     if all(q.coverage >= MEASURED_ENOUGH for q in found.metrics):
         return None
     return found.headline()
