@@ -10,9 +10,11 @@ What is read:
   inside an MPI call are part of it).
 - Rank and thread: the location's location group (Score-P's "MPI Rank N"; N when the name
   ends in a number, else the order of the groups) and its order inside that group.
-- Call path: the regions open around the call (outermost first), by name. Call site: the
-  source location of the calling context (CallingContextEnter/Sample events of Score-P's
-  unwinding mode) when the trace has them, else ``""``.
+- Call path: the regions open around the call (outermost first), by name as the source
+  writes it (:func:`~phasekit.io.symbols.function_name`: Fortran and C++ symbols
+  demangled). Call site: the source location of the calling context
+  (CallingContextEnter/Sample events of Score-P's unwinding mode) when the trace has them,
+  else ``""``.
 - Bytes: MpiSend, MpiIsend, MpiRecv, MpiIrecv (message length) and MpiCollectiveEnd (sent +
   received) recorded while the call is open. Unlike Paraver, where the receive size is given
   to the MPI_Irecv, OTF2 records a non-blocking receive's size at its completion (MPI_Wait).
@@ -40,6 +42,7 @@ import numpy as np
 
 from phasekit.errors import InputError, UnsupportedError, UsageError
 from phasekit.io.inputs import input_file
+from phasekit.io.symbols import function_name
 from phasekit.trace import PATH_SEP, Trace, empty_arrays, make_arrays
 
 __all__ = ["is_archive", "read_otf2"]
@@ -184,6 +187,7 @@ def _read(otf2: Any, anchor: Path) -> Trace:
         rows_burst: list[int] = []
         rows_ctr: list[np.ndarray] = []
         state: dict[Any, _Loc] = {}
+        frame_names: dict[str, str] = {}  # region name -> function name, once per region
         unattributed = 0
         n_events = 0
         last_time = offset
@@ -219,7 +223,11 @@ def _read(otf2: Any, anchor: Path) -> Trace:
                         rows_ctr.append(values)
                         s.open = len(rows_time) - 1
                 else:
-                    s.stack.append(region.name)
+                    name = region.name or ""
+                    frame = frame_names.get(name)
+                    if frame is None:
+                        frame = frame_names[name] = function_name(name)
+                    s.stack.append(frame)
             elif isinstance(ev, events.Leave):
                 region = ev.region
                 if is_mpi(region):

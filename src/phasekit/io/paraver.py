@@ -16,8 +16,10 @@ What is read (Extrae conventions):
 - MPI calls: event types 50000001-50099999; a non-zero value enters the call named in the
   .pcf VALUES of that type, 0 leaves it. One row of the Trace per entry.
 - Call path: caller levels 70000001.. (function at level 1 = innermost, 2, 3...) and
-  80000001.. (``LINE (FILE, BINARY)``) on the entry record, labelled from the .pcf; levels
-  deeper than :data:`MAX_LEVELS` are dropped (counted in ``meta``).
+  80000001.. (``LINE (FILE, BINARY)``) on the entry record, labelled from the .pcf as the
+  source names them (:mod:`phasekit.io.symbols`: Extrae's abbreviations expanded, Fortran and
+  C++ symbols demangled, sites ``FILE:LINE``); levels deeper than :data:`MAX_LEVELS` are
+  dropped (counted in ``meta``).
 - Collective sizes: 50100001 (sent) and 50100002 (received) on the entry record.
 - Point-to-point sizes: communication records; the size counts for the sender's call that
   contains the logical send time and for the receiver's call that contains the logical
@@ -67,6 +69,7 @@ import numpy as np
 from phasekit.errors import InputError, PhasekitWarning, UsageError
 from phasekit.io import _paraver as _k
 from phasekit.io.inputs import input_file
+from phasekit.io.symbols import function_name, site_label
 from phasekit.trace import PATH_SEP, CounterSamples, Trace, empty_arrays, make_arrays
 
 __all__ = [
@@ -261,19 +264,6 @@ def parse_row(path: str | os.PathLike[str]) -> dict[str, list[str]]:
             else:
                 current = None
     return levels
-
-
-_LINE_LABEL = re.compile(r"\s*(\d+)\s+\(([^,()]*),\s*[^()]*\)\s*")
-_BARE_LABEL = re.compile(r"\s*\d+\s+\(([^,()]*)\)\s*")
-
-
-def _line_label(label: str) -> str:
-    """``"101 (lulesh-comm.cc, lulesh2.0)"`` -> ``"lulesh-comm.cc:101"``."""
-    match = _LINE_LABEL.fullmatch(label)
-    if match:
-        return f"{match.group(2).strip()}:{match.group(1)}"
-    bare = _BARE_LABEL.fullmatch(label)  # "0 (Unresolved)": no file
-    return bare.group(1).strip() if bare else label
 
 
 def _counter_label(label: str) -> str:
@@ -713,16 +703,16 @@ def read_paraver(path: str | os.PathLike[str], *, application: int | None = None
             fv, lvv = int(lv[level - 1]), int(lv[MAX_LEVELS + level - 1])
             if fv > 0:
                 table = names.values.get(CALLER_BASE + level, {})
-                fns.append(table.get(fv, str(fv)))
+                fns.append(function_name(table[fv]) if fv in table else str(fv))
             if lvv > 0:
                 table = names.values.get(CALLER_LINE_BASE + level, {})
-                lines.append(_line_label(table[lvv]) if lvv in table else str(lvv))
+                lines.append(site_label(table[lvv]) if lvv in table else str(lvv))
         fn_labels.append(PATH_SEP.join(fns))
         line_labels.append(PATH_SEP.join(lines))
         inner = int(lv[MAX_LEVELS])
         table = names.values.get(CALLER_LINE_BASE + 1, {})
         site_labels.append("" if inner <= 0 else
-                           (_line_label(table[inner]) if inner in table else str(inner)))
+                           (site_label(table[inner]) if inner in table else str(inner)))
 
     # counters read on the selected application's calls
     counters: dict[str, np.ndarray] = {}
