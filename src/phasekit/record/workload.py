@@ -18,6 +18,7 @@ with ``--verbose``.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -25,6 +26,8 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+
+from phasekit.io.atomic import atomic_write_text
 
 __all__ = ["Workload", "main"]
 
@@ -44,7 +47,12 @@ class Workload:
     checkpoint_s: float = 0.3
     checkpoint_mb: int = 16
 
-    def run(self, iterations: int, directory: str | None = None, verbose: bool = False) -> None:
+    def run(self, iterations: int, directory: str | None = None, verbose: bool = False,
+            log: str | None = None) -> None:
+        """Run ``iterations`` iterations; with ``log``, write each iteration's start and end
+        (wall-clock seconds since the epoch, as a recording's ``start_utc``) to that JSON
+        file when the run ends: the truth an analysis of its recording is checked against."""
+        spans: list[tuple[float, float]] = []
         small = np.random.default_rng(0).random(4096)
         block = os.urandom(self.io_kb * 1024)
         checkpoint_block = os.urandom(1 << 20)
@@ -54,11 +62,13 @@ class Workload:
             start = time.monotonic()
             for i in range(iterations):
                 begin = time.monotonic()
+                wall_begin = time.time()
                 _compute(small, begin + self.compute * self.period)
                 _memory(self.memory_mb, begin + (self.compute + self.memory) * self.period)
                 _write(scratch_file, block, begin + (self.compute + self.memory + self.io)
                        * self.period, limit_blocks=self.io_blocks)
                 _sleep_until(begin + self.period)
+                spans.append((wall_begin, wall_begin + time.monotonic() - begin))
                 if self._checkpoint_after(i, iterations):
                     _write(checkpoint_file, checkpoint_block, time.monotonic() + self.checkpoint_s,
                            limit_blocks=self.checkpoint_mb)
@@ -66,6 +76,8 @@ class Workload:
                 if verbose:
                     print(f"iteration {i + 1}/{iterations} at {time.monotonic() - start:.3f} s",
                           flush=True)
+        if log is not None:
+            atomic_write_text(log, json.dumps({"period_s": self.period, "iterations": spans}))
 
 
     def _checkpoint_after(self, index: int, iterations: int) -> bool:
@@ -120,11 +132,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="iterations between checkpoints, 0 for none")
     parser.add_argument("--dir", default=None, help="scratch directory (default: the system's)")
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--log", default=None,
+                        help="write each iteration's start and end (epoch seconds) to this "
+                             "JSON file")
     args = parser.parse_args(argv)
     if args.iterations < 1 or args.period <= 0:
         parser.error("--iterations and --period must be positive")
     Workload(period=args.period, checkpoint_every=args.checkpoint_every).run(
-        args.iterations, directory=args.dir, verbose=args.verbose)
+        args.iterations, directory=args.dir, verbose=args.verbose, log=args.log)
     return 0
 
 
