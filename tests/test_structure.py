@@ -205,24 +205,54 @@ def test_json_contract(written: dict[tuple[str, int], Path]) -> None:
     assert middle["loops"][0]["iterations_total"] == 60
 
 
-@pytest.mark.parametrize(("name", "rank", "headline"), [
-    ("test-2", None, "3 loops, the outermost runs 10 iterations over the whole run "
-                     "(loop id 0, MPI_Send, MPI_Recv, MPI_Barrier)"),
-    ("test-2", 1, "3 loops on rank 1, the outermost runs 10 iterations over the whole run "
-                  "(loop id 0, MPI_Send, MPI_Recv, MPI_Barrier)"),
-    # FOR 20 (short); FOR 40: the loop taking the most time, with the share its calls span
-    ("two-phases", None, "2 loops, 2 at the top level; the longest runs 40 iterations over "
-                         "{share} of the run (loop id 1, MPI_Allreduce, MPI_Barrier)"),
-    ("nest-3", None, "3 loops, the outermost runs 4 iterations over the whole run (loop id 0, "
-                     "MPI_Allreduce, MPI_Barrier, MPI_Reduce)"),
-    ("single-iteration", None, "no loop found: no MPI call repeats"),
+@pytest.mark.parametrize(("name", "rank", "main_id", "iterations", "where", "in_all"), [
+    ("test-2", None, 0, 10, " in main() at test-2.c:", "3 loops in all, 1 at the top level"),
+    ("test-2", 1, 0, 10, " in main() at test-2.c:", "rank 1; 3 loops in all"),
+    # FOR 20 of short iterations, then FOR 40 of long ones: the second spans more time
+    ("two-phases", None, 1, 40, "", "2 loops in all, 2 at the top level"),
+    ("nest-3", None, 0, 4, "", "3 loops in all, 1 at the top level"),
 ])
-def test_the_headline_says_the_loops_in_plain_words(written: dict[tuple[str, int], Path],
-                                                    name: str, rank: int | None,
-                                                    headline: str) -> None:
+def test_the_headline_names_the_main_loop(written: dict[tuple[str, int], Path], name: str,
+                                          rank: int | None, main_id: int, iterations: int,
+                                          where: str, in_all: str) -> None:
     result = structure(read_trace(written[(name, 0)]), rank=rank)
-    share = {loop["id"]: loop["explained"] for loop in result.loop_tree}.get(1, 0.0)
-    assert result.present().headline == headline.format(share=f"{100 * share:.0f}%")
+    headline = result.present().headline
+    assert headline.startswith(f"main loop (id {main_id}){where}"), headline
+    assert f": {iterations} iterations of " in headline and in_all in headline
+    main = result.main_loop
+    assert main is not None and main["id"] == main_id and main["iterations"] == iterations
+    assert 0 < main["mpi_share"] < 1 and 0 < main["run_share"] <= 1
+    assert result.to_dict()["main_loop"] == main_id
+    assert result.summary().attrs["main_loop"]["id"] == main_id
+
+
+def test_the_main_loop_facts_match_the_trace(written: dict[tuple[str, int], Path]) -> None:
+    """Span, share in MPI and calls per iteration recomputed from the trace's calls."""
+    trace = read_trace(written[("test-2", 0)])
+    main = structure(trace).main_loop
+    assert main is not None
+    arrays = trace.arrays
+    mpi = spanned = calls = 0.0
+    for rank in range(trace.n_ranks):
+        on = arrays["rank"] == rank
+        times, durations = arrays["time_s"][on], arrays["duration_s"][on]
+        repeated = [t for t in times if (times == t).sum() == 1]
+        inside = (times >= main["first_s"] - 1) & (times <= main["last_s"] + 1)
+        assert repeated  # every call has its own time
+        first, last = times[inside].min(), times[inside].max()
+        window = (times >= first) & (times <= last)
+        mpi += durations[window].sum()
+        spanned += last - first
+        calls += window.sum()
+    assert main["mpi_share"] == pytest.approx(mpi / spanned, rel=0.05)
+    assert main["mpi_calls_per_iteration"] == pytest.approx(
+        calls / trace.n_ranks / 10, rel=0.1)
+
+
+def test_no_loop_headline_says_why(written: dict[tuple[str, int], Path]) -> None:
+    result = structure(read_trace(written[("single-iteration", 0)]))
+    assert result.present().headline == "no loop found: no MPI call repeats"
+    assert result.main_loop is None and result.to_dict()["main_loop"] is None
 
 
 def test_the_presentation_reads_the_same_from_json(written: dict[tuple[str, int], Path],
@@ -232,7 +262,7 @@ def test_the_presentation_reads_the_same_from_json(written: dict[tuple[str, int]
     result = structure(read_trace(written[("nest-3", 0)]))
     shown = result.present("nest.prv")
     pseudocode, loops = shown.views
-    assert pseudocode.title == "Structure of nest.prv (Martínez Vera; 4 ranks, 304 MPI calls)"
+    assert pseudocode.title == "Loop structure of nest.prv (4 ranks, 304 MPI calls)"
     assert [dict(zip(pseudocode.headers, row, strict=True)) for row in pseudocode.rows] == \
         result.table()
     assert [row[:4] for row in loops.rows] == [("0", "-", "4", "4"), ("1", "0", "3", "12"),
@@ -364,3 +394,34 @@ def test_a_narrow_terminal_cuts_names_and_pseudocode_never_numbers(
         cells = line.split()
         assert cells[-3:] == [row["E(TIME)"], row["E(SIZE)"], row["E(IPC)"]], line
         assert not row["LINE"] or row["LINE"] in cells, line
+
+
+def test_compact_pseudocode_writes_a_neighbour_exchange_once() -> None:
+    """LULESH makes one MPI_Isend per direction, each under its own IF rank in [...]: the
+    compact pseudocode writes each run of them as one row naming every site; the full one
+    keeps each block, and the sites the compact rows count are the full table's."""
+    result = structure(read_trace(LULESH))
+    compact, full = result.table(), result.table(full=True)
+
+    def code(row: dict[str, str]) -> str:
+        return row["PSEUDOCODE"].lstrip(": ")
+
+    assert sum(code(r).startswith("IF rank") for r in full) > 50
+    assert not any(code(r).startswith("IF rank") for r in compact)
+    assert len(compact) <= 60 < len(full)
+    grouped = [r for r in compact if " sites, lines " in code(r)]
+    assert grouped and all(r["FILE"] == "lulesh-comm.cc" and r["LINE"].isdigit()
+                           for r in grouped)
+    first = grouped[0]
+    n_sites, lines = (int(code(first).split(" at ")[1].split()[0]),
+                      code(first).split("lines ")[1].split(":")[0])
+    low, high = (int(x) for x in lines.split("-"))
+    # the full table's Isend sites under IF blocks in the first CommSend, in that range
+    start = next(i for i, r in enumerate(full) if code(r) == "CommSend()")
+    end = next(i for i, r in enumerate(full) if i > start and code(r) == "MPI_Waitall")
+    sites = {r["LINE"] for r in full[start:end] if code(r) == "MPI_Isend"}
+    assert len(sites) == n_sites and min(map(int, sites)) == low and max(map(int, sites)) == high
+    assert code(first).endswith("by neighbour")
+    shown = str(result.present("lulesh.prv"))
+    assert "--full shows each" in shown and "IF rank" not in shown
+    assert "IF rank" in str(result.present("lulesh.prv", full=True))

@@ -58,6 +58,10 @@ def structure(
         "time between repetitions, coloured by loop).")] = None,
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", metavar="RESULT.json", help="Write the result as JSON.")] = None,
+    full: Annotated[bool, typer.Option(
+        "--full", help="Every call site in the pseudocode: by default a run of conditional "
+        "blocks that each make one call of the same MPI function (a neighbour exchange) is "
+        "one row.")] = False,
     workers: WorkersOption = None,
     scheduler: SchedulerOption = None,
 ) -> int:
@@ -95,7 +99,7 @@ def structure(
     if json_output:
         print_json(result.to_dict(clusters=False))
         return 0
-    show(fit_width(result.present(trace_path.name), out_console().width), written)
+    show(fit_width(result.present(trace_path.name, full=full), out_console().width), written)
     return 0
 
 

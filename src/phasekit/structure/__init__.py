@@ -22,6 +22,12 @@ from phasekit.options import Options, Rule
 from phasekit.results import Result, check_version, plain, short_repr
 from phasekit.structure.cluster import EPS, MIN_PTS, cluster_entries, split_aliased
 from phasekit.structure.loops import InferredLoop, build_loops, nest, split_suspect
+from phasekit.structure.mainloop import (
+    RankTimes,
+    extents,
+    loop_place,
+    loop_span_facts,
+)
 from phasekit.structure.pseudocode import (
     Row,
     call_stats,
@@ -32,7 +38,7 @@ from phasekit.structure.pseudocode import (
 )
 from phasekit.structure.ranks import CallItem, IfItem, Item, LoopItem, arrange
 from phasekit.structure.reduce import MIN_EXPLAINED, Reduction, reduce_trace
-from phasekit.structure.table import PSEUDOCODE_COLUMNS, loop_records
+from phasekit.structure.table import PSEUDOCODE_COLUMNS, headline, loop_records, main_loop
 from phasekit.trace import Trace
 from phasekit.verbmodule import make_callable
 
@@ -48,9 +54,11 @@ __all__ = ["EPS", "MIN_EXPLAINED", "MIN_PTS", "StructureAnalysis", "StructureOpt
            "structure"]
 
 RESULT_KIND = "structure"
-#: Version 2 renamed the kind to snake_case (one style for every kind); the layout
-#: is version 1's, whose kind :data:`OLD_KIND` is still read.
-RESULT_VERSION = 2
+#: Version 3 adds the main loop (``main_loop``: its id) and, per loop, where it is
+#: (``function``, ``site``, ``first_call_in``) and, per top-level loop, its span of time and
+#: share in MPI; version 2 renamed the kind to snake_case (one style for every kind), with
+#: version 1's layout, whose kind :data:`OLD_KIND` is still read. Older versions read.
+RESULT_VERSION = 3
 OLD_KIND = "mpi-structure-result"
 
 
@@ -89,6 +97,7 @@ class StructureResult(Result):
     explanation: str
     pseudocode: tuple[Mapping[str, str], ...]
     clusters: tuple[Mapping[str, Any], ...] | None = None
+    pseudocode_full: tuple[Mapping[str, str], ...] | None = None
     analysis: StructureAnalysis | None = field(default=None, repr=False)
     reading_notes: tuple[str, ...] = field(default=(), repr=False)
 
@@ -127,6 +136,14 @@ class StructureResult(Result):
 
     # --- what the JSON holds ----------------------------------------------------------------
     @property
+    def main_loop(self) -> dict[str, Any] | None:
+        """The main loop's record (the top-level loop spanning the most time: its ``id``,
+        ``function``, ``site``, ``iterations``, ``iteration_time_s``, ``run_share``,
+        ``mpi_share``... as in :attr:`loop_tree`), None without loops."""
+        found = main_loop(self.loop_tree)
+        return None if found is None else dict(found)
+
+    @property
     def n_loops(self) -> int:
         """Loops at every depth."""
         return len(loop_records(self.loop_tree))
@@ -149,6 +166,8 @@ class StructureResult(Result):
             "filtered": list(self.filtered), "unplaced": list(self.unplaced),
             "diagnostics": list(self.diagnostics), "explanation": self.explanation,
             "pseudocode": self.table(),
+            "pseudocode_full": self.table(full=True),
+            "main_loop": None if (main := self.main_loop) is None else main["id"],
         }
         if clusters and self.clusters is not None:
             data["clusters"] = list(self.clusters)
@@ -167,6 +186,10 @@ class StructureResult(Result):
             def records(key: str) -> tuple[dict[str, Any], ...]:
                 return tuple(dict(item) for item in data.get(key) or [])
 
+            def text_rows(key: str) -> tuple[dict[str, str], ...]:
+                return tuple({c: str(row[c]) for c in PSEUDOCODE_COLUMNS}
+                             for row in data.get(key) or [])
+
             clusters = data.get("clusters")
             return StructureResult(
                 trace=dict(data["trace"]), parameters=dict(data.get("parameters") or {}),
@@ -174,31 +197,39 @@ class StructureResult(Result):
                 filtered=records("filtered"), unplaced=records("unplaced"),
                 diagnostics=[str(d) for d in data.get("diagnostics") or []],
                 explanation=str(data.get("explanation") or ""),
-                pseudocode=tuple({c: str(row[c]) for c in PSEUDOCODE_COLUMNS}
-                                 for row in data.get("pseudocode") or []),
+                pseudocode=text_rows("pseudocode"),
+                pseudocode_full=text_rows("pseudocode_full") if "pseudocode_full" in data
+                else None,
                 clusters=None if clusters is None else tuple(dict(c) for c in clusters))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise InputError(f"malformed structure result: {exc}", path=source) from None
 
-    def present(self, name: str | None = None) -> Presentation:
-        """The headline (how many loops; the longest outermost one's iterations, share of the
-        run and calls), the pseudocode, the loops and the notes (:mod:`.table`); ``name``:
-        the trace file, in the title."""
+    def present(self, name: str | None = None, *, full: bool = False) -> Presentation:
+        """The headline (the main loop: where, its iterations, its share of the run and of
+        that in MPI), the pseudocode, the loops and the notes (:mod:`.table`); ``name``: the
+        trace file, in the title; ``full``: every call site in the pseudocode (the default
+        writes a run of one-call conditional blocks of one MPI call as one row)."""
         from phasekit.structure.table import presentation
 
-        return presentation(self, name)
+        return presentation(self, name, full=full)
 
-    def table(self) -> list[dict[str, str]]:
+    def table(self, *, full: bool = False) -> list[dict[str, str]]:
         """The pseudocode rows as text cells (FILE, LINE, PSEUDOCODE, E(TIME), E(SIZE),
-        E(IPC)), indented with ": " per level as in the paper's console output."""
-        return [dict(row) for row in self.pseudocode]
+        E(IPC)), indented with ": " per level as in the paper's console output; compact
+        (:meth:`present`) unless ``full``."""
+        rows = self.pseudocode_full if full and self.pseudocode_full is not None \
+            else self.pseudocode
+        return [dict(row) for row in rows]
 
     def summary(self) -> pd.DataFrame:
         """The pseudocode table as the CLI prints it: one row per line (function, loop,
-        conditional block, call), text cells."""
+        conditional block, call), text cells; ``attrs`` holds the headline and the main
+        loop's record (:attr:`main_loop`)."""
         import pandas as pd
 
-        return pd.DataFrame(self.table(), columns=list(PSEUDOCODE_COLUMNS))
+        frame = pd.DataFrame(self.table(), columns=list(PSEUDOCODE_COLUMNS))
+        frame.attrs.update(headline=headline(self), main_loop=self.main_loop)
+        return frame
 
     def plot(self, ax: Axes | None = None) -> Figure:
         """The clustering scatter (``phasekit structure --plot``): every repeated call per
@@ -285,7 +316,8 @@ def _loop_dict(red: Reduction, item: LoopItem) -> dict[str, Any]:
     calls = _calls_in(item.body)
     children = _first_occurrences(item.body)
     return {
-        "id": loop.id, "iterations": round(loop.iterations_per_outer),
+        "id": loop.id, **loop_place(red, loop),
+        "iterations": round(loop.iterations_per_outer),
         "iterations_per_outer": loop.iterations_per_outer, "iterations_total": loop.it,
         "iteration_time_s": loop.iteration_time_s(),
         "mean_time_between_repetitions_s": loop.imt,
@@ -302,14 +334,6 @@ def _entry_dict(red: Reduction, e: int) -> dict[str, Any]:
     return {"rank": int(red.rank[e]), "call": sig.call, "site": sig.site,
             "repetitions": int(red.it[e]), "mean_time_between_s": float(red.imt[e]),
             "explained": float(red.delta[e])}
-
-
-def _extents(red: Reduction, loop: InferredLoop) -> dict[int, tuple[float, float]]:
-    """First and last call time of ``loop``'s subtree on each of its ranks."""
-    entries = loop.all_entries()
-    return {int(r): (float(red.first[on].min()), float(red.last[on].max()))
-            for r in np.unique(red.rank[entries])
-            for on in [entries[red.rank[entries] == r]]}
 
 
 def _spans(red: Reduction, loop: InferredLoop, rank: int, cuts: np.ndarray
@@ -430,10 +454,10 @@ def structure(trace: Trace, *, rank: int | None = None,
     label_loop = {loop.label: loop for loop in loops}
     once = np.flatnonzero((red.it == 1) & chosen)
     unplaced, straight = [], []
-    extents = [_extents(red, loop) for loop in top]
+    spans = [extents(red, loop) for loop in top]
     for e in once:
         r, t = int(red.rank[e]), float(red.first[e])
-        inside = any(lo < t < hi for ext in extents for lo, hi in [ext.get(r, (0.0, 0.0))])
+        inside = any(lo < t < hi for ext in spans for lo, hi in [ext.get(r, (0.0, 0.0))])
         (unplaced if inside else straight).append(int(e))
     ranks = tuple(sorted({int(r) for r in red.rank[chosen]}))
     body = arrange(red, np.asarray(straight, np.int64), top, ranks)
@@ -453,6 +477,7 @@ def structure(trace: Trace, *, rank: int | None = None,
     entry_label = {int(e): label_loop[int(lab)].id
                    for e, lab in zip(candidates, labels, strict=True) if lab >= 0}
     table = rows(red, body)
+    times = RankTimes.of(trace)
     occurrences = _first_occurrences(body)
     straight_calls = _calls_in(body)
     info = {"sources": list(trace.sources), "format": trace.format, "n_ranks": trace.n_ranks,
@@ -460,13 +485,16 @@ def structure(trace: Trace, *, rank: int | None = None,
     return StructureResult(
         trace=plain(info),
         parameters={**o.to_dict(), "rank": rank},
-        loop_tree=tuple(plain(_loop_dict(red, occurrences[loop.id])) for loop in _loops_in(body)),
+        loop_tree=tuple(plain({**_loop_dict(red, occurrences[loop.id]),
+                               **loop_span_facts(red, loop, times, trace.duration_s)})
+                        for loop in _loops_in(body)),
         calls=tuple(plain(_call_dicts(red, straight_calls, body))),
         body_refs=tuple(plain(_body_refs(body, straight_calls))),
         filtered=tuple(plain(_entry_dict(red, e)) for e in np.flatnonzero(red.filtered)),
         unplaced=tuple(plain(_entry_dict(red, e)) for e in unplaced),
         diagnostics=diagnostics, explanation=explanation,
-        pseudocode=tuple(_text_row(r) for r in table),
+        pseudocode=tuple(_text_row(r) for r in rows(red, body, compact=True)),
+        pseudocode_full=tuple(_text_row(r) for r in table),
         clusters=tuple(plain({**_entry_dict(red, e), "loop": entry_label.get(int(e))})
                        for e in np.flatnonzero(red.it > 1)),
         analysis=StructureAnalysis(red, body, loops, entry_label, table),

@@ -103,17 +103,34 @@ def _split_site(site: str) -> tuple[str, str]:
     return (file, line) if line.isdigit() else (site, "")
 
 
+#: Point-to-point calls: a run of them made by different ranks at different lines is a
+#: neighbour exchange (each rank talks to the neighbours it has).
+POINT_TO_POINT = frozenset({
+    "MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Irecv", "MPI_Sendrecv", "MPI_Sendrecv_replace",
+    "MPI_Ssend", "MPI_Issend", "MPI_Bsend", "MPI_Rsend", "MPI_Wait", "MPI_Test", "MPI_Probe",
+    "MPI_Iprobe"})
+#: The fewest consecutive conditional blocks making calls of one MPI function that the
+#: compact pseudocode writes as one row (our choice: two still read well as they are).
+MIN_GROUP = 3
+
+
 class _Renderer:
-    def __init__(self, reduction: Reduction) -> None:
+    def __init__(self, reduction: Reduction, compact: bool) -> None:
         self.reduction = reduction
+        self.compact = compact
         self.out: list[Row] = []
 
-    def functions(self, item: Item) -> tuple[_Node, ...]:
-        """The function frames above ``item``: a call's callers, a block's common ones."""
+    def functions(self, item: Item) -> tuple[_Node, ...] | None:
+        """The function frames above ``item``: a call's callers, a block's common ones; None
+        for a call the trace gives no call path (it can sit in any function)."""
         if isinstance(item, CallItem):
             frames = self.reduction.signatures[item.signature].frames
+            if not frames:
+                return None
             return tuple((f, frames[j - 1][1] if j else "") for j, (f, _) in enumerate(frames))
-        chains = [self.functions(child) for child in item.body]
+        chains = [chain for child in item.body if (chain := self.functions(child)) is not None]
+        if not chains:
+            return None
         common: list[_Node] = []
         for level in zip(*chains, strict=False):
             if any(node != level[0] for node in level):
@@ -123,19 +140,74 @@ class _Renderer:
 
     def render(self, items: Sequence[Item], done: int, depth: int) -> None:
         chains = [self.functions(item) for item in items]
+
+        def goes_through(j: int, node: _Node) -> bool:
+            chain = chains[j]
+            return chain is None or (len(chain) > done and chain[done] == node)
+
         i = 0
         while i < len(items):
-            if len(chains[i]) > done:
-                node = chains[i][done]
+            chain = chains[i]
+            if chain is not None and len(chain) > done:
+                node = chain[done]
                 j = i + 1
-                while j < len(items) and len(chains[j]) > done and chains[j][done] == node:
+                while j < len(items) and goes_through(j, node):
                     j += 1
+                while j > i + 1 and chains[j - 1] is None:  # trailing calls without a path
+                    j -= 1                                  # stay outside the function
                 self.out.append(Row(*_split_site(node[1]), depth, function_text(node[0])))
                 self.render(items[i:j], done + 1, depth + 1)
                 i = j
                 continue
-            self.item(items[i], done, depth)
-            i += 1
+            j = self._group_end(items, i) if self.compact else i + 1
+            if j - i >= MIN_GROUP:
+                self.group(items[i:j], depth)
+            else:
+                self.item(items[i], done, depth)
+                j = i + 1
+            i = j
+
+    def _calls_of_block(self, item: Item) -> list[CallItem] | None:
+        """The calls of a conditional block that makes only calls of one MPI function, else
+        None."""
+        if not isinstance(item, IfItem) or not item.body \
+                or not all(isinstance(child, CallItem) for child in item.body):
+            return None
+        calls = [child for child in item.body if isinstance(child, CallItem)]
+        names = {self.reduction.signatures[c.signature].call for c in calls}
+        return calls if len(names) == 1 else None
+
+    def _group_end(self, items: Sequence[Item], i: int) -> int:
+        """The end of the run of conditional blocks from ``i`` that make only calls of the
+        same MPI function."""
+        first = self._calls_of_block(items[i])
+        if first is None:
+            return i + 1
+        name = self.reduction.signatures[first[0].signature].call
+        j = i + 1
+        while j < len(items) and (calls := self._calls_of_block(items[j])) is not None \
+                and self.reduction.signatures[calls[0].signature].call == name:
+            j += 1
+        return j
+
+    def group(self, items: Sequence[Item], depth: int) -> None:
+        """One row for a run of conditional blocks making calls of one MPI function."""
+        calls = [call for item in items for call in self._calls_of_block(item) or []]
+        signatures = [self.reduction.signatures[c.signature] for c in calls]
+        sites = [_split_site(s.site) for s in signatures]
+        files = {file for file, _ in sites}
+        lines = [int(line) for _, line in sites if line]
+        n_sites = len(set(sites))
+        name = signatures[0].call
+        ranks = sorted({r for c in calls for r in c.ranks})
+        how = "by neighbour" if name in POINT_TO_POINT else "by rank"
+        where = (f", lines {min(lines)}-{max(lines)}" if len(files) == 1 and lines
+                 else f", {len(files)} files" if len(files) > 1 else "")
+        text = f"{name} at {n_sites} sites{where}: on ranks {format_ranks(ranks)}, {how}"
+        entries = np.concatenate([c.entries for c in calls])
+        file = sites[0][0] if len(files) == 1 else ""
+        line = str(min(lines)) if len(files) == 1 and lines else ""
+        self.out.append(Row(file, line, depth, text, *call_stats(self.reduction, entries)))
 
     def item(self, item: Item, done: int, depth: int) -> None:
         if isinstance(item, CallItem):
@@ -154,8 +226,10 @@ class _Renderer:
             self.render(item.body, done, depth + 1)
 
 
-def rows(reduction: Reduction, body: Sequence[Item]) -> list[Row]:
-    """The pseudocode table of a program body (module docstring)."""
-    renderer = _Renderer(reduction)
+def rows(reduction: Reduction, body: Sequence[Item], *, compact: bool = False) -> list[Row]:
+    """The pseudocode table of a program body (module docstring); ``compact``: a run of at
+    least :data:`MIN_GROUP` conditional blocks that make only calls of the same MPI function
+    (a neighbour exchange written once per direction) as one row."""
+    renderer = _Renderer(reduction, compact)
     renderer.render(body, 0, 0)
     return renderer.out

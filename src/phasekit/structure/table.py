@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from phasekit.present import Presentation, View, percent, plural
-from phasekit.structure.pseudocode import format_count, format_ranks, format_time
+from phasekit.structure.pseudocode import format_count, format_ranks, format_time, function_text
 
 __all__ = ["PSEUDOCODE_COLUMNS", "fit_width", "headline", "loop_calls", "loop_records",
            "loop_time", "main_loop", "presentation", "run_share"]
@@ -53,7 +53,13 @@ def loop_time(loop: Mapping[str, Any]) -> float:
 
 
 def main_loop(loops: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
-    """The top-level loop taking the most time (:func:`loop_time`), None without loops."""
+    """The main loop among top-level loop records (:mod:`.mainloop`): the longest span of
+    time, then the most iterations; by :func:`loop_time` for a result saved before spans
+    were (version 2). None without loops."""
+    if any("span_s" in loop for loop in loops):
+        return max(loops, key=lambda loop: (float(loop.get("span_s") or 0.0),
+                                            int(loop.get("iterations_total") or 0)),
+                   default=None)
     return max(loops, key=loop_time, default=None)
 
 
@@ -91,27 +97,40 @@ def run_share(fraction: Any) -> str | None:
 
 
 def headline(result: Any) -> str:
-    """One line in plain words: how many loops, and the loop taking the most time among the
-    outermost ones: its iterations, the share of the run it explains and the calls it makes."""
+    """One line in plain words: the main loop (:func:`main_loop`), where it is in the code,
+    its iterations and their time, the share of the run it spans and of that in MPI, then
+    how many loops there are in all."""
     top = list(result.loop_tree)
     main = main_loop(top)
     if main is None:
         return result.explanation or "no loop found"
     rank = result.parameters.get("rank")
-    line = plural(result.n_loops, "loop") + (f" on rank {rank}" if rank is not None else "")
-    if len(top) > 1:
-        line += f", {len(top)} at the top level; the longest runs"
-    elif result.n_loops > 1:
-        line += ", the outermost runs"
-    else:
-        line += " runs"
+    function, site = str(main.get("function") or ""), str(main.get("site") or "")
+    caller = str(main.get("first_call_in") or "")
+    line = f"main loop (id {main.get('id')})"
+    if function:
+        line += f" in {function_text(function)}" + (f" at {site}" if site else "")
     iterations = int(main.get("iterations") or 0)
-    line += " " + (f"{format_count(iterations)} iteration{'' if iterations == 1 else 's'}")
-    if (share := run_share(main.get("explained"))) is not None:
+    line += f": {format_count(iterations)} iteration{'' if iterations == 1 else 's'}"
+    per_iteration = float(main.get("iteration_time_s") or math.nan)
+    if math.isfinite(per_iteration):
+        line += f" of {format_time(per_iteration)}"
+    if (share := run_share(main.get("run_share", main.get("explained")))) is not None:
         line += f" over {share}"
-    calls = loop_calls(main)
-    named = ", ".join(calls[:3]) + (", ..." if len(calls) > 3 else "")
-    return line + f" (loop id {main.get('id')}" + (f", {named})" if named else ")")
+    mpi = float(main.get("mpi_share") if main.get("mpi_share") is not None else math.nan)
+    if math.isfinite(mpi):
+        line += f", {percent(mpi, 0)} of it in MPI"
+    if not function and site:
+        line += f"; its first call from {function_text(caller)} at {site}" if caller \
+            else f"; its first call at {site}"
+    if rank is not None:
+        line += f"; rank {rank}"
+    if result.n_loops > 1:
+        line += f"; {plural(result.n_loops, 'loop')} in all, {len(top)} at the top level"
+    else:
+        calls = loop_calls(main)
+        line += "; calls " + ", ".join(calls[:3]) + (", ..." if len(calls) > 3 else "")
+    return line
 
 
 def _loops_view(result: Any) -> View:
@@ -128,7 +147,7 @@ def _loops_view(result: Any) -> View:
                 wrap=(False,) * 5 + (True, False))
 
 
-def presentation(result: Any, name: str | None = None) -> Presentation:
+def presentation(result: Any, name: str | None = None, *, full: bool = False) -> Presentation:
     """The structure of ``result`` (``name``: its trace file, in the title; default the
     trace's first file) as a person reads it: the headline, the pseudocode, the loops, then
     the notes (the loops at the top level, the calls left out, what makes it doubtful, the
@@ -139,11 +158,12 @@ def presentation(result: Any, name: str | None = None) -> Presentation:
     rank = parameters.get("rank")
     only = f", rank {rank}" if rank is not None else ""
     views = []
-    if result.pseudocode:
+    pseudocode = result.table(full=full)
+    if pseudocode:
         views.append(View(
-            f"Structure of {shown} (Martínez Vera; {trace.get('n_ranks')} ranks{only}, "
+            f"Loop structure of {shown} ({trace.get('n_ranks')} ranks{only}, "
             f"{trace.get('n_calls')} MPI calls)", PSEUDOCODE_COLUMNS,
-            tuple(tuple(row[c] for c in PSEUDOCODE_COLUMNS) for row in result.pseudocode),
+            tuple(tuple(row[c] for c in PSEUDOCODE_COLUMNS) for row in pseudocode),
             numeric=(False, True, False, True, True, True)))
     if result.loop_tree:
         views.append(_loops_view(result))
@@ -151,6 +171,9 @@ def presentation(result: Any, name: str | None = None) -> Presentation:
     notes = [f"{result.n_loops} loop(s), {len(top)} at the top level"
              + (": " + ", ".join(f"id {loop['id']} with {loop['iterations_total']} iterations"
                                  for loop in top) if top else "")]
+    if not full and (grouped := _grouped_sites(result)):
+        notes.append(f"{grouped[0]} row(s) stand for {grouped[1]} call sites of one MPI "
+                     "function in a row, each made by some ranks (--full shows each)")
     min_explained = float(parameters.get("min_explained", 0.0))
     if result.filtered:
         notes.append(f"{len(result.filtered)} repeated call(s) explain less than "
@@ -165,6 +188,19 @@ def presentation(result: Any, name: str | None = None) -> Presentation:
                  f"; DBSCAN eps {parameters.get('eps')}, min_pts {parameters.get('min_pts')}; "
                  f"min_explained {min_explained:.0%}")
     return Presentation(headline(result), tuple(views), tuple(notes))
+
+
+def _grouped_sites(result: Any) -> tuple[int, int] | None:
+    """How many compact rows stand for a run of call sites, and how many sites they hold:
+    the difference between the full and the compact pseudocode."""
+    compact, full = result.table(), result.table(full=True)
+    if len(full) <= len(compact):
+        return None
+    rows = [row for row in compact if " sites" in row["PSEUDOCODE"] and ": on ranks" in
+            row["PSEUDOCODE"]]
+    hidden = sum(1 for row in full if row["PSEUDOCODE"].lstrip(": ").startswith("IF rank"))
+    hidden -= sum(1 for row in compact if row["PSEUDOCODE"].lstrip(": ").startswith("IF rank"))
+    return len(rows), hidden
 
 
 def fit_width(shown: Presentation, width: int) -> Presentation:

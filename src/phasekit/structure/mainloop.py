@@ -1,0 +1,116 @@
+"""Where a loop is and what it costs: the facts the headline of a structure names.
+
+The **main loop** is the top-level loop whose calls span the most time (first to last call
+of its subtree, on the rank where that span is longest): the program's time-step loop in an
+iterative code, the one a performance engineer looks at first. Martínez Vera's paper orders
+loops by program order only; naming one as the main loop is our choice, made from the
+trace's own times (a loop that takes most of the run is where the time goes, whatever its
+iteration count).
+
+For every loop we also give the function it runs in (the deepest function all its calls go
+through: the trace cannot tell whether the loop is there or one level up, as for the
+pseudocode) and the line of that function where its first iteration's body starts (where it
+makes its first call), and for top-level loops the share of the run they span and the share
+of that span spent inside MPI calls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from phasekit.structure.loops import InferredLoop
+from phasekit.structure.reduce import Reduction
+from phasekit.trace import Trace
+
+__all__ = ["RankTimes", "extents", "loop_place", "loop_span_facts"]
+
+
+@dataclass(frozen=True)
+class RankTimes:
+    """Every MPI call's entry time per rank, sorted, with the running sum of the calls'
+    durations: MPI time and call counts in a time window in two binary searches."""
+
+    times: dict[int, np.ndarray]
+    cumulative: dict[int, np.ndarray]
+
+    @staticmethod
+    def of(trace: Trace) -> RankTimes:
+        arrays = trace.arrays
+        ranks = np.asarray(arrays["rank"])
+        times, cumulative = {}, {}
+        for rank in np.unique(ranks):
+            on = ranks == rank
+            order = np.argsort(arrays["time_s"][on], kind="stable")
+            times[int(rank)] = np.asarray(arrays["time_s"][on], float)[order]
+            durations = np.nan_to_num(np.asarray(arrays["duration_s"][on], float)[order])
+            cumulative[int(rank)] = np.r_[0.0, np.cumsum(durations)]
+        return RankTimes(times, cumulative)
+
+    def window(self, rank: int, start: float, end: float) -> tuple[int, float]:
+        """Calls entered on ``rank`` in [start, end] and their time in MPI."""
+        times = self.times.get(rank)
+        if times is None:
+            return 0, 0.0
+        lo, hi = np.searchsorted(times, [start, end], side="left")[0], \
+            np.searchsorted(times, end, side="right")
+        cumulative = self.cumulative[rank]
+        return int(hi - lo), float(cumulative[hi] - cumulative[lo])
+
+
+def extents(red: Reduction, loop: InferredLoop) -> dict[int, tuple[float, float]]:
+    """First and last call time of ``loop``'s subtree on each of its ranks."""
+    entries = loop.all_entries()
+    return {int(r): (float(red.first[on].min()), float(red.last[on].max()))
+            for r in np.unique(red.rank[entries])
+            for on in [entries[red.rank[entries] == r]]}
+
+
+def loop_span_facts(red: Reduction, loop: InferredLoop, times: RankTimes,
+                    duration_s: float) -> dict[str, Any]:
+    """A top-level loop's time span (first and last call of its subtree, the longest over
+    its ranks), its share of the run, the share of its ranks' time in that span spent in MPI
+    calls, and the MPI calls per rank per iteration."""
+    per_rank = extents(red, loop)
+    if not per_rank:
+        return {}
+    first = min(lo for lo, _ in per_rank.values())
+    last = max(hi for _, hi in per_rank.values())
+    longest = max(hi - lo for lo, hi in per_rank.values())
+    calls, mpi_s, spanned = 0, 0.0, 0.0
+    for rank, (lo, hi) in per_rank.items():
+        n, in_mpi = times.window(rank, lo, hi)
+        calls += n
+        mpi_s += in_mpi
+        spanned += hi - lo
+    iterations = max(int(loop.it), 1)
+    return {
+        "first_s": first, "last_s": last, "span_s": longest,
+        "run_share": longest / duration_s if duration_s > 0 else float("nan"),
+        "mpi_share": mpi_s / spanned if spanned > 0 else float("nan"),
+        "mpi_calls_per_iteration": calls / len(per_rank) / iterations,
+    }
+
+
+def loop_place(red: Reduction, loop: InferredLoop) -> dict[str, Any]:
+    """Where ``loop`` is in the code: ``function``, the deepest function every call of its
+    subtree that has a call path goes through ("" when they share none: the tracer kept too
+    few caller levels to see it); ``site``, the line of that function where its first call in
+    time is made, else of the outermost caller of that call, named in ``first_call_in``
+    ("" when no call of the loop has a call path)."""
+    entries = loop.all_entries()
+    known = [(red.signatures[int(red.signature[e])].frames, float(red.first[e]))
+             for e in entries]
+    known = [(frames, first) for frames, first in known if frames]
+    if not known:
+        return {"function": "", "site": "", "first_call_in": ""}
+    common = 0
+    shortest = min(len(frames) for frames, _ in known)
+    while common < shortest and all(frames[common][0] == known[0][0][common][0]
+                                    for frames, _ in known):
+        common += 1
+    first_frames = min(known, key=lambda item: item[1])[0]
+    function, site = first_frames[max(common, 1) - 1]
+    return {"function": function if common else "", "site": site, "first_call_in": function}
