@@ -13,6 +13,14 @@ function names, 80000001.. with "line (file)"), an MPI state, an exit event (val
 communication record (3) for every matched send and receive. :data:`SUITE` holds the shapes the
 tests check, among them the slides' test-2.c example (Martínez Vera, "Pseudocode").
 
+What real traces also hold, each optional: calls Extrae recorded without call-site information
+(a :class:`Call` with an empty path: no caller events at all), loops whose trip count varies
+from one iteration of their parent to the next (a :class:`Loop` over a ``range`` or a tuple of
+counts; the counts drawn are in ``SimulatedTrace.extra["trip_counts"]`` and the truth), and the
+labels Extrae writes for Fortran code (``write_paraver(..., names="extrae-fortran")``:
+:func:`fortran_symbol`, :func:`extrae_function_label`). :mod:`phasekit.synth.fortran` builds a
+Fortran particle-in-cell code from them.
+
 Timing model (our choice). Each rank walks the program in order; before each call it computes
 for a burst drawn log-normally around the call's ``burst_s`` (coefficient of variation
 ``noise``, times a per-rank speed factor within ``imbalance``), times ``1 + growth * i`` in
@@ -41,12 +49,15 @@ from phasekit.errors import UsageError
 
 __all__ = [
     "MPI_CALLS",
+    "NAMINGS",
     "SUITE",
     "Call",
     "Loop",
     "Program",
     "SimulatedTrace",
+    "extrae_function_label",
     "format_int_lines",
+    "fortran_symbol",
     "simulate",
     "write_paraver",
 ]
@@ -62,11 +73,13 @@ MPI_CALLS: dict[str, tuple[int, int, int]] = {
     "MPI_Alltoall": (50000002, 11, 13), "MPI_Allgather": (50000002, 17, 13),
     "MPI_Comm_rank": (50000003, 19, 15), "MPI_Comm_size": (50000003, 20, 15),
     "MPI_Init": (50000003, 31, 15), "MPI_Finalize": (50000003, 32, 15),
+    "MPI_Sendrecv": (50000001, 41, 16),
 }
 _TYPE_LABELS = {50000001: "MPI Point-to-point", 50000002: "MPI Collective Comm",
                 50000003: "MPI Other"}
 _SENDS = ("MPI_Send", "MPI_Isend")
 _RECVS = ("MPI_Recv", "MPI_Irecv")
+_SENDRECVS = ("MPI_Sendrecv",)
 INSTRUCTIONS, CYCLES = 42000050, 42000059
 CALLER, CALLER_LINE = 70000001, 80000001
 COLLECTIVE_SEND_SIZE, COLLECTIVE_RECV_SIZE = 50100001, 50100002
@@ -79,9 +92,11 @@ class Call:
 
     ``path``: the call path, outermost frame first, each ``"function@file:line"`` (the line in
     ``file`` where ``function`` makes the next call; the last frame's line is the MPI call's);
-    ``ranks``: the ranks that make the call (None: all); ``peer``: for point-to-point calls,
-    the partner rank as ``rank -> peer`` (a dict) or one rank for all; ``bytes``: message
-    size (point-to-point) or per-rank contribution (collectives)."""
+    empty for a call Extrae recorded without call-site information (its entry carries no
+    caller events); ``ranks``: the ranks that make the call (None: all); ``peer``: for
+    point-to-point calls, the partner rank as ``rank -> peer`` (a dict) or one rank for all
+    (MPI_Sendrecv sends to its peer and receives from the rank whose peer it is); ``bytes``:
+    message size (point-to-point) or per-rank contribution (collectives)."""
 
     name: str
     path: tuple[str, ...]
@@ -97,10 +112,16 @@ class Call:
             object.__setattr__(self, "peer", tuple(sorted(self.peer.items())))
         if self.name not in MPI_CALLS:
             raise UsageError(f"unknown MPI call {self.name!r}; known: {', '.join(MPI_CALLS)}")
-        if not self.path:
-            raise UsageError(f"{self.name}: a call needs a call path")
         for frame in self.path:
             _parse_frame(frame)
+
+    @property
+    def site(self) -> str:
+        """``"file:line"`` of the MPI call; "" without call-site information."""
+        if not self.path:
+            return ""
+        _function, file, line = _parse_frame(self.path[-1])
+        return f"{file}:{line}"
 
     def makes(self, rank: int) -> bool:
         return self.ranks is None or rank in self.ranks
@@ -118,27 +139,77 @@ class Call:
 
 @dataclass(frozen=True)
 class Loop:
-    """``FOR 1 TO iterations`` around ``body``; ``growth``: the bursts inside last
-    ``1 + growth * i`` times longer in iteration ``i``."""
+    """``FOR 1 TO iterations`` around ``body``.
 
-    iterations: int
+    ``iterations``: a count; a ``range``, from which the count is drawn (uniformly, the same
+    on every rank) each time the loop starts, i.e. once per iteration of its parent; or a tuple
+    of counts, the k-th start running the k-th (cycling). ``growth``: the bursts inside last
+    ``1 + growth * i`` times longer in iteration ``i``. ``name`` and ``site`` (the loop
+    statement as ``"function@file:line"``) identify the loop in the ground truth."""
+
+    iterations: int | range | tuple[int, ...]
     body: tuple[Call | Loop, ...]
     growth: float = 0.0
+    name: str = ""
+    site: str = ""
 
     def __post_init__(self) -> None:
-        if self.iterations < 1:
-            raise UsageError(f"a loop needs at least one iteration, not {self.iterations}")
+        counts = self.iterations
+        if isinstance(counts, int | np.integer) and not isinstance(counts, bool):
+            counts = int(counts)
+        elif isinstance(counts, list | tuple) and all(
+                isinstance(c, int | np.integer) and not isinstance(c, bool) for c in counts):
+            counts = tuple(int(c) for c in counts)
+        elif not (isinstance(counts, range) and counts.step > 0):
+            raise UsageError(f"loop iterations {counts!r}: expected a count, a range or a "
+                             "tuple of counts")
+        object.__setattr__(self, "iterations", counts)
+        if not (isinstance(counts, int) or len(counts)) or self.count_range()[0] < 1:
+            raise UsageError(f"a loop needs at least one iteration, not {counts}")
         if not self.body:
             raise UsageError("a loop needs a body")
+        if self.site:
+            _parse_frame(self.site)
+
+    @property
+    def varies(self) -> bool:
+        """Whether the trip count changes from one start of the loop to the next."""
+        low, high = self.count_range()
+        return low != high
+
+    def count_range(self) -> tuple[int, int]:
+        """The fewest and most iterations one start of the loop runs."""
+        counts = self.iterations
+        if isinstance(counts, int):
+            return counts, counts
+        return int(min(counts)), int(max(counts))
+
+    def trip_count(self, start: int, rng: np.random.Generator) -> int:
+        """The iterations of the loop's ``start``-th start (0-based); a range draws from
+        ``rng``."""
+        counts = self.iterations
+        if isinstance(counts, int):
+            return counts
+        if isinstance(counts, tuple):
+            return int(counts[start % len(counts)])
+        return counts[int(rng.integers(len(counts)))]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"iterations": self.iterations, "growth": self.growth,
-                "body": [node.to_dict() for node in self.body]}
+        counts = self.iterations
+        low, high = self.count_range()
+        iterations: int | dict[str, Any] = counts if isinstance(counts, int) else \
+            {"min": low, "max": high, **({"sequence": list(counts)}
+                                         if isinstance(counts, tuple) else {})}
+        return {"iterations": iterations, "growth": self.growth,
+                "body": [node.to_dict() for node in self.body],
+                **({"name": self.name} if self.name else {}),
+                **({"site": self.site} if self.site else {})}
 
 
 @dataclass(frozen=True)
 class Program:
-    """A program's MPI skeleton: its name, ranks and body (calls and loops, in order)."""
+    """A program's MPI skeleton: its name, ranks and body (calls and loops, in order);
+    ``binary``: the executable's name the .pcf's line labels give (default: the name)."""
 
     name: str
     n_ranks: int
@@ -147,18 +218,22 @@ class Program:
     imbalance: float = 0.05
     clock_hz: float = 2.5e9
     description: str = ""
+    binary: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The ground truth: the loop nest as JSON (``kind`` "mpi-structure")."""
         return {"kind": "mpi-structure", "version": 1, "name": self.name,
                 "n_ranks": self.n_ranks, "description": self.description,
-                "body": [node.to_dict() for node in self.body]}
+                "body": [node.to_dict() for node in self.body],
+                **({"binary": self.binary} if self.binary else {})}
 
     def outline(self) -> tuple[tuple[Any, ...], ...]:
         """The structure a trace of this program shows, in the canonical form of
         :func:`phasekit.structure.outline`: ``("call", name, site, ranks)`` and ``("loop",
         iterations, body, ranks)``, ``ranks`` None for an item every rank of its block makes.
-        A loop of one iteration shows as its body (no trace can tell it is a loop)."""
+        A loop of one iteration shows as its body (no trace can tell it is a loop); a loop
+        whose trip count varies shows ``(fewest, most)`` iterations; a call without
+        call-site information has site ""."""
         everyone = frozenset(range(self.n_ranks))
 
         def ranks_of(node: Call | Loop) -> frozenset[int]:
@@ -174,12 +249,12 @@ class Program:
                     continue
                 condition = None if ranks == block else tuple(sorted(ranks))
                 if isinstance(node, Call):
-                    _function, file, line = _parse_frame(node.path[-1])
-                    out.append(("call", node.name, f"{file}:{line}", condition))
-                elif node.iterations == 1:
+                    out.append(("call", node.name, node.site, condition))
+                elif node.count_range() == (1, 1):
                     out.extend(walk(node.body, block))
                 else:
-                    out.append(("loop", node.iterations, tuple(walk(node.body, ranks)),
+                    iterations = node.count_range() if node.varies else node.count_range()[0]
+                    out.append(("loop", iterations, tuple(walk(node.body, ranks)),
                                 condition))
             return out
 
@@ -211,7 +286,8 @@ def _parse_frame(frame: str) -> tuple[str, str, int]:
 class SimulatedTrace:
     """Every MPI call of a simulated run, one row each, sorted by rank then time: ``rank``,
     ``site`` (index into ``sites``), entry and exit time in ns, burst instructions and
-    cycles, bytes, peer (-1 if none)."""
+    cycles, bytes, peer (-1 if none). ``extra["trip_counts"]``: per loop of
+    :meth:`Program.loops` (same order), the iterations each of its starts ran."""
 
     program: Program
     sites: tuple[Call, ...]
@@ -250,6 +326,11 @@ def simulate(program: Program, *, seed: int = 0) -> SimulatedTrace:
     sigma = np.sqrt(np.log1p(program.noise ** 2))
     now = np.full(n, 1e5)  # ns: 0.1 ms of start-up before the first burst
     rows: list[tuple[np.ndarray, ...]] = []
+    loops = program.loops()
+    trip_counts: list[list[int]] = [[] for _ in loops]
+    loop_index: dict[int, int] = {}
+    for i, loop in enumerate(loops):
+        loop_index.setdefault(id(loop), i)
 
     def lognormal(mean: float, size: int) -> np.ndarray:
         return mean * rng.lognormal(-sigma ** 2 / 2, sigma, size)
@@ -257,7 +338,9 @@ def simulate(program: Program, *, seed: int = 0) -> SimulatedTrace:
     def run(body: Sequence[Call | Loop], factor: float) -> None:
         for node in body:
             if isinstance(node, Loop):
-                for i in range(node.iterations):
+                starts = trip_counts[loop_index[id(node)]]
+                starts.append(node.trip_count(len(starts), rng))
+                for i in range(starts[-1]):
                     run(node.body, factor * (1.0 + node.growth * i))
                 continue
             ranks = np.array([r for r in range(n) if node.makes(r)], np.int64)
@@ -288,7 +371,8 @@ def simulate(program: Program, *, seed: int = 0) -> SimulatedTrace:
     return SimulatedTrace(program, sites, rank[order], site[order], entry_ns, exit_ns,
                           start_ns, np.rint(ins[order]).astype(np.int64),
                           np.rint(cyc[order]).astype(np.int64),
-                          duration_ns=int(exit_ns.max()) + 100_000)
+                          duration_ns=int(exit_ns.max()) + 100_000,
+                          extra={"trip_counts": trip_counts})
 
 
 # --------------------------------------------------------------------------- the writer
@@ -414,14 +498,23 @@ def _records(trace: SimulatedTrace, frame_ids: dict[str, int], line_ids: dict[tu
 
 def _communications(trace: SimulatedTrace) -> np.ndarray:
     """(send row, receive row) pairs: the k-th send from a to b with the k-th receive on b
-    from a, sorted by send row."""
+    from a, sorted by send row. An MPI_Sendrecv sends to its peer and receives from the rank
+    whose peer it is."""
     sites = trace.sites
     n = trace.program.n_ranks
     peer = np.array([[-1 if (p := site.peer_of(r)) is None else p for r in range(n)]
                      for site in sites], np.int64).reshape(len(sites), n)
-    is_send = np.array([site.name in _SENDS for site in sites])
-    is_recv = np.array([site.name in _RECVS for site in sites])
+    source = peer.copy()
+    for i, site in enumerate(sites):
+        if site.name in _SENDRECVS:
+            source[i] = -1
+            for r in range(n):
+                if site.makes(r) and 0 <= peer[i, r] < n:
+                    source[i, peer[i, r]] = r
+    is_send = np.array([site.name in _SENDS + _SENDRECVS for site in sites])
+    is_recv = np.array([site.name in _RECVS + _SENDRECVS for site in sites])
     row_peer = peer[trace.site, trace.rank]
+    row_source = source[trace.site, trace.rank]
 
     def numbered(mask: np.ndarray, sender: np.ndarray, receiver: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray]:
@@ -433,21 +526,50 @@ def _communications(trace: SimulatedTrace) -> np.ndarray:
         nth = np.arange(key.size) - np.repeat(starts, np.diff(np.r_[starts, key.size]))
         return rows, key * (trace.n_events + 1) + nth
 
-    has_peer = row_peer >= 0
-    sends, send_key = numbered(is_send[trace.site] & has_peer, trace.rank, row_peer)
-    recvs, recv_key = numbered(is_recv[trace.site] & has_peer, row_peer, trace.rank)
+    sends, send_key = numbered(is_send[trace.site] & (row_peer >= 0), trace.rank, row_peer)
+    recvs, recv_key = numbered(is_recv[trace.site] & (row_source >= 0), row_source, trace.rank)
     _, i, j = np.intersect1d(send_key, recv_key, assume_unique=True, return_indices=True)
     pairs = np.column_stack([sends[i], recvs[j]]).astype(np.int64).reshape(-1, 2)
     return pairs[np.argsort(pairs[:, 0], kind="stable")]
 
 
+# --------------------------------------------------------------------------- the labels
+#: The .pcf label styles of :func:`write_paraver`: "plain" writes each function as the program
+#: names it; "extrae-fortran" as Extrae's merger writes a gfortran binary's (mangled module
+#: procedures, long names shortened, the "Unresolved" and "_NOT_Found" values 1 and 2 first).
+NAMINGS = ("plain", "extrae-fortran")
+#: Extrae's merger shortens a name of at least head + tail + 2 characters to its first
+#: ``head`` and last ``tail`` characters joined by "..", then gives the full name in brackets.
+EXTRAE_SHORT_HEAD, EXTRAE_SHORT_TAIL = 8, 8
+#: The caller values Extrae writes first, for addresses it could not translate.
+EXTRAE_UNKNOWN_FRAMES = ("Unresolved", "_NOT_Found")
+
+
+def fortran_symbol(function: str) -> str:
+    """gfortran's symbol for a procedure: a module procedure ``"module::name"`` is
+    ``"__module_MOD_name"``; any other name (the main program ``MAIN__``) is kept."""
+    module, sep, name = function.partition("::")
+    return f"__{module}_MOD_{name}" if sep else function
+
+
+def extrae_function_label(symbol: str) -> str:
+    """A caller function's label as Extrae writes it in the .pcf:
+    ``"__mpi_ro..mal_init [__mpi_routines_MOD_mpi_minimal_init]"`` for a long name, the name
+    itself for a short one (:data:`EXTRAE_SHORT_HEAD`)."""
+    head, tail = EXTRAE_SHORT_HEAD, EXTRAE_SHORT_TAIL
+    if len(symbol) < head + tail + 2:
+        return symbol
+    return f"{symbol[:head]}..{symbol[-tail:]} [{symbol}]"
+
+
 def _pcf(frames: dict[str, int], lines: dict[tuple[str, int], int], depth: int,
-         binary: str) -> str:
+         binary: str, names: str = "plain") -> str:
+    extrae = names == "extrae-fortran"
     out = ["DEFAULT_OPTIONS", "", "LEVEL               THREAD", "UNITS               NANOSEC",
            "", "", "STATES", "0    Idle", "1    Running", "3    Waiting a message",
            "4    Blocking Send", "5    Synchronization", "8    Wait/WaitAll",
            "10    Immediate Send", "11    Immediate Receive", "13    Group Communication",
-           "15    Others", "", ""]
+           "15    Others", "16    Send Receive", "", ""]
     for event_type, label in _TYPE_LABELS.items():
         out += ["EVENT_TYPE", f"9   {event_type}    {label}", "VALUES"]
         out += [f"{value}   {name}" for name, (t, value, _s) in MPI_CALLS.items()
@@ -459,11 +581,14 @@ def _pcf(frames: dict[str, int], lines: dict[tuple[str, int], int], depth: int,
             f"7  {CYCLES} PAPI_TOT_CYC ([Total cycles])", "", ""]
     out += ["EVENT_TYPE"] + [f"0    {CALLER + k}    Caller at level {k + 1}"
                              for k in range(depth)]
-    out += ["VALUES", "0   End"] + [f"{i} {name}" for name, i in frames.items()] + ["", ""]
+    unknown = list(enumerate(EXTRAE_UNKNOWN_FRAMES, 1)) if extrae else []
+    out += ["VALUES", "0   End"] + [f"{i} {label}" for i, label in unknown]
+    out += [f"{i} {extrae_function_label(fortran_symbol(name)) if extrae else name}"
+            for name, i in frames.items()] + ["", ""]
     out += ["EVENT_TYPE"] + [f"0    {CALLER_LINE + k}    Caller line at level {k + 1}"
                              for k in range(depth)]
-    out += ["VALUES", "0   End"] + [f"{i} {line} ({file}, {binary})"
-                                     for (file, line), i in lines.items()] + ["", ""]
+    out += ["VALUES", "0   End"] + [f"{i} 0 ({label})" for i, label in unknown]
+    out += [f"{i} {line} ({file}, {binary})" for (file, line), i in lines.items()] + ["", ""]
     return "\n".join(out) + "\n"
 
 
@@ -503,25 +628,34 @@ def _sorted_records(trace: SimulatedTrace, frames: dict[str, int],
 
 
 def write_paraver(program: Program, path: str | os.PathLike[str], *, seed: int = 0,
-                  trace: SimulatedTrace | None = None) -> dict[str, Path]:
+                  trace: SimulatedTrace | None = None, names: str = "plain",
+                  truth: dict[str, Any] | None = None) -> dict[str, Path]:
     """Simulate ``program`` (or take ``trace``) and write ``path`` (.prv or .prv.gz), its .pcf
-    and .row, and the ground truth ``<stem>.truth.json``; returns the paths by kind."""
+    and .row, and the ground truth ``<stem>.truth.json``; returns the paths by kind.
+
+    ``names``: the .pcf's label style (:data:`NAMINGS`); ``truth``: more keys for the truth
+    JSON. The truth names functions as the program does, whatever the labels; it lists the
+    trip counts drawn for the loops whose count varies (``trip_counts``)."""
     from phasekit.io import atomic_path, atomic_write_text
 
     prv = Path(path)
     if not (prv.name.endswith(".prv") or prv.name.endswith(".prv.gz")):
         raise UsageError(f"{prv}: a Paraver trace is named .prv or .prv.gz")
+    if names not in NAMINGS:
+        raise UsageError(f"expected one of {', '.join(NAMINGS)}", parameter="names",
+                         value=names)
     stem = prv.name[:-len(".prv.gz")] if prv.name.endswith(".gz") else prv.name[:-4]
     trace = trace if trace is not None else simulate(program, seed=seed)
     frames: dict[str, int] = {}
     lines: dict[tuple[str, int], int] = {}
+    first_id = 1 + (len(EXTRAE_UNKNOWN_FRAMES) if names == "extrae-fortran" else 0)
     depth = 1
     for site in trace.sites:
         parsed = [_parse_frame(f) for f in site.path]
         depth = max(depth, len(parsed))
         for function, file, line in parsed:
-            frames.setdefault(function, len(frames) + 1)
-            lines.setdefault((file, line), len(lines) + 1)
+            frames.setdefault(function, len(frames) + first_id)
+            lines.setdefault((file, line), len(lines) + first_id)
     n = program.n_ranks
     header = (f"#Paraver (01/01/2026 at 00:00):{trace.duration_ns}_ns:1({n}):1:"
               f"{n}({','.join(['1:1'] * n)})\n")
@@ -535,18 +669,23 @@ def write_paraver(program: Program, path: str | os.PathLike[str], *, seed: int =
                 used = format_int_lines(fields, counts, buffer)
                 fh.write(buffer[:used].tobytes())
     pcf = prv.with_name(stem + ".pcf")
-    atomic_write_text(pcf, _pcf(frames, lines, depth, program.name))
+    atomic_write_text(pcf, _pcf(frames, lines, depth, program.binary or program.name, names))
     row = prv.with_name(stem + ".row")
     names = [f"THREAD 1.{r + 1}.1" for r in range(n)]
     atomic_write_text(row, "\n".join([f"LEVEL CPU SIZE {n}",
                                       *[f"{r + 1}.synthetic" for r in range(n)], "",
                                       "LEVEL NODE SIZE 1", "synthetic", "",
                                       f"LEVEL THREAD SIZE {n}", *names]) + "\n")
-    truth = prv.with_name(stem + ".truth.json")
-    atomic_write_text(truth, json.dumps({**program.to_dict(), "seed": seed,
-                                         "n_events": trace.n_events},
-                                        separators=(",", ":")))
-    return {"prv": prv, "pcf": pcf, "row": row, "truth": truth}
+    truth_path = prv.with_name(stem + ".truth.json")
+    loops = program.loops()
+    drawn = [{"loop": i, "name": loops[i].name, "counts": counts}
+             for i, counts in enumerate(trace.extra.get("trip_counts", [])) if loops[i].varies]
+    atomic_write_text(truth_path, json.dumps({**program.to_dict(), "seed": seed,
+                                              "n_events": trace.n_events,
+                                              **({"trip_counts": drawn} if drawn else {}),
+                                              **(truth or {})},
+                                             separators=(",", ":")))
+    return {"prv": prv, "pcf": pcf, "row": row, "truth": truth_path}
 
 
 # --------------------------------------------------------------------------- the suite
