@@ -345,7 +345,7 @@ def test_cli_structure_many(tmp_path: Path) -> None:
     assert [t["loops"][0]["iterations"] for t in data["traces"]] == [10, 10]
     code, out, _ = run("structure", folder / "a.prv", folder / "b.prv", "--workers", "1",
                        "-o", tmp_path / "s.json")
-    assert code == 0 and "Structure of 2 traces" in out
+    assert code == 0 and "Loop structure of 2 traces" in out
     assert out.splitlines()[0] == ("2 traces, all with loops: the longest top-level loop runs "
                                    "10 iterations")
     assert out.splitlines()[-1] == f"wrote result: {tmp_path / 's.json'}"

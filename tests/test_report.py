@@ -418,7 +418,7 @@ def test_report_shows_the_structure_table(name: str, tmp_path: Path) -> None:
     for row in result.table():
         assert html.escape(row["PSEUDOCODE"]) in page
     # monospace, spaces kept, so that the nesting lines up as on the command line
-    assert '<table class="code"><caption>Structure of ' in page
+    assert '<table class="code"><caption>Loop structure of ' in page
     assert page.count('<table class="code">') == 1
     older = {k: v for k, v in data.items() if k != "pseudocode"}
     assert "no pseudocode in this result (saved by an older phasekit)" in build_report(

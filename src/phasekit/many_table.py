@@ -106,7 +106,7 @@ def structures_presentation(result: Any, name: str | None = None) -> Presentatio
         rows.append((trace["file"], str(info["n_ranks"]), str(info["n_calls"]),
                      f"{info['duration_s']:.6g}", str(len(loops)),
                      ", ".join(f"{loop['iterations']:g}" for loop in loops)))
-    table = View(f"Structure of {len(result.traces)} traces (Martínez Vera)",
+    table = View(f"Loop structure of {len(result.traces)} traces",
                  ("trace", "ranks", "MPI calls", "duration (s)", "top-level loops",
                   "iterations"), tuple(rows),
                  numeric=(False,) + (True,) * 4 + (False,), wrap=(True,) + (False,) * 4 + (True,))

@@ -315,10 +315,12 @@ def _loop_dict(red: Reduction, item: LoopItem) -> dict[str, Any]:
     loop = item.loop
     calls = _calls_in(item.body)
     children = _first_occurrences(item.body)
+    trips = loop.trip_counts()
     return {
         "id": loop.id, **loop_place(red, loop),
         "iterations": round(loop.iterations_per_outer),
         "iterations_per_outer": loop.iterations_per_outer, "iterations_total": loop.it,
+        "iterations_range": [int(trips.min()), int(trips.max())],
         "iteration_time_s": loop.iteration_time_s(),
         "mean_time_between_repetitions_s": loop.imt,
         "explained": float(np.median(red.delta[loop.entries])),

@@ -75,6 +75,22 @@ class InferredLoop:
     def iterations_per_outer(self) -> float:
         return self.it / self.parent.it if self.parent is not None else float(self.it)
 
+    def trip_counts(self) -> np.ndarray:
+        """Iterations in each iteration of the parent, on every rank (the parent's anchor
+        calls cut this loop's anchor calls; the partial bins before the parent's first anchor
+        call and after its last are kept only when not empty); ``[it]`` at the top level."""
+        if self.parent is None:
+            return np.array([self.it])
+        counts = []
+        for rank, times in self.anchor.items():
+            cuts = self.parent.anchor_on(rank)
+            per = np.bincount(np.searchsorted(cuts, times, side="right"),
+                              minlength=cuts.size + 1)
+            edges = [k for k in (0, cuts.size) if per[k] == 0]
+            counts.append(np.delete(per, edges))
+        every = np.concatenate(counts) if counts else np.zeros(0, np.int64)
+        return every if every.size else np.array([round(self.iterations_per_outer)])
+
     def iteration_time_s(self) -> float:
         """Mean time between consecutive iterations inside one iteration of the parent (the
         whole run for a top-level loop), averaged over ranks; NaN with one iteration."""

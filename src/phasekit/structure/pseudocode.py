@@ -216,8 +216,10 @@ class _Renderer:
             self.out.append(Row(*_split_site(signature.site), depth, signature.call, *stats))
         elif isinstance(item, LoopItem):
             loop = item.loop
-            self.out.append(Row("", "", depth, f"FOR 1 TO {format_count(loop.iterations_per_outer)}"
-                                               f" [id={loop.id}]"))
+            trips = loop.trip_counts()
+            count = (f"{trips.min()}-{trips.max()}" if trips.min() != trips.max()
+                     else format_count(loop.iterations_per_outer))
+            self.out.append(Row("", "", depth, f"FOR 1 TO {count} [id={loop.id}]"))
             self.render(item.body, done, depth + 1)
             self.out.append(Row("", "", depth, "END LOOP"))
         else:
