@@ -267,7 +267,7 @@ def test_the_presentation_reads_the_same_from_json(written: dict[tuple[str, int]
         result.table()
     assert [row[:4] for row in loops.rows] == [("0", "-", "4", "4"), ("1", "0", "3", "12"),
                                                ("2", "1", "5", "60")]
-    assert shown.notes[0] == ("3 loop(s), 1 at the top level: id 0 with 4 iterations")
+    assert shown.notes[0] == ("3 loops, 1 at the top level: id 0 with 4 iterations")
     again = StructureResult.from_dict(json.loads(json.dumps(result.to_dict())))
     assert again.present("nest.prv") == shown
 
@@ -292,8 +292,23 @@ def test_calls_left_out_are_counted_in_the_notes(tmp_path: Path) -> None:
     trace = _calls([0] * 33, times, [10] * 30 + [12] * 3)
     result = structure(trace, min_explained=0.05)
     assert len(result.filtered) == 1
-    assert ("1 repeated call(s) explain less than 5% of the run and are left out "
-            "(min_explained)") in result.present().notes
+    note = next(n for n in result.present().notes if "left out" in n)
+    # the burst comes after the loop's first call: during it, by place
+    assert note == ("repeated calls that explain less than 5% of the run each are left out "
+                    "(min_explained): during the main loop, MPI_Allreduce at f.c:12 3 times "
+                    "on 1 rank")
+
+
+def test_calls_made_once_during_a_loop_are_counted_by_place() -> None:
+    # a loop of 20 calls over the run on one rank; a call made once at t = 5.5, during it
+    times = [float(k) for k in range(20)] + [5.5, 30.0]
+    trace = _calls([0] * 22, times, [10] * 20 + [12, 13])
+    result = structure(trace)
+    assert len(result.unplaced) == 1
+    notes = "\n".join(result.present().notes)
+    assert "?" not in notes
+    assert ("calls made once, during a loop but not in each of its iterations, are not in "
+            "the pseudocode: during the main loop, ") in notes
 
 
 def test_merge_orders_by_common_subsequence_then_source() -> None:

@@ -335,7 +335,7 @@ def _entry_dict(red: Reduction, e: int) -> dict[str, Any]:
     sig = red.signatures[int(red.signature[e])]
     return {"rank": int(red.rank[e]), "call": sig.call, "site": sig.site,
             "repetitions": int(red.it[e]), "mean_time_between_s": float(red.imt[e]),
-            "explained": float(red.delta[e])}
+            "explained": float(red.delta[e]), "first_s": float(red.first[e])}
 
 
 def _spans(red: Reduction, loop: InferredLoop, rank: int, cuts: np.ndarray
@@ -465,10 +465,6 @@ def structure(trace: Trace, *, rank: int | None = None,
     body = arrange(red, np.asarray(straight, np.int64), top, ranks)
     _number(body)
     diagnostics = _diagnose(red, loops, splits, label_loop)
-    if unplaced:
-        diagnostics.append(f"{len(unplaced)} call(s) made once inside a loop's time range "
-                           "(made in one iteration only?) are left out of the pseudocode; "
-                           "see 'unplaced'")
     explanation = ""
     if trace.empty:
         explanation = trace.explanation or "the trace holds no MPI call"

@@ -13,6 +13,14 @@ call spanning less than 1 % of the run is start-up or shut-down detail, not a lo
 run). Calls made once cannot be iterations of anything: they are kept apart as straight-line
 calls (MPI_Init, MPI_Finalize...).
 
+A call the trace gives no call path for (no caller levels: Extrae's site-less calls, an
+OTF2 trace without regions) is told apart by its context in time when other calls do have
+one: its signature also holds the last call with a call path made before it on its rank
+(:func:`with_context`). Otherwise every site-less MPI_Sendrecv of a run is one signature,
+and the exchanges of the set-up and of the time step merge into one loop that nests
+nowhere; with the context they repeat as their own loop does and nest inside it. A trace
+where no call has a path keeps one signature per call type (nothing to tell them apart).
+
 Everything is vectorized over the calls: one stable sort by (rank, signature), then
 ``reduceat`` sums; the timestamps of an entry are a slice of one sorted array.
 """
@@ -42,6 +50,7 @@ class Signature:
 
     call: str
     frames: tuple[tuple[str, str], ...]
+    after: int = -1
 
     @property
     def site(self) -> str:
@@ -116,12 +125,40 @@ class Reduction:
         return (self.it > 1) & (self.delta < self.min_explained)
 
 
+def with_context(codes: np.ndarray, signatures: tuple[Signature, ...], rank: np.ndarray
+                 ) -> tuple[np.ndarray, tuple[Signature, ...]]:
+    """``codes`` and ``signatures`` with every call that has no call path given a signature
+    of its own per context: the signature of the last call with a path made before it on
+    its rank (``Signature.after``; -1 before any). Unchanged when no call, or every call,
+    has a path. ``codes`` are in time order per rank."""
+    framed = np.array([bool(sig.frames) for sig in signatures], dtype=bool)
+    if codes.size == 0 or framed.all() or not framed.any():
+        return codes, signatures
+    order = np.argsort(rank, kind="stable")  # time order within each rank
+    sorted_codes, sorted_rank = codes[order], rank[order]
+    position = np.arange(codes.size)
+    last = np.maximum.accumulate(np.where(framed[sorted_codes], position, -1))
+    valid = (last >= 0) & (sorted_rank[np.maximum(last, 0)] == sorted_rank)
+    context = np.where(valid, sorted_codes[np.maximum(last, 0)], -1)
+    bare = ~framed[sorted_codes]
+    pairs = np.unique(np.stack([sorted_codes[bare], context[bare]], axis=1), axis=0)
+    new_code = {(int(c), int(a)): len(signatures) + k for k, (c, a) in enumerate(pairs)}
+    extra = tuple(Signature(signatures[c].call, (), after=a) for c, a in new_code)
+    renamed = sorted_codes.copy()
+    renamed[bare] = [new_code[(int(c), int(a))]
+                     for c, a in zip(sorted_codes[bare], context[bare], strict=True)]
+    out = np.empty_like(codes)
+    out[order] = renamed
+    return out, signatures + extra
+
+
 def reduce_trace(trace: Trace, *, min_explained: float = MIN_EXPLAINED) -> Reduction:
     """Reduce ``trace`` to one entry per (rank, signature) (module docstring)."""
     codes, table = trace.signature_codes()  # NumPy only: no pandas
     signatures = tuple(Signature(call, _frames(path, lines)) for call, path, lines, _ in table)
     calls = trace.arrays
     rank = calls["rank"].astype(np.int64)
+    codes, signatures = with_context(codes, signatures, rank)
     n_sig = max(len(signatures), 1)
     key = rank * n_sig + codes
     order = np.argsort(key, kind="stable")  # calls are in time order per rank: stays so

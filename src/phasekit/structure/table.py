@@ -10,6 +10,7 @@ main loop too.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -27,6 +28,8 @@ PSEUDOCODE_COLUMNS = ("FILE", "LINE", "PSEUDOCODE", "E(TIME)", "E(SIZE)", "E(IPC
 #: for the pseudocode before file names are cut shorter still.
 FILE_WIDTH = 16
 PSEUDOCODE_WIDTH = 16
+#: A compact pseudocode row that stands for several call sites (:mod:`.pseudocode`).
+_GROUP_ROW = re.compile(r"^[:\s]*MPI_\w+ at (\d+) sites\b")
 #: A share of the run at least this large reads as the whole run: the explained time
 #: (repetitions x mean time between them) counts one gap more than the loop spans.
 WHOLE_RUN = 0.995
@@ -168,16 +171,20 @@ def presentation(result: Any, name: str | None = None, *, full: bool = False) ->
     if result.loop_tree:
         views.append(_loops_view(result))
     top = result.loop_tree
-    notes = [f"{result.n_loops} loop(s), {len(top)} at the top level"
+    notes = [f"{plural(result.n_loops, 'loop')}, {len(top)} at the top level"
              + (": " + ", ".join(f"id {loop['id']} with {loop['iterations_total']} iterations"
                                  for loop in top) if top else "")]
     if not full and (grouped := _grouped_sites(result)):
-        notes.append(f"{grouped[0]} row(s) stand for {grouped[1]} call sites of one MPI "
-                     "function in a row, each made by some ranks (--full shows each)")
+        notes.append(f"{plural(grouped[0], 'row')} of the pseudocode stand for "
+                     f"{grouped[1]} call sites, each made by some ranks under its own "
+                     "condition (--full shows each)")
     min_explained = float(parameters.get("min_explained", 0.0))
     if result.filtered:
-        notes.append(f"{len(result.filtered)} repeated call(s) explain less than "
-                     f"{min_explained:.0%} of the run and are left out (min_explained)")
+        notes.append(f"repeated calls that explain less than {min_explained:.0%} of the run "
+                     "each are left out (min_explained): " + by_place(result.filtered, top))
+    if result.unplaced:
+        notes.append("calls made once, during a loop but not in each of its iterations, are "
+                     "not in the pseudocode: " + by_place(result.unplaced, top))
     said = [result.explanation] if result.explanation else []
     said += [*result.reading_notes, *result.diagnostics]
     if top and not result.pseudocode:
@@ -190,17 +197,54 @@ def presentation(result: Any, name: str | None = None, *, full: bool = False) ->
     return Presentation(headline(result), tuple(views), tuple(notes))
 
 
+def by_place(calls: Sequence[Mapping[str, Any]], top: Sequence[Mapping[str, Any]]) -> str:
+    """Calls (JSON entry records: one per rank and call site, with ``first_s``) counted by
+    where they are made: in the set-up (before the main loop), during a top-level loop, in
+    the finalization (after the main loop); at each place every call site once, with how
+    often and on how many ranks it is made."""
+    main = main_loop(top)
+    places: dict[str, dict[tuple[str, str], list[int]]] = {}
+    for call in calls:
+        when = float(call.get("first_s", math.nan))
+        during = next((loop for loop in top
+                       if float(loop.get("first_s", math.inf)) <= when
+                       <= float(loop.get("last_s", -math.inf))), None)
+        if during is not None:
+            place = ("during the main loop" if during is main
+                     else f"during loop {during.get('id')}")
+        elif main is not None and math.isfinite(when) and "first_s" in main:
+            place = "in the set-up" if when < float(main["first_s"]) else "in the finalization"
+        else:
+            place = "outside the loops"
+        site = (str(call.get("call", "?")), str(call.get("site") or ""))
+        places.setdefault(place, {}).setdefault(site, []).append(
+            int(call.get("repetitions") or 1))
+
+    def one(site: tuple[str, str], counts: list[int]) -> str:
+        name, where = site
+        times = max(counts)
+        return (f"{name}{f' at {where}' if where else ''}"
+                f"{f' {times} times' if times > 1 else ''}"
+                f" on {plural(len(counts), 'rank')}")
+
+    parts = []
+    for place, sites in places.items():
+        listed = sorted(sites.items(), key=lambda item: (-len(item[1]) * max(item[1]), item[0]))
+        shown = ", ".join(one(site, counts) for site, counts in listed[:3])
+        more = f", and {len(listed) - 3} more" if len(listed) > 3 else ""
+        parts.append(f"{place}, {shown}{more}")
+    return "; ".join(parts)
+
+
 def _grouped_sites(result: Any) -> tuple[int, int] | None:
-    """How many compact rows stand for a run of call sites, and how many sites they hold:
-    the difference between the full and the compact pseudocode."""
+    """How many compact rows stand for a run of call sites, and how many sites they hold
+    (the rows' own count, ``MPI_X at N sites, ...``); None when the rows are all shown."""
     compact, full = result.table(), result.table(full=True)
     if len(full) <= len(compact):
         return None
-    rows = [row for row in compact if " sites" in row["PSEUDOCODE"] and ": on ranks" in
-            row["PSEUDOCODE"]]
-    hidden = sum(1 for row in full if row["PSEUDOCODE"].lstrip(": ").startswith("IF rank"))
-    hidden -= sum(1 for row in compact if row["PSEUDOCODE"].lstrip(": ").startswith("IF rank"))
-    return len(rows), hidden
+    counts = [int(match.group(1)) for row in compact
+              if (match := _GROUP_ROW.search(row["PSEUDOCODE"])) is not None]
+    return (len(counts), sum(counts)) if counts else None
 
 
 def fit_width(shown: Presentation, width: int) -> Presentation:

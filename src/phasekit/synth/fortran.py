@@ -97,6 +97,8 @@ def fortran_pic(n_ranks: int) -> Program:
         *_field_exchange(n_ranks, 1e-3 * work),
     )
     time_step = Loop(_TIME_STEPS, (
+        call("MPI_Allreduce", "MAIN__@epoch2d.F90:152", "timestep::set_dt@timestep.F90:88",
+             bytes=8, burst_s=2e-4 * work),
         Loop(_PARTICLE_TRIPS, (call(
             "MPI_Allreduce", "MAIN__@epoch2d.F90:165",
             "particles::push_particles@particles.F90:402",
