@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -96,9 +97,12 @@ def child(path: str, outer: int) -> None:
                       "loops": len(result.loops), "diagnostics": result.diagnostics}))
 
 
-def measure(path: Path, outer: int) -> dict:
+def measure(path: Path, outer: int, tree: Path | None = None) -> dict:
+    """The child's figures, with phasekit from ``tree``'s sources (a base revision's
+    checkout) when given, else this checkout's."""
+    env = {**os.environ, "PYTHONPATH": str(tree / "src")} if tree is not None else None
     done = subprocess.run([sys.executable, __file__, "--child", str(path), "--outer",
-                           str(outer)], capture_output=True, text=True, check=False)
+                           str(outer)], capture_output=True, text=True, check=False, env=env)
     if done.returncode:
         raise SystemExit(done.stderr[-3000:])
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -108,6 +112,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = _common.arg_parser(__doc__, quick="100 000 events (smoke test)")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--outer", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--base", default=None,
+                        help="also measure this earlier revision (a git commit) on the same "
+                             "trace, in the same run")
     args = parser.parse_args(argv)
     if args.child:
         child(args.child, args.outer)
@@ -127,7 +134,20 @@ def main(argv: list[str] | None = None) -> int:
         size = path.stat().st_size
         print(f"wrote {path.name}: {2 * n_calls:,} event records, {size / 1e6:.0f} MB in "
               f"{time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
+        with open(path, "rb") as fh:  # in the page cache for both measured runs alike
+            while fh.read(1 << 24):
+                pass
         got = measure(path, outer)
+        base = None
+        if args.base:
+            from same_results import checkout
+
+            tree = checkout(args.base, tmp)
+            try:
+                base = measure(path, outer, tree)
+            finally:
+                subprocess.run(["git", "-C", str(_common.HERE.parent), "worktree", "remove",
+                                "--force", str(tree)], check=False)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if got["calls"] != n_calls:
@@ -135,16 +155,22 @@ def main(argv: list[str] | None = None) -> int:
     if not got["correct"]:
         raise SystemExit(f"wrong structure found: {got}")
     events = 2 * n_calls
-    rate = events / got["total_s"]
-    header = ["event records", "MPI calls", "file", "read", "analysis", "total", "events/s",
-              ">= 1 M/s", "peak RSS", "<= 2 GB", "structure"]
-    rows = [[f"{events:,}", f"{n_calls:,}", f"{size / 1e6:,.0f} MB",
-             _common.seconds(got["read_s"]), _common.seconds(got["total_s"] - got["read_s"]),
-             _common.seconds(got["total_s"]), f"{rate / 1e6:.2f} M/s",
-             "meets" if rate >= TARGET_EVENTS_PER_S else "misses",
-             f"{got['rss_mib']:,.0f} MiB",
-             "meets" if got["rss_mib"] <= TARGET_RSS_MIB else "misses",
-             f"correct ({got['loops']} loops)"]]
+    header = ["revision", "event records", "MPI calls", "file", "read", "analysis", "total",
+              "events/s", ">= 1 M/s", "peak RSS", "<= 2 GB", "structure"]
+
+    def row(label: str, got: dict) -> list[str]:
+        rate = events / got["total_s"]
+        return [label, f"{events:,}", f"{n_calls:,}", f"{size / 1e6:,.0f} MB",
+                _common.seconds(got["read_s"]), _common.seconds(got["total_s"] - got["read_s"]),
+                _common.seconds(got["total_s"]), f"{rate / 1e6:.2f} M/s",
+                "meets" if rate >= TARGET_EVENTS_PER_S else "misses",
+                f"{got['rss_mib']:,.0f} MiB",
+                "meets" if got["rss_mib"] <= TARGET_RSS_MIB else "misses",
+                f"{'correct' if got['correct'] else 'wrong'} ({got['loops']} loops)"]
+
+    rows = [row("this one", got)]
+    if base is not None:
+        rows.append(row(f"base {args.base}", base))
     print(_common.text_table(header, rows))
     md = "\n".join([
         "## Loop structure end to end (`benchmarks/structure_e2e.py`)", "",
@@ -153,10 +179,11 @@ def main(argv: list[str] | None = None) -> int:
         f"ranks, FOR 1 TO {outer:,} {{ FOR 1 TO 5 {{Irecv; Isend; Waitall}}; Allreduce; "
         "FOR 1 TO 3 {Allreduce; Allreduce} }, two caller levels, instructions and cycles per "
         "call. `read_trace` + `structure` timed together in a fresh process after a warm-up "
-        "(modules loaded); one core; peak RSS (VmHWM) of that process (Python and numpy "
-        "included). 'structure': the pseudocode's outline equals the "
-        "program's.", "",
-        _common.markdown_table(header, rows, "rrrrrrrlrll"),
+        "(modules loaded), the file read once before (in the page cache); one core; peak "
+        "RSS (VmHWM) of that process (Python and numpy included). 'structure': the "
+        "pseudocode's outline equals the program's." + (f" Base: revision {args.base} (`--base`), same trace, same run."
+                        if base is not None else ""), "",
+        _common.markdown_table(header, rows, "lrrrrrrrlrll"),
     ])
     _common.publish(SECTION, md, args.results, quick=args.quick)
     return 0

@@ -23,7 +23,6 @@ from phasekit.results import Result, check_version, plain, short_repr
 from phasekit.structure.cluster import EPS, MIN_PTS, cluster_entries, split_aliased
 from phasekit.structure.loops import InferredLoop, build_loops, nest, split_suspect
 from phasekit.structure.mainloop import (
-    RankTimes,
     extents,
     loop_place,
     loop_span_facts,
@@ -475,7 +474,6 @@ def structure(trace: Trace, *, rank: int | None = None,
     entry_label = {int(e): label_loop[int(lab)].id
                    for e, lab in zip(candidates, labels, strict=True) if lab >= 0}
     table = rows(red, body)
-    times = RankTimes.of(trace)
     occurrences = _first_occurrences(body)
     straight_calls = _calls_in(body)
     info = {"sources": list(trace.sources), "format": trace.format, "n_ranks": trace.n_ranks,
@@ -484,7 +482,7 @@ def structure(trace: Trace, *, rank: int | None = None,
         trace=plain(info),
         parameters={**o.to_dict(), "rank": rank},
         loop_tree=tuple(plain({**_loop_dict(red, occurrences[loop.id]),
-                               **loop_span_facts(red, loop, times, trace.duration_s)})
+                               **loop_span_facts(red, loop, trace.duration_s)})
                         for loop in _loops_in(body)),
         calls=tuple(plain(_call_dicts(red, straight_calls, body))),
         body_refs=tuple(plain(_body_refs(body, straight_calls))),

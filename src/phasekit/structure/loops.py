@@ -53,6 +53,7 @@ class InferredLoop:
     parent: InferredLoop | None = None
     children: list[InferredLoop] = field(default_factory=list)
     id: int = -1
+    _trips: tuple[InferredLoop, np.ndarray] | None = field(default=None, repr=False)
 
     def subtree(self) -> list[InferredLoop]:
         out = [self]
@@ -81,6 +82,8 @@ class InferredLoop:
         call and after its last are kept only when not empty); ``[it]`` at the top level."""
         if self.parent is None:
             return np.array([self.it])
+        if self._trips is not None and self._trips[0] is self.parent:
+            return self._trips[1]
         counts = []
         for rank, times in self.anchor.items():
             cuts = self.parent.anchor_on(rank)
@@ -89,7 +92,9 @@ class InferredLoop:
             edges = [k for k in (0, cuts.size) if per[k] == 0]
             counts.append(np.delete(per, edges))
         every = np.concatenate(counts) if counts else np.zeros(0, np.int64)
-        return every if every.size else np.array([round(self.iterations_per_outer)])
+        trips = every if every.size else np.array([round(self.iterations_per_outer)])
+        self._trips = (self.parent, trips)
+        return trips
 
     def iteration_time_s(self) -> float:
         """Mean time between consecutive iterations inside one iteration of the parent (the

@@ -16,48 +16,14 @@ of that span spent inside MPI calls.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from phasekit.structure.loops import InferredLoop
 from phasekit.structure.reduce import Reduction
-from phasekit.trace import Trace
 
-__all__ = ["RankTimes", "extents", "loop_place", "loop_span_facts"]
-
-
-@dataclass(frozen=True)
-class RankTimes:
-    """Every MPI call's entry time per rank, sorted, with the running sum of the calls'
-    durations: MPI time and call counts in a time window in two binary searches."""
-
-    times: dict[int, np.ndarray]
-    cumulative: dict[int, np.ndarray]
-
-    @staticmethod
-    def of(trace: Trace) -> RankTimes:
-        arrays = trace.arrays
-        ranks = np.asarray(arrays["rank"])
-        times, cumulative = {}, {}
-        for rank in np.unique(ranks):
-            on = ranks == rank
-            order = np.argsort(arrays["time_s"][on], kind="stable")
-            times[int(rank)] = np.asarray(arrays["time_s"][on], float)[order]
-            durations = np.nan_to_num(np.asarray(arrays["duration_s"][on], float)[order])
-            cumulative[int(rank)] = np.r_[0.0, np.cumsum(durations)]
-        return RankTimes(times, cumulative)
-
-    def window(self, rank: int, start: float, end: float) -> tuple[int, float]:
-        """Calls entered on ``rank`` in [start, end] and their time in MPI."""
-        times = self.times.get(rank)
-        if times is None:
-            return 0, 0.0
-        lo, hi = np.searchsorted(times, [start, end], side="left")[0], \
-            np.searchsorted(times, end, side="right")
-        cumulative = self.cumulative[rank]
-        return int(hi - lo), float(cumulative[hi] - cumulative[lo])
+__all__ = ["extents", "loop_place", "loop_span_facts"]
 
 
 def extents(red: Reduction, loop: InferredLoop) -> dict[int, tuple[float, float]]:
@@ -68,29 +34,25 @@ def extents(red: Reduction, loop: InferredLoop) -> dict[int, tuple[float, float]
             for on in [entries[red.rank[entries] == r]]}
 
 
-def loop_span_facts(red: Reduction, loop: InferredLoop, times: RankTimes,
-                    duration_s: float) -> dict[str, Any]:
+def loop_span_facts(red: Reduction, loop: InferredLoop, duration_s: float) -> dict[str, Any]:
     """A top-level loop's time span (first and last call of its subtree, the longest over
-    its ranks), its share of the run, the share of its ranks' time in that span spent in MPI
-    calls, and the MPI calls per rank per iteration."""
+    its ranks), its share of the run, the share of its ranks' time in that span spent in
+    its MPI calls, and its MPI calls per rank per iteration."""
     per_rank = extents(red, loop)
     if not per_rank:
         return {}
+    entries = loop.all_entries()
     first = min(lo for lo, _ in per_rank.values())
     last = max(hi for _, hi in per_rank.values())
     longest = max(hi - lo for lo, hi in per_rank.values())
-    calls, mpi_s, spanned = 0, 0.0, 0.0
-    for rank, (lo, hi) in per_rank.items():
-        n, in_mpi = times.window(rank, lo, hi)
-        calls += n
-        mpi_s += in_mpi
-        spanned += hi - lo
-    iterations = max(int(loop.it), 1)
+    spanned = sum(hi - lo for lo, hi in per_rank.values())
+    in_mpi = float(red.sum_duration[entries].sum())
+    calls = int(red.it[entries].sum())
     return {
         "first_s": first, "last_s": last, "span_s": longest,
         "run_share": longest / duration_s if duration_s > 0 else float("nan"),
-        "mpi_share": mpi_s / spanned if spanned > 0 else float("nan"),
-        "mpi_calls_per_iteration": calls / len(per_rank) / iterations,
+        "mpi_share": min(in_mpi / spanned, 1.0) if spanned > 0 else float("nan"),
+        "mpi_calls_per_iteration": calls / len(per_rank) / max(int(loop.it), 1),
     }
 
 

@@ -26,7 +26,7 @@ __all__ = ["PSEUDOCODE_COLUMNS", "fit_width", "headline", "loop_calls", "loop_re
 PSEUDOCODE_COLUMNS = ("FILE", "LINE", "PSEUDOCODE", "E(TIME)", "E(SIZE)", "E(IPC)")
 #: On a narrow terminal (:func:`fit_width`): the widest a FILE cell stays, and the width kept
 #: for the pseudocode before file names are cut shorter still.
-FILE_WIDTH = 16
+FILE_WIDTH = 24
 PSEUDOCODE_WIDTH = 16
 #: A compact pseudocode row that stands for several call sites (:mod:`.pseudocode`).
 _GROUP_ROW = re.compile(r"^[:\s]*MPI_\w+ at (\d+) sites\b")
