@@ -346,7 +346,7 @@ def test_cli_structure_many(tmp_path: Path) -> None:
     code, out, _ = run("structure", folder / "a.prv", folder / "b.prv", "--workers", "1",
                        "-o", tmp_path / "s.json")
     assert code == 0 and "Loop structure of 2 traces" in out
-    assert out.splitlines()[0] == ("2 traces, all with loops: the longest top-level loop runs "
+    assert out.splitlines()[0] == ("2 traces, all with loops: the main loop runs "
                                    "10 iterations")
     assert out.splitlines()[-1] == f"wrote result: {tmp_path / 's.json'}"
     saved = json.loads((tmp_path / "s.json").read_text())

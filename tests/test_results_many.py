@@ -176,9 +176,11 @@ def test_multistructure_summary_against_the_truth(tmp_path: Path) -> None:
     assert list(traces["iterations"]) == ["10", "20, 40"]
     assert list(traces["main_iterations"]) == [10, 40]
     shown = result.present()
-    assert shown.headline == ("2 traces, all with loops: the longest top-level loop runs 10 to "
+    assert shown.headline == ("2 traces, all with loops: the main loop runs 10 to "
                               "40 iterations; 1 of 3 inputs failed")
-    assert [row[4:] for row in shown.views[0].rows] == [("1", "10"), ("2", "20, 40")]
+    # the main loop (the one spanning the most time) and the top-level loops' iterations
+    assert [(row[4], row[7]) for row in shown.views[0].rows] == [("id 0, 10", "10"),
+                                                                 ("id 1, 40", "20, 40")]
     check_contract(result, tmp_path)
     fig = result.plot()
     assert [round(p.get_width()) for p in fig.axes[0].patches] == [10, 20, 40]

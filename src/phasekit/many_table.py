@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from phasekit.present import Presentation, View, listed
+from phasekit.present import Presentation, View, listed, percent
 
 __all__ = ["file_stem", "phases_presentation", "structures_presentation"]
 
@@ -75,7 +75,7 @@ def phases_presentation(result: Any, name: str | None = None) -> Presentation:
 # --- the loop structure of several traces ----------------------------------------------------
 def structures_headline(result: Any) -> str:
     """One line in plain words: how many traces have loops, the iterations of each one's
-    longest top-level loop, the traces without a loop, how many inputs failed."""
+    main loop, the traces without a loop, how many inputs failed."""
     from phasekit.structure.table import main_loop
 
     traces = result.traces
@@ -88,8 +88,8 @@ def structures_headline(result: Any) -> str:
     if counts:
         which = ("all" if len(counts) == len(traces) > 1 else
                  "" if len(traces) == 1 else f"{len(counts)}")
-        line += (f", {which + ' ' if which else ''}with loops: the longest top-level loop "
-                 f"runs {_span(counts)} iterations")
+        line += (f", {which + ' ' if which else ''}with loops: the main loop runs "
+                 f"{_span(counts)} iterations")
     without = [str(t.get("file", "?")) for t, m in zip(traces, mains, strict=True) if m is None]
     if without:
         line += (f"; no loop in {len(without)}: {listed(without, NAMED)}" if counts else
@@ -99,15 +99,23 @@ def structures_headline(result: Any) -> str:
 
 def structures_presentation(result: Any, name: str | None = None) -> Presentation:
     """The structure of several traces (``name`` is not used: each trace names itself): the
-    headline and one row per trace (its top-level loops' iterations in program order)."""
+    headline and one row per trace (its main loop: iterations, share of the run and of that
+    in MPI; its top-level loops' iterations in program order)."""
+    from phasekit.structure.table import main_loop
+
     rows = []
     for trace in result.traces:
         info, loops = trace["trace"], trace["loops"]
+        main = main_loop([loop for loop in loops if isinstance(loop, dict)])
         rows.append((trace["file"], str(info["n_ranks"]), str(info["n_calls"]),
-                     f"{info['duration_s']:.6g}", str(len(loops)),
+                     f"{info['duration_s']:.6g}",
+                     "-" if main is None else f"id {main.get('id')}, {main['iterations']:g}",
+                     "-" if main is None else percent(main.get("run_share"), 0),
+                     "-" if main is None else percent(main.get("mpi_share"), 0),
                      ", ".join(f"{loop['iterations']:g}" for loop in loops)))
     table = View(f"Loop structure of {len(result.traces)} traces",
-                 ("trace", "ranks", "MPI calls", "duration (s)", "top-level loops",
-                  "iterations"), tuple(rows),
-                 numeric=(False,) + (True,) * 4 + (False,), wrap=(True,) + (False,) * 4 + (True,))
+                 ("trace", "ranks", "MPI calls", "duration (s)", "main loop (iterations)",
+                  "of the run", "in MPI", "top-level loops' iterations"), tuple(rows),
+                 numeric=(False,) + (True,) * 6 + (False,),
+                 wrap=(True,) + (False,) * 6 + (True,))
     return Presentation(structures_headline(result), (table,))
