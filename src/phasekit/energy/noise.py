@@ -1,0 +1,205 @@
+"""How precisely a campaign's energy readings can be compared: the noise of the meter and of
+the runs, and a reference that is not fooled by one lucky reading.
+
+A campaign reads each configuration once or a few times; two readings closer than their
+noise cannot be told apart, and the single lowest reading of an input is partly luck. We
+estimate, from the campaign itself:
+
+- **the reading noise**, relative: how far a reading lies from the mean of its two
+  neighbours one frequency step below and above (one core-count step where the campaign
+  has fewer than three frequencies), in logarithms: energy varies smoothly across one step,
+  so that second difference is noise (its variance is 1.5 x one reading's) plus a little
+  curvature. The noise is the robust scale (1.4826 x median absolute deviation) of the
+  second differences over sqrt(1.5), over the configurations near the minimum of their
+  input (denoised energy within :data:`NEAR_MINIMUM` of it): that is where choices are made,
+  and far from it the curvature across one step inflates the scatter;
+- **the meter's step**: readings of an energy counter sampled at a fixed rate are multiples
+  of about one sample's energy (a campaign of 1-3 J runs read with a 0.4-0.5 J step). The
+  step is the period ``q`` at which the readings' phases ``2 pi e / q`` concentrate most
+  (Rayleigh's statistic ``n R^2``, over the readings up to the median, where the step is
+  the largest share of a reading), reported when that concentration is beyond what chance
+  gives over the periods searched (:data:`STEP_EVIDENCE`);
+- **the denoised energy** of a configuration: the median of its own reading and its
+  neighbours' (a 3 x 3 neighbourhood of frequency and core-count steps, fewer at the grid's
+  edges). The denoised best of an input is the lowest denoised energy; a choice's denoised
+  regret is its denoised energy over that, minus one.
+
+Two configurations are **indistinguishable** when their readings differ by less than
+:data:`DISTINGUISH` x the relative noise (the difference of two readings has sqrt(2) x one
+reading's noise; 2 x that is about a 95 % two-sided bound).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["DISTINGUISH", "NEAR_MINIMUM", "STEP_EVIDENCE", "ReadingNoise", "denoised_energy",
+           "meter_step", "reading_noise"]
+
+#: Configurations whose denoised energy is within this share of their input's lowest are
+#: "near the minimum", where the noise is measured (our choice: 20 %).
+NEAR_MINIMUM = 0.20
+#: Rayleigh's ``n R^2`` beyond which readings are called stepped: over the ~1250 periods
+#: searched, chance alone reaches about 8 (the maximum of that many unit exponentials); 20
+#: leaves a margin (our choice).
+STEP_EVIDENCE = 20.0
+#: Periods searched for the meter's step: geometric, ~0.4 % apart over a factor of 50, then
+#: a quarter as many within :data:`REFINE` of the best.
+PERIODS = 1000
+REFINE = 1.01
+#: A period whose evidence is at least this share of the best one's is as good: readings
+#: on a step q are also on q/2, q/3..., so the longest of them is the step.
+STRONG_SHARE = 0.8
+#: Readings differing by less than this x sqrt(2) x the relative noise are indistinguishable.
+DISTINGUISH = 2.0 * math.sqrt(2.0)
+#: The fewest configurations near the minimum with both neighbours measured for a noise
+#: estimate.
+MIN_NEIGHBOURHOODS = 8
+
+
+@dataclass(frozen=True)
+class ReadingNoise:
+    """The noise of a campaign's readings: ``relative`` (1 sigma, as a share of the
+    reading), from ``n_used`` neighbourhoods; the meter's ``step_j`` (None when the readings
+    show none) and its evidence ``step_evidence`` (Rayleigh's n R^2)."""
+
+    relative: float
+    n_used: int
+    step_j: float | None
+    step_evidence: float
+
+    @property
+    def known(self) -> bool:
+        return math.isfinite(self.relative)
+
+    def threshold(self) -> float:
+        """The relative difference below which two readings are indistinguishable."""
+        return DISTINGUISH * self.relative if self.known else 0.0
+
+    def sentence(self) -> str:
+        """``readings scatter ±3.3 % (1 sigma) around their neighbours; the meter steps in
+        about 0.45 J``, or why the noise is unknown."""
+        if not self.known:
+            text = ("the reading noise is unknown (fewer than "
+                    f"{MIN_NEIGHBOURHOODS} measured configurations near the minimum with both "
+                    "neighbours measured)")
+        else:
+            text = (f"readings scatter ±{100 * self.relative:.1f} % (1 sigma) around their "
+                    f"neighbours near the minimum; differences under "
+                    f"{100 * self.threshold():.0f} % are within the noise")
+        if self.step_j is not None:
+            text += f"; the meter steps in about {self.step_j:.3g} J"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"relative": self.relative, "n_used": self.n_used, "step_j": self.step_j,
+                "step_evidence": self.step_evidence, "threshold": self.threshold()}
+
+
+def _matrices(configs: pd.DataFrame) -> list[tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                     np.ndarray]]:
+    """Per input: its rows, each row's (frequency, core) grid position, and the energy
+    matrix over its frequencies x core counts (NaN where not measured; the median of several
+    readings of one configuration)."""
+    frequency = configs["frequency_ghz"].to_numpy(float)
+    frequency = np.where(np.isfinite(frequency), frequency, 0.0)
+    cores = configs["cores"].to_numpy(float)
+    inputs = configs["input"].to_numpy(float)
+    energy = configs["energy_j"].to_numpy(float)
+    out = []
+    for n in np.unique(inputs):
+        rows = np.flatnonzero(inputs == n)
+        freqs, fi = np.unique(frequency[rows], return_inverse=True)
+        counts, pi = np.unique(cores[rows], return_inverse=True)
+        cell = fi * counts.size + pi
+        matrix = np.full(freqs.size * counts.size, np.nan)
+        order = np.argsort(cell, kind="stable")
+        cells, starts = np.unique(cell[order], return_index=True)
+        groups = np.split(energy[rows][order], starts[1:])
+        matrix[cells] = [float(np.median(g)) for g in groups] if len(cells) < len(rows) \
+            else energy[rows][order]
+        out.append((rows, fi, pi, matrix.reshape(freqs.size, counts.size)))
+    return out
+
+
+def _neighbours(matrix: np.ndarray) -> np.ndarray:
+    """The 3 x 3 neighbourhood of every cell of ``matrix`` as 9 layers (NaN off the grid);
+    layer 4 is the cell itself."""
+    padded = np.pad(matrix, 1, constant_values=np.nan)
+    rows, cols = matrix.shape
+    return np.stack([padded[a:a + rows, b:b + cols] for a in range(3) for b in range(3)])
+
+
+def denoised_energy(configs: pd.DataFrame) -> np.ndarray:
+    """Each configuration's denoised energy (module docstring), in ``configs``' row order:
+    the median of its reading and its measured neighbours' on the grid of its input."""
+    out = np.full(len(configs), np.nan)
+    for rows, fi, pi, matrix in _matrices(configs):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN: not measured
+            smooth = np.nanmedian(_neighbours(matrix), axis=0)
+        out[rows] = smooth[fi, pi]
+    return out
+
+
+def meter_step(energies: Any, *, low: float | None = None, high: float | None = None
+               ) -> tuple[float | None, float]:
+    """The meter's step (J) and its evidence (module docstring): the period in [``low``,
+    ``high``] (default: 1 % to 50 % of the median reading, at most 2 J) at which the readings
+    concentrate most; None below :data:`STEP_EVIDENCE`."""
+    e = np.asarray(energies, float)
+    e = e[np.isfinite(e) & (e > 0)]
+    if e.size < 20:
+        return None, 0.0
+    median = float(np.median(e))
+    low = low if low is not None else max(0.01 * median, 1e-6)
+    high = high if high is not None else min(0.5 * median, 2.0)
+    if not high > low:
+        return None, 0.0
+    lower = e[e <= median]  # the smaller readings: the step is a larger share of them
+    coarse = np.geomspace(low, high, PERIODS)
+    evidence = _rayleigh(lower, coarse)
+    score = float(evidence.max())
+    if score < STEP_EVIDENCE:
+        return None, score
+    # readings on a step q are also on q/2, q/3...: the longest period as strong as the best,
+    # then the strongest period close to it
+    longest = float(coarse[evidence >= STRONG_SHARE * score].max())
+    fine = np.geomspace(longest / REFINE, longest * REFINE, PERIODS // 4)
+    fine_evidence = _rayleigh(lower, fine)
+    return float(fine[int(np.argmax(fine_evidence))]), max(score, float(fine_evidence.max()))
+
+
+def _rayleigh(values: np.ndarray, periods: np.ndarray) -> np.ndarray:
+    """Rayleigh's n R^2 of the phases ``2 pi values / period``, per period."""
+    turns = 2 * np.pi * (values[None, :] / periods[:, None])
+    return (np.cos(turns).sum(axis=1) ** 2 + np.sin(turns).sum(axis=1) ** 2) / values.size
+
+
+def reading_noise(configs: pd.DataFrame) -> ReadingNoise:
+    """The reading noise of ``configs`` (a table of
+    :func:`phasekit.energy.fit.configurations`; module docstring)."""
+    residuals = []
+    for _rows, _fi, _pi, matrix in _matrices(configs):
+        axis = 0 if matrix.shape[0] >= 3 else 1  # along frequency, else along cores
+        logs = np.log(np.where(matrix > 0, matrix, np.nan))
+        logs = logs if axis == 0 else logs.T
+        second = logs[1:-1] - (logs[:-2] + logs[2:]) / 2
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN: not measured
+            smooth = np.nanmedian(_neighbours(matrix), axis=0)
+        smooth = smooth if axis == 0 else smooth.T
+        near = smooth[1:-1] <= (1 + NEAR_MINIMUM) * np.nanmin(smooth)
+        residuals.append(second[near & np.isfinite(second)])
+    step, evidence = meter_step(configs["energy_j"])
+    r = np.concatenate(residuals) if residuals else np.zeros(0)
+    if r.size < MIN_NEIGHBOURHOODS:
+        return ReadingNoise(float("nan"), int(r.size), step, evidence)
+    scale = 1.4826 * float(np.median(np.abs(r - np.median(r))))
+    return ReadingNoise(scale / math.sqrt(1.5), int(r.size), step, evidence)

@@ -1,0 +1,85 @@
+"""The reading noise, the meter's step and the denoised energy, against synthetic campaigns
+whose noise, step and true energy are known."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from phasekit.energy.noise import (
+    DISTINGUISH,
+    denoised_energy,
+    meter_step,
+    reading_noise,
+)
+
+FREQUENCIES = np.round(np.arange(1.2, 2.31, 0.1), 1)
+CORES = np.array([1, 2, 4, 6, 8, 12, 16, 20, 24, 28, 32])
+
+
+def grid() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A full campaign grid and its true energy: a smooth surface with one minimum per input
+    (time falls with cores and frequency, power grows with both)."""
+    f, p, n = (a.ravel() for a in np.meshgrid(FREQUENCIES, CORES, [1.0, 2.0, 3.0],
+                                              indexing="ij"))
+    energy = n * (10 / p + 0.2 * p) * (1.0 / f + 0.3 * f)
+    return f, p, n, energy
+
+
+def campaign(energy: np.ndarray) -> pd.DataFrame:
+    f, p, n, _ = grid()
+    return pd.DataFrame({"frequency_ghz": f, "cores": p, "input": n, "energy_j": energy})
+
+
+@pytest.mark.parametrize("sigma", [0.02, 0.05, 0.10])
+def test_the_relative_noise_is_the_one_added(sigma: float) -> None:
+    *_, true = grid()
+    estimates = [reading_noise(campaign(true * np.exp(
+        np.random.default_rng(seed).normal(0, sigma, true.size)))).relative
+                 for seed in range(5)]
+    assert np.mean(estimates) == pytest.approx(sigma, rel=0.15)
+
+
+def test_a_noise_free_surface_has_almost_no_noise() -> None:
+    *_, true = grid()
+    noise = reading_noise(campaign(true))
+    assert noise.known and noise.relative < 0.01
+    assert noise.threshold() == pytest.approx(DISTINGUISH * noise.relative)
+
+
+@pytest.mark.parametrize("step", [0.2, 0.45, 0.9])
+def test_the_meter_step_of_quantized_readings(step: float) -> None:
+    *_, true = grid()
+    found, evidence = meter_step(np.round(true / step) * step)
+    assert found == pytest.approx(step, rel=0.03) and evidence > 100
+
+
+def test_no_step_in_readings_that_have_none() -> None:
+    *_, true = grid()
+    for seed in range(5):
+        noisy = true * np.exp(np.random.default_rng(seed).normal(0, 0.03, true.size))
+        assert meter_step(noisy)[0] is None
+
+
+def test_the_denoised_energy_finds_the_true_best_despite_a_lucky_reading() -> None:
+    f, p, n, true = grid()
+    noisy = true * np.exp(np.random.default_rng(1).normal(0, 0.04, true.size))
+    first = n == 1.0
+    truth_best = int(np.argmin(np.where(first, true, np.inf)))
+    # one lucky reading far from the minimum, 30 % below its neighbours
+    lucky = int(np.flatnonzero(first & (p == 32) & (f == 1.2))[0])
+    noisy[lucky] = 0.7 * true[truth_best]
+    denoised = denoised_energy(campaign(noisy))
+    assert np.argmin(np.where(first, noisy, np.inf)) == lucky  # the single lowest reading
+    chosen = int(np.argmin(np.where(first, denoised, np.inf)))
+    assert true[chosen] <= 1.05 * true[truth_best]  # denoised: within 5 % of the truth
+
+
+def test_sparse_measurements_leave_the_noise_unknown_and_say_so() -> None:
+    *_, true = grid()
+    table = campaign(true).iloc[::37].reset_index(drop=True)  # scattered, no neighbours
+    noise = reading_noise(table)
+    assert not noise.known and noise.threshold() == 0.0
+    assert "unknown" in noise.sentence()
+    assert np.isfinite(denoised_energy(table)).all()  # each is at least its own reading
