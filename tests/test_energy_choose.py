@@ -155,10 +155,11 @@ def test_cli_choose_json_matches_the_library(campaign_file: Path, tmp_path: Path
     first, extrapolated = data["choices"]
     assert first["input_label"] == "2" and not first["extrapolated"]
     assert extrapolated["extrapolated"] and extrapolated["best"]["cores"] <= 16
-    saved = json.loads(fit_path.read_text())
-    model = FittedModel(model="pt", params=saved["params"])
-    expected = choose(model, [2.0], frequencies_ghz=FREQS, cores=range(1, 33), max_cores=16)
-    assert first["best"]["energy_j"] == pytest.approx(expected.choices[0].best.energy_j)
+    from phasekit.energy.api import choose as choose_verb
+
+    expected = choose_verb(campaign_file, fit=fit_path, inputs=["2", "9"], max_cores=16)
+    assert first["best"] == pytest.approx(expected.choices[0].best.to_dict(), nan_ok=True)
+    assert data["noise"]["relative"] == pytest.approx(expected.noise["relative"])
     assert set(first["savings_measured"]) == {"worst", "random", "best"}
     figure = tmp_path / "choice.png"
     code, text, _ = run("energy", "choose", str(campaign_file), "--fit", str(fit_path),
@@ -353,7 +354,7 @@ def test_cli_choose_reports_regret_and_uncertainty(campaign_file: Path) -> None:
                          "10", "--seed", "2", "--json")
     assert code == 0, err
     data = json.loads(out)
-    assert set(data["regret"]) == {"mean", "worst"}
+    assert set(data["regret"]) == {"mean", "worst", "mean_denoised"}
     for choice in data["choices"]:
         u = choice["uncertainty"]
         assert u["method"] == "jackknife+" and u["members"] == 10
@@ -645,3 +646,32 @@ def test_a_limit_is_said_as_typed_whatever_comes_before_its_name(value: float | 
         raise named
     expected = "--max-time 30s: too short" if value is not None else "--max-time: too short"
     assert info.value.command_line() == expected
+
+
+def test_a_choice_is_never_worse_than_what_was_measured(campaign_file: Path,
+                                                        tmp_path: Path) -> None:
+    """A model fitted on 10 configurations, then a choice over the whole measured campaign:
+    no choice's denoised energy is worse, beyond the campaign's noise, than the lowest
+    denoised energy of its input; where the model's pick elsewhere is not lower beyond the
+    noise, a measured configuration stands and says why."""
+    from phasekit.campaign import read_campaign
+    from phasekit.energy.api import choose as choose_verb
+    from phasekit.energy.fit import configurations
+    from phasekit.energy.noise import denoised_energy, reading_noise
+
+    fit_path = tmp_path / "fit.json"
+    code, _, err = run("energy", "fit", str(campaign_file), "--model", "pt", "--train", "10",
+                       "--no-baselines", "-o", str(fit_path))
+    assert code == 0, err
+    configs = configurations(read_campaign(campaign_file)).reset_index(drop=True)
+    smooth = denoised_energy(configs)
+    threshold = reading_noise(configs).threshold()
+    result = choose_verb(campaign_file, fit=fit_path)
+    assert result.noise is not None and result.noise["threshold"] == pytest.approx(threshold)
+    for choice in result.choices:
+        rows = configs["input"].to_numpy(float) == choice.input
+        at = rows & np.isclose(configs["frequency_ghz"], choice.best.frequency_ghz) \
+            & (configs["cores"] == choice.best.cores)
+        assert smooth[at][0] <= (1 + threshold) * smooth[rows].min() + 1e-9
+        if choice.why:
+            assert choice.basis == "measured" and "not lower beyond the noise" in choice.why

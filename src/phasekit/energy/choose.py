@@ -71,6 +71,7 @@ from phasekit.energy.fit import (
     current_label,
     fit_model,
 )
+from phasekit.energy.noise import denoised_energy
 from phasekit.errors import InputError, UsageError
 from phasekit.results import Result, check_version, plain, short_repr
 from phasekit.verbmodule import make_callable
@@ -84,7 +85,9 @@ if TYPE_CHECKING:
 __all__ = ["Candidate", "Choice", "ChoiceResult", "Ensemble", "Uncertainty", "check_grid",
            "check_tolerance", "choose", "fit_ensemble", "pareto_front", "regret"]
 
-RESULT_VERSION = 2  # 2: the thesis model is "pt" (was "seed"; from_dict migrates)
+#: 3: the reading noise (``noise``) and, per choice, why a measured configuration stands
+#: (``why``); 2: the thesis model is "pt" (was "seed"; from_dict migrates).
+RESULT_VERSION = 3
 BASELINE_POLICIES = ("worst", "random", "best")
 #: Refits of the ensemble: leave-one-out up to this many training configurations, this many
 #: groups beyond (our choice).
@@ -193,6 +196,10 @@ class Choice:
     #: percent; NaN unless the campaign measured every feasible configuration (module
     #: docstring).
     regret: float = float("nan")
+    #: The same against the denoised energies (:func:`phasekit.energy.noise.denoised_energy`:
+    #: each configuration's median over its neighbourhood), which one lucky reading does not
+    #: set.
+    regret_denoised: float = float("nan")
     #: The feasible configuration with the lowest measured energy, where all were measured.
     best_measured: Candidate | None = None
     uncertainty: Uncertainty | None = None
@@ -201,6 +208,9 @@ class Choice:
     basis: str = "model"
     #: The fastest configuration when none meets the time limit (None otherwise).
     fastest: Candidate | None = None
+    #: Why a measured configuration stands where the model predicts a lower one elsewhere
+    #: (empty otherwise): the prediction does not beat the reading beyond the noise.
+    why: str = ""
     #: Every configuration within the limits, predicted (for the figure; not in to_dict).
     evaluated: tuple[Candidate, ...] = field(default=(), repr=False, compare=False)
     #: When none meets the time limit, the configurations over it (for the figure; not in
@@ -224,12 +234,13 @@ class Choice:
             "baseline_energy_j": dict(self.baseline),
             "savings_predicted": dict(self.savings_predicted),
             "savings_measured": dict(self.savings_measured),
-            "regret": self.regret,
+            "regret": self.regret, "regret_denoised": self.regret_denoised,
             "best_measured": (None if self.best_measured is None
                               else self.best_measured.to_dict()),
             "uncertainty": None if self.uncertainty is None else self.uncertainty.to_dict(),
             "basis": self.basis, "pareto": [c.to_dict() for c in self.pareto],
-            "fastest": None if self.fastest is None else self.fastest.to_dict()})
+            "fastest": None if self.fastest is None else self.fastest.to_dict(),
+            **({"why": self.why} if self.why else {})})
 
     @staticmethod
     def from_dict(data: Mapping[str, Any]) -> Choice:
@@ -250,10 +261,12 @@ class Choice:
             feasible=int(data.get("feasible", 0)),
             extrapolated=bool(data.get("extrapolated", False)),
             regret=_num(data.get("regret")),
+            regret_denoised=_num(data.get("regret_denoised")),
             best_measured=None if measured is None else Candidate.from_dict(measured),
             uncertainty=None if unsure is None else Uncertainty.from_dict(unsure),
             basis=str(data.get("basis", "model")),
-            fastest=None if fastest is None else Candidate.from_dict(fastest))
+            fastest=None if fastest is None else Candidate.from_dict(fastest),
+            why=str(data.get("why", "")))
 
 
 @dataclass(frozen=True)
@@ -323,6 +336,9 @@ class ChoiceResult(Result):
     notes: tuple[str, ...] = ()
     #: The configurations to measure next where a choice is unsure (as ``energy suggest``).
     suggestions: tuple[Suggestion, ...] = ()
+    #: The campaign's reading noise (:meth:`phasekit.energy.noise.ReadingNoise.to_dict`),
+    #: None when not estimated.
+    noise: Mapping[str, Any] | None = None
 
     KIND: ClassVar[str] = "energy_choice"
 
@@ -336,6 +352,12 @@ class ChoiceResult(Result):
     def mean_regret(self) -> float:
         """Mean regret (percent) over the inputs where it was measured; NaN if none."""
         values = [c.regret for c in self.choices if np.isfinite(c.regret)]
+        return float(np.mean(values)) if values else float("nan")
+
+    @property
+    def mean_regret_denoised(self) -> float:
+        """Mean denoised regret (percent) over the inputs where it was measured."""
+        values = [c.regret_denoised for c in self.choices if np.isfinite(c.regret_denoised)]
         return float(np.mean(values)) if values else float("nan")
 
     @property
@@ -361,12 +383,14 @@ class ChoiceResult(Result):
             "limits": dict(self.limits), "user_cores": self.user_cores,
             "baseline": "ondemand: maximum frequency at the user's core count"
                         + ("" if self.user_cores else " (worst, random, best over core counts)"),
-            "regret": {"mean": self.mean_regret, "worst": self.worst_regret},
+            "regret": {"mean": self.mean_regret, "worst": self.worst_regret,
+                       "mean_denoised": self.mean_regret_denoised},
             "failed_readings": self.failed_readings, "ruled_out": self.ruled_out,
             "choices": [c.to_dict() for c in self.choices],
             **({"suggestions": [s.to_dict() for s in self.suggestions]}
                if self.suggestions else {}),
-            **({"notes": list(self.notes)} if self.notes else {})})
+            **({"notes": list(self.notes)} if self.notes else {}),
+            **({"noise": dict(self.noise)} if self.noise is not None else {})})
 
     @staticmethod
     def from_dict(data: dict[str, Any], source: str | None = None) -> ChoiceResult:
@@ -390,7 +414,8 @@ class ChoiceResult(Result):
                 ruled_out=int(data.get("ruled_out", 0)),
                 with_time=bool(data.get("with_time", True)),
                 notes=tuple(str(n) for n in data.get("notes", ())),
-                suggestions=tuple(Suggestion.from_dict(s) for s in data.get("suggestions", ())))
+                suggestions=tuple(Suggestion.from_dict(s) for s in data.get("suggestions", ())),
+                noise=dict(data["noise"]) if data.get("noise") is not None else None)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise InputError(f"malformed energy_choice result: {exc}", path=source) from None
 
@@ -692,7 +717,8 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
            known_inputs: Sequence[float] = (), ensemble: Ensemble | None = None,
            level: float = LEVEL, tolerance: float = TOLERANCE,
            trusted: pd.DataFrame | None = None,
-           failed_runs: Sequence[tuple[float, float, float]] = ()) -> ChoiceResult:
+           failed_runs: Sequence[tuple[float, float, float]] = (),
+           noise: float = 0.0) -> ChoiceResult:
     """The minimum-energy configuration for each input (module docstring).
 
     ``frequencies_ghz`` x ``cores`` is the grid (the machine's settings); ``measured`` is a
@@ -708,7 +734,11 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
     halves the regret of the model's own choice, benchmarks/energy_choose.py).
     ``failed_runs``: the (frequency, cores, input) the user measured as probable failed runs
     (the fit's ``suspect``: fluidanimate at a core count it cannot run on); they are not
-    chosen.
+    chosen. ``noise``: the relative difference below which two energies are
+    indistinguishable (:meth:`phasekit.energy.noise.ReadingNoise.threshold`): a prediction
+    elsewhere must beat the lowest trusted reading by more than that to be chosen over it
+    (a model's bias can hide in a smaller margin; the reading is known), and ``why`` says
+    so.
     A model fitted on energy alone (``model.with_time`` False) predicts no time: no time or
     power in the candidates, no Pareto frontier, and ``max_time_s`` is a UsageError.
     """
@@ -729,6 +759,7 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
                           & (freqs <= (max_frequency_ghz or np.inf))]
     allowed_p = core_counts[core_counts <= (max_cores or np.inf)]
     lookup: dict[tuple[float, float, int], tuple[float, float]] = {}
+    smooth: dict[tuple[float, float, int], float] = {}
     failed: set[tuple[float, float, int]] = set()
     if measured is not None:
         f_all = measured["frequency_ghz"].to_numpy(float)
@@ -741,10 +772,19 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
                 failed.add(_key(row.input, f, row.cores))  # measured, but not a reference
                 continue
             lookup[_key(row.input, f, row.cores)] = (float(row.time_s), float(row.energy_j))
+        kept = [i for i, (row, f) in enumerate(zip(measured.itertuples(index=False), f_all,
+                                                   strict=True))
+                if _key(row.input, f, row.cores) not in failed]
+        references = measured.iloc[kept]
+        smooth = dict(zip((_key(n, f, p) for n, f, p in zip(
+            references["input"], f_all[kept], references["cores"], strict=True)),
+            denoised_energy(references), strict=True))
     known: dict[tuple[float, float, int], float] = {}
     if trusted is not None:
         for row in trusted.itertuples(index=False):
             f = row.frequency_ghz if np.isfinite(row.frequency_ghz) else NOMINAL_FREQUENCY
+            if _key(row.input, f, row.cores) in failed:
+                continue  # a probable failed run: neither chosen on its reading nor a reference
             known[_key(row.input, f, row.cores)] = float(row.energy_j)
             lookup.setdefault(_key(row.input, f, row.cores),
                               (float(row.time_s), float(row.energy_j)))
@@ -804,6 +844,17 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
             continue
         feasible = np.flatnonzero(ok)
         best_i = int(feasible[np.argmin(estimate[feasible])])
+        why = ""
+        read = feasible[np.isfinite(ran[feasible])]
+        if read.size and not np.isfinite(ran[best_i]) and noise > 0:
+            lowest = int(read[np.argmin(ran[read])])
+            if estimate[best_i] >= (1 - noise) * ran[lowest]:
+                where = (f"{F[best_i]:g} GHz, " if frequency_controlled else "") \
+                    + f"{P[best_i]} cores"
+                why = (f"measured {ran[lowest]:.4g} J here; the model's lowest elsewhere "
+                       f"({where}) is predicted {estimate[best_i]:.4g} J, not lower beyond "
+                       f"the noise ({100 * noise:.0f} %)")
+                best_i = lowest
         best = candidate(best_i)
         front = (feasible[pareto_front(t[feasible], e[feasible])] if with_time
                  else np.zeros(0, int))
@@ -820,6 +871,9 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
                       if keys[i] not in failed]
         measured_e = np.array([c.measured_energy_j for c in references])
         lost = regret(best.measured_energy_j, measured_e)
+        lost_denoised = regret(smooth.get(keys[best_i], np.nan),
+                               [smooth.get(keys[i], np.nan) for i in feasible
+                                if keys[i] not in failed])
         best_measured = (references[int(np.argmin(measured_e))] if np.isfinite(lost)
                          else None)
         sureness = None
@@ -833,7 +887,8 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
             savings_predicted=predicted, savings_measured=measured_savings,
             feasible=int(feasible.size), extrapolated=extrapolated, regret=lost,
             best_measured=best_measured, uncertainty=sureness, evaluated=evaluated,
-            basis="measured" if np.isfinite(ran[best_i]) else "model"))
+            basis="measured" if np.isfinite(ran[best_i]) else "model", why=why,
+            regret_denoised=lost_denoised))
     limits = {"max_time_s": max_time_s, "max_cores": max_cores,
               "min_frequency_ghz": min_frequency_ghz, "max_frequency_ghz": max_frequency_ghz}
     return ChoiceResult(model=model.model, params=dict(model.params), choices=tuple(choices),

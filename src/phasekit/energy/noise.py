@@ -33,11 +33,14 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["DISTINGUISH", "NEAR_MINIMUM", "STEP_EVIDENCE", "ReadingNoise", "denoised_energy",
            "meter_step", "reading_noise"]
@@ -100,6 +103,15 @@ class ReadingNoise:
     def to_dict(self) -> dict[str, Any]:
         return {"relative": self.relative, "n_used": self.n_used, "step_j": self.step_j,
                 "step_evidence": self.step_evidence, "threshold": self.threshold()}
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> ReadingNoise:
+        relative = data.get("relative")
+        step = data.get("step_j")
+        return ReadingNoise(float("nan") if relative is None else float(relative),
+                            int(data.get("n_used") or 0),
+                            None if step is None else float(step),
+                            float(data.get("step_evidence") or 0.0))
 
 
 def _matrices(configs: pd.DataFrame) -> list[tuple[np.ndarray, np.ndarray, np.ndarray,

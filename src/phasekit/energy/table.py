@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from phasekit.energy.noise import ReadingNoise
 from phasekit.present import Presentation, View, listed, number, plural
 
 __all__ = ["CHOSEN_BY", "NO_TIME_CHOICE_NOTE", "campaign_notes", "campaign_presentation",
@@ -155,7 +156,9 @@ def choice_headline(result: Any) -> str:
         if choice.uncertainty is not None:
             tail.append("sure" if choice.uncertainty.sure else "not sure")
         if _finite(choice.regret):
-            tail.append(f"regret {choice.regret:.1f} %")
+            tail.append(f"regret {choice.regret:.1f} %" + (
+                f", denoised {choice.regret_denoised:.1f} %"
+                if _finite(choice.regret_denoised) else ""))
     else:
         line = f"{what}: " + _by_configuration(
             [(_where(c.best.frequency_ghz, c.best.cores, controlled), c.input_label)
@@ -167,7 +170,9 @@ def choice_headline(result: Any) -> str:
         if sureness:
             tail.append(f"{sum(u.sure for u in sureness)} of {len(sureness)} sure")
         if _finite(result.mean_regret):
-            tail.append(f"mean regret {result.mean_regret:.1f} %")
+            tail.append(f"mean regret {result.mean_regret:.1f} %" + (
+                f", denoised {result.mean_regret_denoised:.1f} %"
+                if _finite(result.mean_regret_denoised) else ""))
     return line + (f" ({'; '.join(tail)})" if tail else "")
 
 
@@ -178,6 +183,14 @@ def _savings_text(predicted: Mapping[str, float], measured: Mapping[str, float],
     if key in measured and math.isfinite(measured[key]):
         text += f" ({measured[key]:+.1f})"
     return text
+
+
+def _regret_cell(choice: Any) -> str:
+    """``37.1 (2.0)``: the regret against the lowest reading, then the denoised one."""
+    if not math.isfinite(choice.regret):
+        return "-"
+    denoised = choice.regret_denoised
+    return f"{choice.regret:.1f}" + (f" ({denoised:.1f})" if math.isfinite(denoised) else "")
 
 
 def _choice_parts(result: Any, name: str | None) -> tuple[list[View], list[str]]:
@@ -192,7 +205,8 @@ def _choice_parts(result: Any, name: str | None) -> tuple[list[View], list[str]]
     sureness = [c.uncertainty for c in result.choices if c.uncertainty is not None]
     headers = ("input", *(("GHz",) if controlled else ()), "cores",
                *(("time s",) if timed else ()), "predicted J", "measured J", "chosen by",
-               *(("regret %",) if with_regret else ()), *(("f* GHz",) if controlled else ()))
+               *(("regret % (denoised)",) if with_regret else ()),
+               *(("f* GHz",) if controlled else ()))
     rows, savings, sure = [], [], []
     for choice in result.choices:
         label = choice.input_label + (" (extrapolated)" if choice.extrapolated else "")
@@ -205,8 +219,7 @@ def _choice_parts(result: Any, name: str | None) -> tuple[list[View], list[str]]
         rows.append((label, *((f"{best.frequency_ghz:g}",) if controlled else ()),
                      str(best.cores), *((f"{best.time_s:.4g}",) if timed else ()),
                      f"{best.energy_j:.4g}", measured, choice.basis,
-                     *((f"{choice.regret:.1f}" if math.isfinite(choice.regret) else "-",)
-                       if with_regret else ()),
+                     *((_regret_cell(choice),) if with_regret else ()),
                      *((f"{choice.continuous_frequency_ghz:.3g}",) if controlled else ())))
         savings.append((label, *(_savings_text(choice.savings_predicted,
                                                choice.savings_measured, p)
@@ -239,13 +252,19 @@ def _choice_parts(result: Any, name: str | None) -> tuple[list[View], list[str]]
     if with_regret:
         notes.append(f"regret (measured energy of the choice / the lowest measured - 1, where "
                      f"every feasible configuration was measured): mean "
-                     f"{result.mean_regret:.1f} %, worst {result.worst_regret:.1f} %")
+                     f"{result.mean_regret:.1f} %, worst {result.worst_regret:.1f} %; "
+                     f"denoised (each configuration's median over its neighbouring frequency "
+                     f"and core-count steps, which one lucky reading does not set): mean "
+                     f"{result.mean_regret_denoised:.1f} %")
     if result.failed_readings or result.ruled_out:
         notes.append(f"{result.failed_readings} reading(s) at least {result.failed_ratio:g}x below "
                      "the model (probable failed runs): not regret references; "
                      f"{result.ruled_out} configuration(s) the fit set aside as failed runs: "
                      "never chosen")
     notes += [f"input {c.input_label}: {c.reason}" for c in result.choices if c.best is None]
+    notes += [f"input {c.input_label}: {c.why}" for c in result.choices if c.why]
+    if result.noise is not None:
+        notes.append("noise: " + ReadingNoise.from_dict(result.noise).sentence())
     if len(result.choices) == 1 and result.choices[0].pareto:
         front = ", ".join((f"{c.frequency_ghz:g} GHz " if controlled else "")
                           + f"{c.cores}c: {c.time_s:.3g} s {c.energy_j:.4g} J"

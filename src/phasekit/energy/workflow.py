@@ -107,8 +107,9 @@ def fit_then_choose(configs: pd.DataFrame, *, fit: EnergyFitResult | None = None
 
     from phasekit.energy.choose import check_grid, choose, fit_ensemble
     from phasekit.energy.fit import configuration_grid, fit_energy, input_numbers
+    from phasekit.energy.noise import denoised_energy, reading_noise
     from phasekit.energy.options import ChooseOptions
-    from phasekit.energy.suggest import training_rows, trusted_rows
+    from phasekit.energy.suggest import rows_at, training_rows, trusted_rows
 
     o = ChooseOptions.of(options, keywords, verb="fit_then_choose")
     controlled = bool(configs["frequency_ghz"].notna().any())
@@ -131,6 +132,8 @@ def fit_then_choose(configs: pd.DataFrame, *, fit: EnergyFitResult | None = None
                    max_frequency_ghz=o.max_frequency_ghz, user_cores=o.user_cores,
                    frequency_controlled=controlled if fit is None else fit.frequency_controlled)
     report = progress or (lambda stage, fraction: None)
+    noise = reading_noise(configs)
+    given = fit is not None
     if fit is None:
         report(f"fitting the {o.model} model", 0.0)
         with callers_names({"n_train": "train"}, source):
@@ -139,6 +142,19 @@ def fit_then_choose(configs: pd.DataFrame, *, fit: EnergyFitResult | None = None
     notes: list[str] = []
     training = training_rows(configs, fit)
     trusted = trusted_rows(training, fit)
+    # a saved fit: every configuration of the campaign is a reading the user has, whether
+    # the fit trained on it or not, and no choice should be worse than one of them; where
+    # the readings' noise is known, each counts as the higher of its reading and its
+    # neighbourhood's (denoised) energy: the lowest of many noisy readings is not chosen
+    # for its luck, nor a configuration whose own reading is high among low neighbours
+    measured = trusted
+    if given:
+        measured = configs.drop(index=rows_at(configs, fit.suspect).index)
+        if noise.known:
+            import numpy as np
+
+            around = denoised_energy(configs)[configs.index.get_indexer(measured.index)]
+            measured = measured.assign(energy_j=np.maximum(measured["energy_j"], around))
     ensemble = None
     if o.uncertainty:
         if trusted is None:
@@ -161,8 +177,9 @@ def fit_then_choose(configs: pd.DataFrame, *, fit: EnergyFitResult | None = None
                     measured=configs, labels=labels,
                     frequency_controlled=fit.frequency_controlled,
                     known_inputs=tuple(sorted({n for _, _, n in fit.train})),
-                    ensemble=ensemble, tolerance=o.tolerance, trusted=trusted,
-                    failed_runs=fit.suspect)
+                    ensemble=ensemble, tolerance=o.tolerance, trusted=measured,
+                    failed_runs=fit.suspect, noise=noise.threshold())
+    result = replace(result, noise=noise.to_dict())
     run = ChoiceRun(result=replace(result, notes=tuple(notes)), fitted=fit, ensemble=ensemble,
                     training=training, trusted=trusted, notes=tuple(notes),
                     tolerance=o.tolerance)
