@@ -142,7 +142,7 @@ def test_chunked_writing_gives_the_same_records_in_time_order(name: str) -> None
     frames: dict[str, int] = {}
     lines: dict[tuple[str, int], int] = {}
     for site in trace.sites:
-        for function, file, line in (traces._parse_frame(f) for f in site.path):
+        for function, file, line in (traces.parse_frame(f) for f in site.path):
             frames.setdefault(function, len(frames) + 1)
             lines.setdefault((file, line), len(lines) + 1)
     depth = max(len(site.path) for site in trace.sites)

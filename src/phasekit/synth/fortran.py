@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from phasekit.errors import UsageError
-from phasekit.synth.traces import Call, Loop, Program, _parse_frame, write_paraver
+from phasekit.synth.traces import Call, Loop, Program, parse_frame, write_paraver
 
 __all__ = ["MAIN_LOOP", "PIC_RANKS", "CallTruth", "LoopTruth", "StructureTruth", "fortran_pic",
            "pic_suite", "structure_truth", "write_fortran_pic"]
@@ -235,13 +235,13 @@ def structure_truth(program: Program, main_loop: str = MAIN_LOOP) -> StructureTr
             where = place or (SET_UP if index < top[0] else
                               IN_MAIN_LOOP if index == top[0] else FINALIZATION)
             if isinstance(node, Call):
-                function = _parse_frame(node.path[-1])[0] if node.path else ""
+                function = parse_frame(node.path[-1])[0] if node.path else ""
                 ranks = everyone if node.ranks is None else \
                     tuple(r for r in node.ranks if r in everyone)
                 calls.append(CallTruth(node.name, function, node.site, where,
                                        parent.name if parent else None, ranks))
                 continue
-            function, file, line = _parse_frame(node.site) if node.site else ("", "", 0)
+            function, file, line = parse_frame(node.site) if node.site else ("", "", 0)
             loops.append(LoopTruth(
                 node.name, parent.name if parent else None, node.count_range(), function,
                 f"{file}:{line}" if node.site else "",

@@ -113,14 +113,14 @@ class Call:
         if self.name not in MPI_CALLS:
             raise UsageError(f"unknown MPI call {self.name!r}; known: {', '.join(MPI_CALLS)}")
         for frame in self.path:
-            _parse_frame(frame)
+            parse_frame(frame)
 
     @property
     def site(self) -> str:
         """``"file:line"`` of the MPI call; "" without call-site information."""
         if not self.path:
             return ""
-        _function, file, line = _parse_frame(self.path[-1])
+        _function, file, line = parse_frame(self.path[-1])
         return f"{file}:{line}"
 
     def makes(self, rank: int) -> bool:
@@ -169,7 +169,7 @@ class Loop:
         if not self.body:
             raise UsageError("a loop needs a body")
         if self.site:
-            _parse_frame(self.site)
+            parse_frame(self.site)
 
     @property
     def varies(self) -> bool:
@@ -274,7 +274,8 @@ class Program:
         return out
 
 
-def _parse_frame(frame: str) -> tuple[str, str, int]:
+def parse_frame(frame: str) -> tuple[str, str, int]:
+    """``"function@file:line"`` as (function, file, line); a UsageError otherwise."""
     function, at, site = frame.partition("@")
     file, colon, line = site.rpartition(":")
     if not (at and colon and function and file and line.isdigit()):
@@ -429,7 +430,7 @@ def _records(trace: SimulatedTrace, frame_ids: dict[str, int], line_ids: dict[tu
     site_bytes = np.array([s.bytes for s in sites], np.int64)
     collective = site_type == 50000002
     for i, s in enumerate(sites):
-        frames = [_parse_frame(f) for f in s.path][::-1]  # innermost first
+        frames = [parse_frame(f) for f in s.path][::-1]  # innermost first
         n_levels[i] = len(frames)
         for level, (function, file, line) in enumerate(frames):
             levels[i, level] = (frame_ids[function], line_ids[(file, line)])
@@ -651,7 +652,7 @@ def write_paraver(program: Program, path: str | os.PathLike[str], *, seed: int =
     first_id = 1 + (len(EXTRAE_UNKNOWN_FRAMES) if names == "extrae-fortran" else 0)
     depth = 1
     for site in trace.sites:
-        parsed = [_parse_frame(f) for f in site.path]
+        parsed = [parse_frame(f) for f in site.path]
         depth = max(depth, len(parsed))
         for function, file, line in parsed:
             frames.setdefault(function, len(frames) + first_id)
