@@ -105,7 +105,9 @@ def main(argv: list[str] | None = None) -> int:
         _common.markdown_table(header, table, "rllllll"),
     ])
     _common.publish(SECTION, body, args.results, quick=args.quick)
-    return 0 if found == len(rows) else 1
+    # a full run fails when a recorded run misses a scale; --quick (one run, a smoke test of
+    # the script, often on a loaded machine) reports without failing
+    return 0 if found == len(rows) or args.quick else 1
 
 
 if __name__ == "__main__":
