@@ -25,11 +25,12 @@ from phasekit.signature.powermodels import (
 )
 from phasekit.signature.powermodels.fit import MODEL_FIELDS
 
-#: The keys of a fit's JSON (``phasekit powermodel fit --json``), as they were.
+#: The keys of a fit's JSON (``phasekit powermodel fit --json``): those of version 1 and
+#: version 2's ``choice`` and ``formula`` (the choice by validation, GE's formula beside).
 FIT_KEYS = {"kind", "version", "model", "method", "target", "features", "excluded",
             "expression", "n_train", "n_test", "train", "test", "mean_baseline", "seed",
             "split", "time_column", "test_fraction", "fit_time_s", "source", "breakdown",
-            "n_dropped", "missing"}
+            "n_dropped", "missing", "choice", "formula"}
 
 
 @pytest.fixture(scope="module")
@@ -138,20 +139,20 @@ def test_each_rule_names_its_field(keywords: dict[str, Any], parameter: str) -> 
 
 
 def test_a_field_of_another_model_names_both_models(frame: pd.DataFrame) -> None:
-    with pytest.raises(UsageError, match=r"^n_components=2: only model 'pls' takes it, not "
-                                         r"model 'linear'$"):
-        fit_power_model(frame, n_components=2)
-    with pytest.raises(UsageError, match=r"^max_features=2: only model 'linear' or 'pls' "
-                                         r"takes it, not model 'ge'$"):
+    with pytest.raises(UsageError, match=r"^n_components=2: only model 'pls' or 'auto' takes "
+                                         r"it, not model 'linear'$"):
+        fit_power_model(frame, model="linear", n_components=2)
+    with pytest.raises(UsageError, match=r"^max_features=2: only model 'linear', 'pls' or "
+                                         r"'auto' takes it, not model 'ge'$"):
         fit_power_model(frame, model="ge", max_features=2)
     # a field of the model is used: the fewest counters that a forward selection keeps
-    assert len(fit_power_model(frame, max_features=1).model.features) == 1
+    assert len(fit_power_model(frame, model="linear", max_features=1).model.features) == 1
 
 
 @pytest.mark.parametrize(("args", "typed"), [
     (("--generations", "0", "--model", "ge"), "--generations 0: expected a positive number"),
-    (("--generations", "50"), "--generations 50: only model 'ge' takes it, not model "
-                              "'linear'"),
+    (("--generations", "50", "--model", "linear"), "--generations 50: only model 'ge' or "
+                                                   "'auto' takes it, not model 'linear'"),
     (("--test-fraction", "1.5"), "--test-fraction 1.5: expected 0 <= fraction < 1"),
 ])
 def test_the_command_line_names_the_flag(frame: pd.DataFrame, tmp_path: Path,

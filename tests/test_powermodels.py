@@ -493,9 +493,9 @@ def test_evolution_options_are_checked_whatever_the_model(option: str, value: ob
         assert str(info.value).startswith(f"{option}={value!r}: expected ")
     valid = {"restarts": 2, "generations": 5, "grammar": "extended"}[option]
     with pytest.raises(UsageError) as info:
-        fit_power_model(frame, **{option: valid})
+        fit_power_model(frame, model="linear", **{option: valid})
     assert (info.value.parameter, info.value.value) == (option, valid)
-    assert str(info.value).endswith(": only model 'ge' takes it, not model 'linear'")
+    assert str(info.value).endswith(": only model 'ge' or 'auto' takes it, not model 'linear'")
     code, out, err = run("powermodel", "fit", table, f"--{option}", str(value))
     assert code == 2 and out == "", err
     assert err.startswith(f"phasekit: error: --{option} {value}: expected ")
@@ -522,7 +522,8 @@ def test_cli_bad_input(table: Path, tmp_path: Path) -> None:
     code, _, err = run("powermodel", "fit", empty)
     assert code == 3 and "no rows" in err
     model_file = tmp_path / "m.json"
-    assert run("powermodel", "fit", table, "-o", model_file, "--features", "C1,C2")[0] == 0
+    assert run("powermodel", "fit", table, "-o", model_file, "--features", "C1,C2",
+               "--model", "linear")[0] == 0
     fewer = tmp_path / "fewer.csv"
     pd.read_csv(table).drop(columns=["C2"]).to_csv(fewer, index=False)
     code, _, err = run("powermodel", "eval", model_file, fewer)
@@ -754,7 +755,8 @@ def test_cli_fit_drops_rows_with_empty_cells_and_skips_the_time_column(tmp_path:
     assert said == [f"left out {n_dropped} of 300 rows with a missing value (C2: 3, "
                     "power_w: 2)"]
     # only the columns used count: with C1 and C3 alone, the empty C2 cells cost no row
-    code, out, err = run("powermodel", "fit", table, "--features", "C1,C3", "--json")
+    code, out, err = run("powermodel", "fit", table, "--features", "C1,C3", "--json",
+                         "--model", "linear")
     assert code == 0, err
     assert json.loads(out)["n_dropped"] == by_column["power_w"]
 
@@ -777,7 +779,7 @@ def test_cli_fit_target_or_feature_not_in_the_file_is_a_usage_error(table: Path)
         assert err.count("\n") == 1 and "Traceback" not in err
         assert f"{table}: no column '{missing}' (the file has: C1, C2" in err
     model_file = table.with_name("usage.json")
-    assert run("powermodel", "fit", table, "-o", model_file)[0] == 0
+    assert run("powermodel", "fit", table, "-o", model_file, "--model", "linear")[0] == 0
     code, _, err = run("powermodel", "eval", model_file, table, "--target", "watts")
     assert code == 2 and f"{table}: no column 'watts'" in err and err.count("\n") == 1
 
@@ -789,14 +791,15 @@ def test_cli_prints_the_held_out_error_against_the_mean_first(table: Path,
     is named as the command line spells it."""
     import phasekit as pk
 
-    fitted = pk.powermodel.fit(table)
+    fitted = pk.powermodel.fit(table, model="linear")
     test, mean = dict(fitted.test), dict(fitted.mean_baseline)
     n = len(fitted.model.features)
     assert fitted.present().headline == (
         f"linear model of power_w from {n} counters: {test['rmse']:.3g} W RMSE (MPE "
         f"{test['mpe']:.3g} %) on {fitted.n_test} held-out rows, against {mean['rmse']:.3g} W "
         "for the training mean")
-    code, out, err = run("powermodel", "fit", table, "-o", tmp_path / "fit.json")
+    code, out, err = run("powermodel", "fit", table, "-o", tmp_path / "fit.json", "--model",
+                         "linear")
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0] == fitted.present().headline

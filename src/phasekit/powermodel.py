@@ -27,7 +27,11 @@ def fit(table: pd.DataFrame | str | os.PathLike[str], *, target: str = "power_w"
         options: PowerModelOptions | None = None, **keywords: Any) -> PowerModelFit:
     """Fit a power model of ``target`` on counters and score it on held-out rows
     (``phasekit powermodel fit``; Salinas Hilburg 2020, chapter 3):
-    :func:`phasekit.signature.powermodels.fit_power_model`.
+    :func:`phasekit.signature.powermodels.fit_power_model`. By default (``model="auto"``)
+    linear, PLS, grammatical evolution and gradient boosting are each fitted on the training
+    rows but a validation share and the one of lowest RMSE there is the model; the result's
+    ``choice_text`` says which and why, and ``formula`` keeps GE's expression when another
+    kind won.
 
     Parameters
     ----------
@@ -50,9 +54,9 @@ def fit(table: pd.DataFrame | str | os.PathLike[str], *, target: str = "power_w"
         :class:`~phasekit.signature.powermodels.PowerModelOptions`, or none of them.
     **keywords
         The same parameters as keywords (never with ``options``): the fields of
-        :class:`~phasekit.signature.powermodels.PowerModelOptions` (``model`` "linear",
-        "pls" or "ge", ``seed``, ``test_fraction``, ``split``, and each model's own, e.g.
-        ``generations`` for "ge").
+        :class:`~phasekit.signature.powermodels.PowerModelOptions` (``model`` "auto",
+        "linear", "pls", "ge" or "boosting", ``seed``, ``test_fraction``, ``split``, and
+        each model's own, e.g. ``generations`` for "ge" and "auto").
 
     Returns
     -------
@@ -86,15 +90,15 @@ def _table(table: pd.DataFrame | str | os.PathLike[str]) -> tuple[pd.DataFrame, 
 
 def read_model(path: str | os.PathLike[str]) -> Any:
     """The power model in a JSON file: a stored model or a saved power-model fit (its
-    model); InputError naming the file otherwise
-    (:func:`phasekit.signature.powermodels.read_power_model`).
+    model), gradient boosting included; InputError naming the file otherwise
+    (:func:`phasekit.signature.powermodels.server.read_power_model`).
 
     Parameters
     ----------
     path
         The JSON file (``phasekit powermodel fit -o``).
     """
-    from phasekit.signature.powermodels import read_power_model
+    from phasekit.signature.powermodels.server import read_power_model
 
     return read_power_model(path)
 

@@ -1,8 +1,9 @@
 """``phasekit powermodel``: server power models from hardware counters (Salinas Hilburg 2020, section 4.2).
 
-A typer sub-app (:data:`powermodel_app`) with ``fit`` (a linear, partial-least-squares or
-grammatical-evolution model of measured power on counters, scored on held-out rows) and
-``eval`` (a stored model on another table).
+A typer sub-app (:data:`powermodel_app`) with ``fit`` (a model of measured power on counters,
+scored on held-out rows: by default the one of linear, partial least squares, grammatical
+evolution and gradient boosting that validates best on the training rows) and ``eval`` (a
+stored model on another table).
 """
 
 from __future__ import annotations
@@ -33,13 +34,15 @@ __all__ = ["EVAL_EPILOG", "FIT_EPILOG", "evaluate", "fit", "load_counters", "pow
 powermodel_app = sub_app(
     "powermodel",
     "Server power models from hardware counters (Salinas Hilburg 2020): linear, partial least "
-    "squares, grammatical evolution.")
+    "squares, grammatical evolution, gradient boosting, or the best of them on validation "
+    "rows.")
 
 FIT_EPILOG = """\
 Example:
 
 \b
     phasekit powermodel fit counters.csv --target power_w
+    phasekit powermodel fit counters.csv --target power_w --model boosting
     phasekit powermodel fit rapl.csv --target package_power --split random
     phasekit powermodel fit counters.csv --target power_w --model ge --seed 1 -o ge.json
     phasekit powermodel fit counters.csv --model pls --features C1,C2,C10,C11 --json
@@ -74,10 +77,13 @@ def fit(
     target: Annotated[str, typer.Option(
         "--target", metavar="COLUMN", help="The measured power column (W).")] = "power_w",
     model: Annotated[str, typer.Option(
-        "--model", metavar="linear|pls|ge",
-        help="linear: least squares with forward feature selection; pls: partial least "
+        "--model", metavar="auto|linear|pls|ge|boosting",
+        help="auto: the one of the four others with the lowest RMSE on the last 20 % of the "
+             "training rows (random ones with --split random), GE's formula shown beside; "
+             "linear: least squares with forward feature selection; pls: partial least "
              "squares on counters chosen by PCA (eq. 4.19); ge: grammatical evolution "
-             "(eq. 4.20, Appendix A).")] = "linear",
+             "(eq. 4.20, Appendix A); boosting: scikit-learn's gradient-boosted trees.")
+    ] = "auto",
     features: Annotated[str | None, typer.Option(
         "--features", metavar="C1,C2,...", show_default=False,
         help="Counter columns to use (default: every numeric column but the target, "
@@ -93,21 +99,23 @@ def fit(
              "order); random: a seeded random share.")] = "time",
     restarts: Annotated[int | None, typer.Option(
         "--restarts", metavar="N", show_default=False,
-        help="--model ge: independent runs of grammatical evolution; the model is the "
-             "expression with the lowest validation RMSE.  [default: 3]")] = None,
+        help="--model ge or auto: independent runs of grammatical evolution; the model is "
+             "the expression with the lowest validation RMSE.  [default: 3]")] = None,
     generations: Annotated[int | None, typer.Option(
         "--generations", metavar="N", show_default=False,
-        help="--model ge: generations of grammatical evolution.  [default: 1000]")
+        help="--model ge or auto: generations of grammatical evolution.  [default: 1000]")
     ] = None,
     grammar: Annotated[str | None, typer.Option(
         "--grammar", metavar="thesis|extended", show_default=False,
-        help="--model ge: the thesis's Grammar 1, or extended with a linear term.  "
-             "[default: thesis]")
+        help="--model ge or auto: the thesis's Grammar 1, or extended with a linear term.  "
+             "[default: thesis with --model ge, extended with auto]")
     ] = None,
     json_output: Annotated[bool, typer.Option(
         "--json", help="Print {\"method\", \"target\", \"features\", \"excluded\", "
         "\"expression\", \"split\", \"train\": {\"rmse\", \"mae\", \"mpe\"}, \"test\": {...}, "
-        "\"mean_baseline\": {...}, \"model\": {...}} as JSON.")] = False,
+        "\"mean_baseline\": {...}, \"choice\": {\"chosen\", \"validation_rmse\", \"test\", ...} "
+        "(auto), \"formula\": {...} (GE beside another kind), \"model\": {...}} as JSON.")
+    ] = False,
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", metavar="FIT.json",
         help="Write the fit as JSON: its model, scores and split (what `powermodel eval` "
@@ -139,10 +147,14 @@ def fit(
 
     The last rows in time (or, with --split random, a seeded random share) are the test set;
     RMSE and MAE in watts and MPE in percent are reported on the training and test rows,
-    and the training mean's scores on the test rows for reference. Grammatical evolution
-    prints the evolved expression in raw counter units and shows a progress bar. Rows with
-    an empty cell in the target or a counter used are left out, and one line says how many.
-    --restarts, --generations and --grammar go with --model ge only.
+    and the training mean's scores on the test rows for reference. By default (--model auto)
+    every kind is fitted on the training rows but the last 20 % (or a random 20 % with
+    --split random) and scored there: the lowest RMSE is the model, one line says which and
+    why, a table gives every kind's validation and test RMSE, and GE's formula is printed
+    when another kind won. Grammatical evolution prints the evolved expression in raw
+    counter units and shows a progress bar. Rows with an empty cell in the target or a
+    counter used are left out, and one line says how many. --restarts, --generations and
+    --grammar go with --model ge or auto only.
     """
     from phasekit.powermodel import fit as fit_verb
 
@@ -159,7 +171,7 @@ def fit(
                                                  ("grammar", grammar), ("restarts", restarts))
                  if value is not None}
     try:
-        with progress_reporter(model == "ge" and not json_output,
+        with progress_reporter(model in ("ge", "auto") and not json_output,
                                f"evolving a power model of {table.name}") as progress:
             result = fit_verb(frame, target=target, model=model,
                               features=names, seed=seed, test_fraction=test_fraction,

@@ -1,5 +1,6 @@
 """Fit and evaluate a power model on a table: what ``phasekit powermodel`` runs
-(:func:`fit_power_model` on held-out rows, :func:`evaluate_power_model` of a stored model)."""
+(:func:`fit_power_model` on held-out rows, the kind chosen by validation by default;
+:func:`evaluate_power_model` of a stored model)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,17 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from phasekit.errors import InputError, PhasekitError
+from phasekit.errors import InputError, PhasekitError, UsageError
 from phasekit.options import Options, Rule
 from phasekit.results import Result, check_version, plain, short_repr
+from phasekit.signature.powermodels.boosting import BoostedPowerModel, fit_boosting
+from phasekit.signature.powermodels.choice import (
+    CANDIDATES,
+    GE_DEFAULTS,
+    LABELS,
+    choice_line,
+    choose_model,
+)
 from phasekit.signature.powermodels.features import (
     as_frame,
     candidate_features,
@@ -39,12 +48,23 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from phasekit.present import Presentation
+    from phasekit.present import Presentation, View
 
-__all__ = ["FIT_VERSION", "MODEL_FIELDS", "PowerModelEval", "PowerModelFit",
+__all__ = ["FIT_VERSION", "KINDS", "MODEL_FIELDS", "PowerModelEval", "PowerModelFit",
            "PowerModelOptions", "evaluate_power_model", "fit_power_model"]
 
-FIT_VERSION = 1
+#: 2: a fit says how its model was chosen (``choice``) and keeps the GE formula beside a
+#: model of another kind (``formula``); a version 1 fit reads with neither.
+FIT_VERSION = 2
+EVAL_VERSION = 1
+
+#: The model kinds :func:`fit_power_model` fits: "auto" (chosen by validation among
+#: :data:`~phasekit.signature.powermodels.choice.CANDIDATES`), the thesis's "linear", "pls"
+#: and "ge", and "boosting" (gradient-boosted trees).
+KINDS = ("auto", *MODELS, "boosting")
+#: What "auto" chooses from for a whole-server model: the classical fits (a GE server model
+#: evolves two expressions, once for the choice and once more on every training row).
+SERVER_CANDIDATES = ("linear", "pls")
 
 
 def _score_bars(ax: Axes, table: pd.DataFrame, title: str) -> None:
@@ -73,7 +93,10 @@ class PowerModelFit(Result):
     ``excluded``: the columns left out of the default features, with the reason;
     ``mean_baseline``: the scores of the training mean on the test rows; ``n_dropped``: the
     rows left out for a missing value in a column the model uses (``missing``: how many
-    values each such column missed)."""
+    values each such column missed). ``choice`` (model "auto"): the candidates' validation
+    RMSE, the one chosen and each one's scores on the test rows
+    (:meth:`~phasekit.signature.powermodels.choice.ModelChoice.to_dict`; empty when the
+    kind was given); ``formula``: the GE model beside a chosen model of another kind."""
 
     model: Any
     target: str
@@ -93,8 +116,15 @@ class PowerModelFit(Result):
     mean_baseline: Mapping[str, float] = field(default_factory=dict)
     n_dropped: int = 0
     missing: Mapping[str, int] = field(default_factory=dict)
+    choice: Mapping[str, Any] = field(default_factory=dict)
+    formula: GEPowerModel | None = None
 
     KIND: ClassVar[str] = "power_model_fit"
+
+    @property
+    def choice_text(self) -> str | None:
+        """One line: the model chosen by validation and why, or None when it was given."""
+        return choice_line(self.choice) if self.choice else None
 
     @property
     def dropped_text(self) -> str | None:
@@ -108,7 +138,7 @@ class PowerModelFit(Result):
     @property
     def text(self) -> str:
         model = self.model
-        return model.text if isinstance(model, GEPowerModel) else \
+        return model.text if isinstance(model, GEPowerModel | BoostedPowerModel) else \
             f"{self.target} = {model.expression}"
 
     def __repr__(self) -> str:
@@ -128,7 +158,9 @@ class PowerModelFit(Result):
                       "split": self.split, "time_column": self.time_column,
                       "test_fraction": self.test_fraction, "fit_time_s": self.fit_time_s,
                       "source": self.source, "breakdown": dict(self.breakdown),
-                      "n_dropped": self.n_dropped, "missing": dict(self.missing)})
+                      "n_dropped": self.n_dropped, "missing": dict(self.missing),
+                      "choice": dict(self.choice) or None,
+                      "formula": None if self.formula is None else self.formula.to_dict()})
 
     @staticmethod
     def from_dict(data: dict[str, Any], source: str | None = None) -> PowerModelFit:
@@ -138,6 +170,7 @@ class PowerModelFit(Result):
             return {k: math.nan if v is None else float(v) for k, v in d.items()}
 
         try:
+            formula = data.get("formula")
             return PowerModelFit(
                 model=power_model_from_dict(data["model"], source), target=str(data["target"]),
                 n_train=int(data["n_train"]), n_test=int(data["n_test"]),
@@ -149,7 +182,9 @@ class PowerModelFit(Result):
                 excluded={str(k): str(v) for k, v in (data.get("excluded") or {}).items()},
                 mean_baseline=scores(data.get("mean_baseline") or {}),
                 n_dropped=int(data.get("n_dropped") or 0),
-                missing={str(k): int(v) for k, v in (data.get("missing") or {}).items()})
+                missing={str(k): int(v) for k, v in (data.get("missing") or {}).items()},
+                choice=_read_choice(data.get("choice")),
+                formula=None if formula is None else GEPowerModel.from_dict(formula, source))
         except PhasekitError:  # a nested part's own message (an InputError is a ValueError)
             raise
         except (KeyError, TypeError, ValueError) as exc:
@@ -170,10 +205,23 @@ class PowerModelFit(Result):
     def present(self, name: str | None = None) -> Presentation:
         """The headline (the error on the held-out rows against the training mean's), the
         scores (``name``: the table), the server breakdown and the notes
-        (:mod:`phasekit.signature.powermodels.present`)."""
+        (:mod:`phasekit.signature.powermodels.present`); with a model chosen by validation,
+        the candidates' scores, the line saying why, and the GE formula when another kind
+        won."""
+        from dataclasses import replace
+
         from phasekit.signature.powermodels.present import fit_presentation
 
-        return fit_presentation(self, name)
+        shown = fit_presentation(self, name)
+        if not self.choice:
+            return shown
+        notes = list(shown.notes)
+        at = next((i + 1 for i, note in enumerate(notes) if note.startswith("model: ")), 0)
+        if self.formula is not None:
+            notes.insert(at, f"GE formula (not chosen): {self.formula.text}")
+        notes.insert(0, str(self.choice_text))
+        return replace(shown, views=(*shown.views, _choice_view(self.choice)),
+                       notes=tuple(notes))
 
     def plot(self, ax: Axes | None = None) -> Figure:
         """The scores of :meth:`summary` as bars."""
@@ -185,16 +233,58 @@ class PowerModelFit(Result):
         return fig
 
 
+def _read_choice(data: Any) -> dict[str, Any]:
+    """A saved fit's ``choice`` (None: the kind was given), numbers as floats (NaN for
+    None)."""
+    if not data:
+        return {}
+
+    def number(value: Any) -> float:
+        return math.nan if value is None else float(value)
+
+    return {"chosen": str(data["chosen"]),
+            "validation_rmse": {str(k): number(v) for k, v in data["validation_rmse"].items()},
+            "n_validation": int(data["n_validation"]), "n_fitted": int(data["n_fitted"]),
+            "split": str(data["split"]),
+            "failed": {str(k): str(v) for k, v in (data.get("failed") or {}).items()},
+            "test": {str(k): {str(m): number(v) for m, v in scores.items()}
+                     for k, scores in (data.get("test") or {}).items()}}
+
+
+def _choice_view(choice: Mapping[str, Any]) -> View:
+    """The candidates of a choice by validation: validation RMSE (what chose) and test RMSE
+    (what each would have scored), the chosen one marked."""
+    from phasekit.present import View
+    from phasekit.signature.powermodels.present import watts
+
+    validation, test = dict(choice["validation_rmse"]), dict(choice.get("test") or {})
+    split = ("the last training rows in time" if choice["split"] == "time"
+             else "training rows drawn at random")
+    rows = tuple((LABELS.get(kind, kind) + (" (chosen)" if kind == choice["chosen"] else ""),
+                  watts(validation.get(kind)),
+                  watts(dict(test.get(kind) or {}).get("rmse")))
+                 for kind in sorted(validation, key=lambda k: (
+                     not math.isfinite(validation[k]), validation[k])))
+    return View(f"Model choice: RMSE on {choice['n_validation']} validation rows ({split}) "
+                "and on the test rows", ("model", "validation RMSE (W)", "test RMSE (W)"),
+                rows, numeric=(False, True, True))
+
+
 #: The fields of :class:`PowerModelOptions` each model takes beyond ``model``, ``seed``,
 #: ``test_fraction`` and ``split``: keywords of its fit
 #: (:func:`~phasekit.signature.powermodels.fit_linear`,
 #: :func:`~phasekit.signature.powermodels.fit_pls`,
-#: :func:`~phasekit.signature.powermodels.fit_ge`).
+#: :func:`~phasekit.signature.powermodels.fit_ge`); "auto" takes every candidate's, each
+#: passed on to the candidates that take it; "boosting" takes none (scikit-learn's
+#: defaults).
 MODEL_FIELDS: dict[str, tuple[str, ...]] = {
     "linear": ("select", "max_features"),
     "pls": ("select", "max_features", "n_components", "folds"),
     "ge": SETTINGS,
+    "boosting": (),
 }
+MODEL_FIELDS["auto"] = tuple(dict.fromkeys(name for kind in CANDIDATES
+                                           for name in MODEL_FIELDS[kind]))
 
 
 @dataclass(frozen=True)
@@ -203,10 +293,13 @@ class PowerModelOptions(Options):
     ``fit_power_model(table, options=PowerModelOptions(model="ge", generations=200))`` or,
     equally, ``fit_power_model(table, model="ge", generations=200)``.
 
-    ``model``: "linear", "pls" or "ge"; ``seed``: of the random split and of the
-    evolution; ``test_fraction``: the share of the rows held out, the last in time
-    (``split`` "time", our default) or a seeded random share ("random"); grammatical
-    evolution validates the same way.
+    ``model`` (:data:`KINDS`): "auto" (our default: the one of linear, pls, ge and
+    boosting with the lowest RMSE on a validation share of the training rows,
+    :func:`~phasekit.signature.powermodels.choice.choose_model`), "linear", "pls", "ge" or
+    "boosting" (scikit-learn's gradient-boosted trees); ``seed``: of the random split, the
+    evolution and the trees; ``test_fraction``: the share of the rows held out, the last in
+    time (``split`` "time", our default) or a seeded random share ("random"); the choice
+    of "auto" and grammatical evolution validate the same way.
 
     The other fields belong to one model's fit or two (:data:`MODEL_FIELDS`) and are None
     unless given, None being that fit's own default: ``select`` ("forward" for linear, the
@@ -215,12 +308,14 @@ class PowerModelOptions(Options):
     ``folds`` (:func:`~phasekit.signature.powermodels.fit_pls`), and the settings of
     grammatical evolution (:data:`~phasekit.signature.powermodels.ge.SETTINGS`:
     ``grammar``, ``population``, ``generations``, ``restarts``, ...; the thesis's values
-    and ours are in :func:`~phasekit.signature.powermodels.fit_ge`). A value out of range,
-    or a field given with a model that does not take it, is a
+    and ours are in :func:`~phasekit.signature.powermodels.fit_ge`); "auto" takes them all
+    and gives each candidate its own (its GE's ``grammar`` is "extended" unless given:
+    :data:`~phasekit.signature.powermodels.choice.GE_DEFAULTS`). A value out of range, or
+    a field given with a model that does not take it, is a
     :class:`~phasekit.errors.UsageError` naming the field.
     """
 
-    model: str = "linear"
+    model: str = "auto"
     seed: int = 0
     test_fraction: float = 0.3
     split: str = "time"
@@ -262,10 +357,12 @@ class PowerModelOptions(Options):
 
         def taken_by(name: str) -> str:
             models = [repr(model) for model, names in MODEL_FIELDS.items() if name in names]
-            return f"only model {' or '.join(models)} takes it, not model {self.model!r}"
+            either = ", ".join(models[:-1]) + " or " + models[-1] if len(models) > 1 \
+                else models[0]
+            return f"only model {either} takes it, not model {self.model!r}"
 
         return [
-            ("model", self.model in MODELS, f"expected one of {', '.join(MODELS)}"),
+            ("model", self.model in KINDS, f"expected one of {', '.join(KINDS)}"),
             ("split", self.split in SPLITS, f"expected one of {', '.join(SPLITS)}"),
             ("test_fraction", 0 <= self.test_fraction < 1, "expected 0 <= fraction < 1"),
             ("select", self.select is None or self.select in SELECTIONS,
@@ -287,8 +384,9 @@ def fit_power_model(table: pd.DataFrame, *, target: str = "power_w",
                     server: Mapping[str, Any] | None = None,
                     options: PowerModelOptions | None = None,
                     **keywords: Any) -> PowerModelFit:
-    """Fit a model ("linear", "pls" or "ge") of ``target`` on counters and score it on
-    held-out rows. ``options``: the tuning parameters as one :class:`PowerModelOptions`
+    """Fit a model of ``target`` on counters and score it on held-out rows: by default the
+    kind of lowest validation RMSE on the training rows ("auto"), or the one given
+    (:data:`KINDS`). ``options``: the tuning parameters as one :class:`PowerModelOptions`
     (``model``, ``seed``, ``test_fraction``, ``split`` and each model's own; defaults
     there), or the same as keywords (``model="ge", generations=200``), never both. Input
     errors name ``source`` (the file) and the column.
@@ -305,12 +403,31 @@ def fit_power_model(table: pd.DataFrame, *, target: str = "power_w",
     it is tested (the last training rows, or random ones) and tells ``progress(stage,
     fraction)`` how far it is.
 
+    "auto" (:func:`~phasekit.signature.powermodels.choice.choose_model`): linear, pls, ge
+    and boosting are fitted on the training rows but a validation share (the last 20 % in
+    time, or a random 20 %, as the test rows are split off) and scored there; the lowest
+    RMSE is the model, refitted on every training row. The result's ``choice`` keeps every
+    candidate's validation and test scores and :attr:`PowerModelFit.choice_text` says why in
+    one line; ``formula`` keeps the GE model when another kind won.
+
     ``server``: keyword arguments of :func:`fit_server` (``leakage`` and ``fan``
     coefficients at least): the whole-server model of eq. 4.15 instead, its two dynamic parts
-    fitted with ``model``; the result holds the mean of each component on the test rows."""
+    fitted with ``model`` (linear, pls or ge; "auto" chooses between linear and pls:
+    :data:`SERVER_CANDIDATES`); the result holds the mean of each component on the test
+    rows."""
     o = PowerModelOptions.of(options, keywords, verb="fit_power_model")
     model, seed, split, test_fraction = o.model, o.seed, o.split, o.test_fraction
     fit_options = o.fit_options()
+    if server is not None and model == "boosting":
+        raise UsageError("a server model's dynamic parts are linear, pls or ge (or auto: "
+                         "linear or pls, the better on validation rows)", parameter="model",
+                         value=model)
+    if server is not None and model == "auto":
+        for name, value in fit_options.items():
+            if name in SETTINGS:
+                raise UsageError("with a server model, auto chooses between linear and pls; "
+                                 "give model 'ge' for grammatical evolution", parameter=name,
+                                 value=value)
     table = as_frame(table, "table")
     if len(table) == 0:
         raise InputError("the table has no rows", path=source)
@@ -349,7 +466,7 @@ def fit_power_model(table: pd.DataFrame, *, target: str = "power_w",
     counter_matrix(table, names, source)  # every error names the file, column and line
     order, time_column = time_order(table) if split == "time" else (None, None)
     train, test = split_rows(len(table), test_fraction, seed, split=split, order=order)
-    minimum = len(names) + 2 if model != "ge" else 3
+    minimum = 3 if model in ("ge", "boosting") else len(names) + 2
     if len(train) < minimum:
         raise InputError(f"{len(train)} training rows for {len(names)} counters{left_out}: "
                          "too few to fit (give more rows or a smaller test_fraction)",
@@ -359,13 +476,33 @@ def fit_power_model(table: pd.DataFrame, *, target: str = "power_w",
     if model == "ge":
         fit_options |= {"validation_split": split, "progress": progress}
     breakdown: dict[str, float] = {}
-    if server is not None:
+    choice: dict[str, Any] = {}
+    formula = None
+    if model == "auto":
+        candidates = CANDIDATES if server is None else SERVER_CANDIDATES
+        given = o.given()
+        by_kind = {kind: {name: value for name, value in given.items()
+                          if name in MODEL_FIELDS[kind]} for kind in candidates}
+        if "ge" in by_kind:
+            by_kind["ge"] = GE_DEFAULTS | by_kind["ge"] | {"validation_split": split}
+        chosen = choose_model(fitted_table, target, names, seed=seed, split=split,
+                              options=by_kind, server=server, candidates=candidates,
+                              progress=progress)
+        fitted = chosen.models[chosen.chosen]
+        choice = chosen.to_dict({kind: errors(m.predict(table.iloc[test]), values[test])
+                                 for kind, m in chosen.models.items()})
+        if chosen.chosen != "ge" and isinstance(chosen.models.get("ge"), GEPowerModel):
+            formula = chosen.models["ge"]
+    elif server is not None:
         fitted = fit_server(fitted_table, total=target, model=model, features=names,
                             seed=seed, **server, **fit_options)
-        parts = fitted.components(table.iloc[test if len(test) else train])
-        breakdown = {str(k): float(v) for k, v in parts.mean().items()}
+    elif model == "boosting":
+        fitted = fit_boosting(fitted_table, target, features=names, seed=seed)
     else:
         fitted = fit_model(model, fitted_table, target, names, seed, fit_options)
+    if server is not None:
+        parts = fitted.components(table.iloc[test if len(test) else train])
+        breakdown = {str(k): float(v) for k, v in parts.mean().items()}
     elapsed = time.perf_counter() - started
     predicted = fitted.predict(table)
     mean = float(np.mean(values[train]))
@@ -377,7 +514,8 @@ def fit_power_model(table: pd.DataFrame, *, target: str = "power_w",
                          excluded=excluded,
                          mean_baseline={"mean_w": mean, **errors(np.full(len(test), mean),
                                                                  values[test])},
-                         n_dropped=n_dropped, missing=missing)
+                         n_dropped=n_dropped, missing=missing, choice=choice,
+                         formula=formula)
 
 
 @dataclass(frozen=True)
@@ -400,14 +538,14 @@ class PowerModelEval(Result):
             ", ".join(f"{k} {v:.4g}" for k, v in list(self.scores.items())[:3]))
 
     def to_dict(self) -> dict[str, Any]:
-        return plain({"kind": "power_model_eval", "version": FIT_VERSION,
+        return plain({"kind": "power_model_eval", "version": EVAL_VERSION,
                       "method": self.method, "target": self.target, "n": self.n,
                       **dict(self.scores), "predicted_mean_w": self.predicted_mean_w,
                       "measured_mean_w": self.measured_mean_w, "source": self.source})
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], source: str | None = None) -> PowerModelEval:
-        check_version(data, cls.KIND, FIT_VERSION, source)
+        check_version(data, cls.KIND, EVAL_VERSION, source)
 
         def num(value: Any) -> float:
             return math.nan if value is None else float(value)

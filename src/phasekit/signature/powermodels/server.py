@@ -212,8 +212,12 @@ def power_model_from_dict(data: Mapping[str, Any], source: str | None = None) ->
         return GEPowerModel.from_dict(data, source)
     if kind == "server":
         return ServerPowerModel.from_dict(data, source)
-    raise InputError(f"unknown power model {kind!r} (expected linear, pls, ge or server)",
-                     path=source)
+    if kind == "boosting":
+        from phasekit.signature.powermodels.boosting import BoostedPowerModel
+
+        return BoostedPowerModel.from_dict(data, source)
+    raise InputError(f"unknown power model {kind!r} (expected linear, pls, ge, boosting or "
+                     "server)", path=source)
 
 
 def read_power_model(path: str | os.PathLike[str]) -> Any:
