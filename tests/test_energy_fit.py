@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -14,6 +18,9 @@ from phasekit.campaign import write_campaign
 from phasekit.energy.fit import (
     BASELINES,
     EnergyFitResult,
+    _Objective,
+    bounded_least_squares,
+    bounded_minimum,
     candidate_label,
     choose_training,
     configurations,
@@ -22,6 +29,9 @@ from phasekit.energy.fit import (
     fit_model,
     learning_curve,
     mpe,
+    nonnegative_least_squares,
+    over_cost,
+    over_cost_slope,
 )
 from phasekit.energy.models import (
     MODELS,
@@ -424,3 +434,144 @@ def test_cli_fit_auto_and_one_input(files: dict[str, Path]) -> None:
     code, out, err = run("energy", "fit", files["json"], "--input", "nine")
     assert code != 0 and "--input nine: not an input of the campaign" in err
     assert len(err.strip().splitlines()) == 1
+
+
+# --- the solver ------------------------------------------------------------------------------
+def _decay_problem() -> tuple[Any, Any, np.ndarray, np.ndarray, np.ndarray]:
+    """y = a exp(-b t) + c fitted with c bounded below its best value (an active bound)."""
+    t = np.linspace(0.0, 4.0, 40)
+    y = 2.5 * np.exp(-1.3 * t) + 0.5 + 0.01 * np.sin(7 * t)
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        return x[0] * np.exp(-x[1] * t) + x[2] - y
+
+    def jacobian(x: np.ndarray) -> np.ndarray:
+        e = np.exp(-x[1] * t)
+        return np.column_stack([e, -x[0] * t * e, np.ones_like(t)])
+
+    return residuals, jacobian, np.array([1.0, 0.5, 0.1]), np.array([0.0, 0.0, 0.0]), \
+        np.array([np.inf, 5.0, 0.3])
+
+
+def _rosenbrock() -> tuple[Any, Any, np.ndarray, np.ndarray, np.ndarray]:
+    def residuals(x: np.ndarray) -> np.ndarray:
+        return np.array([10.0 * (x[1] - x[0] ** 2), 1.0 - x[0]])
+
+    def jacobian(x: np.ndarray) -> np.ndarray:
+        return np.array([[-20.0 * x[0], 10.0], [-1.0, 0.0]])
+
+    return residuals, jacobian, np.array([-1.2, 1.0]), np.array([-2.0, -np.inf]), \
+        np.array([0.9, 2.0])
+
+
+@pytest.mark.parametrize("problem", [_decay_problem, _rosenbrock])
+def test_bounded_least_squares_takes_the_steps_of_scipys_trf(problem: Any) -> None:
+    from scipy.optimize import least_squares
+
+    residuals, jacobian, x0, lower, upper = problem()
+    scale = np.array([1.0, 0.5, 0.2])[:x0.size]
+    ours = bounded_least_squares(residuals, jacobian, x0, lower, upper, scale, 100 * x0.size)
+    theirs = least_squares(residuals, x0, jac=jacobian, bounds=(lower, upper), method="trf",
+                           x_scale=scale, max_nfev=100 * x0.size)
+    np.testing.assert_allclose(ours.x, theirs.x, rtol=1e-9, atol=1e-12)
+    assert ours.cost == pytest.approx(theirs.cost, rel=1e-12, abs=1e-15)
+    assert ours.nfev == theirs.nfev and ours.status == theirs.status
+    assert ours.status > 0
+
+
+def test_nonnegative_least_squares_matches_scipys_nnls() -> None:
+    from scipy.optimize import nnls
+
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        m, n = int(rng.integers(4, 30)), int(rng.integers(1, 4))
+        A = rng.normal(size=(m, n)) * np.exp(2 * rng.normal(size=n))
+        b = rng.normal(size=m)
+        expected = nnls(A, b)[0]
+        np.testing.assert_allclose(nonnegative_least_squares(A, b), expected, rtol=1e-7,
+                                   atol=1e-9 * max(np.abs(expected).max(), 1e-300))
+    stack = np.abs(rng.normal(size=(5, 20, 3)))
+    np.testing.assert_allclose(nonnegative_least_squares(stack, np.ones(20)),
+                               [nnls(a, np.ones(20))[0] for a in stack], rtol=1e-7, atol=1e-12)
+
+
+@pytest.mark.parametrize("model", ["pt", "extended"])
+@pytest.mark.parametrize("robust", [True, False])
+@pytest.mark.parametrize("timed", [True, False])
+def test_fit_jacobian_is_the_derivative_of_its_residuals(model: str, robust: bool,
+                                                         timed: bool) -> None:
+    configs = configurations(seed_campaign(seed=0).campaign)
+    f, p, n = (configs[c].to_numpy(float) for c in ("frequency_ghz", "cores", "input"))
+    energy, time = configs["energy_j"].to_numpy(float), configs["time_s"].to_numpy(float)
+    objective = _Objective(get_model(model), f, p, n, energy, time if timed else None,
+                           robust=robust, deviation_penalty=0.1, prior=0.1)
+    rng = np.random.default_rng(1)
+    upper = np.minimum(objective.upper, 3.0)
+    for _ in range(3):
+        x = objective.lower + (upper - objective.lower) * rng.uniform(0.1, 0.9, upper.size)
+        x[:3] = [0.3, 0.5, 90.0] * rng.uniform(0.5, 2.0, 3)
+        steps = 1e-6 * np.maximum(1.0, np.abs(x))
+        central = np.column_stack([
+            (objective.residuals(x + h * e) - objective.residuals(x - h * e)) / (2 * h)
+            for h, e in zip(steps, np.eye(x.size), strict=True)])
+        np.testing.assert_allclose(objective.jacobian(x), central, rtol=1e-5,
+                                   atol=1e-6 * np.abs(central).max())
+    r = np.linspace(-3.0, 3.0, 60001)
+    np.testing.assert_allclose(over_cost_slope(r)[1:-1], np.gradient(over_cost(r), r)[1:-1],
+                               atol=1e-6)
+
+
+def test_the_fit_runs_its_linear_algebra_on_one_blas_thread(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from threadpoolctl import threadpool_info
+
+    def blas_threads() -> list[int]:
+        return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+    before, environment = blas_threads(), dict(os.environ)
+    seen: list[list[int]] = []
+    svd = np.linalg.svd
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        if len(seen) < 3:
+            seen.append(blas_threads())
+        return svd(*args, **kwargs)
+
+    monkeypatch.setattr(np.linalg, "svd", watched)
+    configs = configurations(seed_campaign(seed=0).campaign)
+    fit_energy(configs, n_train=12, compare=False)
+    assert seen and all(threads == [1] * len(threads) for threads in seen)
+    assert blas_threads() == before     # the process's own setting again,
+    assert dict(os.environ) == environment  # and no environment variable set
+
+
+def test_energy_fit_command_imports_no_scipy(seed_campaign_file: Any) -> None:
+    probe = ("import contextlib, io, sys\n"
+             "from phasekit.cli import entry_point\n"
+             f"sys.argv = ['phasekit', 'energy', 'fit', {str(seed_campaign_file(seed=0))!r}, "
+             "'--json']\n"
+             "with contextlib.redirect_stdout(io.StringIO()), "
+             "contextlib.suppress(SystemExit):\n"
+             "    entry_point()\n"
+             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_bounded_minimum_takes_the_steps_of_scipys_bounded_brent() -> None:
+    from scipy.optimize import minimize_scalar
+
+    functions = [lambda x: (x - 1.7) ** 2, lambda x: np.cos(3 * x) + 0.1 * x,
+                 lambda x: abs(x - 2.0), lambda x: float(np.exp(x))]
+    rng = np.random.default_rng(2)
+    for k in range(40):
+        func = functions[k % len(functions)]
+        low = rng.uniform(-2.0, 2.0)
+        high = low + rng.uniform(0.01, 4.0)
+        xatol = 10 ** rng.uniform(-9, -3)
+        expected = minimize_scalar(func, bounds=(low, high), method="bounded",
+                                   options={"xatol": xatol}).x
+        assert bounded_minimum(func, low, high, xatol=xatol) == expected
+    assert bounded_minimum(lambda x: (x - 1.7) ** 2, 1.0, 3.0) == pytest.approx(1.7, abs=1e-5)

@@ -23,8 +23,10 @@
   differences with L-BFGS, initial values, bounds and loss unspecified; relative residuals
   weigh small and large runs alike and match the MPE it reports) after a robust pass that
   sets aside probable failed runs; ours with the robust loss on log residuals
-  (:data:`DEFAULT_LOSS`, :func:`over_cost`); with scipy's ``least_squares`` (trust-region
-  reflective) from several starts: a data-driven start (the power law is linear in c1..c3 given
+  (:data:`DEFAULT_LOSS`, :func:`over_cost`); by the trust-region reflective method of scipy's
+  ``least_squares``, step for step, in NumPy (:func:`bounded_least_squares`, with the
+  residuals' analytic Jacobian, on one BLAS thread: :func:`one_blas_thread`) from several
+  starts: a data-driven start (the power law is linear in c1..c3 given
   the time, solved by non-negative least squares; the time law is log-linear in d1, d2 for a
   grid of w) and up to ``starts - 1`` random perturbations of it (``seed``), stopping once
   three starts reach the same best cost. Time and energy are
@@ -49,10 +51,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import itertools
+import math
 import os
 import time as _time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -138,9 +143,6 @@ LOSSES = ("robust", "squares")
 #: biases a model too rigid for the data upward (on our realistic campaigns the pt model
 #: missed by 38-86 % instead of 21-56 % from 10 random configurations); ours robustly.
 DEFAULT_LOSS = {"pt": "squares", "extended": "robust"}
-#: Relative step of the forward-difference Jacobian (sqrt of the float64 epsilon, as scipy's
-#: '2-point'), computed for every parameter in one vectorized pass.
-JACOBIAN_STEP = 1.49e-8
 #: A weak prior on the extended model's additions (ours): each is pulled toward its
 #: neutral value 0 by a residual PRIOR x value / scale, the scale being a large plausible
 #: value (a serial share shrinking as N^-0.5, contention adding 1 % of the time per core, half
@@ -516,8 +518,499 @@ def over_cost(r: np.ndarray) -> np.ndarray:
                     under * np.sqrt(2.0 / (np.sqrt(1.0 + (under / UNDER_SCALE) ** 2) + 1.0)))
 
 
+# --- bounded least squares -------------------------------------------------------------------
+#: Tolerances of :func:`bounded_least_squares` on the cost's change (ftol), the step (xtol) and
+#: the scaled gradient (gtol): scipy.optimize.least_squares' defaults.
+TOLERANCE = 1e-8
+#: How far a step stops short of a bound it hits (at least; the trust-region reflective
+#: method's theta).
+STEP_BACK = 0.995
+
+
+@dataclass(frozen=True)
+class LeastSquaresSolution:
+    """Where :func:`bounded_least_squares` stopped: the parameters ``x``, the ``cost``
+    0.5 ||r(x)||^2, the residual evaluations ``nfev`` and the ``status`` (scipy's codes: 0 out
+    of evaluations, 1 gradient, 2 cost, 3 step, 4 cost and step small enough)."""
+
+    x: np.ndarray
+    cost: float
+    nfev: int
+    status: int
+
+
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """Run the block's linear algebra on one BLAS thread (threadpoolctl), whatever the
+    process's setting; the environment is left alone.
+
+    The fit's matrices are small (a Jacobian of at most a few thousand rows by about fifteen
+    columns): an SVD of one takes a fraction of a millisecond on one core, and BLAS threads
+    cost more in waking and waiting for each other than they save, most of all on a busy
+    machine (on a 935-configuration campaign, two threads made the fit 2x slower on an idle
+    2-core machine and over 10x slower beside two CPU-bound jobs).
+    """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1, user_api="blas"):
+        yield
+
+
+_EPS = float(np.finfo(float).eps)
+
+
+def _norm(v: np.ndarray) -> float:
+    """The Euclidean norm of a vector (as np.linalg.norm computes it, without its overhead:
+    the solver takes a few dozen per step)."""
+    return math.sqrt(v @ v)
+
+
+def bounded_least_squares(residuals: Callable[[np.ndarray], np.ndarray],
+                          jacobian: Callable[[np.ndarray], np.ndarray], x0: np.ndarray,
+                          lower: np.ndarray, upper: np.ndarray, x_scale: np.ndarray,
+                          max_nfev: int) -> LeastSquaresSolution:
+    """Minimize 0.5 ||residuals(x)||^2 subject to lower <= x <= upper.
+
+    The trust-region reflective method (Branch, Coleman and Li 1999) as
+    ``scipy.optimize.least_squares(method="trf", tr_solver="exact", x_scale=x_scale)`` runs
+    it, step for step (same steps, radius updates and stopping rules, tolerances
+    :data:`TOLERANCE`), in NumPy: each iteration solves its trust-region problem exactly from
+    the SVD of the scaled Jacobian (More 1977), taken from the small triangle of a QR
+    factorization made once per Jacobian (J = Q R, so J D = Q (R D)). Importing
+    scipy.optimize alone took longer than a whole 935-configuration fit.
+
+    Parameters
+    ----------
+    residuals, jacobian
+        r(x), shape (m,), and its Jacobian, shape (m, n).
+    x0
+        The start (moved strictly inside the bounds).
+    lower, upper
+        Bounds, shape (n,) (infinite where there is none; lower < upper).
+    x_scale
+        The characteristic size of each parameter: the trust region is a ball in x / x_scale.
+    max_nfev
+        At most this many evaluations of ``residuals``.
+    """
+    x = _strictly_feasible(np.asarray(x0, float), lower, upper, rstep=1e-10)
+    f = residuals(x)
+    J = jacobian(x)
+    nfev = 1
+    m, n = J.shape
+    cost = 0.5 * float(f @ f)
+    g = J.T @ f
+    triangle = np.linalg.qr(np.column_stack([J, f]), mode="r")   # [R, Q^T f]
+    scale, scale_inv = x_scale, 1.0 / x_scale
+    v, dv = _coleman_li(x, g, lower, upper)
+    v[dv != 0] *= scale_inv[dv != 0]
+    radius = _norm(x * scale_inv / v**0.5) or 1.0
+    alpha = 0.0  # the Levenberg-Marquardt parameter of the last step
+    status = None
+    while True:
+        v, dv = _coleman_li(x, g, lower, upper)
+        g_norm = float(np.max(np.abs(g * v)))
+        if g_norm < TOLERANCE:
+            status = 1
+        if status is not None or nfev == max_nfev:
+            break
+        v[dv != 0] *= scale_inv[dv != 0]
+        d = v**0.5 * scale                    # x = d x_hat: the scaled ("hat") variables
+        diag_h = g * dv * scale
+        g_h = d * g
+        J_h = J * d
+        # the SVD of [J_h; diag(diag_h)^0.5] = [Q 0; 0 I] [R d; diag(diag_h)^0.5]
+        U, s, Vt = np.linalg.svd(np.vstack([triangle[:, :n] * d, np.diag(diag_h**0.5)]),
+                                 full_matrices=False)
+        uf = U[:len(triangle)].T @ triangle[:, n]
+        theta = max(STEP_BACK, 1.0 - g_norm)
+        reduction = -1.0
+        while reduction <= 0 and nfev < max_nfev:
+            p_h, alpha = _trust_region_step(m, uf, s, Vt.T, radius, alpha)
+            step, step_h, predicted = _select_step(x, J_h, diag_h, g_h, d * p_h, p_h, d,
+                                                   radius, lower, upper, theta)
+            x_new = _strictly_feasible(x + step, lower, upper, rstep=0.0)
+            f_new = residuals(x_new)
+            nfev += 1
+            step_h_norm = _norm(step_h)
+            if not np.all(np.isfinite(f_new)):
+                radius = 0.25 * step_h_norm
+                continue
+            cost_new = 0.5 * float(f_new @ f_new)
+            reduction = cost - cost_new
+            ratio = (reduction / predicted if predicted > 0
+                     else 1.0 if predicted == reduction == 0 else 0.0)
+            new_radius = radius
+            if ratio < 0.25:
+                new_radius = 0.25 * step_h_norm
+            elif ratio > 0.75 and step_h_norm > 0.95 * radius:
+                new_radius = 2.0 * radius
+            status = _converged(reduction, cost, _norm(step), _norm(x), ratio)
+            if status is not None:
+                break
+            alpha *= radius / new_radius
+            radius = new_radius
+        if reduction > 0:
+            x, f, cost = x_new, f_new, cost_new
+            J = jacobian(x)
+            g = J.T @ f
+            triangle = np.linalg.qr(np.column_stack([J, f]), mode="r")
+    return LeastSquaresSolution(x=x, cost=cost, nfev=nfev, status=status or 0)
+
+
+def bounded_minimum(func: Callable[[float], float], low: float, high: float, *,
+                    xatol: float = 1e-5, max_evaluations: int = 500) -> float:
+    """The x in [low, high] where ``func`` is least: Brent's method (golden sections and
+    parabolic steps) as ``scipy.optimize.minimize_scalar(method="bounded",
+    options={"xatol": xatol})`` runs it, step for step, without importing scipy.optimize
+    (a fifth of a second: more than choosing a configuration from a fitted model)."""
+    golden_mean = 0.5 * (3.0 - math.sqrt(5.0))
+    sqrt_eps = math.sqrt(2.2e-16)
+    a, b = low, high
+    xf = second = third = a + golden_mean * (b - a)   # best, second best, previous second
+    fx = f_second = f_third = func(xf)
+    step = previous = 0.0
+    middle = 0.5 * (a + b)
+    tol1 = sqrt_eps * abs(xf) + xatol / 3.0
+    tol2 = 2.0 * tol1
+    evaluations = 1
+    while abs(xf - middle) > tol2 - 0.5 * (b - a):
+        golden = True
+        if abs(previous) > tol1:                       # try a parabola through the three
+            golden = False
+            r = (xf - second) * (fx - f_third)
+            q = (xf - third) * (fx - f_second)
+            p = (xf - third) * q - (xf - second) * r
+            q = 2.0 * (q - r)
+            if q > 0.0:
+                p = -p
+            q = abs(q)
+            r, previous = previous, step
+            if abs(p) < abs(0.5 * q * r) and q * (a - xf) < p < q * (b - xf):
+                step = (p + 0.0) / q
+                x = xf + step
+                if (x - a) < tol2 or (b - x) < tol2:
+                    step = tol1 * (np.sign(middle - xf) + ((middle - xf) == 0))
+            else:
+                golden = True
+        if golden:
+            previous = (a if xf >= middle else b) - xf
+            step = golden_mean * previous
+        x = xf + (np.sign(step) + (step == 0)) * max(abs(step), tol1)
+        fu = func(x)
+        evaluations += 1
+        if fu <= fx:
+            if x >= xf:
+                a = xf
+            else:
+                b = xf
+            third, f_third = second, f_second
+            second, f_second = xf, fx
+            xf, fx = x, fu
+        else:
+            if x < xf:
+                a = x
+            else:
+                b = x
+            if fu <= f_second or second == xf:
+                third, f_third = second, f_second
+                second, f_second = x, fu
+            elif fu <= f_third or third in (xf, second):
+                third, f_third = x, fu
+        middle = 0.5 * (a + b)
+        tol1 = sqrt_eps * abs(xf) + xatol / 3.0
+        tol2 = 2.0 * tol1
+        if evaluations >= max_evaluations:
+            break
+    return float(xf)
+
+
+def _converged(reduction: float, cost: float, step_norm: float, x_norm: float,
+               ratio: float) -> int | None:
+    small_cost = reduction < TOLERANCE * cost and ratio > 0.25
+    small_step = step_norm < TOLERANCE * (TOLERANCE + x_norm)
+    if small_cost or small_step:
+        return 4 if small_cost and small_step else 2 if small_cost else 3
+    return None
+
+
+def _coleman_li(x: np.ndarray, g: np.ndarray, lower: np.ndarray, upper: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """The Coleman-Li scaling vector v (the distance to the bound the anti-gradient points
+    at, 1 where there is none) and its derivative."""
+    v, dv = np.ones_like(x), np.zeros_like(x)
+    towards_upper = (g < 0) & np.isfinite(upper)
+    v[towards_upper] = upper[towards_upper] - x[towards_upper]
+    dv[towards_upper] = -1.0
+    towards_lower = (g > 0) & np.isfinite(lower)
+    v[towards_lower] = x[towards_lower] - lower[towards_lower]
+    dv[towards_lower] = 1.0
+    return v, dv
+
+
+def _strictly_feasible(x: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+                       rstep: float) -> np.ndarray:
+    """``x`` moved off the bounds it is on (or within ``rstep`` relative of): by rstep, or to
+    the next float when rstep is 0; to the middle where the bounds are closer than that."""
+    out = x.copy()
+    if rstep == 0:
+        at_lower, at_upper = x <= lower, x >= upper
+        out[at_lower] = np.nextafter(lower[at_lower], upper[at_lower])
+        out[at_upper] = np.nextafter(upper[at_upper], lower[at_upper])
+    else:
+        below, above = x - lower, upper - x
+        at_lower = np.isfinite(lower) & (below <= np.minimum(
+            above, rstep * np.maximum(1.0, np.abs(lower))))
+        at_upper = np.isfinite(upper) & (above <= np.minimum(
+            below, rstep * np.maximum(1.0, np.abs(upper))))
+        at_lower &= ~at_upper
+        out[at_lower] = lower[at_lower] + rstep * np.maximum(1.0, np.abs(lower[at_lower]))
+        out[at_upper] = upper[at_upper] - rstep * np.maximum(1.0, np.abs(upper[at_upper]))
+    tight = (out < lower) | (out > upper)
+    out[tight] = 0.5 * (lower[tight] + upper[tight])
+    return out
+
+
+def _trust_region_step(m: int, uf: np.ndarray, s: np.ndarray, V: np.ndarray, radius: float,
+                       alpha: float) -> tuple[np.ndarray, float]:
+    """The least-squares step within ``radius`` from the SVD J = U diag(s) V^T (uf = U^T f),
+    and its Levenberg-Marquardt parameter alpha ((J^T J + alpha I) p = -J^T f): the
+    Gauss-Newton step when it fits, else alpha by More's safeguarded Newton iteration
+    (relative tolerance 0.01, at most 10 iterations), ``alpha`` the last one as a start."""
+    n = s.size
+    suf = s * uf
+
+    def phi(a: float) -> tuple[float, float]:
+        """||p(a)|| - radius and its derivative in a."""
+        denominator = s**2 + a
+        p_norm = _norm(suf / denominator)
+        return p_norm - radius, -float(np.sum(suf**2 / denominator**3)) / p_norm
+
+    full_rank = m >= n and s[-1] > _EPS * m * s[0]
+    if full_rank:
+        p = -V @ (uf / s)
+        if _norm(p) <= radius:
+            return p, 0.0
+    alpha_upper = _norm(suf) / radius
+    alpha_lower = 0.0
+    if full_rank:
+        value, slope = phi(0.0)
+        alpha_lower = -value / slope
+    if not full_rank and alpha == 0:
+        alpha = max(0.001 * alpha_upper, (alpha_lower * alpha_upper) ** 0.5)
+    for _ in range(10):
+        if alpha < alpha_lower or alpha > alpha_upper:
+            alpha = max(0.001 * alpha_upper, (alpha_lower * alpha_upper) ** 0.5)
+        value, slope = phi(alpha)
+        if value < 0:
+            alpha_upper = alpha
+        newton = value / slope
+        alpha_lower = max(alpha_lower, alpha - newton)
+        alpha -= (value + radius) * newton / radius
+        if abs(value) < 0.01 * radius:
+            break
+    p = -V @ (suf / (s**2 + alpha))
+    return p * (radius / _norm(p)), alpha
+
+
+def _step_to_bound(x: np.ndarray, s: np.ndarray, lower: np.ndarray, upper: np.ndarray
+                   ) -> tuple[float, np.ndarray]:
+    """The smallest t >= 0 putting x + t s on a bound, and which bounds it reaches there
+    (-1 lower, 1 upper, 0 none)."""
+    moving = s != 0
+    steps = np.full(x.shape, np.inf)
+    with np.errstate(over="ignore"):
+        steps[moving] = np.maximum((lower - x)[moving] / s[moving],
+                                   (upper - x)[moving] / s[moving])
+    t = float(np.min(steps))
+    return t, np.equal(steps, t) * np.sign(s).astype(int)
+
+
+def _quadratic(J: np.ndarray, g: np.ndarray, diag: np.ndarray, s: np.ndarray) -> float:
+    """0.5 s^T (J^T J + diag(diag)) s + g^T s."""
+    Js = J @ s
+    return 0.5 * float(Js @ Js + (s * diag) @ s) + float(s @ g)
+
+
+def _line_minimum(a: float, b: float, c: float, low: float, high: float
+                  ) -> tuple[float, float]:
+    """The minimum of a t^2 + b t + c over [low, high]: (t, value)."""
+    t = [low, high]
+    if a != 0 and low < -0.5 * b / a < high:
+        t.append(-0.5 * b / a)
+    values = [x * (a * x + b) + c for x in t]
+    best = int(np.argmin(values))
+    return t[best], values[best]
+
+
+def _select_step(x: np.ndarray, J_h: np.ndarray, diag_h: np.ndarray, g_h: np.ndarray,
+                 p: np.ndarray, p_h: np.ndarray, d: np.ndarray, radius: float,
+                 lower: np.ndarray, upper: np.ndarray, theta: float
+                 ) -> tuple[np.ndarray, np.ndarray, float]:
+    """The trust-region reflective step: the trust-region step when inside the bounds,
+    else the best (lowest model value) of that step cut at the first bound it crosses (times
+    ``theta``), its reflection off that bound and the Cauchy step along the anti-gradient;
+    with the reduction the quadratic model predicts. Steps in x and in the scaled variables."""
+    if np.all((x + p >= lower) & (x + p <= upper)):
+        return p, p_h, -_quadratic(J_h, g_h, diag_h, p_h)
+    p_stride, hits = _step_to_bound(x, p, lower, upper)
+    r_h = p_h.copy()
+    r_h[hits.astype(bool)] *= -1.0
+    r = d * r_h
+    p = p * p_stride
+    p_h = p_h * p_stride
+    x_on_bound = x + p
+    # along the reflection: to the trust region's boundary, or to a bound
+    a, b, c = r_h @ r_h, p_h @ r_h, p_h @ p_h - radius**2
+    q = -(b + np.copysign(np.sqrt(b * b - a * c), b))
+    to_region = max(q / a, c / q)
+    to_bound, _ = _step_to_bound(x_on_bound, r, lower, upper)
+    r_stride = min(to_bound, to_region)
+    if r_stride > 0:
+        r_low = (1.0 - theta) * p_stride / r_stride
+        r_high = theta * to_bound if r_stride == to_bound else to_region
+    else:
+        r_low, r_high = 0.0, -1.0
+    r_value = np.inf
+    if r_low <= r_high:
+        Jr, Jp = J_h @ r_h, J_h @ p_h
+        a = 0.5 * float(Jr @ Jr + (r_h * diag_h) @ r_h)
+        b = float(g_h @ r_h + Jp @ Jr + (p_h * diag_h) @ r_h)
+        c = 0.5 * float(Jp @ Jp) + float(g_h @ p_h) + 0.5 * float((p_h * diag_h) @ p_h)
+        r_stride, r_value = _line_minimum(a, b, c, r_low, r_high)
+        r_h = p_h + r_h * r_stride
+        r = r_h * d
+    p = p * theta
+    p_h = p_h * theta
+    p_value = _quadratic(J_h, g_h, diag_h, p_h)
+    ag_h = -g_h
+    ag = d * ag_h
+    to_region = radius / _norm(ag_h)
+    to_bound, _ = _step_to_bound(x, ag, lower, upper)
+    ag_stride = theta * to_bound if to_bound < to_region else to_region
+    Jg = J_h @ ag_h
+    a = 0.5 * float(Jg @ Jg + (ag_h * diag_h) @ ag_h)
+    ag_stride, ag_value = _line_minimum(a, float(g_h @ ag_h), 0.0, 0.0, ag_stride)
+    if p_value < r_value and p_value < ag_value:
+        return p, p_h, -p_value
+    if r_value < p_value and r_value < ag_value:
+        return r, r_h, -r_value
+    return ag * ag_stride, ag_h * ag_stride, -ag_value
+
+
 def _arrays(*values: Any) -> list[np.ndarray]:
     return [np.asarray(v, dtype=float).ravel() for v in values]
+
+
+def over_cost_slope(r: np.ndarray) -> np.ndarray:
+    """The derivative of :func:`over_cost` at ``r``."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        over = (r / OVER_SCALE) ** 2
+        above = np.where(over > 0, np.sqrt(over / np.log1p(over)) / (1.0 + over), 1.0)
+        spread = np.sqrt(1.0 + (np.minimum(r, 0.0) / UNDER_SCALE) ** 2)
+        below = 1.0 / (spread * np.sqrt(2.0 / (spread + 1.0)))
+    return np.where(r > 0, above, below)
+
+
+class _Objective:
+    """The residuals a fit minimizes (:func:`fit_model`) and their Jacobian, in the free
+    parameters of ``spec`` followed by the per-input deviations (one per input level, when the
+    model has them and there are several inputs).
+
+    Residuals: per configuration, the energy's (and with ``t_meas`` the time's) log error
+    through :func:`over_cost` (``robust``) or relative error; then the deviations times
+    ``deviation_penalty``; then the extended model's additions times ``prior`` over their
+    :data:`PRIOR_SCALE`. A residual that is not finite reads 1e6 (with no slope). The
+    Jacobian is analytic: log E = log P + log T, each parameter in one of them.
+    """
+
+    def __init__(self, spec: ModelSpec, f: np.ndarray, p: np.ndarray, n: np.ndarray,
+                 energy: np.ndarray, t_meas: np.ndarray | None, *, robust: bool,
+                 deviation_penalty: float, prior: float) -> None:
+        self.spec, self.f, self.p, self.n = spec, f, p, n
+        self.energy, self.t_meas, self.robust = energy, t_meas, robust
+        self.deviation_penalty, self.prior = deviation_penalty, prior
+        self.fixed = held_parameters(spec, f, t_meas is not None, n)
+        self.free = [k for k in spec.params if k not in self.fixed]
+        residual_count = f.size * (2 if t_meas is not None else 1)
+        if residual_count < len(self.free):
+            raise UsageError(f"model {spec.name} has {len(self.free)} free parameters; "
+                             f"{f.size} configuration(s) give only {residual_count} residuals")
+        index = [spec.params.index(k) for k in self.free]
+        levels = np.unique(n) if spec.input_deviations else np.empty(0)
+        self.levels = levels if levels.size >= 2 else np.empty(0)
+        self.which = np.searchsorted(self.levels, n) if self.levels.size else None
+        bound = [DEVIATION_BOUND] * self.levels.size
+        self.lower = np.array([spec.lower[i] for i in index] + [-b for b in bound])
+        self.upper = np.array([spec.upper[i] for i in index] + bound)
+        self.shrunk = np.array([i for i, k in enumerate(self.free)
+                                if k in PRIOR_SCALE and prior > 0], int)
+        self.shrink_scale = np.array([PRIOR_SCALE[self.free[i]] for i in self.shrunk])
+        power_basis = {"c1": p * f**3, "c2": p * f, "c3": np.ones_like(f)}
+        self.power_columns = [(i, power_basis[k]) for i, k in enumerate(self.free)
+                              if k in power_basis]
+        self.time_columns = [(i, k) for i, k in enumerate(self.free) if k not in power_basis]
+        size = len(self.free) + self.levels.size
+        self.in_level = (np.equal.outer(np.arange(self.levels.size), self.which).astype(float)
+                         if self.which is not None else None)
+        penalties = [self.deviation_penalty * np.eye(self.levels.size, size, len(self.free))]
+        shrinking = np.zeros((self.shrunk.size, size))
+        shrinking[np.arange(self.shrunk.size), self.shrunk] = prior / self.shrink_scale
+        self.penalty_rows = np.concatenate([*penalties, shrinking])
+        self._last: tuple[np.ndarray, Any] | None = None
+
+    def unpack(self, x: np.ndarray) -> dict[str, float]:
+        """Every parameter of the model (the held ones too) at ``x``."""
+        return dict(self.fixed) | dict(zip(self.free, x[:len(self.free)].tolist(), strict=True))
+
+    def _errors(self, x: np.ndarray) -> tuple[dict[str, float], np.ndarray, list[np.ndarray],
+                                               list[np.ndarray]]:
+        """The parameters, the power, the ratios predicted / measured (energy, then time)
+        and their fit residuals; those of the last ``x`` again without computing them (the
+        solver asks for the Jacobian where it has just evaluated the residuals)."""
+        if self._last is not None and np.array_equal(self._last[0], x):
+            return self._last[1]
+        theta = self.unpack(x)
+        t = self.spec.time_of(theta, self.f, self.p, self.n)
+        if self.which is not None:
+            t = t * np.exp(x[len(self.free):][self.which])
+        power = pt_power(self.f, self.p, theta["c1"], theta["c2"], theta["c3"])
+        ratios = [power * t / self.energy]
+        if self.t_meas is not None:
+            ratios.append(t / self.t_meas)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            errors = [over_cost(np.log(q)) if self.robust else q - 1.0 for q in ratios]
+        self._last = (x.copy(), (theta, power, ratios, errors))
+        return theta, power, ratios, errors
+
+    def residuals(self, x: np.ndarray) -> np.ndarray:
+        errors = list(self._errors(x)[3])
+        if self.which is not None:
+            errors.append(self.deviation_penalty * x[len(self.free):])
+        if self.shrunk.size:
+            errors.append(self.prior * x[self.shrunk] / self.shrink_scale)
+        r = np.concatenate(errors)
+        return np.where(np.isfinite(r), r, 1e6)
+
+    def jacobian(self, x: np.ndarray) -> np.ndarray:
+        theta, power, ratios, errors = self._errors(x)
+        gradient = self.spec.log_time_gradient(theta, self.f, self.p, self.n)
+        m, free = self.f.size, len(self.free)
+        Jt = np.zeros((free + self.levels.size, m * len(ratios) + len(self.penalty_rows)))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            for block, (q, error) in enumerate(zip(ratios, errors, strict=True)):
+                slope = over_cost_slope(np.log(q)) if self.robust else q
+                slope = np.where(np.isfinite(error), slope, 0.0)
+                columns = Jt[:, block * m:(block + 1) * m]
+                for i, k in self.time_columns:
+                    columns[i] = slope * gradient[k]
+                if self.in_level is not None:
+                    columns[free:] = self.in_level * slope
+                if block == 0:                   # the power is in the energy, not the time
+                    for i, basis in self.power_columns:
+                        columns[i] = slope * basis / power
+        Jt[:, m * len(ratios):] = self.penalty_rows.T
+        finite = np.isfinite(Jt)
+        return (Jt if finite.all() else np.where(finite, Jt, 0.0)).T
 
 
 def fit_model(f: Any, p: Any, n: Any, energy: Any, time: Any | None = None, *,
@@ -534,8 +1027,6 @@ def fit_model(f: Any, p: Any, n: Any, energy: Any, time: Any | None = None, *,
     the whole fit. ``prior`` weighs the extended model's additions toward their
     neutral values (:data:`PRIOR_SCALE`).
     """
-    from scipy.optimize import least_squares
-
     spec = get_model(model)
     f, p, n, energy = _arrays(f, p, n, energy)
     t_meas = None if time is None else _arrays(time)[0]
@@ -552,116 +1043,60 @@ def fit_model(f: Any, p: Any, n: Any, energy: Any, time: Any | None = None, *,
     if loss == "squares" and screen:
         return _screened_squares(f, p, n, energy, t_meas, model=model, starts=starts, seed=seed,
                                  deviation_penalty=deviation_penalty, prior=prior)
-    robust = loss == "robust"
-    fixed = held_parameters(spec, f, t_meas is not None, n)
-    free = [k for k in spec.params if k not in fixed]
-    residual_count = f.size * (2 if t_meas is not None else 1)
-    if residual_count < len(free):
-        raise UsageError(f"model {spec.name} has {len(free)} free parameters; "
-                         f"{f.size} configuration(s) give only {residual_count} residuals")
-    index = [spec.params.index(k) for k in free]
-    levels = np.unique(n) if spec.input_deviations else np.empty(0)
-    if levels.size < 2:
-        levels = np.empty(0)
-    which = np.searchsorted(levels, n) if levels.size else None
-    n_model = len(free)
-    lower = np.array([spec.lower[i] for i in index] + [-DEVIATION_BOUND] * levels.size)
-    upper = np.array([spec.upper[i] for i in index] + [DEVIATION_BOUND] * levels.size)
-
-    def unpack(x: np.ndarray) -> dict[str, Any]:
-        """Parameters of one vector (floats) or of a batch of rows (columns of shape (k, 1))."""
-        theta: dict[str, Any] = dict(fixed)
-        if x.ndim == 1:
-            theta.update(zip(free, x[:n_model].tolist(), strict=True))
-        else:
-            theta.update((k, x[:, [i]]) for i, k in enumerate(free))
-        return theta
-
-    def batch_residuals(X: np.ndarray) -> np.ndarray:
-        """The residuals of every row of X at once, shape (rows, residuals)."""
-        theta = unpack(X)
-        t = spec.time_of(theta, f, p, n) * np.ones((len(X), 1))
-        if which is not None:
-            t = t * np.exp(X[:, n_model:][:, which])
-        e = pt_power(f, p, theta["c1"], theta["c2"], theta["c3"]) * t
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            if robust:
-                parts = [over_cost(np.log(e / energy))]
-                if t_meas is not None:
-                    parts.append(over_cost(np.log(t / t_meas)))
+    objective = _Objective(spec, f, p, n, energy, t_meas, robust=loss == "robust",
+                           deviation_penalty=deviation_penalty, prior=prior)
+    free, levels, lower, upper = objective.free, objective.levels, objective.lower, objective.upper
+    with one_blas_thread():
+        init = _initial(spec, f, p, n, energy, t_meas)
+        x0 = np.array([init.get(k, spec.lower[spec.params.index(k)]) for k in free]
+                      + [0.0] * levels.size)
+        x0 = np.clip(x0, lower, upper)
+        rng = np.random.default_rng(seed)
+        scale_free = [k in spec.scale for k in free] + [False] * levels.size
+        magnitude = np.where(np.abs(x0) > 0, np.abs(x0), 1.0)
+        for i, is_scale in enumerate(scale_free):
+            if is_scale and x0[i] == 0:
+                magnitude[i] = 1e-2 * max(float(np.max(np.abs(x0[scale_free]))), 1e-6)
+        best = None
+        hits = used = 0
+        for k in range(max(1, starts)):
+            if k == 0:
+                start = x0.copy()
             else:
-                parts = [e / energy - 1.0]
-                if t_meas is not None:
-                    parts.append(t / t_meas - 1.0)
-        if which is not None:
-            parts.append(deviation_penalty * X[:, n_model:])
-        if shrunk.size:
-            parts.append(prior * X[:, shrunk] / shrink_scale)
-        r = np.concatenate(parts, axis=1)
-        return np.where(np.isfinite(r), r, 1e6)
-
-    def residuals(x: np.ndarray) -> np.ndarray:
-        return batch_residuals(x[None, :])[0]
-
-    def jacobian(x: np.ndarray) -> np.ndarray:
-        """Forward differences, every column in one batch (steps away from the bounds)."""
-        step = JACOBIAN_STEP * np.maximum(1.0, np.abs(x))
-        step = np.where(x + step > upper, -step, step)
-        rows = batch_residuals(np.vstack([x, x + np.diag(step)]))
-        return ((rows[1:] - rows[0]) / step[:, None]).T
-
-    shrunk = np.array([i for i, k in enumerate(free) if k in PRIOR_SCALE and prior > 0], int)
-    shrink_scale = np.array([PRIOR_SCALE[free[i]] for i in shrunk])
-    init = _initial(spec, f, p, n, energy, t_meas)
-    x0 = np.array([init.get(k, spec.lower[spec.params.index(k)]) for k in free]
-                  + [0.0] * levels.size)
-    x0 = np.clip(x0, lower, upper)
-    rng = np.random.default_rng(seed)
-    scale_free = [k in spec.scale for k in free] + [False] * levels.size
-    magnitude = np.where(np.abs(x0) > 0, np.abs(x0), 1.0)
-    for i, is_scale in enumerate(scale_free):
-        if is_scale and x0[i] == 0:
-            magnitude[i] = 1e-2 * max(float(np.max(np.abs(x0[scale_free]))), 1e-6)
-    best = None
-    hits = used = 0
-    for k in range(max(1, starts)):
-        if k == 0:
-            start = x0.copy()
-        else:
-            start = np.empty_like(x0)
-            for i, name in enumerate([*free, *["delta"] * levels.size]):
-                if name == "delta":
-                    start[i] = 0.0
-                elif scale_free[i]:
-                    start[i] = magnitude[i] * np.exp(rng.uniform(-1.5, 1.5))
-                else:
-                    hi = min(upper[i], 3.0)
-                    start[i] = rng.uniform(lower[i], hi)
-                    if name == "w":
-                        start[i] = rng.uniform(0.5, 1.0)
-                    elif name == "k":
-                        start[i] = rng.uniform(0.0, 0.01)
-        start = np.clip(start, lower, upper)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            fitted = least_squares(residuals, start, jac=jacobian, bounds=(lower, upper),
-                                   method="trf",
-                                   x_scale=np.maximum(magnitude, 1e-12), max_nfev=100 * x0.size)
-        if best is not None and fitted.cost <= best.cost * (1 + AGREE) + 1e-15:
-            hits += 1
-        if best is None or fitted.cost < best.cost * (1 - AGREE) - 1e-15:
-            hits = 1
-        if best is None or fitted.cost < best.cost:
-            best = fitted
-        used = k + 1
-        if hits >= AGREEING_STARTS:
-            break
+                start = np.empty_like(x0)
+                for i, name in enumerate([*free, *["delta"] * levels.size]):
+                    if name == "delta":
+                        start[i] = 0.0
+                    elif scale_free[i]:
+                        start[i] = magnitude[i] * np.exp(rng.uniform(-1.5, 1.5))
+                    else:
+                        hi = min(upper[i], 3.0)
+                        start[i] = rng.uniform(lower[i], hi)
+                        if name == "w":
+                            start[i] = rng.uniform(0.5, 1.0)
+                        elif name == "k":
+                            start[i] = rng.uniform(0.0, 0.01)
+            start = np.clip(start, lower, upper)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                fitted = bounded_least_squares(objective.residuals, objective.jacobian, start,
+                                               lower, upper, np.maximum(magnitude, 1e-12),
+                                               100 * x0.size)
+            if best is not None and fitted.cost <= best.cost * (1 + AGREE) + 1e-15:
+                hits += 1
+            if best is None or fitted.cost < best.cost * (1 - AGREE) - 1e-15:
+                hits = 1
+            if best is None or fitted.cost < best.cost:
+                best = fitted
+            used = k + 1
+            if hits >= AGREEING_STARTS:
+                break
     assert best is not None
-    theta = unpack(best.x)
-    deviation = {float(level): float(d) for level, d in zip(levels, best.x[n_model:],
+    theta = objective.unpack(best.x)
+    deviation = {float(level): float(d) for level, d in zip(levels, best.x[len(free):],
                                                               strict=True)}
     fitted = FittedModel(model=spec.name, params={k: float(theta[k]) for k in spec.params},
-                         fixed=tuple(fixed), with_time=t_meas is not None,
+                         fixed=tuple(objective.fixed), with_time=t_meas is not None,
                          cost=float(best.cost), starts=used, input_deviation=deviation,
                          deviation_penalty=deviation_penalty)
     low = np.flatnonzero(fitted.predict_energy(f, p, n) >= FAILED_RATIO * energy)
@@ -682,17 +1117,54 @@ def _screened_squares(f: np.ndarray, p: np.ndarray, n: np.ndarray, energy: np.nd
     return replace(fitted, suspect=screening.suspect)
 
 
+def nonnegative_least_squares(A: Any, b: Any) -> np.ndarray:
+    """argmin ||A x - b|| subject to x >= 0, for each of a stack of problems with a few
+    columns (A: (..., m, n), b: (..., m); x: (..., n)).
+
+    Exact, by enumeration (what scipy.optimize.nnls finds, without importing scipy.optimize):
+    the solution is the least-squares solution on the columns it uses, so it is the best of
+    the least-squares solutions on each subset of the columns that are positive (2^n - 1
+    subsets, from the equilibrated normal equations; subsets of dependent columns are passed
+    over, and on a tie the larger subset, then the one of lower column indices, wins).
+    """
+    A, b = np.asarray(A, float), np.asarray(b, float)
+    n = A.shape[-1]
+    gram = np.einsum("...mi,...mj->...ij", A, A)
+    moment = np.einsum("...mi,...m->...i", A, b)
+    best = np.zeros((*A.shape[:-2], n))
+    best_value = np.zeros(A.shape[:-2])            # x^T G x - 2 h^T x at x = 0
+    for size in range(n, 0, -1):
+        for subset in itertools.combinations(range(n), size):
+            columns = list(subset)
+            G = gram[..., columns, :][..., columns]
+            h = moment[..., columns]
+            norms = np.sqrt(np.diagonal(G, axis1=-2, axis2=-1))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                unit = 1.0 / np.where(norms > 0, norms, np.inf)
+                C = G * unit[..., :, None] * unit[..., None, :]
+                independent = (norms > 0).all(axis=-1) & (np.linalg.det(C) > 1e-10)
+                C[~independent] = np.eye(size)
+                x = np.linalg.solve(C, (h * unit)[..., None])[..., 0] * unit
+            value = -np.sum(h * x, axis=-1)              # at the subset's solution
+            better = independent & (x > 0).all(axis=-1) & (value < best_value)
+            best_value = np.where(better, value, best_value)
+            best[..., columns] = np.where(better[..., None], x, best[..., columns])
+            best[..., [k for k in range(n) if k not in subset]] *= ~better[..., None]
+    return best
+
+
 def _initial(spec: ModelSpec, f: np.ndarray, p: np.ndarray, n: np.ndarray, energy: np.ndarray,
              t_meas: np.ndarray | None) -> dict[str, float]:
-    """The data-driven start (module docstring)."""
-    from scipy.optimize import nnls
-
-    basis = np.column_stack([p * f**3, p * f, np.ones_like(f)])
+    """The data-driven start (module docstring). At a single frequency the leakage power c2
+    is held at 0, so the power is fitted without it."""
+    one_frequency = np.unique(f).size < 2
+    basis = np.column_stack([p * f**3, np.ones_like(f)] if one_frequency
+                            else [p * f**3, p * f, np.ones_like(f)])
     logn = np.log(n)
     varied = np.ptp(logn) > 0
     theta: dict[str, float] = {}
     if t_meas is not None:
-        c, _ = nnls(basis / (energy / t_meas)[:, None], np.ones_like(f))
+        c = nonnegative_least_squares(basis / (energy / t_meas)[:, None], np.ones_like(f))
         best = (np.inf, 0.0, 1.0, 0.9)
         for w in _W_GRID:
             y = np.log(t_meas * f / (1.0 - w + w / p))
@@ -706,19 +1178,18 @@ def _initial(spec: ModelSpec, f: np.ndarray, p: np.ndarray, n: np.ndarray, energ
             if err < best[0]:
                 best = (err, icept, slope, w)
         _, icept, d2, w = best
-        theta.update(c1=c[0], c2=c[1], c3=c[2], d1=float(np.exp(icept)), d2=d2, w=w)
+        theta.update(d1=float(np.exp(icept)), d2=d2, w=w)
     else:
-        best_e = (np.inf, np.zeros(3), 1.0, 0.9)
-        for w in _W_GRID:
-            for d2 in _D2_GRID:
-                shape = n**d2 * (1.0 - w + w / p) / f
-                A = basis * (shape / energy)[:, None]
-                c, _ = nnls(A, np.ones_like(f))
-                err = float(np.sum((A @ c - 1.0) ** 2))
-                if err < best_e[0]:
-                    best_e = (err, c, d2, w)
-        _, c, d2, w = best_e
-        theta.update(c1=c[0], c2=c[1], c3=c[2], d1=1.0, d2=d2, w=w)
+        w_grid, d2_grid = (np.repeat(_W_GRID, len(_D2_GRID))[:, None],
+                           np.tile(_D2_GRID, len(_W_GRID))[:, None])
+        shape = n**d2_grid * (1.0 - w_grid + w_grid / p) / f          # (grid, configs)
+        A = basis * (shape / energy)[:, :, None]
+        coefficients = nonnegative_least_squares(A, np.ones_like(f))
+        err = np.sum((np.einsum("gmi,gi->gm", A, coefficients) - 1.0) ** 2, axis=1)
+        chosen = int(np.argmin(err))                   # the first of equal errors, as before
+        c = coefficients[chosen]
+        theta.update(d1=1.0, d2=float(d2_grid[chosen, 0]), w=float(w_grid[chosen, 0]))
+    theta.update(c1=c[0], c2=0.0 if one_frequency else c[1], c3=c[-1])
     if "d3" in spec.params:
         theta["d3"] = 0.05
     if "m" in spec.params:
@@ -1093,8 +1564,6 @@ def fit_energy(configs: pd.DataFrame, *, model: str = "extended", n_train: int |
             raise UsageError(f"model {model} needs at least {needed} training configurations "
                              f"({'time and energy' if with_time else 'energy only'}); got "
                              f"{train.size}")
-    import scipy.optimize  # noqa: F401 (loaded before the clock starts: fit time, not import)
-
     started = _time.perf_counter()
     selection: dict[str, float] = {}
     candidates: dict[str, FittedModel] = {}

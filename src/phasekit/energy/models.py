@@ -54,11 +54,13 @@ __all__ = [
     "MODELS",
     "MODEL_ALIASES",
     "ModelSpec",
+    "extended_log_time_gradient",
     "extended_time",
     "get_model",
     "model_name",
     "optimal_frequency",
     "pt_energy",
+    "pt_log_time_gradient",
     "pt_power",
     "pt_time",
     "seed_energy",
@@ -97,6 +99,26 @@ def extended_time(f: ArrayLike, p: ArrayLike, n: ArrayLike, d1: float, d2: float
             * (m + (1.0 - m) / f))
 
 
+def pt_log_time_gradient(f: ArrayLike, p: ArrayLike, n: ArrayLike, d1: float, d2: float,
+                         w: float) -> dict[str, Any]:
+    """d log T / d parameter of :func:`pt_time` (each broadcasting to the points' shape)."""
+    f, p, n = np.asarray(f, float), np.asarray(p, float), np.asarray(n, float)
+    return {"d1": 1.0 / d1, "d2": np.log(n), "w": (1.0 / p - 1.0) / (1.0 - w + w / p)}
+
+
+def extended_log_time_gradient(f: ArrayLike, p: ArrayLike, n: ArrayLike, d1: float, d2: float,
+                               w: float, d3: float, k: float, m: float) -> dict[str, Any]:
+    """d log T / d parameter of :func:`extended_time` (each broadcasting to the points'
+    shape)."""
+    f, p, n = np.asarray(f, float), np.asarray(p, float), np.asarray(n, float)
+    log_n = np.log(n)
+    shrinking = n ** (-d3)
+    share = (1.0 - w) * shrinking + w / p + k * (p - 1.0)
+    return {"d1": 1.0 / d1, "d2": log_n, "w": (1.0 / p - shrinking) / share,
+            "d3": (w - 1.0) * shrinking * log_n / share, "k": (p - 1.0) / share,
+            "m": (1.0 - 1.0 / f) / (m + (1.0 - m) / f)}
+
+
 def optimal_frequency(c1: float, c3: float, p: ArrayLike) -> np.ndarray | float:
     """The pt model's minimum-energy frequency at ``p`` cores: (c3 / (2 c1 p))^(1/3) GHz.
 
@@ -129,6 +151,7 @@ class ModelSpec:
     nominal: tuple[float, ...]
     description: str
     _time: Callable[..., np.ndarray]
+    _log_time_gradient: Callable[..., dict[str, Any]]
     input_deviations: bool = False
 
     def values(self, theta: Mapping[str, float] | Sequence[float]) -> dict[str, float]:
@@ -157,6 +180,12 @@ class ModelSpec:
         vectors as columns of shape (k, 1) gives one row per vector)."""
         return self._time(f, p, n, **{k: theta[k] for k in self.params[3:]})
 
+    def log_time_gradient(self, theta: Mapping[str, float], f: ArrayLike, p: ArrayLike,
+                          n: ArrayLike) -> dict[str, Any]:
+        """d log T / d parameter for each parameter of the time law, each broadcasting to
+        the points' shape (the fit's analytic Jacobian)."""
+        return self._log_time_gradient(f, p, n, **{k: theta[k] for k in self.params[3:]})
+
     def energy(self, theta: Mapping[str, float] | Sequence[float], f: ArrayLike, p: ArrayLike,
                n: ArrayLike) -> np.ndarray:
         return self.power(theta, f, p) * self.time(theta, f, p, n)
@@ -173,7 +202,7 @@ MODELS: dict[str, ModelSpec] = {
         nominal=(0.3, 0.5, 90.0, 400.0, 1.2, 0.95),
         description="Silva 2024 eqs. 4.14-4.22: P = p(c1 f^3 + c2 f) + c3, "
                     "T = d1 N^d2 (p - w p + w)/(f p)",
-        _time=pt_time),
+        _time=pt_time, _log_time_gradient=pt_log_time_gradient),
     "extended": ModelSpec(
         name="extended",
         params=("c1", "c2", "c3", "d1", "d2", "w", "d3", "k", "m"),
@@ -184,7 +213,7 @@ MODELS: dict[str, ModelSpec] = {
         description="pt's power; T = d1 N^d2 ((1 - w) N^-d3 + w/p + k (p - 1))(m + (1 - m)/f)"
                     " exp(delta_N): frequency-insensitive share, serial share shrinking with "
                     "the input, contention, per-input deviations",
-        _time=extended_time,
+        _time=extended_time, _log_time_gradient=extended_log_time_gradient,
         input_deviations=True),
 }
 #: Parameters held at 1 when only energy is measured (the time scale is not identifiable).
