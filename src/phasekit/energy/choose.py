@@ -68,6 +68,7 @@ from phasekit.energy.fit import (
     FAILED_RATIO,
     NOMINAL_FREQUENCY,
     FittedModel,
+    bounded_minimum,
     current_label,
     fit_model,
 )
@@ -622,14 +623,10 @@ def _savings(baseline: float, chosen: float) -> float:
 
 def _continuous_frequency(model: FittedModel, p: float, n: float, low: float,
                           high: float) -> float:
-    from scipy.optimize import minimize_scalar
-
     if not high > low:
         return float(low)
-    found = minimize_scalar(lambda f: float(model.predict_energy(f, p, n)),
-                            bounds=(low, high), method="bounded",
-                            options={"xatol": 1e-6 * high})
-    return float(found.x)
+    return bounded_minimum(lambda f: float(model.predict_energy(f, p, n)), low, high,
+                           xatol=1e-6 * high)
 
 
 def _key(n: float, f: float, p: float) -> tuple[float, float, int]:
