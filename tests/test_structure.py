@@ -236,9 +236,7 @@ def test_the_main_loop_facts_match_the_trace(written: dict[tuple[str, int], Path
     for rank in range(trace.n_ranks):
         on = arrays["rank"] == rank
         times, durations = arrays["time_s"][on], arrays["duration_s"][on]
-        repeated = [t for t in times if (times == t).sum() == 1]
         inside = (times >= main["first_s"] - 1) & (times <= main["last_s"] + 1)
-        assert repeated  # every call has its own time
         first, last = times[inside].min(), times[inside].max()
         window = (times >= first) & (times <= last)
         mpi += durations[window].sum()

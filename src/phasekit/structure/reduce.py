@@ -141,12 +141,11 @@ def with_context(codes: np.ndarray, signatures: tuple[Signature, ...], rank: np.
     valid = (last >= 0) & (sorted_rank[np.maximum(last, 0)] == sorted_rank)
     context = np.where(valid, sorted_codes[np.maximum(last, 0)], -1)
     bare = ~framed[sorted_codes]
-    pairs = np.unique(np.stack([sorted_codes[bare], context[bare]], axis=1), axis=0)
-    new_code = {(int(c), int(a)): len(signatures) + k for k, (c, a) in enumerate(pairs)}
-    extra = tuple(Signature(signatures[c].call, (), after=a) for c, a in new_code)
+    pairs, which = np.unique(np.stack([sorted_codes[bare], context[bare]], axis=1), axis=0,
+                             return_inverse=True)
+    extra = tuple(Signature(signatures[int(c)].call, (), after=int(a)) for c, a in pairs)
     renamed = sorted_codes.copy()
-    renamed[bare] = [new_code[(int(c), int(a))]
-                     for c, a in zip(sorted_codes[bare], context[bare], strict=True)]
+    renamed[bare] = len(signatures) + which.reshape(-1)
     out = np.empty_like(codes)
     out[order] = renamed
     return out, signatures + extra
