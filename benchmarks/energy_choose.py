@@ -1,14 +1,39 @@
-"""Regret of `energy choose` on the 22 real PaScal campaigns: measured energy of the
-chosen configuration / the lowest measured energy of its input - 1, mean and worst over the
-5 inputs, then the mean over the campaigns.
+"""How good and how sure the choices of `energy choose` are on the 22 real PaScal campaigns,
+against Gaussian-process Bayesian optimization with the same start and budget.
 
-The model (``fit_model``'s default at the time of the run) is fitted on (a) every
-configuration and (b) 10 training configurations: the ``doptimal`` design and ``random``
-ones (seeds 0-4); from each 10-configuration start, 1 to 4 rounds of
-:func:`phasekit.energy.suggest.suggest` each measure 5 more configurations (read from the
-campaign, which measured all), against 5 random ones per round. Baselines: "maximum
-frequency, all cores" and "the best core count at the maximum frequency" (both measured),
-and a smoothed oracle (:func:`smoothed_oracle`: the regret's noise floor).
+Every campaign measured every configuration of its grid once, so a choice can be scored:
+its *regret* is the measured energy of the chosen configuration / the lowest measured energy
+of its input - 1, and its *denoised regret* the same on the denoised energies (each
+configuration's median over its neighbouring frequency and core-count steps,
+:func:`phasekit.energy.noise.denoised_energy`), which one lucky reading does not set. Means
+are over the 5 inputs of a campaign, then over the campaigns.
+
+Scenarios, each as a user would run it:
+
+- the loop: the 10 configurations of the D-optimal design (``energy fit --train 10``), then
+  rounds of ``energy suggest -k 5`` over the campaign's full grid, each suggestion "measured"
+  by reading the campaign; after 0, 5, 10 and 20 more runs ``energy choose`` on the file of
+  what was measured so far (``fit_then_choose`` of those rows), scored against the whole
+  campaign. ``+20 random``: 20 random configurations instead of suggested ones.
+- every reading: the model fitted on the 10 D-optimal configurations, then ``energy choose
+  --fit`` on the whole campaign (every reading is the user's).
+- Bayesian optimization (``_bo.py``): a Gaussian process on (frequency, log cores, log input)
+  with expected improvement per input, batches of 5 (kriging believer), from the same 10
+  configurations, 5, 10 and 20 more runs; it recommends per input whichever of its two
+  rules (the lowest reading, the posterior-mean minimum) scores better on the campaign, a
+  choice generous to it.
+- baselines (measured): the maximum frequency at all cores, and at the best core count.
+
+Calibration of "sure": the loop is run from three starts (the D-optimal design and two
+random draws of 10) and every reading from the same three fits, so that each row of the
+calibration table counts 330 choices (22 campaigns x 5 inputs x 3 starts). Of the choices
+called sure, the share within 5 % denoised regret; of those that lose more than 10 %
+denoised, the share called not sure.
+
+Where the minimum lies in frequency: the share of choices (the loop after 10 more runs) at
+the grid's maximum frequency against the share of denoised minima there, and the mean
+difference of their frequencies.
+
 The campaigns are the real measurements kept beside the checkout (``energy/pascal_dev``; no
 license to copy them into it); the script says so and stops when they are absent. The
 fluidanimate campaigns (fluid*) hold failed runs at core counts that are not powers of two
@@ -28,9 +53,12 @@ import _common
 
 SECTION = "energy_choose"
 DATA = _common.HERE.parent.parent / "shared" / "data" / "energy" / "pascal_dev"
-ROUNDS = 4
 PER_ROUND = 5
+BUDGETS = (0, 5, 10, 20)
+BO_BUDGETS = (5, 10, 20)
 POWERS_OF_TWO = (1, 2, 4, 8, 16, 32)
+STARTS = (("doptimal", 0), ("random", 0), ("random", 1))
+LOSS, LOST = 5.0, 10.0
 
 
 def load(path: Path):  # type: ignore[no-untyped-def]
@@ -49,94 +77,173 @@ def grid(configs):  # type: ignore[no-untyped-def]
             "cores": tuple(int(c) for c in np.unique(configs["cores"]))}
 
 
-def regrets(model, configs, rows=None) -> tuple[float, float]:  # type: ignore[no-untyped-def]
-    """Mean and worst regret (%) over the inputs of the choice of ``model``; with ``rows``
-    (the configurations it was fitted on) the choice keeps their measured energies
-    (``choose(trusted=...)``, as the CLI does), less the readings the fit flagged."""
-    from phasekit.energy.choose import choose
+class Campaign:
+    """One campaign with its denoised energies and a lookup from configuration to row."""
 
-    trusted = None
-    if rows is not None:
-        trusted = rows.drop(index=rows.index[list(model.suspect)])
-    result = choose(model, sorted(configs["input"].unique()), measured=configs,
-                    trusted=trusted, **grid(configs))
-    return result.mean_regret, result.worst_regret
+    def __init__(self, path: Path) -> None:
+        from phasekit.energy.noise import denoised_energy
+
+        self.name = path.stem.removeprefix("completo_")
+        self.configs = load(path)
+        self.grid = grid(self.configs)
+        self.energy = self.configs["energy_j"].to_numpy(float)
+        self.denoised = denoised_energy(self.configs)
+        self.frequency = self.configs["frequency_ghz"].to_numpy(float)
+        self.inputs = self.configs["input"].to_numpy(float)
+        self.row = {key: i for i, key in enumerate(zip(
+            self.configs["frequency_ghz"].round(9), self.configs["cores"].astype(int),
+            self.configs["input"].round(9), strict=True))}
+
+    def index(self, frequency: float, cores: int, n: float) -> int:
+        return self.row[(round(frequency, 9), int(cores), round(n, 9))]
+
+    def score(self, row: int) -> tuple[float, float]:
+        """(regret, denoised regret) in percent of the configuration at ``row``."""
+        same = np.isclose(self.inputs, self.inputs[row])
+        return (100 * (self.energy[row] / self.energy[same].min() - 1),
+                100 * (self.denoised[row] / self.denoised[same].min() - 1))
+
+    def best_frequency(self, n: float) -> float:
+        same = np.flatnonzero(np.isclose(self.inputs, n))
+        return float(self.frequency[same[np.argmin(self.denoised[same])]])
 
 
-def baselines(configs) -> dict[str, tuple[float, float]]:  # type: ignore[no-untyped-def]
-    """Measured regret of "maximum frequency, all cores" and "best core count at the maximum
-    frequency"."""
-    out: dict[str, list[float]] = {"max f, all cores": [], "best cores at max f": []}
-    fmax, pmax = configs["frequency_ghz"].max(), configs["cores"].max()
-    for _, rows in configs.groupby("input"):
-        low = rows["energy_j"].min()
-        at_max = rows[np.isclose(rows["frequency_ghz"], fmax)]
-        out["max f, all cores"].append(
-            100 * (at_max[at_max["cores"] == pmax]["energy_j"].iloc[0] / low - 1))
-        out["best cores at max f"].append(100 * (at_max["energy_j"].min() / low - 1))
-    return {k: (float(np.mean(v)), float(np.max(v))) for k, v in out.items()}
-
-
-def smoothed_oracle(configs) -> tuple[float, float]:  # type: ignore[no-untyped-def]
-    """Regret of a choice that knows every reading but smooths them: per input, the
-    configuration whose reading and its grid neighbours' (one frequency step and one core
-    count step either way) have the lowest median. It measures how far below the readings
-    of the best region the lowest single reading lies: the noise floor of the regret of any
-    choice that does not measure the configuration it picks."""
+def judged(campaign: Campaign, result) -> list[dict]:  # type: ignore[no-untyped-def]
+    """Each choice of ``result`` scored: regrets, sure, the chosen and the best frequency."""
     out = []
-    for _, rows in configs.groupby("input"):
-        table = rows.pivot_table(index="frequency_ghz", columns="cores", values="energy_j")
-        energy = table.to_numpy(float)
-        smoothed = np.full_like(energy, np.inf)
-        for i in range(energy.shape[0]):
-            for j in range(energy.shape[1]):
-                smoothed[i, j] = np.nanmedian(energy[max(0, i - 1):i + 2, max(0, j - 1):j + 2])
-        i, j = np.unravel_index(np.nanargmin(smoothed), smoothed.shape)
-        out.append(100 * (energy[i, j] / np.nanmin(energy) - 1))
-    return float(np.mean(out)), float(np.max(out))
-
-
-def loop(configs, train: np.ndarray, seed: int, by: str, rounds: int
-         ) -> list[tuple[float, float]]:  # type: ignore[no-untyped-def]
-    """Mean regret after 1..rounds rounds of PER_ROUND new measurements (suggested or
-    random): of the model's choice, and of the choice that keeps the measured energies."""
-    from phasekit.energy.suggest import suggest
-
-    index = {key: i for i, key in enumerate(zip(configs["frequency_ghz"].round(9),
-                                                configs["cores"].astype(int),
-                                                configs["input"].round(9), strict=True))}
-    chosen = list(train)
-    rng = np.random.default_rng(1000 + seed)
-    out = []
-    for _ in range(rounds):
-        if by == "suggest":
-            result = suggest(configs.iloc[chosen], k=PER_ROUND, seed=seed, **grid(configs))
-            chosen += [index[(round(s.frequency_ghz, 9), s.cores, round(s.input, 9))]
-                       for s in result.suggestions]
-        else:
-            rest = np.setdiff1d(np.arange(len(configs)), chosen)
-            chosen += list(rng.choice(rest, PER_ROUND, replace=False))
-        rows = configs.iloc[chosen]
-        fitted = fit(rows, seed)
-        out.append((regrets(fitted, configs)[0], regrets(fitted, configs, rows)[0]))
+    for choice in result.choices:
+        row = campaign.index(choice.best.frequency_ghz, choice.best.cores, choice.input)
+        raw, denoised = campaign.score(row)
+        u = choice.uncertainty
+        out.append({"regret": raw, "denoised": denoised,
+                    "sure": None if u is None else u.sure,
+                    "chance": np.nan if u is None else u.loss_probability,
+                    "f": choice.best.frequency_ghz,
+                    "f_best": campaign.best_frequency(choice.input)})
     return out
 
 
-def fit(rows, seed: int):  # type: ignore[no-untyped-def]
-    from phasekit.energy.fit import fit_model
+def choose_on(campaign: Campaign, rows: list[int], seed: int):  # type: ignore[no-untyped-def]
+    """``energy choose`` on the file of the measured ``rows``, over the full grid."""
+    from phasekit.energy.workflow import fit_then_choose
 
-    with_time = bool(np.isfinite(rows["time_s"]).all())
-    return fit_model(rows["frequency_ghz"], rows["cores"], rows["input"], rows["energy_j"],
-                     rows["time_s"] if with_time else None, seed=seed)
+    return fit_then_choose(campaign.configs.iloc[rows], frequencies=campaign.grid[
+        "frequencies_ghz"], cores=campaign.grid["cores"], seed=seed).result
+
+
+def loop(campaign: Campaign, start: list[int], seed: int) -> dict[str, list[dict]]:
+    """The suggest loop from ``start``: the judged choices after each budget, and after as
+    many random runs as the largest budget."""
+    from phasekit.energy.suggest import suggest
+
+    chosen = list(start)
+    out = {}
+    for budget in BUDGETS:
+        while len(chosen) < len(start) + budget:
+            found = suggest(campaign.configs.iloc[chosen], k=PER_ROUND, seed=seed,
+                            **campaign.grid)
+            chosen += [campaign.index(s.frequency_ghz, s.cores, s.input)
+                       for s in found.suggestions]
+        out[f"+{budget} suggested"] = judged(campaign, choose_on(campaign, chosen, seed))
+    rest = np.setdiff1d(np.arange(len(campaign.configs)), start)
+    extra = list(np.random.default_rng(1000 + seed).choice(rest, max(BUDGETS), replace=False))
+    out[f"+{max(BUDGETS)} random"] = judged(campaign, choose_on(campaign, list(start) + extra,
+                                                                seed))
+    return out
+
+
+def every_reading(campaign: Campaign, design: str, seed: int) -> list[dict]:
+    """The model fitted on 10 configurations, then `energy choose --fit` on every reading."""
+    from phasekit.energy.fit import fit_energy
+    from phasekit.energy.workflow import fit_then_choose
+
+    fit = fit_energy(campaign.configs, n_train=10, design=design, seed=seed, compare=False)
+    return judged(campaign, fit_then_choose(campaign.configs, fit=fit, seed=seed).result)
+
+
+def bayesian(campaign: Campaign, start: list[int], seed: int) -> dict[str, tuple[float, float]]:
+    """BO's mean (regret, denoised regret) after each budget, the better of its two
+    recommendation rules (by mean denoised regret)."""
+    import _bo
+
+    measured = _bo.bo_run(campaign.configs, np.asarray(start), max(BO_BUDGETS), seed=seed)
+    out = {}
+    for budget in BO_BUDGETS:
+        seen = measured[:len(start) + budget]
+        scores = []
+        for rule in ("measured", "mean"):
+            picks = _bo.bo_choice(campaign.configs, seen, recommend=rule)
+            pairs = [campaign.score(row) for row in picks.values()]
+            scores.append((float(np.mean([p[0] for p in pairs])),
+                           float(np.mean([p[1] for p in pairs]))))
+        out[f"BO +{budget}"] = min(scores, key=lambda pair: pair[1])
+    return out
+
+
+def baselines(campaign: Campaign) -> dict[str, tuple[float, float]]:
+    """(regret, denoised regret) of the maximum frequency at all cores and at the best
+    core count (the best by its reading)."""
+    configs = campaign.configs
+    fmax, pmax = configs["frequency_ghz"].max(), configs["cores"].max()
+    out: dict[str, list[tuple[float, float]]] = {"max f, all cores": [],
+                                                 "max f, best cores": []}
+    for n in np.unique(campaign.inputs):
+        frequency = np.flatnonzero(np.isclose(campaign.inputs, n)
+                                & np.isclose(campaign.frequency, fmax))
+        cores = configs["cores"].to_numpy()[frequency]
+        out["max f, all cores"].append(campaign.score(int(frequency[cores == pmax][0])))
+        out["max f, best cores"].append(campaign.score(int(frequency[np.argmin(
+            campaign.energy[frequency])])))
+    return {k: (float(np.mean([p[0] for p in v])), float(np.mean([p[1] for p in v])))
+            for k, v in out.items()}
+
+
+def mean_pair(choices: list[dict]) -> tuple[float, float]:
+    return (float(np.mean([c["regret"] for c in choices])),
+            float(np.mean([c["denoised"] for c in choices])))
 
 
 def cell(pair: tuple[float, float]) -> str:
-    return f"{pair[0]:.1f} / {pair[1]:.1f}"
+    """``denoised (raw)``."""
+    return f"{pair[1]:.1f} ({pair[0]:.1f})"
+
+
+def calibration_row(name: str, choices: list[dict]) -> list[str]:
+    sure = [c for c in choices if c["sure"]]
+    lost = [c for c in choices if c["denoised"] > LOST]
+    within = (f"{100 * np.mean([c['denoised'] <= LOSS for c in sure]):.0f} %" if sure
+              else "-")
+    unsure = (f"{100 * np.mean([not c['sure'] for c in lost]):.0f} %" if lost else "-")
+    return [name, str(len(choices)), str(len(sure)), within, str(len(lost)), unsure,
+            f"{np.mean([c['denoised'] for c in sure]):.1f}" if sure else "-",
+            f"{np.mean([c['denoised'] for c in choices if not c['sure']]):.1f}"
+            if len(sure) < len(choices) else "-"]
+
+
+#: Bins of the stated chance of losing more than 5 % (the reliability table).
+CHANCE_BINS = ((0.0, 0.10), (0.10, 0.25), (0.25, 0.50), (0.50, 1.0))
+
+
+def reliability(choices: list[dict]) -> list[list[str]]:
+    """Per bin of the stated chance of losing more than 5 %: the choices, the mean stated
+    chance and the share that did lose more than 5 % (denoised)."""
+    out = []
+    for low, high in CHANCE_BINS:
+        inside = [c for c in choices if (low < c["chance"] <= high)
+                  or (low == 0.0 and c["chance"] == 0.0)]
+        if not inside:
+            continue
+        out.append([f"{100 * low:.0f}-{100 * high:.0f} %", str(len(inside)),
+                    f"{100 * np.mean([c['chance'] for c in inside]):.0f} %",
+                    f"{100 * np.mean([c['denoised'] > LOSS for c in inside]):.0f} %"])
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _common.arg_parser(__doc__, quick="two campaigns, one random seed, one round "
-                                               "(smoke test)")
+    parser = _common.arg_parser(__doc__, quick="two campaigns, the D-optimal start only, "
+                                               "no Bayesian optimization (smoke test)")
+    parser.add_argument("--no-bo", action="store_true",
+                        help="leave out the Bayesian-optimization baseline (minutes)")
     args = parser.parse_args(argv)
     if not DATA.is_dir():
         print(f"skipped: the pascal_dev campaigns are not in {DATA} (they are read from "
@@ -147,85 +254,101 @@ def main(argv: list[str] | None = None) -> int:
 
     bench = _common.Run()
     paths = sorted(DATA.glob("completo_*.csv"))
+    starts = STARTS
     if args.quick:
         paths = [p for p in paths if p.stem in ("completo_canneal_1", "completo_fluid_3")]
-    seeds = [0] if args.quick else [0, 1, 2, 3, 4]
-    rounds = 1 if args.quick else ROUNDS
-    header = ["campaign", "all configs", "doptimal 10", "random 10",
-              *[f"+{PER_ROUND * r} suggested" for r in range(1, rounds + 1)],
-              f"+{PER_ROUND * rounds} random", "doptimal 10, measured kept",
-              *[f"+{PER_ROUND * r} suggested, measured kept" for r in range(1, rounds + 1)],
-              f"+{PER_ROUND * rounds} random, measured kept",
-              "max f, all cores", "best cores at max f", "smoothed oracle"]
+        starts = STARTS[:1]
+    loop_names = [f"+{b} suggested" for b in BUDGETS] + [f"+{max(BUDGETS)} random"]
+    columns = ["10 D-optimal" if n == "+0 suggested" else n for n in loop_names]
+    bo_names = [] if args.quick or args.no_bo else [f"BO +{b}" for b in BO_BUDGETS]
+    header = ["campaign", *columns, *bo_names, "every reading", "max f, all cores",
+              "max f, best cores"]
+    pooled: dict[str, list[dict]] = {name: [] for name in [*loop_names, "every reading"]}
     rows, table = [], []
+    frequency: list[dict] = []
     for path in paths:
-        configs = load(path)
-        everything = regrets(fit(configs, 0), configs)
-        starts = [("doptimal", 0)] + [("random", s) for s in seeds]
-        ten: dict[str, list[tuple[float, float]]] = {"doptimal": [], "random": []}
-        ten_kept: list[tuple[float, float]] = []
-        suggested: list[list[tuple[float, float]]] = []
-        random_more: list[tuple[float, float]] = []
+        campaign = Campaign(path)
+        values: dict[str, tuple[float, float]] = {}
         for design, seed in starts:
-            train = choose_training(configs, 10, design=design, seed=seed)
-            fitted = fit(configs.iloc[train], seed)
-            ten[design].append(regrets(fitted, configs))
+            start = [int(i) for i in choose_training(campaign.configs, 10, design=design,
+                                                     seed=seed)]
+            found = loop(campaign, start, seed)
+            found["every reading"] = every_reading(campaign, design, seed)
+            for name, choices in found.items():
+                pooled[name] += choices
             if design == "doptimal":
-                ten_kept.append(regrets(fitted, configs, configs.iloc[train]))
-            suggested.append(loop(configs, train, seed, "suggest", rounds))
-            random_more.append(loop(configs, train, seed, "random", rounds)[-1])
-        base = baselines(configs)
-        random10 = (float(np.mean([r[0] for r in ten["random"]])),
-                    float(np.mean([r[1] for r in ten["random"]])))
-        after = np.mean(suggested, axis=0)  # (rounds, 2): model's choice, measured kept
-        more = np.mean(random_more, axis=0)
-        name = path.stem.removeprefix("completo_") + (" (2^k cores)" if "fluid" in path.stem
-                                                      else "")
-        values = [everything, ten["doptimal"][0], random10, *[(v, np.nan) for v in after[:, 0]],
-                  (float(more[0]), np.nan), ten_kept[0],
-                  *[(v, np.nan) for v in after[:, 1]], (float(more[1]), np.nan),
-                  base["max f, all cores"], base["best cores at max f"],
-                  smoothed_oracle(configs)]
-        table.append(values)
-        rows.append([name, *[cell(v) if np.isfinite(v[1]) else f"{v[0]:.1f}" for v in values]])
+                values.update({name: mean_pair(choices) for name, choices in found.items()})
+                frequency += found["+10 suggested"]
+                if bo_names:
+                    values.update(bayesian(campaign, start, seed))
+        values.update(baselines(campaign))
+        ordered = [values[n] for n in [*loop_names, *bo_names, "every reading",
+                                       "max f, all cores", "max f, best cores"]]
+        table.append(ordered)
+        rows.append([campaign.name + (" (2^k cores)" if "fluid" in campaign.name else ""),
+                     *[cell(v) for v in ordered]])
         print(_common.text_table(header, rows[-1:]), flush=True)
     means = [(float(np.mean([t[i][0] for t in table])), float(np.mean([t[i][1] for t in table])))
              for i in range(len(header) - 1)]
-    rows.append(["**mean over campaigns**",
-                 *[cell(m) if np.isfinite(m[1]) else f"{m[0]:.1f}" for m in means]])
+    rows.append(["**mean over campaigns**", *[cell(m) for m in means]])
+    calibration_header = ["scenario", "choices", "called sure", "sure within 5 %",
+                          "losing > 10 %", "of those, not sure", "mean of sure",
+                          "mean of not sure"]
+    calibration = [calibration_row(name if name != "+0 suggested" else "10 measured", choices)
+                   for name, choices in pooled.items()]
+    everything = [c for v in pooled.values() for c in v]
+    calibration.append(calibration_row("**all**", everything))
+    reliability_header = ["stated chance of losing > 5 %", "choices", "mean stated",
+                          "lost > 5 %"]
+    reliable = reliability(everything)
     print()
     print(_common.text_table(header, rows))
+    print()
+    print(_common.text_table(calibration_header, calibration))
+    print()
+    print(_common.text_table(reliability_header, reliable))
+    chosen_f = np.array([c["f"] for c in frequency])
+    best_f = np.array([c["f_best"] for c in frequency])
+    frequency_line = (
+        f"- Where the minimum lies in frequency (the loop after 10 more runs, D-optimal start, "
+        f"{len(frequency)} choices): mean chosen frequency - denoised minimum's "
+        f"{np.mean(chosen_f - best_f):+.3f} GHz (mean |difference| "
+        f"{np.mean(np.abs(chosen_f - best_f)):.3f} GHz); chosen above the denoised minimum's "
+        f"frequency {100 * np.mean(chosen_f > best_f + 1e-9):.0f} %, below "
+        f"{100 * np.mean(chosen_f < best_f - 1e-9):.0f} %.")
+    print(frequency_line)
     md = [
-        "## Regret of `energy choose` on the real PaScal campaigns "
-        "(`benchmarks/energy_choose.py`)", "",
+        "## Choices of `energy choose` on the real PaScal campaigns: regret, calibration of "
+        "\"sure\", against Bayesian optimization (`benchmarks/energy_choose.py`)", "",
         *_common.machine_lines(bench),
         f"- {_common.cores_used()}; total {_common.seconds(bench.elapsed())}.",
-        f"- {len(paths)} campaigns of `pascal_dev` (energy only, every "
-        "configuration measured: 5 inputs x 5-11 frequencies x 17 core counts). Regret = "
-        "measured energy of the chosen configuration / the lowest measured energy of its "
-        "input - 1, in %; cells `mean / worst` over the 5 inputs, single numbers are means "
-        "over the inputs; the last row is the mean over the campaigns.",
-        "- `all configs`: the model (`fit_model`'s default at the time of the run) fitted on "
-        "every configuration; `doptimal 10`: on the 10 of the D-optimal design; `random 10`: "
-        f"on 10 random ones, mean over seeds {', '.join(map(str, seeds))}. `+N suggested`: "
-        f"from each of those {1 + len(seeds)} starts, rounds of `energy suggest` measure "
-        f"{PER_ROUND} more configurations each (taken from the campaign), the model is refitted "
-        "on all measured so far and chosen again, mean over the starts; `+N random` adds "
-        f"{PER_ROUND} random configurations per round instead. `measured kept`: the same fits, "
-        "the choice keeping the measured energy of every configuration the model was fitted "
-        "on (less the readings it flagged as failed runs), as `phasekit energy choose` does. "
-        "`max f, all cores` (what "
-        "`energy choose` once picked on black_2) and `best cores at max f` are measured "
-        "baselines (the latter needs every core count measured at the maximum frequency). "
-        "`smoothed oracle`: knows every reading and picks, per input, the configuration whose "
-        "reading and its grid neighbours' (one step of frequency and of core count) have the "
-        "lowest median; its regret is how far the lowest single reading lies below the "
-        "readings of the best region, a floor for any choice that does not measure what it "
-        "picks.",
+        f"- {len(paths)} campaigns of `pascal_dev` (energy only, every configuration measured "
+        "once: 5 inputs x 5-11 frequencies x 17 core counts). Cells: mean denoised regret "
+        "(mean regret against the single lowest reading), % over the 5 inputs; the last row "
+        "is the mean over the campaigns. Denoised: each configuration's median over its "
+        "neighbouring frequency and core-count steps.",
+        "- `10 D-optimal`, `+N suggested`: the 10 configurations of the D-optimal design, then "
+        f"rounds of `energy suggest -k {PER_ROUND}` over the campaign's full grid, then "
+        "`energy choose` on the file of what was measured; `+20 random`: 20 random runs "
+        "instead. `BO +N`: Gaussian-process Bayesian optimization with expected improvement "
+        "(`benchmarks/_bo.py`) from the same 10, N more runs in batches of 5, the better of "
+        "its two recommendation rules per campaign. `every reading`: fitted on the 10, "
+        "`energy choose --fit` on the whole campaign. `max f, ...`: measured baselines.",
         "- fluid* (fluidanimate needs a power-of-two thread count; the other core counts hold "
-        "failed runs of ~0.46 J): only 1, 2, 4, 8, 16, 32 cores are kept, for fitting and for "
-        "scoring.", "",
-        _common.markdown_table(header, rows),
+        "failed runs of ~0.46 J): only 1, 2, 4, 8, 16, 32 cores are kept.", "",
+        _common.markdown_table(header, rows), "",
+        "### Calibration of \"sure\"", "",
+        "A choice is sure when the chance that it loses more than 5 % against the best, under "
+        "the model's out-of-sample error and the readings' noise, is at most 10 %. Each row "
+        f"pools the choices of {len(starts)} start(s) (the D-optimal design and random draws "
+        "of 10 configurations). `sure within 5 %`: of the choices called sure, the share "
+        "within 5 % denoised regret; `of those, not sure`: of the choices losing more than "
+        "10 % denoised, the share called not sure; means are denoised regrets, %.", "",
+        _common.markdown_table(calibration_header, calibration), "",
+        "The stated chance against what happened (all the choices above, binned by the chance "
+        "`energy choose` printed):", "",
+        _common.markdown_table(reliability_header, reliable), "",
+        frequency_line,
     ]
     _common.publish(SECTION, "\n".join(md), args.results, quick=args.quick)
     return 0

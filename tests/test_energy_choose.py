@@ -16,7 +16,14 @@ import pytest
 from tests.helpers import run
 
 from phasekit.campaign import Campaign, Run, write_campaign
-from phasekit.energy.choose import ChoiceResult, Ensemble, choose, fit_ensemble, pareto_front
+from phasekit.energy.choose import (
+    ChoiceResult,
+    Ensemble,
+    choose,
+    fit_ensemble,
+    loss_chance,
+    pareto_front,
+)
 from phasekit.energy.fit import FittedModel, choose_training, configurations, fit_energy
 from phasekit.energy.models import optimal_frequency, pt_energy, pt_time
 from phasekit.errors import InputError, UsageError
@@ -301,9 +308,9 @@ def test_interval_covers_held_out_measurements_and_the_ensemble_shape() -> None:
                      train["energy_j"][:3], None, model="pt", fitted=MODEL)
 
 
-def test_sureness_follows_the_ensemble() -> None:
-    """A choice that every refit makes is sure (expected regret 0, agreement 1); with members
-    that disagree, the figures are those of a naive computation."""
+def test_the_refits_figures_are_those_of_a_naive_computation() -> None:
+    """The refits' regret and agreement, kept for reference, are those of a naive
+    computation; "sure" follows the chance of a loss, not them."""
     flat = FittedModel(model="pt", params={**SEED_PARAMS, "c1": 0.31})
     members = (MODEL, MODEL, flat, MODEL)
     ensemble = Ensemble(model=MODEL, members=members, group=np.arange(4),
@@ -323,13 +330,43 @@ def test_sureness_follows_the_ensemble() -> None:
     assert u.expected_regret == pytest.approx(np.mean(naive))
     assert u.worst_regret == pytest.approx(max(naive))
     assert u.agreement == pytest.approx(agree / 4)
-    assert u.sure == (np.mean(naive) <= 0.5)
-    same = Ensemble(model=MODEL, members=(MODEL,) * 3, group=np.arange(3),
-                    residuals=np.full(3, 0.01), train=np.zeros((3, 3)))
-    sure = choose(MODEL, [2], frequencies_ghz=FREQS, cores=CORES, ensemble=same)
-    assert sure.choices[0].uncertainty.sure and sure.choices[0].uncertainty.agreement == 1.0
-    assert sure.choices[0].uncertainty.energy_low_j == pytest.approx(
-        sure.choices[0].best.energy_j * np.exp(-0.01))
+    assert u.sure == (u.loss_probability <= u.risk)
+
+
+def test_the_chance_of_a_loss_follows_the_normal_law() -> None:
+    """Two configurations whose true log energies are their estimates plus independent
+    normal errors: the first loses more than 5 % when their difference, normal with mean
+    -gap and variance 2 sigma^2, exceeds log 1.05."""
+    from statistics import NormalDist
+
+    for gap, sigma in ((0.0, 0.02), (0.03, 0.05), (0.1, 0.05), (-0.02, 0.1)):
+        chance, rival = loss_chance(np.array([0.0, gap]), np.full(2, sigma), 0, 5.0,
+                                    draws=40000)
+        expected = 1 - NormalDist(-gap, np.sqrt(2) * sigma).cdf(np.log(1.05))
+        assert chance == pytest.approx(expected, abs=0.01)
+        assert rival == (1 if chance > 0 else -1)
+
+
+def test_refits_that_agree_do_not_make_a_choice_sure_when_the_model_errs() -> None:
+    """Identical refits (agreement 1, expected regret 0) with large out-of-sample residuals:
+    the model's error on unseen configurations leaves the choice unsure, and says what to
+    measure next; with small residuals it is sure."""
+    def sureness(residual: float):  # type: ignore[no-untyped-def]
+        same = Ensemble(model=MODEL, members=(MODEL,) * 3, group=np.arange(3),
+                        residuals=np.full(3, residual), train=np.zeros((3, 3)))
+        return choose(MODEL, [2], frequencies_ghz=FREQS, cores=CORES,
+                      ensemble=same).choices[0]
+
+    good = sureness(0.002)
+    assert good.uncertainty.sure and good.uncertainty.agreement == 1.0
+    assert good.uncertainty.energy_low_j == pytest.approx(good.best.energy_j * np.exp(-0.002))
+    bad = sureness(0.3)
+    u = bad.uncertainty
+    assert u.agreement == 1.0 and u.expected_regret == 0.0
+    assert not u.sure and u.loss_probability > 0.5
+    assert u.model_error == pytest.approx(1.4826 * 0.3)
+    assert u.next_cores in CORES and (u.next_frequency_ghz, u.next_cores) != (
+        bad.best.frequency_ghz, bad.best.cores)
 
 
 @pytest.mark.slow
@@ -675,3 +712,32 @@ def test_a_choice_is_never_worse_than_what_was_measured(campaign_file: Path,
         assert smooth[at][0] <= (1 + threshold) * smooth[rows].min() + 1e-9
         if choice.why:
             assert choice.basis == "measured" and "not lower beyond the noise" in choice.why
+
+
+def test_the_smoothed_estimate_against_a_naive_computation() -> None:
+    """The prediction times exp of a kernel-weighted mean of the readings' log residuals,
+    with a prior weight on 0: computed here point by point, and its limits."""
+    from phasekit.energy.choose import smoothed_estimate
+
+    F, P = (a.ravel() for a in np.meshgrid([1.2, 1.6, 2.0, 2.4], [1, 2, 4, 8], indexing="ij"))
+    predicted = 10.0 / P + F
+    readings = np.full(F.size, np.nan)
+    readings[[0, 5, 6]] = predicted[[0, 5, 6]] * np.array([0.8, 1.1, 1.3])
+    fi = np.searchsorted(np.unique(F), F)
+    pi = np.searchsorted(np.unique(P), P)
+    naive = []
+    for i in range(F.size):
+        total, weights = 0.0, 0.0
+        for j in (0, 5, 6):
+            w = np.exp(-0.5 * ((fi[i] - fi[j]) ** 2 + (pi[i] - pi[j]) ** 2))
+            total += w * np.log(readings[j] / predicted[j])
+            weights += w
+        naive.append(predicted[i] * np.exp(total / (weights + 1.0)))
+    assert smoothed_estimate(F, P, predicted, readings) == pytest.approx(naive)
+    nothing = np.full(F.size, np.nan)
+    assert np.array_equal(smoothed_estimate(F, P, predicted, nothing), predicted)
+    lone = nothing.copy()
+    lone[15] = predicted[15] * 0.5    # far from everything else: the geometric mean
+    assert smoothed_estimate(F, P, predicted, lone)[15] == pytest.approx(
+        predicted[15] * np.sqrt(0.5), rel=1e-6)
+

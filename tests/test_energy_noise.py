@@ -83,3 +83,16 @@ def test_sparse_measurements_leave_the_noise_unknown_and_say_so() -> None:
     assert not noise.known and noise.threshold() == 0.0
     assert "unknown" in noise.sentence()
     assert np.isfinite(denoised_energy(table)).all()  # each is at least its own reading
+
+
+def test_energy_fit_states_the_noise_and_keeps_it_in_its_json() -> None:
+    from phasekit.energy.fit import EnergyFitResult, configurations, fit_energy
+
+    *_, true = grid()
+    noisy = true * np.exp(np.random.default_rng(3).normal(0, 0.05, true.size))
+    result = fit_energy(configurations(campaign(noisy)), n_train=12, compare=False)
+    assert result.noise is not None
+    assert result.noise["relative"] == pytest.approx(0.05, rel=0.3)
+    assert EnergyFitResult.from_dict(result.to_dict()).noise == result.noise
+    notes = result.present().notes
+    assert any(note.startswith("noise: readings scatter ±") for note in notes)

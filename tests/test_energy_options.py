@@ -77,7 +77,8 @@ def test_options_are_values() -> None:
     assert issubclass(ChooseOptions, GridOptions) and issubclass(SuggestOptions, GridOptions)
     with pytest.raises(FrozenInstanceError):
         options.max_cores = 4  # type: ignore[misc]
-    assert SuggestOptions().to_dict()["k"] == 5 and ChooseOptions().tolerance == 2.0
+    assert SuggestOptions().to_dict()["k"] == 5 and ChooseOptions().tolerance == 5.0
+    assert SuggestOptions().tolerance == 2.0
 
 
 @pytest.mark.parametrize(("verb", "kind", "keywords"), [

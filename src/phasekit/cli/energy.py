@@ -302,8 +302,9 @@ def choose(
              "(jackknife+) and how sure each choice is.")] = True,
     tolerance: Annotated[float, typer.Option(
         "--tolerance", metavar="PCT",
-        help="A choice is unsure when its expected regret under the refits exceeds PCT %; "
-             "then the next configurations to measure are suggested.")] = 2.0,
+        help="A choice is unsure when the chance that it loses more than PCT % against the "
+             "best, under the model's error on configurations it did not see and the "
+             "readings' noise, exceeds 10 %; then what to measure next is suggested.")] = 5.0,
     json_output: Annotated[bool, typer.Option(
         "--json", help="Print the choices (best configuration, Pareto frontier, savings, "
         "regret, uncertainty) as JSON.")] = False,

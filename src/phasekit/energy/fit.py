@@ -74,6 +74,7 @@ from phasekit.energy.models import (
     model_name,
     pt_power,
 )
+from phasekit.energy.noise import reading_noise
 from phasekit.errors import InputError, PhasekitWarning, UsageError
 from phasekit.results import Result, check_version, pct, plain, short_repr
 from phasekit.verbmodule import make_callable
@@ -105,7 +106,9 @@ __all__ = [
     "mse",
 ]
 
-RESULT_VERSION = 2  # 2: the thesis model is "pt" (was "seed"; from_dict migrates)
+#: 3: the readings' noise (``noise``); 2: the thesis model is "pt" (was "seed"; from_dict
+#: migrates).
+RESULT_VERSION = 3
 DESIGNS = ("random", "maximin", "doptimal")
 BASELINES = ("svr", "mlp", "knn", "tree")
 REQUIRED_COLUMNS = ("frequency_ghz", "cores", "input", "energy_j")
@@ -1378,6 +1381,9 @@ class EnergyFitResult(Result):
     deviation_penalty: float = DEVIATION_PENALTY
     selection: Mapping[str, float] = field(default_factory=dict)
     suspect: tuple[tuple[float, float, float], ...] = ()
+    #: The campaign's reading noise and meter step
+    #: (:meth:`phasekit.energy.noise.ReadingNoise.to_dict`; None when not estimated).
+    noise: Mapping[str, Any] | None = None
 
     KIND: ClassVar[str] = "energy_fit"
 
@@ -1415,6 +1421,7 @@ class EnergyFitResult(Result):
             "deviation_penalty": self.deviation_penalty, "selection": dict(self.selection),
             "suspect": [{"frequency_ghz": f, "cores": p, "input": n}
                         for f, p, n in self.suspect],
+            "noise": None if self.noise is None else dict(self.noise),
         })
 
     @staticmethod
@@ -1453,7 +1460,8 @@ class EnergyFitResult(Result):
                 selection={current_label(k): num(v)
                            for k, v in data.get("selection", {}).items()},
                 suspect=tuple((num(r["frequency_ghz"]), float(r["cores"]), float(r["input"]))
-                              for r in data.get("suspect", ())))
+                              for r in data.get("suspect", ())),
+                noise=data.get("noise"))
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"malformed energy_fit result: {exc}", path=source) from None
 
@@ -1643,7 +1651,7 @@ def fit_energy(configs: pd.DataFrame, *, model: str = "extended", n_train: int |
         frequency_controlled=frequency_controlled,
         input_deviation=dict(fitted.input_deviation),
         deviation_penalty=fitted.deviation_penalty, selection=selection,
-        suspect=tuple(point(i) for i in suspect))
+        suspect=tuple(point(i) for i in suspect), noise=reading_noise(configs).to_dict())
 
 
 def load_fit(fit: EnergyFitResult | PathLike) -> EnergyFitResult:

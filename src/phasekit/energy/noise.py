@@ -64,6 +64,9 @@ DISTINGUISH = 2.0 * math.sqrt(2.0)
 #: The fewest configurations near the minimum with both neighbours measured for a noise
 #: estimate.
 MIN_NEIGHBOURHOODS = 8
+#: The error of a denoised energy (the median of a configuration's and its 8 neighbours'
+#: readings) over a single reading's: a median's standard error, sqrt(pi / 2) / sqrt(9).
+DENOISED_ERROR = math.sqrt(math.pi / 2.0) / 3.0
 
 
 @dataclass(frozen=True)

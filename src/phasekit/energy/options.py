@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from phasekit.energy.choose import TOLERANCE
+from phasekit.energy.choose import LOSS, TOLERANCE
 from phasekit.energy.fit import AUTO, BASELINES, DESIGNS, LOSSES
 from phasekit.energy.models import MODEL_ALIASES, MODELS
 from phasekit.energy.suggest import K
@@ -188,13 +188,15 @@ class ChooseOptions(GridOptions):
     without a saved ``fit``). ``user_cores``: the core count the user would run with (the
     baseline of the savings is ondemand at it; default: the worst, random and best core
     count). ``uncertainty``: refit the model into an ensemble to say how sure each choice is;
-    a choice is unsure past ``tolerance`` percent of expected regret
-    (:data:`phasekit.energy.choose.TOLERANCE`). A value out of range is a
+    a choice is unsure when the chance that it loses more than ``tolerance`` percent against
+    the best exceeds :data:`phasekit.energy.choose.RISK` (default
+    :data:`phasekit.energy.choose.LOSS`). A value out of range is a
     :class:`~phasekit.errors.UsageError` naming the parameter.
     """
 
     user_cores: int | None = None
     uncertainty: bool = True
+    tolerance: float = LOSS
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,7 @@ from phasekit.energy.fit import (
     fit_model,
     load_fit,
 )
+from phasekit.energy.noise import reading_noise
 from phasekit.errors import InputError, PhasekitError, UsageError
 from phasekit.results import Result, check_version, plain, short_repr
 from phasekit.verbmodule import make_callable
@@ -418,14 +419,20 @@ def suggest(measured: pd.DataFrame, *, k: int = K, frequencies_ghz: Sequence[flo
                     measured=measured if reference is None else reference, labels=labels,
                     frequency_controlled=controlled,
                     known_inputs=tuple(np.unique(n)), ensemble=ensemble, level=level,
-                    tolerance=tolerance, failed_runs=list(zip(f[~kept], p[~kept], n[~kept],
-                                                               strict=True)))
+                    failed_runs=list(zip(f[~kept], p[~kept], n[~kept], strict=True)),
+                    reading_error=reading_error(measured))
     picked, candidates = next_configurations(ensemble, result, measured,
                                              trusted=measured[kept], k=k,
                                              tolerance=tolerance, level=level)
     return SuggestResult(suggestions=picked, choice=result, n_measured=int(f.size),
                          n_candidates=candidates, members=ensemble.size,
                          method=ensemble.method, tolerance=tolerance, fitted=ensemble.model)
+
+
+def reading_error(measured: pd.DataFrame) -> float:
+    """The relative noise of a reading of ``measured`` (NaN when it cannot be told)."""
+    noise = reading_noise(measured)
+    return noise.relative if noise.known else float("nan")
 
 
 make_callable(__name__, "phasekit.energy.api:suggest")  # pk.energy.suggest(...) runs it

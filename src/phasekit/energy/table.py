@@ -26,8 +26,9 @@ __all__ = ["CHOSEN_BY", "NO_TIME_CHOICE_NOTE", "campaign_notes", "campaign_prese
 NO_TIME_CHOICE_NOTE = ("no run times: the model predicts energy alone, so no time column, no "
                        "time limit and no time-energy Pareto frontier")
 #: How the "chosen by" column of a choice reads.
-CHOSEN_BY = ("chosen by: the least energy, readings kept where measured and predicted "
-             "elsewhere, fell on a measured (or a predicted: model) configuration")
+CHOSEN_BY = ("chosen by: the least estimated energy (the model's prediction corrected by the "
+             "nearby readings of the same input) fell on a measured (or an unmeasured: model) "
+             "configuration")
 #: Inputs a headline names before it says "and N more".
 NAMED = 3
 
@@ -106,6 +107,8 @@ def fit_presentation(result: Any, name: str | None = None) -> Presentation:
     if result.with_time:
         notes.append(f"time MPE: train {_pct(result.mpe_time_train)}, holdout "
                      f"{_pct(result.mpe_time_holdout)}; fit in {result.fit_time_s:.2f} s")
+    if result.noise is not None:
+        notes.append("noise: " + ReadingNoise.from_dict(result.noise).sentence())
     if result.explanation:
         notes.append(f"note: {result.explanation}")
     return Presentation(fit_headline(result), (scores,), tuple(notes))
@@ -135,9 +138,21 @@ def _saving(result: Any, choice: Any) -> tuple[str, str]:
             f"saving {'measured' if _finite(measured) else 'predicted'}")
 
 
+def _chance(probability: float) -> str:
+    return "-" if not _finite(probability) else f"{100 * probability:.0f} %"
+
+
+def _next(uncertainty: Any, controlled: bool) -> str:
+    """Where a configuration better than the choice most likely lies (to measure next)."""
+    if not uncertainty.next_cores:
+        return "-"
+    return _where(uncertainty.next_frequency_ghz, uncertainty.next_cores, controlled)
+
+
 def choice_headline(result: Any) -> str:
     """Where each input uses the least energy (within the limits), how much that saves for
-    a single input, and how sure: how many choices the refits agree on, the regret."""
+    a single input, and how sure: how many choices are sure (a small chance of losing more
+    than the tolerance), the regret."""
     controlled = result.frequency_controlled
     chosen = [c for c in result.choices if c.best is not None]
     limited = any(v is not None for v in result.limits.values())
@@ -227,8 +242,8 @@ def _choice_parts(result: Any, name: str | None) -> tuple[list[View], list[str]]
         u = choice.uncertainty
         if u is not None:
             sure.append((label, f"{u.energy_low_j:.4g}-{u.energy_high_j:.4g}",
-                         f"{100 * u.agreement:.0f} %", f"{u.expected_regret:.1f}",
-                         f"{u.worst_regret:.1f}", "yes" if u.sure else "no"))
+                         _chance(u.loss_probability), "yes" if u.sure else "no",
+                         "-" if u.sure else _next(u, controlled)))
 
     def table(title: str, columns: tuple[str, ...], cells: list[tuple[str, ...]]) -> View:
         return View(title, columns, tuple(cells), numeric=tuple(c != "input" for c in columns))
@@ -242,11 +257,14 @@ def _choice_parts(result: Any, name: str | None) -> tuple[list[View], list[str]]
                             else f"Savings vs {at}") + ", %: predicted (measured)",
                            ("input", *policies), savings))
     if sure:
+        first = sureness[0]
         views.append(table(
-            f"How sure: prediction interval of the choice's energy; regret of the choice "
-            f"under {sureness[0].members} refits ({sureness[0].method}), %",
-            ("input", f"{100 * sureness[0].level:.0f} % interval J", "refits agreeing",
-             "expected", "worst", "sure"), sure))
+            f"How sure: the chance that the choice loses more than {first.tolerance:g} % "
+            f"against the best, given the model's error on configurations it did not see "
+            f"({100 * first.model_error:.1f} %) and a reading's "
+            f"({100 * first.reading_error:.1f} %); sure at {100 * first.risk:.0f} % or less",
+            ("input", f"{100 * first.level:.0f} % interval J",
+             f"chance of losing > {first.tolerance:g} %", "sure", "measure next"), sure))
     notes = [CHOSEN_BY + ("; f* GHz: the frequency of least predicted energy at the chosen "
                           "cores, between the grid's frequencies" if controlled else "")]
     if with_regret:
@@ -286,8 +304,9 @@ def choice_presentation(result: Any, name: str | None = None) -> Presentation:
     notes += [f"note: {text}" for text in result.notes]
     unsure = [c for c in result.choices if c.uncertainty is not None and not c.uncertainty.sure]
     if unsure:
-        notes.append(f"not sure (expected regret under the refits > "
-                     f"{unsure[0].uncertainty.tolerance:g} %) for input(s) "
+        u = unsure[0].uncertainty
+        notes.append(f"not sure (a chance above {100 * u.risk:.0f} % of losing more than "
+                     f"{u.tolerance:g} % against the best) for input(s) "
                      + ", ".join(c.input_label for c in unsure))
         if result.suggestions:
             controlled = result.frequency_controlled

@@ -107,7 +107,7 @@ def fit_then_choose(configs: pd.DataFrame, *, fit: EnergyFitResult | None = None
 
     from phasekit.energy.choose import check_grid, choose, fit_ensemble
     from phasekit.energy.fit import configuration_grid, fit_energy, input_numbers
-    from phasekit.energy.noise import denoised_energy, reading_noise
+    from phasekit.energy.noise import DENOISED_ERROR, denoised_energy, reading_noise
     from phasekit.energy.options import ChooseOptions
     from phasekit.energy.suggest import rows_at, training_rows, trusted_rows
 
@@ -155,6 +155,10 @@ def fit_then_choose(configs: pd.DataFrame, *, fit: EnergyFitResult | None = None
 
             around = denoised_energy(configs)[configs.index.get_indexer(measured.index)]
             measured = measured.assign(energy_j=np.maximum(measured["energy_j"], around))
+    # a reading's error; the error of a denoised energy where the readings counted are those
+    reading_error = float("nan")
+    if noise.known:
+        reading_error = noise.relative * (DENOISED_ERROR if given else 1.0)
     ensemble = None
     if o.uncertainty:
         if trusted is None:
@@ -178,7 +182,8 @@ def fit_then_choose(configs: pd.DataFrame, *, fit: EnergyFitResult | None = None
                     frequency_controlled=fit.frequency_controlled,
                     known_inputs=tuple(sorted({n for _, _, n in fit.train})),
                     ensemble=ensemble, tolerance=o.tolerance, trusted=measured,
-                    failed_runs=fit.suspect, noise=noise.threshold())
+                    failed_runs=fit.suspect, noise=noise.threshold(),
+                    reading_error=reading_error)
     result = replace(result, noise=noise.to_dict())
     run = ChoiceRun(result=replace(result, notes=tuple(notes)), fitted=fit, ensemble=ensemble,
                     training=training, trusted=trusted, notes=tuple(notes),
