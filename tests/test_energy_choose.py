@@ -21,6 +21,7 @@ from phasekit.energy.choose import (
     Ensemble,
     choose,
     fit_ensemble,
+    grid_correlation,
     loss_chance,
     pareto_front,
 )
@@ -345,6 +346,14 @@ def test_the_chance_of_a_loss_follows_the_normal_law() -> None:
         expected = 1 - NormalDist(-gap, np.sqrt(2) * sigma).cdf(np.log(1.05))
         assert chance == pytest.approx(expected, abs=0.01)
         assert rival == (1 if chance > 0 else -1)
+    # neighbours one grid step apart: correlated exp(-1/2), the difference's variance shrinks
+    F, P = np.array([1.2, 1.6]), np.array([4, 4])
+    rho = np.exp(-0.5)
+    for gap, sigma in ((0.0, 0.05), (0.03, 0.08)):
+        chance, _ = loss_chance(np.array([0.0, gap]), np.full(2, sigma), 0, 5.0, draws=40000,
+                                correlation=grid_correlation(F, P))
+        expected = 1 - NormalDist(-gap, sigma * np.sqrt(2 * (1 - rho))).cdf(np.log(1.05))
+        assert chance == pytest.approx(expected, abs=0.01)
 
 
 def test_refits_that_agree_do_not_make_a_choice_sure_when_the_model_errs() -> None:

@@ -47,8 +47,11 @@ optimal_frequency`).
   not see (:func:`model_error`, a robust standard deviation of log energy), the readings'
   noise gives a reading's error (:mod:`phasekit.energy.noise`; when unknown, half the
   out-of-sample variance is taken as the readings'). Each feasible configuration's true log
-  energy is drawn as its estimate (the reading where measured, else the prediction) plus an
-  independent normal error of that size; the chance of a loss is the share of
+  energy is drawn as its estimate (:func:`smoothed_estimate`) plus a normal error of that
+  size, correlated over one grid step as the smoother assumes (independent errors overstate
+  how far the best of many near-equal configurations may lie below the choice: on the real
+  campaigns they called fewer choices sure at the same reliability); the chance of a loss
+  is the share of
   :data:`DRAWS` draws in which the choice is more than ``tolerance`` (:data:`LOSS`, 5 %)
   above the best, and the choice is "sure" when that chance is at most :data:`RISK`
   (10 %). The configuration most often better in those draws is what to measure next.
@@ -87,8 +90,8 @@ if TYPE_CHECKING:
     from phasekit.present import Presentation
 
 __all__ = ["Candidate", "Choice", "ChoiceResult", "Ensemble", "Uncertainty", "check_grid",
-           "check_tolerance", "choose", "fit_ensemble", "loss_chance", "model_error",
-           "pareto_front", "regret"]
+           "check_tolerance", "choose", "fit_ensemble", "grid_correlation", "loss_chance",
+           "model_error", "pareto_front", "regret", "smoothed_estimate", "step_distance2"]
 
 #: 4: how sure is the chance of a loss under the errors the data shows (``Uncertainty``'s
 #: ``loss_probability``); 3: the reading noise (``noise``) and, per choice, why a measured
@@ -645,13 +648,33 @@ def model_error(ensemble: Ensemble) -> float:
     return float(MAD_TO_SIGMA * np.median(ensemble.residuals))
 
 
+def grid_correlation(F: np.ndarray, P: np.ndarray, steps: float = SMOOTHING_STEPS
+                     ) -> np.ndarray:
+    """The Cholesky factor of the correlation of errors over the grid (F, P): a Gaussian
+    kernel of ``steps`` grid steps of frequency and of core count, as the smoother's."""
+    kernel = np.exp(-0.5 * step_distance2(F, P, np.ones(F.size, bool)) / steps ** 2)
+    return np.linalg.cholesky(kernel + 1e-9 * np.eye(F.size))
+
+
+def step_distance2(F: np.ndarray, P: np.ndarray, to: np.ndarray) -> np.ndarray:
+    """Squared distances, in grid steps of frequency and of core count, from every point of
+    the grid (F, P) to the points selected by the mask ``to``: (points, selected)."""
+    fi = np.searchsorted(np.unique(F), F).astype(float)
+    pi = np.searchsorted(np.unique(P), P).astype(float)
+    return (fi[:, None] - fi[to][None]) ** 2 + (pi[:, None] - pi[to][None]) ** 2
+
+
 def loss_chance(estimate: np.ndarray, error: np.ndarray, chosen: int, tolerance: float,
-                draws: int = DRAWS, seed: int = 0) -> tuple[float, int]:
+                draws: int = DRAWS, seed: int = 0, correlation: np.ndarray | None = None
+                ) -> tuple[float, int]:
     """The chance that configuration ``chosen`` loses more than ``tolerance`` percent against
-    the best, when each configuration's true log energy is its ``estimate`` (log J) plus an
-    independent normal error of standard deviation ``error``; and the configuration most
-    often better by that much (-1 when none ever is). Counted over ``draws`` draws."""
+    the best, when each configuration's true log energy is its ``estimate`` (log J) plus a
+    normal error of standard deviation ``error``, independent or correlated by the Cholesky
+    factor ``correlation`` (:func:`grid_correlation`); and the configuration most often
+    better by that much (-1 when none ever is). Counted over ``draws`` draws."""
     z = np.random.default_rng(seed).standard_normal((draws, estimate.size))
+    if correlation is not None:
+        z = z @ correlation.T
     truth = estimate + z * error
     lost = truth[:, chosen] - truth.min(axis=1) > np.log1p(tolerance / 100.0)
     if not lost.any():
@@ -678,7 +701,7 @@ def _uncertainty(ensemble: Ensemble, F: np.ndarray, P: np.ndarray, n: float, cho
     sigma = model_error(ensemble)
     read = reading_error if np.isfinite(reading_error) else sigma / np.sqrt(2.0)
     chance, rival = loss_chance(log_estimate, np.where(measured, read, sigma), chosen,
-                                tolerance)
+                                tolerance, correlation=grid_correlation(F, P))
     return Uncertainty(method=ensemble.method, members=ensemble.size, level=level,
                        energy_low_j=float(low[0]), energy_high_j=float(high[0]),
                        expected_regret=float(np.mean(member_regret)),
@@ -703,12 +726,8 @@ def smoothed_estimate(F: np.ndarray, P: np.ndarray, predicted: np.ndarray,
     measured = np.isfinite(readings) & (readings > 0) & (predicted > 0)
     if not measured.any():
         return predicted
-    fi = np.searchsorted(np.unique(F), F).astype(float)
-    pi = np.searchsorted(np.unique(P), P).astype(float)
     residual = np.log(readings[measured]) - np.log(predicted[measured])
-    distance2 = ((fi[:, None] - fi[measured][None]) ** 2
-                 + (pi[:, None] - pi[measured][None]) ** 2)
-    weight = np.exp(-0.5 * distance2 / steps ** 2)
+    weight = np.exp(-0.5 * step_distance2(F, P, measured) / steps ** 2)
     return predicted * np.exp(weight @ residual / (weight.sum(axis=1) + prior))
 
 
