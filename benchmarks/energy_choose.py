@@ -124,18 +124,23 @@ class Campaign:
         return float(self.frequency[same[np.argmin(self.denoised[same])]])
 
 
-def judged(campaign: Campaign, result) -> list[dict]:  # type: ignore[no-untyped-def]
-    """Each choice of ``result`` scored: regrets, sure, the chosen and the best frequency."""
+def judged(campaign: Campaign, result, rows) -> list[dict]:  # type: ignore[no-untyped-def]
+    """Each choice of ``result`` scored: regrets, sure, the chosen and the best frequency,
+    and whether a configuration among the measured ``rows`` of its input is better beyond
+    the noise (denoised, by more than the campaign's noise threshold)."""
     out = []
     for choice in result.choices:
         row = campaign.index(choice.best.frequency_ghz, choice.best.cores, choice.input)
         raw, denoised = campaign.score(row)
+        mine = [r for r in rows if np.isclose(campaign.inputs[r], choice.input)]
+        beaten = bool(mine) and bool(campaign.denoised[row] > (1 + campaign.threshold)
+                                     * campaign.denoised[mine].min())
         u = choice.uncertainty
         out.append({"regret": raw, "denoised": denoised,
                     "sure": None if u is None else u.sure,
                     "chance": np.nan if u is None else u.loss_probability,
                     "f": choice.best.frequency_ghz,
-                    "f_best": campaign.best_frequency(choice.input)})
+                    "f_best": campaign.best_frequency(choice.input), "beaten": beaten})
     return out
 
 
@@ -160,11 +165,12 @@ def loop(campaign: Campaign, start: list[int], seed: int) -> dict[str, list[dict
                             **campaign.grid)
             chosen += [campaign.index(s.frequency_ghz, s.cores, s.input)
                        for s in found.suggestions]
-        out[f"+{budget} suggested"] = judged(campaign, choose_on(campaign, chosen, seed))
+        out[f"+{budget} suggested"] = judged(campaign, choose_on(campaign, chosen, seed),
+                                             chosen)
     rest = np.setdiff1d(np.arange(len(campaign.configs)), start)
     extra = list(np.random.default_rng(1000 + seed).choice(rest, max(BUDGETS), replace=False))
-    out[f"+{max(BUDGETS)} random"] = judged(campaign, choose_on(campaign, list(start) + extra,
-                                                                seed))
+    picked = list(start) + extra
+    out[f"+{max(BUDGETS)} random"] = judged(campaign, choose_on(campaign, picked, seed), picked)
     return out
 
 
@@ -174,7 +180,8 @@ def every_reading(campaign: Campaign, design: str, seed: int) -> list[dict]:
     from phasekit.energy.workflow import fit_then_choose
 
     fit = fit_energy(campaign.configs, n_train=10, design=design, seed=seed, compare=False)
-    return judged(campaign, fit_then_choose(campaign.configs, fit=fit, seed=seed).result)
+    return judged(campaign, fit_then_choose(campaign.configs, fit=fit, seed=seed).result,
+                  list(range(len(campaign.configs))))
 
 
 def bayesian(campaign: Campaign, start: list[int], seed: int) -> dict[str, tuple[float, float]]:
@@ -233,7 +240,7 @@ def calibration_row(name: str, choices: list[dict]) -> list[str]:
     return [name, str(len(choices)), str(len(sure)), within, str(len(lost)), unsure,
             f"{np.mean([c['denoised'] for c in sure]):.1f}" if sure else "-",
             f"{np.mean([c['denoised'] for c in choices if not c['sure']]):.1f}"
-            if len(sure) < len(choices) else "-"]
+            if len(sure) < len(choices) else "-", str(sum(c["beaten"] for c in choices))]
 
 
 #: Bins of the stated chance of losing more than 5 % (the reliability table).
@@ -313,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     rows.append(["**mean over campaigns**", *[cell(m) for m in means]])
     calibration_header = ["scenario", "choices", "called sure", "sure within 5 %",
                           "losing > 10 %", "of those, not sure", "mean of sure",
-                          "mean of not sure"]
+                          "mean of not sure", "worse than a measured one"]
     calibration = [calibration_row(name if name != "+0 suggested" else "10 measured", choices)
                    for name, choices in pooled.items()]
     everything = [c for v in pooled.values() for c in v]
@@ -366,7 +373,10 @@ def main(argv: list[str] | None = None) -> int:
         f"pools the choices of {len(starts)} start(s) (the D-optimal design and random draws "
         "of 10 configurations). `sure within 5 %`: of the choices called sure, the share "
         "within 5 % denoised regret; `of those, not sure`: of the choices losing more than "
-        "10 % denoised, the share called not sure; means are denoised regrets, %.", "",
+        "10 % denoised, the share called not sure; means are denoised regrets, %. `worse than "
+        "a measured one`: choices whose denoised energy exceeds that of a configuration the "
+        "user had measured (same input) by more than the campaign's noise threshold (2.83 x "
+        "its reading noise).", "",
         _common.markdown_table(calibration_header, calibration), "",
         "The stated chance against what happened (all the choices above, binned by the chance "
         "`energy choose` printed):", "",
