@@ -31,40 +31,29 @@ same measurement budget as ``energy suggest`` + ``energy choose``.
   when none is measured; ``"mean"``, the posterior-mean minimum over the input's whole grid
   (measured or not).
 
-Row indices are positions in ``configs`` (as ``choose_training`` returns). Run as a script
-(``python _bo.py`` from this folder) it prints, for the pascal_dev campaigns, the regret
-after 10 D-optimal + B = 5, 10, 20 configurations: raw (measured energy of the choice / the
-lowest measured energy of its input - 1) and denoised (the same with
-:func:`phasekit.energy.noise.denoised_energy`), means over the 5 inputs, then over the
-campaigns, for both recommendation rules.
+Row indices are positions in ``configs`` (as ``choose_training`` returns).
+``benchmarks/energy_choose.py`` runs it on the real campaigns and scores it beside
+``energy suggest``.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
-import time
 import warnings
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-
-import _common
 
 if TYPE_CHECKING:
     import pandas as pd
     from sklearn.gaussian_process import GaussianProcessRegressor
 
-DATA = _common.HERE.parent.parent / "shared" / "data" / "energy" / "pascal_dev"
-POWERS_OF_TWO = (1, 2, 4, 8, 16, 32)
 #: Expected-improvement margin, in log energy (our choice: 1 %).
 XI = 0.01
 #: Optimizer restarts of each hyperparameter fit (few, for speed).
 RESTARTS = 2
 LENGTH_SCALE_BOUNDS = (0.05, 20.0)
 NOISE_BOUNDS = (1e-6, 1.0)
-BUDGETS = (5, 10, 20)
+#: The recommendation rules of :func:`bo_choice`.
 RULES = ("measured", "mean")
 
 
@@ -187,71 +176,3 @@ def bo_choice(configs: pd.DataFrame, measured: np.ndarray, *, recommend: str = "
         grid = np.flatnonzero(levels == level)
         out[float(level)] = int(grid[np.argmin(gp_mean[grid])])
     return out
-
-
-def load(path: Path) -> pd.DataFrame:
-    """A campaign's configurations; fluid* keep only the power-of-two core counts."""
-    import pandas as pd
-
-    from phasekit.energy.fit import configurations
-
-    configs = configurations(pd.read_csv(path), source=str(path))
-    if path.stem.startswith("completo_fluid"):
-        configs = configs[configs["cores"].isin(POWERS_OF_TWO)].reset_index(drop=True)
-    return configs
-
-
-def regrets(configs: pd.DataFrame, choice: dict[float, int], denoised: np.ndarray
-            ) -> tuple[float, float]:
-    """Mean over the inputs of the raw and the denoised regret (%) of ``choice``."""
-    energy = configs["energy_j"].to_numpy(float)
-    levels = configs["input"].to_numpy(float)
-    raw, smooth = [], []
-    for level, row in choice.items():
-        grid = levels == level
-        raw.append(100 * (energy[row] / energy[grid].min() - 1))
-        smooth.append(100 * (denoised[row] / np.nanmin(denoised[grid]) - 1))
-    return float(np.mean(raw)), float(np.mean(smooth))
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="two campaigns (smoke test)")
-    args = parser.parse_args(argv)
-    if not DATA.is_dir():
-        print(f"skipped: the pascal_dev campaigns are not in {DATA}")
-        return 0
-    from phasekit.energy.fit import choose_training
-    from phasekit.energy.noise import denoised_energy
-
-    started = time.perf_counter()
-    paths = sorted(DATA.glob("completo_*.csv"))
-    if args.quick:
-        paths = [p for p in paths if p.stem in ("completo_canneal_1", "completo_fluid_3")]
-    header = ["campaign", *[f"B={b} {rule} raw/den" for rule in RULES for b in BUDGETS], "s"]
-    rows, table = [], []
-    for path in paths:
-        tic = time.perf_counter()
-        configs = load(path)
-        start = choose_training(configs, 10, design="doptimal", seed=0)
-        run = bo_run(configs, start, max(BUDGETS), batch=5, seed=0)
-        denoised = denoised_energy(configs)
-        values = [regrets(configs, bo_choice(configs, run[:len(start) + b], recommend=rule),
-                          denoised) for rule in RULES for b in BUDGETS]
-        table.append(values)
-        rows.append([path.stem.removeprefix("completo_"),
-                     *[f"{r:.1f} / {d:.1f}" for r, d in values],
-                     f"{time.perf_counter() - tic:.1f}"])
-        print(_common.text_table(header, rows[-1:]), flush=True)
-    means = np.mean(np.asarray(table), axis=0)
-    rows.append(["mean", *[f"{r:.1f} / {d:.1f}" for r, d in means],
-                 f"{time.perf_counter() - started:.0f}"])
-    print()
-    print("Regret (%) of GP-BO with EI after 10 D-optimal + B configurations; cells raw / "
-          "denoised, means over the 5 inputs; last row: mean over the campaigns, total s.")
-    print(_common.text_table(header, rows))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

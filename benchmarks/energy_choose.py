@@ -194,7 +194,7 @@ def bayesian(campaign: Campaign, start: list[int], seed: int) -> dict[str, tuple
     for budget in BO_BUDGETS:
         seen = measured[:len(start) + budget]
         scores = []
-        for rule in ("measured", "mean"):
+        for rule in _bo.RULES:
             picks = _bo.bo_choice(campaign.configs, seen, recommend=rule)
             pairs = [campaign.score(row) for row in picks.values()]
             scores.append((float(np.mean([p[0] for p in pairs])),

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -543,21 +541,6 @@ def test_the_fit_runs_its_linear_algebra_on_one_blas_thread(
     assert seen and all(threads == [1] * len(threads) for threads in seen)
     assert blas_threads() == before     # the process's own setting again,
     assert dict(os.environ) == environment  # and no environment variable set
-
-
-def test_energy_fit_command_imports_no_scipy(seed_campaign_file: Any) -> None:
-    probe = ("import contextlib, io, sys\n"
-             "from phasekit.cli import entry_point\n"
-             f"sys.argv = ['phasekit', 'energy', 'fit', {str(seed_campaign_file(seed=0))!r}, "
-             "'--json']\n"
-             "with contextlib.redirect_stdout(io.StringIO()), "
-             "contextlib.suppress(SystemExit):\n"
-             "    entry_point()\n"
-             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))\n")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          timeout=300, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
 def test_bounded_minimum_takes_the_steps_of_scipys_bounded_brent() -> None:

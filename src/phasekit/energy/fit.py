@@ -550,8 +550,8 @@ def one_blas_thread() -> Iterator[None]:
     The fit's matrices are small (a Jacobian of at most a few thousand rows by about fifteen
     columns): an SVD of one takes a fraction of a millisecond on one core, and BLAS threads
     cost more in waking and waiting for each other than they save, most of all on a busy
-    machine (on a 935-configuration campaign, two threads made the fit 2x slower on an idle
-    2-core machine and over 10x slower beside two CPU-bound jobs).
+    machine (benchmarks/cli_latency.py times the whole command quiet and beside two
+    CPU-bound jobs, against the revision that fitted on every BLAS thread).
     """
     from threadpoolctl import threadpool_limits
 
@@ -665,7 +665,7 @@ def bounded_minimum(func: Callable[[float], float], low: float, high: float, *,
     """The x in [low, high] where ``func`` is least: Brent's method (golden sections and
     parabolic steps) as ``scipy.optimize.minimize_scalar(method="bounded",
     options={"xatol": xatol})`` runs it, step for step, without importing scipy.optimize
-    (a fifth of a second: more than choosing a configuration from a fitted model)."""
+    (0.3-0.4 s: more than choosing a configuration from a fitted model)."""
     golden_mean = 0.5 * (3.0 - math.sqrt(5.0))
     sqrt_eps = math.sqrt(2.2e-16)
     a, b = low, high

@@ -261,7 +261,7 @@ def _choice_parts(result: Any, name: str | None) -> tuple[list[View], list[str]]
         views.append(table(
             f"How sure: the chance that the choice loses more than {first.tolerance:g} % "
             f"against the best, given the model's error on configurations it did not see "
-            f"({100 * first.model_error:.1f} %) and a reading's "
+            f"({100 * first.model_error:.1f} %) and a measured energy's "
             f"({100 * first.reading_error:.1f} %); sure at {100 * first.risk:.0f} % or less",
             ("input", f"{100 * first.level:.0f} % interval J",
              f"chance of losing > {first.tolerance:g} %", "sure", "measure next"), sure))

@@ -107,7 +107,12 @@ def fit_then_choose(configs: pd.DataFrame, *, fit: EnergyFitResult | None = None
 
     from phasekit.energy.choose import check_grid, choose, fit_ensemble
     from phasekit.energy.fit import configuration_grid, fit_energy, input_numbers
-    from phasekit.energy.noise import DENOISED_ERROR, denoised_energy, reading_noise
+    from phasekit.energy.noise import (
+        DENOISED_ERROR,
+        ReadingNoise,
+        denoised_energy,
+        reading_noise,
+    )
     from phasekit.energy.options import ChooseOptions
     from phasekit.energy.suggest import rows_at, training_rows, trusted_rows
 
@@ -132,13 +137,15 @@ def fit_then_choose(configs: pd.DataFrame, *, fit: EnergyFitResult | None = None
                    max_frequency_ghz=o.max_frequency_ghz, user_cores=o.user_cores,
                    frequency_controlled=controlled if fit is None else fit.frequency_controlled)
     report = progress or (lambda stage, fraction: None)
-    noise = reading_noise(configs)
     given = fit is not None
     if fit is None:
         report(f"fitting the {o.model} model", 0.0)
         with callers_names({"n_train": "train"}, source):
             fit = fit_energy(configs, model=o.model, n_train=o.train, design=o.design,
                              seed=o.seed, baselines=(), compare=False)
+    # a fit made here measured the noise of these very readings; a saved one, of its own
+    noise = (ReadingNoise.from_dict(fit.noise) if not given and fit.noise is not None
+             else reading_noise(configs))
     notes: list[str] = []
     training = training_rows(configs, fit)
     trusted = trusted_rows(training, fit)

@@ -159,8 +159,8 @@ def fit_boosting(X: pd.DataFrame, y: Any = "power_w", *,
         trees.append(RegressionTree(
             feature=tuple(int(f) for f in np.where(leaf, 0, fitted.feature)),
             threshold=tuple(float(t) for t in np.where(leaf, 0.0, fitted.threshold)),
-            left=tuple(int(c) for c in np.where(leaf, LEAF, fitted.children_left)),
-            right=tuple(int(c) for c in np.where(leaf, LEAF, fitted.children_right)),
+            left=tuple(int(c) for c in fitted.children_left),     # a leaf's are LEAF (-1)
+            right=tuple(int(c) for c in fitted.children_right),
             value=tuple(float(v) for v in fitted.value[:, 0, 0])))
     return BoostedPowerModel(
         features=names, init_w=float(np.ravel(estimator.init_.constant_)[0]),

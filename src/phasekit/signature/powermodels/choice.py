@@ -30,7 +30,7 @@ from phasekit.signature.powermodels.server import fit_model, fit_server
 from phasekit.signature.powermodels.split import validation_rows
 
 __all__ = ["CANDIDATES", "GE_DEFAULTS", "LABELS", "VALIDATION_SHARE", "ModelChoice",
-           "choice_line", "choose_model", "refit_ge_constants"]
+           "choice_line", "choose_model", "fit_kind", "refit_ge_constants"]
 
 #: The kinds ``model="auto"`` chooses from, in the order that breaks ties.
 CANDIDATES = ("linear", "pls", "ge", "boosting")
@@ -41,8 +41,8 @@ LABELS = {"linear": "linear", "pls": "PLS", "ge": "GE", "boosting": "gradient bo
 VALIDATION_SHARE = 0.2
 #: The settings of the GE candidate where the caller gives none: the thesis's Grammar 1 with
 #: a linear term (``grammar="extended"``), which had a lower test RMSE than Grammar 1 on the
-#: Kepler RAPL table (both targets and splits) and on the synthetic tables; sqrt and
-#: saturation terms, rates per cycle as counters, and twice the runs did not lower it.
+#: Kepler RAPL table (both targets and splits) and no higher on the synthetic tables
+#: (benchmarks/powermodels.py).
 GE_DEFAULTS: dict[str, Any] = {"grammar": "extended"}
 #: A candidate beats one listed before it only by more than this share of the RMSE plus the
 #: validation target's spread: ties to rounding go to the simpler model.
@@ -99,12 +99,12 @@ def choice_line(choice: Mapping[str, Any]) -> str:
             f"{rows}" + (f", against {against}" if against else ""))
 
 
-def refit_ge_constants(model: GEPowerModel, X: pd.DataFrame, y: np.ndarray, *,
-                       margin: float = 0.1) -> GEPowerModel:
+def refit_ge_constants(model: GEPowerModel, X: pd.DataFrame, y: np.ndarray) -> GEPowerModel:
     """``model``'s expression with its constants, intercept and slope refitted on ``X``,
     ``y`` by Levenberg-Marquardt (kept when that is no better), its output bounds and
-    fallback from ``y`` (the training range widened by ``margin`` of it on both sides, the
-    mean)."""
+    fallback from ``y`` (the training range widened on both sides by the share of it the
+    model was fitted with, its ``margin``, and the mean)."""
+    margin = float(model.meta.get("margin", 0.1))
     low, high = float(np.min(y)), float(np.max(y))
     bounds = (low - margin * (high - low), high + margin * (high - low))
     mean = float(np.mean(y))
@@ -131,8 +131,10 @@ def refit_ge_constants(model: GEPowerModel, X: pd.DataFrame, y: np.ndarray, *,
                                rmse_train=rmse, bounds=bounds, fallback_w=mean, meta=meta)
 
 
-def _fit(kind: str, table: pd.DataFrame, target: str, names: Sequence[str], seed: int,
-         options: Mapping[str, Any], server: Mapping[str, Any] | None) -> Any:
+def fit_kind(kind: str, table: pd.DataFrame, target: str, names: Sequence[str], seed: int,
+             options: Mapping[str, Any], server: Mapping[str, Any] | None) -> Any:
+    """A model of ``kind`` fitted on ``table`` with its ``options``; the whole server's
+    (:func:`~phasekit.signature.powermodels.fit_server`) with ``server``."""
     if server is not None:
         return fit_server(table, total=target, model=kind, features=names, seed=seed,
                           **server, **options)
@@ -166,8 +168,7 @@ def choose_model(table: pd.DataFrame, target: str, names: Sequence[str], *, seed
         if kind == "ge" and progress is not None:
             kind_options["progress"] = progress
         try:
-            model = _fit(kind, fitted_part if len(check_rows) else table, target, names,
-                         seed, kind_options, server)
+            model = fit_kind(kind, fitted_part, target, names, seed, kind_options, server)
         except InputError as exc:
             failed[kind] = str(exc)
             refused.append(exc)
@@ -189,12 +190,10 @@ def choose_model(table: pd.DataFrame, target: str, names: Sequence[str], *, seed
         if not len(check_rows):
             models[kind] = model
         elif kind == "ge" and server is None:
-            margin = dict(options.get("ge", {})).get("margin")
-            models[kind] = refit_ge_constants(model, table, values,
-                                              margin=0.1 if margin is None else float(margin))
+            models[kind] = refit_ge_constants(model, table, values)
         else:
-            models[kind] = _fit(kind, table, target, names, seed, dict(options.get(kind, {})),
+            models[kind] = fit_kind(kind, table, target, names, seed, dict(options.get(kind, {})),
                                 server)
     return ModelChoice(chosen=chosen, validation=validation, n_validation=len(check_rows),
-                       n_fitted=len(fitted_rows) if len(check_rows) else len(table),
+                       n_fitted=len(fitted_rows),
                        split=split, models=models, failed=failed)

@@ -16,13 +16,14 @@ import pandas as pd
 from phasekit.errors import InputError, PhasekitError, UsageError
 from phasekit.options import Options, Rule
 from phasekit.results import Result, check_version, plain, short_repr
-from phasekit.signature.powermodels.boosting import BoostedPowerModel, fit_boosting
+from phasekit.signature.powermodels.boosting import BoostedPowerModel
 from phasekit.signature.powermodels.choice import (
     CANDIDATES,
     GE_DEFAULTS,
     LABELS,
     choice_line,
     choose_model,
+    fit_kind,
 )
 from phasekit.signature.powermodels.features import (
     as_frame,
@@ -38,8 +39,6 @@ from phasekit.signature.powermodels.linear import SELECTIONS
 from phasekit.signature.powermodels.protocol import errors
 from phasekit.signature.powermodels.server import (
     MODELS,
-    fit_model,
-    fit_server,
     power_model_from_dict,
 )
 from phasekit.signature.powermodels.split import SPLITS, split_rows, time_order
@@ -493,13 +492,8 @@ def fit_power_model(table: pd.DataFrame, *, target: str = "power_w",
                                  for kind, m in chosen.models.items()})
         if chosen.chosen != "ge" and isinstance(chosen.models.get("ge"), GEPowerModel):
             formula = chosen.models["ge"]
-    elif server is not None:
-        fitted = fit_server(fitted_table, total=target, model=model, features=names,
-                            seed=seed, **server, **fit_options)
-    elif model == "boosting":
-        fitted = fit_boosting(fitted_table, target, features=names, seed=seed)
     else:
-        fitted = fit_model(model, fitted_table, target, names, seed, fit_options)
+        fitted = fit_kind(model, fitted_table, target, names, seed, fit_options, server)
     if server is not None:
         parts = fitted.components(table.iloc[test if len(test) else train])
         breakdown = {str(k): float(v) for k, v in parts.mean().items()}
