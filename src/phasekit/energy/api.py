@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from phasekit.energy.choose import ChoiceResult
     from phasekit.energy.efficiency import ConfigurationTable, EfficiencyTable, RunColumns
     from phasekit.energy.fingerprint import FingerprintResult
-    from phasekit.energy.fit import EnergyFitResult
+    from phasekit.energy.fit import Configurations, EnergyFitResult
     from phasekit.energy.options import ChooseOptions, FitOptions, SuggestOptions
     from phasekit.energy.phasediv import PhaseDivision, PowerProfiles
     from phasekit.energy.suggest import SuggestResult
@@ -72,6 +72,23 @@ def as_configurations(data: Campaign | pd.DataFrame | PathLike) -> pd.DataFrame:
     from phasekit.campaign import read_campaign
 
     return configurations(read_campaign(data), source=os.fspath(data))
+
+
+def _configuration_columns(data: Campaign | pd.DataFrame | PathLike) -> Configurations:
+    """:func:`as_configurations` as NumPy columns: a CSV file is read without pandas."""
+    from phasekit.energy.fit import configuration_columns
+
+    if isinstance(data, str | os.PathLike):
+        from phasekit.io import is_csv
+
+        if is_csv(data):
+            from phasekit.io.table import read_csv_columns
+
+            return configuration_columns(read_csv_columns(data), source=os.fspath(data))
+        from phasekit.campaign import read_campaign
+
+        return configuration_columns(read_campaign(data), source=os.fspath(data))
+    return configuration_columns(data)
 
 
 def read_runs(path: PathLike, *, columns: bool = False
@@ -143,7 +160,7 @@ def fit(data: Campaign | pd.DataFrame | PathLike, *, input: float | str | None =
 
     o = FitOptions.of(options, keywords, verb="fit")
     with callers_names({"n_train": "train"}):
-        return fit_energy(as_configurations(data), model=o.model, n_train=o.train,
+        return fit_energy(_configuration_columns(data), model=o.model, n_train=o.train,
                           design=o.design, seed=o.seed, baselines=o.baselines,
                           compare=o.compare, starts=o.starts, use_time=o.use_time,
                           input=input, loss=o.loss, progress=progress)

@@ -66,7 +66,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
 from phasekit.energy.efficiency import pareto_mask
 from phasekit.energy.fit import (
@@ -83,6 +82,7 @@ from phasekit.results import Result, check_version, plain, short_repr
 from phasekit.verbmodule import make_callable
 
 if TYPE_CHECKING:
+    import pandas as pd
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
@@ -488,6 +488,8 @@ class ChoiceResult(Result):
                 row.update({"energy_low_j": u.energy_low_j, "energy_high_j": u.energy_high_j,
                             "expected_regret": u.expected_regret, "sure": u.sure})
             rows.append(row)
+        import pandas as pd
+
         return pd.DataFrame(rows)
 
     def present(self, name: str | None = None) -> Presentation:

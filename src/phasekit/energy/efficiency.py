@@ -165,7 +165,7 @@ class RunColumns:
                              for k, v in self.columns.items()})
 
 
-def _campaign_raw(campaign: Campaign) -> tuple[dict[str, np.ndarray], np.ndarray]:
+def campaign_run_columns(campaign: Campaign) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """The columns of every run of ``campaign`` (as :meth:`Campaign.table` has them, without
     pandas) and the mask of the ok runs."""
     runs = campaign.runs
@@ -247,7 +247,7 @@ def campaign_columns(data: Campaign | pd.DataFrame | Mapping[str, Any] | RunColu
             return data
         return RunColumns(data.columns, _input_order(data["input"].tolist(), inputs))
     if isinstance(data, Campaign):
-        columns, ok = _campaign_raw(data)
+        columns, ok = campaign_run_columns(data)
         inputs = tuple(inputs) or data.inputs
     else:
         columns, ok = _table_raw(data, source)

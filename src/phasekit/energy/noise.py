@@ -122,11 +122,11 @@ def _matrices(configs: pd.DataFrame) -> list[tuple[np.ndarray, np.ndarray, np.nd
     """Per input: its rows, each row's (frequency, core) grid position, and the energy
     matrix over its frequencies x core counts (NaN where not measured; the median of several
     readings of one configuration)."""
-    frequency = configs["frequency_ghz"].to_numpy(float)
+    frequency = np.asarray(configs["frequency_ghz"], float)
     frequency = np.where(np.isfinite(frequency), frequency, 0.0)
-    cores = configs["cores"].to_numpy(float)
-    inputs = configs["input"].to_numpy(float)
-    energy = configs["energy_j"].to_numpy(float)
+    cores = np.asarray(configs["cores"], float)
+    inputs = np.asarray(configs["input"], float)
+    energy = np.asarray(configs["energy_j"], float)
     out = []
     for n in np.unique(inputs):
         rows = np.flatnonzero(inputs == n)

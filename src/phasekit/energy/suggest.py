@@ -49,7 +49,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
 from phasekit.energy.choose import (
     ENSEMBLE_GROUPS,
@@ -80,6 +79,7 @@ from phasekit.results import Result, check_version, plain, short_repr
 from phasekit.verbmodule import make_callable
 
 if TYPE_CHECKING:
+    import pandas as pd
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
@@ -157,6 +157,8 @@ class SuggestResult(Result):
         columns = ["rank", "input", "frequency_ghz", "cores", "energy_j", "energy_low_j",
                    "energy_high_j", "spread", "improving_members", "promising",
                    "near_optimal_members"]
+        import pandas as pd
+
         return pd.DataFrame([{"rank": k, "input": s.input_label,
                               **{c: getattr(s, c) for c in columns[2:]}}
                              for k, s in enumerate(self.suggestions, start=1)],
