@@ -91,6 +91,9 @@ class Campaign:
         self.frequency = self.configs["frequency_ghz"].to_numpy(float)
         self.inputs = self.configs["input"].to_numpy(float)
         self.threshold = reading_noise(self.configs).threshold()
+        self.grid_f = np.searchsorted(np.unique(self.frequency), self.frequency)
+        cores = self.configs["cores"].to_numpy(float)
+        self.grid_p = np.searchsorted(np.unique(cores), cores)
         self.row = {key: i for i, key in enumerate(zip(
             self.configs["frequency_ghz"].round(9), self.configs["cores"].astype(int),
             self.configs["input"].round(9), strict=True))}
@@ -119,6 +122,14 @@ class Campaign:
                                 > (1 + self.threshold) * self.denoised[best]))
         return out
 
+    def steps(self, a: int, b: int) -> int:
+        """Grid steps between rows ``a`` and ``b`` (the larger of frequency and core steps)."""
+        return int(max(abs(self.grid_f[a] - self.grid_f[b]), abs(self.grid_p[a] - self.grid_p[b])))
+
+    def best_row(self, n: float) -> int:
+        same = np.flatnonzero(np.isclose(self.inputs, n))
+        return int(same[np.argmin(self.denoised[same])])
+
     def best_frequency(self, n: float) -> float:
         same = np.flatnonzero(np.isclose(self.inputs, n))
         return float(self.frequency[same[np.argmin(self.denoised[same])]])
@@ -136,7 +147,10 @@ def judged(campaign: Campaign, result, rows) -> list[dict]:  # type: ignore[no-u
         beaten = bool(mine) and bool(campaign.denoised[row] > (1 + campaign.threshold)
                                      * campaign.denoised[mine].min())
         u = choice.uncertainty
+        best = campaign.best_row(choice.input)
         out.append({"regret": raw, "denoised": denoised,
+                    "best_measured": min(campaign.score(r)[1] for r in mine) if mine else np.nan,
+                    "near": bool(mine) and min(campaign.steps(r, best) for r in mine) <= 1,
                     "sure": None if u is None else u.sure,
                     "chance": np.nan if u is None else u.loss_probability,
                     "f": choice.best.frequency_ghz,
@@ -346,7 +360,20 @@ def main(argv: list[str] | None = None) -> int:
         f"the maximum frequency in {len(below)} of {minima} inputs; in {sum(below)} of them "
         "the maximum frequency at the same core count is worse beyond the noise (2.83 x the "
         "campaign's reading noise).")
+    pooled_10 = pooled["+10 suggested"]
+    near = [c for c in pooled_10 if c["near"]]
+    far = [c for c in pooled_10 if not c["near"]]
+    exploration_line = (
+        f"- Where the regret comes from (the loop after 10 more runs, {len(starts)} start(s), "
+        f"{len(pooled_10)} choices): the best configuration the loop had measured loses "
+        f"{np.mean([c['best_measured'] for c in pooled_10]):.1f} % on average (denoised) "
+        f"against {np.mean([c['denoised'] for c in pooled_10]):.1f} % for the choice. "
+        f"{len(near)} inputs had a measured configuration within one grid step of the "
+        f"denoised best: their choices lost {np.mean([c['denoised'] for c in near]):.1f} %; "
+        f"the other {len(far)}, {np.mean([c['denoised'] for c in far]):.1f} % (the best "
+        f"measured there {np.mean([c['best_measured'] for c in far]):.1f} %).")
     print(frequency_line)
+    print(exploration_line)
     md = [
         "## Choices of `energy choose` on the real PaScal campaigns: regret, calibration of "
         "\"sure\", against Bayesian optimization (`benchmarks/energy_choose.py`)", "",
@@ -382,6 +409,7 @@ def main(argv: list[str] | None = None) -> int:
         "`energy choose` printed):", "",
         _common.markdown_table(reliability_header, reliable), "",
         frequency_line,
+        exploration_line,
     ]
     _common.publish(SECTION, "\n".join(md), args.results, quick=args.quick)
     return 0

@@ -64,6 +64,8 @@ BUDGETS = {
     "phases {recording} --json": {"numba", "scipy", "pyarrow"},
     "structure {trace} --json": set(),  # C reader, NumPy arrays: no numba, no pandas
     "energy fit {campaign} --json": set(),  # the fit and its table reader are NumPy's
+    "energy choose {campaign} --json": set(),
+    "energy suggest {campaign} --json": set(),
     "report {analysis} -o {out}/report.html": {"matplotlib"},
     # pandas: pyarrow imports it to write a column from a NumPy array (phasekit.io.parquet)
     "synth nemo --minutes 1 -o {out}/synth.parquet": {"pyarrow", "pandas"},

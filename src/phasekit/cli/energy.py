@@ -32,7 +32,7 @@ from phasekit.cli.render import show
 from phasekit.errors import PhasekitError, UsageError
 
 if TYPE_CHECKING:
-    import pandas as pd
+    from phasekit.energy.api import Configurations
 
 __all__ = ["CHOOSE_EPILOG", "FIT_EPILOG", "SUGGEST_EPILOG", "choose", "energy_app", "fit",
            "load_runs", "load_table", "suggest"]
@@ -67,18 +67,18 @@ def load_runs(path: Path, *, columns: bool = False) -> Any:
         raise name_file(exc, path) from exc
 
 
-def load_table(path: Path) -> pd.DataFrame:
-    """One row per configuration (:func:`phasekit.energy.api.as_configurations`) from
-    ``path``.
+def load_table(path: Path) -> Configurations:
+    """One row per configuration (:func:`phasekit.energy.api.as_configuration_columns`)
+    from ``path``.
 
     A ``.csv``/``.tsv`` (optionally ``.gz``) is a table with columns frequency_ghz, cores,
     input, energy_j and optionally time_s; anything else is read as a campaign (our JSON or
     JSON lines, or PaScal Analyzer JSON). Errors name the file.
     """
-    from phasekit.energy.api import as_configurations
+    from phasekit.energy.api import as_configuration_columns
 
     try:
-        return as_configurations(path)
+        return as_configuration_columns(path)
     except PhasekitError as exc:
         raise name_file(exc, path) from exc
 

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from phasekit.energy.fit import (
         BASELINES,
         DESIGNS,
+        Configurations,
         EnergyFitResult,
         FittedModel,
         choose_training,
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
 _EXPORTS = {
     **dict.fromkeys(("ChoiceResult", "Ensemble", "Uncertainty", "fit_ensemble", "regret"),
                     "choose"),
-    **dict.fromkeys(("BASELINES", "DESIGNS", "EnergyFitResult", "FittedModel",
+    **dict.fromkeys(("BASELINES", "DESIGNS", "Configurations", "EnergyFitResult", "FittedModel",
                      "choose_training", "configurations", "fit_energy", "fit_model",
                      "learning_curve", "mpe", "mse"), "fit"),
     **dict.fromkeys(("MODELS", "get_model", "optimal_frequency"), "models"),
@@ -82,6 +83,7 @@ __all__ = [
     "MODELS",
     "ChoiceResult",
     "ChooseOptions",
+    "Configurations",
     "EnergyFitResult",
     "Ensemble",
     "FitOptions",

@@ -71,6 +71,7 @@ from phasekit.energy.efficiency import pareto_mask
 from phasekit.energy.fit import (
     FAILED_RATIO,
     NOMINAL_FREQUENCY,
+    Configurations,
     FittedModel,
     bounded_minimum,
     current_label,
@@ -732,6 +733,15 @@ def smoothed_estimate(F: np.ndarray, P: np.ndarray, predicted: np.ndarray,
     return predicted * np.exp(weight @ residual / (weight.sum(axis=1) + prior))
 
 
+def _readings(configs: Configurations) -> tuple[np.ndarray, ...]:
+    """The frequency (nominal where not controlled), cores, input, energy and time columns."""
+    f = np.asarray(configs["frequency_ghz"], float)
+    time = (np.asarray(configs["time_s"], float) if "time_s" in configs
+            else np.full(f.size, np.nan))
+    return (np.where(np.isfinite(f), f, NOMINAL_FREQUENCY), np.asarray(configs["cores"], float),
+            np.asarray(configs["input"], float), np.asarray(configs["energy_j"], float), time)
+
+
 def _savings(baseline: float, chosen: float) -> float:
     return float(100.0 * (baseline - chosen) / baseline) if baseline > 0 else float("nan")
 
@@ -824,11 +834,11 @@ def check_grid(frequencies_ghz: Sequence[float], cores: Sequence[int], *,
 def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequence[float],
            cores: Sequence[int], max_time_s: float | None = None, max_cores: int | None = None,
            min_frequency_ghz: float | None = None, max_frequency_ghz: float | None = None,
-           user_cores: int | None = None, measured: pd.DataFrame | None = None,
+           user_cores: int | None = None, measured: Configurations | pd.DataFrame | None = None,
            labels: Mapping[float, str] | None = None, frequency_controlled: bool = True,
            known_inputs: Sequence[float] = (), ensemble: Ensemble | None = None,
            level: float = LEVEL, tolerance: float = LOSS,
-           trusted: pd.DataFrame | None = None,
+           trusted: Configurations | pd.DataFrame | None = None,
            failed_runs: Sequence[tuple[float, float, float]] = (),
            noise: float = 0.0, reading_error: float = float("nan")) -> ChoiceResult:
     """The minimum-energy configuration for each input (module docstring).
@@ -877,32 +887,25 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
     smooth: dict[tuple[float, float, int], float] = {}
     failed: set[tuple[float, float, int]] = set()
     if measured is not None:
-        f_all = measured["frequency_ghz"].to_numpy(float)
-        f_all = np.where(np.isfinite(f_all), f_all, NOMINAL_FREQUENCY)
-        predicted_all = model.predict_energy(f_all, measured["cores"].to_numpy(float),
-                                             measured["input"].to_numpy(float))
-        for row, f, guess in zip(measured.itertuples(index=False), f_all, predicted_all,
-                                 strict=True):
-            if guess >= FAILED_RATIO * row.energy_j:
-                failed.add(_key(row.input, f, row.cores))  # measured, but not a reference
+        measured = Configurations.of(measured)
+        f_all, p_all, n_all, e_all, t_all = _readings(measured)
+        predicted_all = model.predict_energy(f_all, p_all, n_all)
+        keys_all = [_key(n, f, p) for n, f, p in zip(n_all, f_all, p_all, strict=True)]
+        for key, e, t, guess in zip(keys_all, e_all, t_all, predicted_all, strict=True):
+            if guess >= FAILED_RATIO * e:
+                failed.add(key)  # measured, but not a reference
                 continue
-            lookup[_key(row.input, f, row.cores)] = (float(row.time_s), float(row.energy_j))
-        kept = [i for i, (row, f) in enumerate(zip(measured.itertuples(index=False), f_all,
-                                                   strict=True))
-                if _key(row.input, f, row.cores) not in failed]
-        references = measured.iloc[kept]
-        smooth = dict(zip((_key(n, f, p) for n, f, p in zip(
-            references["input"], f_all[kept], references["cores"], strict=True)),
-            denoised_energy(references), strict=True))
+            lookup[key] = (float(t), float(e))
+        kept = np.array([key not in failed for key in keys_all], bool)
+        smooth = dict(zip((k for k, keep in zip(keys_all, kept, strict=True) if keep),
+                          denoised_energy(measured.select(kept)), strict=True))
     known: dict[tuple[float, float, int], float] = {}
     if trusted is not None:
-        for row in trusted.itertuples(index=False):
-            f = row.frequency_ghz if np.isfinite(row.frequency_ghz) else NOMINAL_FREQUENCY
-            if _key(row.input, f, row.cores) in failed:
+        for f, p, n, e, t in zip(*_readings(Configurations.of(trusted)), strict=True):
+            if _key(n, f, p) in failed:
                 continue  # a probable failed run: neither chosen on its reading nor a reference
-            known[_key(row.input, f, row.cores)] = float(row.energy_j)
-            lookup.setdefault(_key(row.input, f, row.cores),
-                              (float(row.time_s), float(row.energy_j)))
+            known[_key(n, f, p)] = float(e)
+            lookup.setdefault(_key(n, f, p), (float(t), float(e)))
     ruled_out = {_key(n, f if np.isfinite(f) else NOMINAL_FREQUENCY, p)
                  for f, p, n in failed_runs}
     fmax = float(freqs.max())

@@ -225,6 +225,10 @@ class Configurations:
 
         return pd.DataFrame(self.columns)
 
+    def _repr_html_(self) -> str:
+        """In a notebook: the table (:meth:`to_frame`)."""
+        return str(self.to_frame()._repr_html_())
+
 
 def configurations(data: Campaign | pd.DataFrame | Mapping[str, Any], *,
                    source: str | None = None, inputs: Sequence[str] = ()) -> pd.DataFrame:

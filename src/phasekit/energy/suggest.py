@@ -67,6 +67,7 @@ from phasekit.energy.choose import (
 from phasekit.energy.fit import (
     DESIGNS,
     NOMINAL_FREQUENCY,
+    Configurations,
     EnergyFitResult,
     FittedModel,
     choose_training,
@@ -86,7 +87,7 @@ if TYPE_CHECKING:
     from phasekit.arguments import PathLike
     from phasekit.present import Presentation
 
-__all__ = ["SuggestResult", "Suggestion", "lowest_measured", "measured_keys", "measured_rows",
+__all__ = ["SuggestResult", "Suggestion", "at_points", "lowest_measured", "measured_keys", "measured_rows",
            "next_configurations", "point_key", "rows_at", "suggest", "training_rows",
            "trusted_rows"]
 
@@ -206,32 +207,41 @@ def point_key(f: float, p: float, n: float) -> tuple[float, int, float]:
     return round(float(f) if math.isfinite(f) else 1.0, 9), int(p), round(float(n), 9)
 
 
-def rows_at(configs: pd.DataFrame, points: Iterable[tuple[float, float, float]]
-            ) -> pd.DataFrame:
-    """The rows of ``configs`` at the (frequency, cores, input) ``points``."""
+def at_points(configs: Configurations | pd.DataFrame,
+              points: Iterable[tuple[float, float, float]]) -> np.ndarray:
+    """Which rows of ``configs`` are at the (frequency, cores, input) ``points`` (a mask)."""
     wanted = {point_key(*point) for point in points}
-    keys = [point_key(*row) for row in zip(configs["frequency_ghz"].to_numpy(float),
-                                           configs["cores"], configs["input"], strict=True)]
-    return configs[np.array([k in wanted for k in keys], bool)]
+    keys = [point_key(*row) for row in zip(np.asarray(configs["frequency_ghz"], float),
+                                           np.asarray(configs["cores"], float),
+                                           np.asarray(configs["input"], float), strict=True)]
+    return np.array([k in wanted for k in keys], bool)
 
 
-def training_rows(configs: pd.DataFrame, fitted: EnergyFitResult) -> pd.DataFrame | None:
+def rows_at(configs: Configurations | pd.DataFrame,
+            points: Iterable[tuple[float, float, float]]) -> Configurations:
+    """The rows of ``configs`` at the (frequency, cores, input) ``points``."""
+    return Configurations.of(configs).select(at_points(configs, points))
+
+
+def training_rows(configs: Configurations | pd.DataFrame, fitted: EnergyFitResult
+                  ) -> Configurations | None:
     """The rows of ``configs`` the fit was trained on (None when some are not in it)."""
     rows = rows_at(configs, fitted.train)
     return rows if len(measured_keys(rows)) == len({point_key(*t) for t in fitted.train}) \
         else None
 
 
-def measured_rows(configs: pd.DataFrame, *, train: int | None = None,
+def measured_rows(configs: Configurations | pd.DataFrame, *, train: int | None = None,
                   fit: EnergyFitResult | PathLike | None = None, design: str = "doptimal",
                   seed: int = 0, model: str = "extended", source: str | None = None
-                  ) -> tuple[pd.DataFrame, EnergyFitResult | None]:
+                  ) -> tuple[Configurations, EnergyFitResult | None]:
     """The configurations of ``configs`` taken as measured (``phasekit energy suggest``): all
     of them; ``train`` of them chosen by ``design`` (to try the loop on a campaign that
     measured everything, whose regret then shows); or the training configurations of a
     ``fit`` (or its saved file, read here: :func:`~phasekit.energy.fit.load_fit`), returned
     beside them. UsageError for both, a ``train`` out of range or a ``fit`` trained on
     configurations ``configs`` lacks (``source``: its file, in the message)."""
+    configs = Configurations.of(configs)
     if design not in DESIGNS:
         raise UsageError(f"expected one of {', '.join(DESIGNS)}", parameter="design",
                          value=design)
@@ -253,32 +263,33 @@ def measured_rows(configs: pd.DataFrame, *, train: int | None = None,
         raise UsageError(f"expected 1 to {len(configs) - 1} (the table has {len(configs)} "
                          "configurations)", parameter="train", value=train)
     chosen = choose_training(configs, train, design=design, seed=seed, model=model)
-    return configs.iloc[chosen], None
+    return configs.select(chosen), None
 
 
-def trusted_rows(training: pd.DataFrame | None, fitted: EnergyFitResult
-                 ) -> pd.DataFrame | None:
+def trusted_rows(training: Configurations | None, fitted: EnergyFitResult
+                 ) -> Configurations | None:
     """The training rows whose measured energy the choice keeps: all but the readings the fit
     flagged as probable failed runs."""
     if training is None:
         return None
-    return training.drop(index=rows_at(training, fitted.suspect).index)
+    return training.select(~at_points(training, fitted.suspect))
 
 
-def measured_keys(measured: pd.DataFrame) -> set[tuple[float, int, float]]:
+def measured_keys(measured: Configurations | pd.DataFrame) -> set[tuple[float, int, float]]:
     """The (f, p, N) of the measured configurations (f at the nominal frequency where it was
     not controlled), as :func:`next_configurations` compares them."""
-    f = measured["frequency_ghz"].to_numpy(float)
+    f = np.asarray(measured["frequency_ghz"], float)
     f = np.where(np.isfinite(f), f, NOMINAL_FREQUENCY)
-    return {point_key(a, b, c) for a, b, c in zip(f, measured["cores"], measured["input"],
-                                             strict=True)}
+    return {point_key(a, b, c) for a, b, c in zip(f, np.asarray(measured["cores"], float),
+                                                  np.asarray(measured["input"], float),
+                                                  strict=True)}
 
 
-def lowest_measured(trusted: pd.DataFrame) -> dict[float, float]:
+def lowest_measured(trusted: Configurations | pd.DataFrame) -> dict[float, float]:
     """Per input (rounded as :func:`point_key` rounds it), the lowest energy measured (J)."""
     lowest: dict[float, float] = {}
-    for n, energy in zip(trusted["input"].to_numpy(float), trusted["energy_j"].to_numpy(float),
-                         strict=True):
+    for n, energy in zip(np.asarray(trusted["input"], float),
+                         np.asarray(trusted["energy_j"], float), strict=True):
         key = round(float(n), 9)
         lowest[key] = min(lowest.get(key, math.inf), float(energy))
     return lowest
@@ -301,8 +312,9 @@ def _improving_votes(full: np.ndarray, members: np.ndarray, unmeasured: np.ndarr
     return votes
 
 
-def next_configurations(ensemble: Ensemble, choice: ChoiceResult, measured: pd.DataFrame,
-                        *, trusted: pd.DataFrame | None = None, k: int = K,
+def next_configurations(ensemble: Ensemble, choice: ChoiceResult,
+                        measured: Configurations | pd.DataFrame,
+                        *, trusted: Configurations | pd.DataFrame | None = None, k: int = K,
                         tolerance: float = TOLERANCE, level: float = LEVEL
                         ) -> tuple[tuple[Suggestion, ...], int]:
     """The ``k`` configurations to measure next (module docstring) among the feasible ones of
@@ -365,14 +377,15 @@ def next_configurations(ensemble: Ensemble, choice: ChoiceResult, measured: pd.D
     return tuple(picked), len(rows)
 
 
-def suggest(measured: pd.DataFrame, *, k: int = K, frequencies_ghz: Sequence[float] = (),
+def suggest(measured: Configurations | pd.DataFrame, *, k: int = K, frequencies_ghz: Sequence[float] = (),
             cores: Sequence[int] = (), inputs: Sequence[float] = (),
             labels: Mapping[float, str] | None = None, model: str = "extended",
             max_time_s: float | None = None, max_cores: int | None = None,
             min_frequency_ghz: float | None = None, max_frequency_ghz: float | None = None,
             tolerance: float = TOLERANCE, level: float = LEVEL, seed: int = 0,
             groups: int = ENSEMBLE_GROUPS, starts: int = ENSEMBLE_STARTS,
-            fit_starts: int = 8, use_time: bool = True, reference: pd.DataFrame | None = None,
+            fit_starts: int = 8, use_time: bool = True,
+            reference: Configurations | pd.DataFrame | None = None,
             progress: ProgressCallback | None = None) -> SuggestResult:
     """The next ``k`` configurations to measure, from those measured so far (module
     docstring).
@@ -389,21 +402,22 @@ def suggest(measured: pd.DataFrame, *, k: int = K, frequencies_ghz: Sequence[flo
         raise UsageError("expected at least 1 configuration to suggest", parameter="k",
                          value=k, option="-k")
     check_tolerance(tolerance)
-    if measured.empty:
+    measured = Configurations.of(measured)
+    if not len(measured):
         raise UsageError("nothing measured yet: measure a first design (the doptimal design "
                          "of energy fit) before asking for suggestions")
-    controlled = bool(measured["frequency_ghz"].notna().any())
+    f = np.asarray(measured["frequency_ghz"], float)
+    controlled = bool(np.isfinite(f).any())
     if frequencies_ghz and not controlled:
         raise UsageError("the campaign did not control the frequency, so the model cannot "
                          "predict other frequencies", parameter="frequencies_ghz",
                          option="--frequencies")
-    f = measured["frequency_ghz"].to_numpy(float)
     f = np.where(np.isfinite(f), f, NOMINAL_FREQUENCY)
-    p = measured["cores"].to_numpy(float)
-    n = measured["input"].to_numpy(float)
-    energy = measured["energy_j"].to_numpy(float)
-    times = measured["time_s"].to_numpy(float) if "time_s" in measured else np.full(f.size,
-                                                                                     np.nan)
+    p = np.asarray(measured["cores"], float)
+    n = np.asarray(measured["input"], float)
+    energy = np.asarray(measured["energy_j"], float)
+    times = (np.asarray(measured["time_s"], float) if "time_s" in measured
+             else np.full(f.size, np.nan))
     with_time = bool(use_time and np.isfinite(times).all() and np.all(times > 0))
     freqs = tuple(frequencies_ghz) or tuple(np.unique(f))
     core_counts = tuple(cores) or tuple(int(c) for c in np.unique(p))
@@ -419,8 +433,7 @@ def suggest(measured: pd.DataFrame, *, k: int = K, frequencies_ghz: Sequence[flo
                             starts=starts, seed=seed, fitted=fitted, progress=progress)
     asked = tuple(inputs) or tuple(float(v) for v in np.unique(n))
     if labels is None and "input_label" in measured:
-        labels = dict(zip(measured["input"].astype(float), measured["input_label"].astype(str),
-                          strict=True))
+        labels = dict(zip(n.tolist(), map(str, measured["input_label"].tolist()), strict=True))
     result = choose(ensemble.model, asked, frequencies_ghz=freqs, cores=core_counts,
                     max_time_s=max_time_s, max_cores=max_cores,
                     min_frequency_ghz=min_frequency_ghz, max_frequency_ghz=max_frequency_ghz,
@@ -430,14 +443,14 @@ def suggest(measured: pd.DataFrame, *, k: int = K, frequencies_ghz: Sequence[flo
                     failed_runs=list(zip(f[~kept], p[~kept], n[~kept], strict=True)),
                     reading_error=reading_error(measured))
     picked, candidates = next_configurations(ensemble, result, measured,
-                                             trusted=measured[kept], k=k,
+                                             trusted=measured.select(kept), k=k,
                                              tolerance=tolerance, level=level)
     return SuggestResult(suggestions=picked, choice=result, n_measured=int(f.size),
                          n_candidates=candidates, members=ensemble.size,
                          method=ensemble.method, tolerance=tolerance, fitted=ensemble.model)
 
 
-def reading_error(measured: pd.DataFrame) -> float:
+def reading_error(measured: Configurations | pd.DataFrame) -> float:
     """The relative noise of a reading of ``measured`` (NaN when it cannot be told)."""
     noise = reading_noise(measured)
     return noise.relative if noise.known else float("nan")

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from phasekit.energy.choose import Choice, ChoiceResult, Ensemble
-    from phasekit.energy.fit import EnergyFitResult
+    from phasekit.energy.fit import Configurations, EnergyFitResult
     from phasekit.energy.options import ChooseOptions
     from phasekit.energy.suggest import Suggestion
 
@@ -45,8 +45,8 @@ class ChoiceRun:
     result: ChoiceResult
     fitted: EnergyFitResult
     ensemble: Ensemble | None
-    training: pd.DataFrame | None
-    trusted: pd.DataFrame | None
+    training: Configurations | None
+    trusted: Configurations | None
     notes: tuple[str, ...]
     tolerance: float
 
@@ -72,16 +72,19 @@ class ChoiceRun:
         return tuple(found)
 
 
-def untimed(configs: pd.DataFrame, fit: EnergyFitResult | None = None,
+def untimed(configs: Configurations | pd.DataFrame, fit: EnergyFitResult | None = None,
             train: int | None = None, name: str = "the campaign") -> str | None:
     """Why the model of ``configs`` (or the given ``fit``) will predict no run time, so that
     a time limit means nothing; None when it will. A fit on ``train`` configurations has time
     when any was timed, a fit on all of them when every one was (``fit_energy``)."""
     if fit is not None:
         return None if fit.with_time else "the fit was made on energy alone"
-    times = configs.get("time_s")
-    measured = times is not None and bool(times.notna().any())
-    if measured if train is not None else bool(times is not None and times.notna().all()):
+    import numpy as np
+
+    timed = (np.isfinite(np.asarray(configs["time_s"], float)) if "time_s" in configs
+             else np.zeros(1, bool))
+    measured = bool(timed.any())
+    if measured if train is not None else bool(timed.all()):
         return None
     if not measured:
         return f"{name} measured energy but no run time"
@@ -89,7 +92,7 @@ def untimed(configs: pd.DataFrame, fit: EnergyFitResult | None = None,
             "energy alone")
 
 
-def fit_then_choose(configs: pd.DataFrame, *, fit: EnergyFitResult | None = None,
+def fit_then_choose(configs: Configurations | pd.DataFrame, *, fit: EnergyFitResult | None = None,
                     inputs: Sequence[str | float] | str | float | None = None,
                     source: str | Path | None = None, progress: Progress | None = None,
                     options: ChooseOptions | None = None, **keywords: Any) -> ChoiceRun:
@@ -105,8 +108,15 @@ def fit_then_choose(configs: pd.DataFrame, *, fit: EnergyFitResult | None = None
     time limit without times) is checked before the fit too.
     """
 
+    import numpy as np
+
     from phasekit.energy.choose import check_grid, choose, fit_ensemble
-    from phasekit.energy.fit import configuration_grid, fit_energy, input_numbers
+    from phasekit.energy.fit import (
+        Configurations,
+        configuration_grid,
+        fit_energy,
+        input_numbers,
+    )
     from phasekit.energy.noise import (
         DENOISED_ERROR,
         ReadingNoise,
@@ -114,10 +124,11 @@ def fit_then_choose(configs: pd.DataFrame, *, fit: EnergyFitResult | None = None
         reading_noise,
     )
     from phasekit.energy.options import ChooseOptions
-    from phasekit.energy.suggest import rows_at, training_rows, trusted_rows
+    from phasekit.energy.suggest import at_points, training_rows, trusted_rows
 
     o = ChooseOptions.of(options, keywords, verb="fit_then_choose")
-    controlled = bool(configs["frequency_ghz"].notna().any())
+    configs = Configurations.of(configs)
+    controlled = bool(np.isfinite(np.asarray(configs["frequency_ghz"], float)).any())
     if o.frequencies is not None and not controlled:
         raise UsageError("the campaign did not control the frequency, so the model cannot "
                          "predict other frequencies", parameter="frequencies")
@@ -156,12 +167,12 @@ def fit_then_choose(configs: pd.DataFrame, *, fit: EnergyFitResult | None = None
     # for its luck, nor a configuration whose own reading is high among low neighbours
     measured = trusted
     if given:
-        measured = configs.drop(index=rows_at(configs, fit.suspect).index)
+        kept = ~at_points(configs, fit.suspect)
+        measured = configs.select(kept)
         if noise.known:
-            import numpy as np
-
-            around = denoised_energy(configs)[configs.index.get_indexer(measured.index)]
-            measured = measured.assign(energy_j=np.maximum(measured["energy_j"], around))
+            around = denoised_energy(configs)[kept]
+            measured = Configurations({**measured.columns,
+                                       "energy_j": np.maximum(measured["energy_j"], around)})
     # a reading's error; the error of a denoised energy where the readings counted are those
     reading_error = float("nan")
     if noise.known:
@@ -174,7 +185,7 @@ def fit_then_choose(configs: pd.DataFrame, *, fit: EnergyFitResult | None = None
         else:  # the refits see the readings the fit kept, not its probable failed runs
             try:
                 ensemble = fit_ensemble(
-                    trusted["frequency_ghz"].to_numpy(float), trusted["cores"],
+                    trusted["frequency_ghz"], trusted["cores"],
                     trusted["input"], trusted["energy_j"],
                     trusted["time_s"] if fit.with_time else None, model=fit.model,
                     seed=o.seed, fitted=fit.fitted,
