@@ -217,6 +217,7 @@ class Configurations:
         return Configurations({k: v[rows] for k, v in self.columns.items()})
 
     def row(self, i: int) -> dict[str, Any]:
+        """Row ``i`` as a dict of column name to value."""
         return {k: v[i] for k, v in self.columns.items()}
 
     def to_frame(self) -> pd.DataFrame:
@@ -265,8 +266,9 @@ def configuration_columns(data: Campaign | pd.DataFrame | Mapping[str, Any], *,
         table = {k: v[ok] for k, v in table.items()}
     frequency_controlled = ("frequency_ghz" in table
                             and bool(np.isfinite(_numeric(table["frequency_ghz"])).any()))
-    if not frequency_controlled and "energy_j" in table:
-        table["frequency_ghz"] = np.full(len(table["energy_j"]), np.nan)
+    if not frequency_controlled:
+        rows = len(next(iter(table.values()))) if table else 0
+        table["frequency_ghz"] = np.full(rows, np.nan)
     for column in REQUIRED_COLUMNS:
         if column not in table:
             raise InputError("missing column; expected columns " + ", ".join(REQUIRED_COLUMNS)
@@ -301,8 +303,9 @@ def configuration_columns(data: Campaign | pd.DataFrame | Mapping[str, Any], *,
     order = np.lexsort((frequency, cores, number))
     keys = np.column_stack([number, cores, np.where(np.isfinite(frequency), frequency,
                                                     np.inf)])[order]
-    starts = np.flatnonzero(np.r_[True, np.any(keys[1:] != keys[:-1], axis=1)])
-    group = np.cumsum(np.r_[True, np.any(keys[1:] != keys[:-1], axis=1)]) - 1
+    new_group = np.r_[True, np.any(keys[1:] != keys[:-1], axis=1)]
+    starts = np.flatnonzero(new_group)
+    group = np.cumsum(new_group) - 1
     runs = np.bincount(group)
     finite_time = np.isfinite(time[order])
     timed = np.bincount(group, weights=finite_time, minlength=starts.size)
@@ -369,13 +372,14 @@ def _input_numbers(values: np.ndarray, labels: np.ndarray, order: Sequence[str]
     return np.array([ranks[label] for label in labels.tolist()], float)
 
 
-def frequencies(configs: pd.DataFrame) -> np.ndarray:
+def frequencies(configs: Configurations | pd.DataFrame) -> np.ndarray:
     """The configurations' frequencies (GHz), :data:`NOMINAL_FREQUENCY` where not controlled."""
     f = np.asarray(configs["frequency_ghz"], float)
     return np.where(np.isfinite(f), f, NOMINAL_FREQUENCY)
 
 
-def configuration_grid(configs: pd.DataFrame) -> tuple[tuple[float, ...], tuple[int, ...]]:
+def configuration_grid(configs: Configurations | pd.DataFrame
+                       ) -> tuple[tuple[float, ...], tuple[int, ...]]:
     """The frequencies (GHz; none where the campaign did not control them) and core counts
     of ``configs``: the grid a choice is made on by default."""
     f = np.asarray(configs["frequency_ghz"], float)
@@ -403,8 +407,9 @@ def _unit_coordinates(f: np.ndarray, p: np.ndarray, n: np.ndarray) -> np.ndarray
     return np.where(span > 0, (X - low) / np.where(span > 0, span, 1.0), 0.0)
 
 
-def choose_training(configs: pd.DataFrame, n: int, *, design: str = "random", seed: int = 0,
-                    model: str = "extended", with_time: bool | None = None) -> np.ndarray:
+def choose_training(configs: Configurations | pd.DataFrame, n: int, *, design: str = "random",
+                    seed: int = 0, model: str = "extended", with_time: bool | None = None
+                    ) -> np.ndarray:
     """Indices (sorted) of ``n`` training configurations chosen by ``design``; the D-optimal
     design is for time and energy when ``with_time`` (default: when every configuration has a
     time), for energy alone otherwise."""
@@ -584,7 +589,7 @@ class FittedModel:
         n = np.asarray(n, float)
         out = np.zeros(n.shape)
         for level, delta in self.input_deviation.items():
-            out[np.isclose(n, level, rtol=0, atol=1e-9)] = delta
+            out[np.abs(n - level) <= 1e-9] = delta
         return np.exp(out)
 
     def predict_time(self, f: Any, p: Any, n: Any) -> np.ndarray:
@@ -1602,7 +1607,7 @@ def _scores(pred_train: np.ndarray, pred_test: np.ndarray, y_train: np.ndarray,
             "mse_holdout": mse(pred_test, y_test)}
 
 
-def fit_energy(configs: pd.DataFrame, *, model: str = "extended", n_train: int | None = None,
+def fit_energy(configs: Configurations | pd.DataFrame, *, model: str = "extended", n_train: int | None = None,
                design: str = "doptimal", seed: int = 0, baselines: Sequence[str] = (),
                compare: bool = True, starts: int = 8, use_time: bool = True,
                input: float | str | None = None, loss: str | None = None,

@@ -35,7 +35,10 @@ kept earlier: expected improvement over the best measured energy under the ensem
 (mean regret after 1, 2, 3 rounds 19, 16, 13 % against 18, 15, 13 % for the spread rule and
 17, 20, 18 % for random picks; 7 campaigns, 3 seeds, the model of the time); and, scored
 as above, Thompson-style votes under the choice's own error model (4.4, 4.3, 4.7 % denoised
-after 5, 10, 20). On the synthetic
+after 5, 10, 20); and, on three starts (5.4, 4.0, 3.5 % for these votes), exploration picks
+among the configurations within twice the model's error of its minimum, the farthest from any
+reading (two of five: 4.6, 4.0, 3.5 %; all five: 4.3, 4.1, 3.3 %), and a neighbour of each
+choice that no reading near it confirms (4.3, 3.9, 3.8 %, one start). On the synthetic
 ``realistic`` campaigns one round brings the regret from about 14 % to a few percent, random
 picks to 12 % (``tests/test_energy_suggest.py``).
 """
