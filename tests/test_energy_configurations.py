@@ -117,3 +117,14 @@ class _nothing:
 
     def __exit__(self, *exc: object) -> None:
         return None
+
+
+def test_threads_stand_for_cores_and_missing_inputs_are_labelled(tmp_path: Path) -> None:
+    table = {"threads": np.array([2.0, 4.0, 4.0]), "cores": np.array([np.nan] * 3),
+             "input": np.array([None, None, "big"], dtype=object),
+             "frequency_ghz": np.array([2.0, 2.0, 2.0]), "energy_j": np.array([5.0, 3.0, 9.0])}
+    got = configuration_columns(table)
+    assert got["cores"].tolist() == [2.0, 4.0, 4.0]
+    assert sorted(got["input_label"].tolist()) == ["-", "-", "big"]
+    with pytest.raises(InputError, match="columns of different lengths"):
+        configuration_columns({**table, "energy_j": np.array([5.0, 3.0])}, source="t.csv")

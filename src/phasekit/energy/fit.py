@@ -236,19 +236,24 @@ def configurations(data: Campaign | pd.DataFrame | Mapping[str, Any], *,
     """One row per configuration: frequency_ghz, cores, input (N), energy_j, time_s, runs,
     input_label (the input as the campaign names it); :func:`configuration_columns` as a
     DataFrame."""
-    return configuration_columns(data, source=source, inputs=inputs).to_frame()
+    return configuration_columns(data, source=source, inputs=inputs,
+                                 _warning_level=3).to_frame()
 
 
 def configuration_columns(data: Campaign | pd.DataFrame | Mapping[str, Any], *,
-                          source: str | None = None, inputs: Sequence[str] = ()
-                          ) -> Configurations:
+                          source: str | None = None, inputs: Sequence[str] = (),
+                          _warning_level: int = 2) -> Configurations:
     """One row per configuration (the means over its successful runs, in the order of input,
     cores and frequency), from a campaign or a table of runs: a DataFrame or a mapping of
     column name to values (:func:`phasekit.io.table.read_csv_columns`, no pandas needed).
 
-    See the module docstring. InputError naming ``source`` and the column when a required
-    column is missing or no configuration has a positive energy.
+    The core count is the thread count where no run has one (a campaign that set threads
+    only); a run without an input is labelled ``-``. See the module docstring. InputError
+    naming ``source`` and the column when a required column is missing or no configuration
+    has a positive energy, or the columns differ in length.
     """
+    from phasekit.energy.efficiency import NO_INPUT
+
     if isinstance(data, Campaign):
         from phasekit.energy.efficiency import campaign_run_columns
 
@@ -258,6 +263,10 @@ def configuration_columns(data: Campaign | pd.DataFrame | Mapping[str, Any], *,
     else:
         names = list(data.columns) if hasattr(data, "columns") else list(data)
         table = {str(name): np.asarray(data[name]) for name in names}
+        lengths = {name: len(column) for name, column in table.items()}
+        if len(set(lengths.values())) > 1:
+            raise InputError("columns of different lengths: " + ", ".join(
+                f"{name} {length}" for name, length in lengths.items()), path=source)
     if "threads" in table and ("cores" not in table
                                or not np.isfinite(_numeric(table["cores"])).any()):
         table["cores"] = table["threads"]
@@ -273,7 +282,8 @@ def configuration_columns(data: Campaign | pd.DataFrame | Mapping[str, Any], *,
         if column not in table:
             raise InputError("missing column; expected columns " + ", ".join(REQUIRED_COLUMNS)
                              + " (and optionally time_s)", path=source, column=column)
-    labels = np.array([str(v) for v in table["input"].tolist()], dtype=object)
+    labels = np.array([NO_INPUT if v is None or (isinstance(v, float) and math.isnan(v))
+                       else str(v) for v in table["input"].tolist()], dtype=object)
     frequency = _numeric(table["frequency_ghz"])
     cores = _numeric(table["cores"])
     number = _input_numbers(table["input"], labels, inputs)
@@ -296,7 +306,8 @@ def configuration_columns(data: Campaign | pd.DataFrame | Mapping[str, Any], *,
             path=source)
     if dropped:
         warnings.warn(f"{source or 'table'}: left out {dropped} run(s) without a usable energy, "
-                      "frequency, core count or input", PhasekitWarning, stacklevel=2)
+                      "frequency, core count or input", PhasekitWarning,
+                      stacklevel=_warning_level)
     frequency, cores, number = frequency[usable], cores[usable], number[usable]
     energy, time, labels = energy[usable], time[usable], labels[usable]
     # rows by input, cores, frequency (NaN last), stable: a group's first row came first
@@ -1607,7 +1618,8 @@ def _scores(pred_train: np.ndarray, pred_test: np.ndarray, y_train: np.ndarray,
             "mse_holdout": mse(pred_test, y_test)}
 
 
-def fit_energy(configs: Configurations | pd.DataFrame, *, model: str = "extended", n_train: int | None = None,
+def fit_energy(configs: Configurations | pd.DataFrame, *, model: str = "extended",
+               n_train: int | None = None,
                design: str = "doptimal", seed: int = 0, baselines: Sequence[str] = (),
                compare: bool = True, starts: int = 8, use_time: bool = True,
                input: float | str | None = None, loss: str | None = None,
@@ -1784,7 +1796,7 @@ def _describe(row: Mapping[str, Any]) -> str:
             f"{row['energy_j']:.4g} J")
 
 
-def learning_curve(configs: pd.DataFrame, sizes: Sequence[int], *,
+def learning_curve(configs: Configurations | pd.DataFrame, sizes: Sequence[int], *,
                    models: Sequence[str] = ("pt", "extended"),
                    baselines: Sequence[str] = ("svr",), seeds: Sequence[int] = (0, 1, 2),
                    design: str = "random", starts: int = 8) -> pd.DataFrame:

@@ -42,6 +42,8 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd
 
+    from phasekit.energy.fit import Configurations
+
 __all__ = ["DISTINGUISH", "NEAR_MINIMUM", "STEP_EVIDENCE", "ReadingNoise", "denoised_energy",
            "meter_step", "reading_noise"]
 
@@ -117,8 +119,8 @@ class ReadingNoise:
                             float(data.get("step_evidence") or 0.0))
 
 
-def _matrices(configs: pd.DataFrame) -> list[tuple[np.ndarray, np.ndarray, np.ndarray,
-                                                     np.ndarray]]:
+def _matrices(configs: Configurations | pd.DataFrame
+              ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
     """Per input: its rows, each row's (frequency, core) grid position, and the energy
     matrix over its frequencies x core counts (NaN where not measured; the median of several
     readings of one configuration)."""
@@ -151,7 +153,7 @@ def _neighbours(matrix: np.ndarray) -> np.ndarray:
     return np.stack([padded[a:a + rows, b:b + cols] for a in range(3) for b in range(3)])
 
 
-def denoised_energy(configs: pd.DataFrame) -> np.ndarray:
+def denoised_energy(configs: Configurations | pd.DataFrame) -> np.ndarray:
     """Each configuration's denoised energy (module docstring), in ``configs``' row order:
     the median of its reading and its measured neighbours' on the grid of its input."""
     out = np.full(len(configs), np.nan)
@@ -197,7 +199,7 @@ def _rayleigh(values: np.ndarray, periods: np.ndarray) -> np.ndarray:
     return (np.cos(turns).sum(axis=1) ** 2 + np.sin(turns).sum(axis=1) ** 2) / values.size
 
 
-def reading_noise(configs: pd.DataFrame) -> ReadingNoise:
+def reading_noise(configs: Configurations | pd.DataFrame) -> ReadingNoise:
     """The reading noise of ``configs`` (a table of
     :func:`phasekit.energy.fit.configurations`; module docstring)."""
     residuals = []

@@ -90,9 +90,9 @@ if TYPE_CHECKING:
     from phasekit.arguments import PathLike
     from phasekit.present import Presentation
 
-__all__ = ["SuggestResult", "Suggestion", "at_points", "lowest_measured", "measured_keys", "measured_rows",
-           "next_configurations", "point_key", "rows_at", "suggest", "training_rows",
-           "trusted_rows"]
+__all__ = ["SuggestResult", "Suggestion", "at_points", "lowest_measured", "measured_keys",
+           "measured_rows", "next_configurations", "point_key", "rows_at", "suggest",
+           "training_rows", "trusted_rows"]
 
 RESULT_VERSION = 2  # 2: the thesis model is "pt" (was "seed"; from_dict migrates)
 #: How many configurations a round suggests (our choice: half the thesis's 10 training
@@ -380,7 +380,8 @@ def next_configurations(ensemble: Ensemble, choice: ChoiceResult,
     return tuple(picked), len(rows)
 
 
-def suggest(measured: Configurations | pd.DataFrame, *, k: int = K, frequencies_ghz: Sequence[float] = (),
+def suggest(measured: Configurations | pd.DataFrame, *, k: int = K,
+            frequencies_ghz: Sequence[float] = (),
             cores: Sequence[int] = (), inputs: Sequence[float] = (),
             labels: Mapping[float, str] | None = None, model: str = "extended",
             max_time_s: float | None = None, max_cores: int | None = None,
