@@ -24,10 +24,10 @@ if TYPE_CHECKING:
         fit_ensemble,
         regret,
     )
+    from phasekit.energy.columns import Configurations
     from phasekit.energy.fit import (
         BASELINES,
         DESIGNS,
-        Configurations,
         EnergyFitResult,
         FittedModel,
         choose_training,
@@ -47,7 +47,8 @@ if TYPE_CHECKING:
 _EXPORTS = {
     **dict.fromkeys(("ChoiceResult", "Ensemble", "Uncertainty", "fit_ensemble", "regret"),
                     "choose"),
-    **dict.fromkeys(("BASELINES", "DESIGNS", "Configurations", "EnergyFitResult", "FittedModel",
+    **dict.fromkeys(("Configurations",), "columns"),
+    **dict.fromkeys(("BASELINES", "DESIGNS", "EnergyFitResult", "FittedModel",
                      "choose_training", "configurations", "fit_energy", "fit_model",
                      "learning_curve", "mpe", "mse"), "fit"),
     **dict.fromkeys(("MODELS", "get_model", "optimal_frequency"), "models"),
@@ -58,7 +59,8 @@ _EXPORTS = {
 
 #: The submodules, reachable as attributes before anything imported them
 #: (``pk.energy.suggest(...)`` runs the verb, :mod:`phasekit.verbmodule`).
-_SUBMODULES = frozenset(("choose", "efficiency", "fingerprint", "fit", "models", "options",
+_SUBMODULES = frozenset(("choose", "columns", "efficiency", "fingerprint", "fit", "models",
+                         "options",
                          "phasediv", "suggest", "table", "workflow"))
 
 

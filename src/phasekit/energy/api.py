@@ -68,7 +68,7 @@ def as_configuration_columns(data: Campaign | pd.DataFrame | PathLike) -> Config
 
     Returns
     -------
-    phasekit.energy.fit.Configurations
+    phasekit.energy.columns.Configurations
         The same columns as :func:`as_configurations`; ``.to_frame()`` is its DataFrame.
     """
     from phasekit.energy.fit import configuration_columns

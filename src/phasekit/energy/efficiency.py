@@ -48,6 +48,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from phasekit.campaign import REGION_PREFIX, Campaign
+from phasekit.energy.columns import (
+    NO_INPUT,
+    NUMERIC_COLUMNS,
+    campaign_run_columns,
+    input_label,
+)
 from phasekit.errors import InputError, UsageError
 from phasekit.io.table import to_number
 from phasekit.results import Result, check_version, plain
@@ -73,27 +79,12 @@ __all__ = [
 ]
 
 EFFICIENCY_VERSION = 1
-#: Label of an input when the campaign has none (a program without inputs).
-NO_INPUT = "-"
 #: The note of a campaign that measured energy but no run time (PaScal's tables).
 NO_TIME_NOTE = "no run times: efficiency and the time-energy frontier need time_s"
 _FREQ_TOL = 1e-6  # GHz: frequencies equal within 1 kHz
-_NUMERIC = ("threads", "cores", "frequency_ghz", "time_s", "energy_j")
 
 
 # --- the runs as columns -----------------------------------------------------------------------
-def _label(v: Any) -> str:
-    """An input label as a string: numbers as ``%g`` (1.0 -> "1"), missing as
-    :data:`NO_INPUT`."""
-    if v is None or (isinstance(v, float) and math.isnan(v)) or type(v).__name__ == "NAType":
-        return NO_INPUT
-    if isinstance(v, float | np.floating):
-        return f"{float(v):g}"
-    if isinstance(v, np.integer):
-        return str(int(v))
-    return str(v).strip() or NO_INPUT
-
-
 def _floats(values: Any) -> np.ndarray:
     """A column as float64, NaN where a cell is not a number."""
     array = np.asarray(values)
@@ -165,24 +156,6 @@ class RunColumns:
                              for k, v in self.columns.items()})
 
 
-def campaign_run_columns(campaign: Campaign) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """The columns of every run of ``campaign`` (as :meth:`Campaign.table` has them, without
-    pandas) and the mask of the ok runs."""
-    runs = campaign.runs
-
-    def floats(name: str) -> np.ndarray:
-        return np.fromiter((math.nan if (v := getattr(r, name)) is None else v for r in runs),
-                           dtype=float, count=len(runs))
-
-    columns = {name: floats(name) for name in _NUMERIC}
-    columns["input"] = np.array([_label(r.input) for r in runs], dtype=object)
-    for name in campaign.region_names:
-        columns[REGION_PREFIX + name] = np.fromiter(
-            (r.region_time(name) if name in r.regions else math.nan for r in runs),
-            dtype=float, count=len(runs))
-    return columns, np.fromiter((r.ok for r in runs), dtype=bool, count=len(runs))
-
-
 def _table_raw(data: Any, source: str | None) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """The columns of a table (a DataFrame or a mapping of column name to values) and the
     mask of its ok runs; InputError naming ``source`` and the column when a required column
@@ -217,8 +190,8 @@ def _table_raw(data: Any, source: str | None) -> tuple[dict[str, np.ndarray], np
                          column="threads")
     n = len(cells(next(iter(names)))) if names else 0
     columns = {name: numeric(name) if name in names else np.full(n, np.nan)
-               for name in _NUMERIC}
-    columns["input"] = (np.array([_label(v) for v in cells("input")], dtype=object)
+               for name in NUMERIC_COLUMNS}
+    columns["input"] = (np.array([input_label(v) for v in cells("input")], dtype=object)
                         if "input" in names else np.full(n, NO_INPUT, dtype=object))
     for name in names:
         if name.startswith(REGION_PREFIX) and len(name) > len(REGION_PREFIX):

@@ -64,6 +64,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from phasekit.campaign import Campaign
+from phasekit.energy.columns import NO_INPUT, Configurations, campaign_run_columns
 from phasekit.energy.models import (
     ENERGY_ONLY_FIXED,
     MODEL_ALIASES,
@@ -182,55 +183,6 @@ def mse(estimated: Any, measured: Any) -> float:
 
 
 # --- configurations --------------------------------------------------------------------------
-class Configurations:
-    """One row per configuration as NumPy columns: what :func:`configurations` returns as a
-    DataFrame, without pandas (0.25 s to import: the whole ``energy fit`` command costs about
-    twice that). ``configs[name]`` is a column, ``len(configs)`` the number of rows;
-    :meth:`of` takes a DataFrame of the same columns too."""
-
-    __slots__ = ("columns",)
-
-    def __init__(self, columns: Mapping[str, np.ndarray]) -> None:
-        self.columns = dict(columns)
-
-    @classmethod
-    def of(cls, data: Configurations | pd.DataFrame) -> Configurations:
-        """``data`` itself, or a DataFrame of :func:`configurations` as NumPy columns."""
-        if isinstance(data, Configurations):
-            return data
-        return cls({str(name): data[name].to_numpy() for name in data.columns})
-
-    def __getitem__(self, name: str) -> np.ndarray:
-        return self.columns[name]
-
-    def __contains__(self, name: object) -> bool:
-        return name in self.columns
-
-    def __len__(self) -> int:
-        return len(self.columns["energy_j"])
-
-    def __repr__(self) -> str:
-        return f"Configurations({len(self)} configurations)"
-
-    def select(self, rows: np.ndarray) -> Configurations:
-        """The rows ``rows`` (a mask or indices), renumbered from 0."""
-        return Configurations({k: v[rows] for k, v in self.columns.items()})
-
-    def row(self, i: int) -> dict[str, Any]:
-        """Row ``i`` as a dict of column name to value."""
-        return {k: v[i] for k, v in self.columns.items()}
-
-    def to_frame(self) -> pd.DataFrame:
-        """The columns as a DataFrame (:func:`configurations`'s)."""
-        import pandas as pd
-
-        return pd.DataFrame(self.columns)
-
-    def _repr_html_(self) -> str:
-        """In a notebook: the table (:meth:`to_frame`)."""
-        return str(self.to_frame()._repr_html_())
-
-
 def configurations(data: Campaign | pd.DataFrame | Mapping[str, Any], *,
                    source: str | None = None, inputs: Sequence[str] = ()) -> pd.DataFrame:
     """One row per configuration: frequency_ghz, cores, input (N), energy_j, time_s, runs,
@@ -252,11 +204,7 @@ def configuration_columns(data: Campaign | pd.DataFrame | Mapping[str, Any], *,
     naming ``source`` and the column when a required column is missing or no configuration
     has a positive energy, or the columns differ in length.
     """
-    from phasekit.energy.efficiency import NO_INPUT
-
     if isinstance(data, Campaign):
-        from phasekit.energy.efficiency import campaign_run_columns
-
         inputs = inputs or data.inputs
         table, ok = campaign_run_columns(data)
         table = {k: v[ok] for k, v in table.items()}

@@ -42,7 +42,7 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd
 
-    from phasekit.energy.fit import Configurations
+    from phasekit.energy.columns import Configurations
 
 __all__ = ["DISTINGUISH", "NEAR_MINIMUM", "STEP_EVIDENCE", "ReadingNoise", "denoised_energy",
            "meter_step", "reading_noise"]
