@@ -247,10 +247,31 @@ def test_header_names_files_version_and_has_contents(report_html: str,
 
     head = report_html.split("<section ")[0]
     assert f"phasekit {phasekit.__version__}" in head and "generated " in head
-    assert "Contents" in head
+    assert "Summary" in head
     for path in results.values():
         assert str(path) in head
     assert f"<title>all kinds {ESCAPED}</title>" in report_html
+
+
+def test_the_summary_leads_with_each_answer(results: dict[str, Path]) -> None:
+    """Each result's headline (what the command line prints first) is in the summary at the
+    top, linked to its section, which is named by its file; long tables are folded."""
+    from phasekit.results import from_data
+
+    items = [ReportItem(str(results[kind]), load(results[kind]))
+             for kind in ("periodicity", "structure", "energy_choice")]
+    page = build_report(items)
+    head = page.split("<section ", 1)[0]
+    for item in items:
+        headline = from_data(dict(item.data)).present().headline
+        assert html.escape(headline, quote=True) in head, item.kind
+        assert f"({Path(item.source).name})" in head
+    anchors = re.findall(r'<nav class="summary">.*?</nav>', page, re.S)[0]
+    for anchor in re.findall(r'href="#([^"]+)"', anchors):
+        assert f'<section id="{anchor}">' in page
+    long_table = build_report([ReportItem("long.json", {"kind": "unknown", "rows": [
+        {"a": i, "b": 2 * i} for i in range(40)]})])
+    assert "25 more rows</summary>" in long_table
 
 
 def test_periodicity_figures_show_the_profile_and_the_instances(results: dict[str, Path]
@@ -419,7 +440,9 @@ def test_report_shows_the_structure_table(name: str, tmp_path: Path) -> None:
         assert html.escape(row["PSEUDOCODE"]) in page
     # monospace, spaces kept, so that the nesting lines up as on the command line
     assert '<table class="code"><caption>Loop structure of ' in page
-    assert page.count('<table class="code">') == 1
+    # one table, its rows beyond the first screen folded into a second one of the same style
+    assert page.count('<table class="code"><caption>') == 1
+    assert page.count('<table class="code">') == 1 + (len(result.table()) >= 20)
     older = {k: v for k, v in data.items() if k != "pseudocode"}
     assert "no pseudocode in this result (saved by an older phasekit)" in build_report(
         [ReportItem("t.json", older)])

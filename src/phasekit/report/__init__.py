@@ -1,9 +1,11 @@
 """The HTML report: one self-contained page showing whatever results it is given.
 
 :func:`build_report` takes results as they are stored (their JSON, as dicts, with the name of
-the file each came from) and returns the page: a short header (the files, when, the phasekit
-version), a table of contents when there are several results, and one section per result
-drawn by the renderer of its ``"kind"`` (:data:`phasekit.report.kinds.RENDERERS`); a kind
+the file each came from) and returns the page: a short header (how many results, when, the
+phasekit version), a summary that leads with the answers (each result's headline, the line
+the command line prints first, under its title and file, linked to its section), and one
+section per result, named by what it is, its node or trace and its file, drawn by the
+renderer of its ``"kind"`` (:data:`phasekit.report.kinds.RENDERERS`); a kind
 without one, or a result its renderer cannot read, is shown generically (its values and JSON),
 never an error. Figures are inline SVG, the style sheet is inline, there is no script: the file
 is viewed without network access. Every string from a result is escaped.
@@ -23,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from phasekit.report.html import Safe, Section, esc, join, note, page, table, tag
+from phasekit.report.html import Safe, Section, join, note, page, tag
 
 if TYPE_CHECKING:
     from phasekit.report.svg import FigureMaker
@@ -68,8 +70,26 @@ def _section(index: int, item: ReportItem, maker: FigureMaker) -> Section:
             body = join([note(f"This {kind} result could not be shown as such "
                               f"({type(exc).__name__}: {exc}); its values follow.", "fail"),
                          generic(item.data, maker)])
-    return Section(anchor=_anchor(index, kind), title=title_of(kind, item.data),
-                   source=item.source, kind=kind, body=body)
+    return Section(anchor=_anchor(index, kind),
+                   title=f"{title_of(kind, item.data)} ({_file_name(item.source)})",
+                   source=item.source, kind=kind, body=body, headline=_headline(item))
+
+
+def _file_name(source: str) -> str:
+    return Path(source).name or source
+
+
+def _headline(item: ReportItem) -> str:
+    """The result's one line in plain words (its presentation's headline), or "" when the
+    result cannot be read as its kind."""
+    from phasekit.results import REGISTRY, from_data
+
+    if item.kind not in REGISTRY:
+        return ""
+    try:
+        return str(from_data(dict(item.data), source=item.source).present().headline)
+    except Exception:  # shown generically in its section, which says why
+        return ""
 
 
 def build_report(items: Sequence[ReportItem], *, title: str = "phasekit report",
@@ -87,12 +107,9 @@ def build_report(items: Sequence[ReportItem], *, title: str = "phasekit report",
             progress(f"{item.kind} ({i}/{len(items)})", (i - 1) / max(1, len(items)))
         sections.append(_section(i, item, maker))
     when = (now or _dt.datetime.now().astimezone()).isoformat(timespec="seconds")
-    files = table(["#", "file", "kind"],
-                  ([i, Safe(f'<a href="#{esc(s.anchor)}">{esc(s.source)}</a>'), s.kind]
-                   for i, s in enumerate(sections, start=1)), numeric=[True, False, False])
     header = join([tag("p", f"{len(sections)} result{'s' if len(sections) != 1 else ''}, "
                             f"generated {when} by phasekit {version()}", class_="meta"),
-                   files if sections else note("No result given.")])
+                   "" if sections else note("No result given.")])
     return page(title, header, sections,
                 footer=f"phasekit {version()}: a self-contained page (no script, no "
                        "network); figures drawn with matplotlib.")

@@ -53,8 +53,26 @@ def fmt(value: Any, spec: str = ".4g", unit: str = "") -> str:
     if isinstance(value, int):
         return f"{value}{unit}"
     if isinstance(value, float):
-        return "-" if not math.isfinite(value) else f"{value:{spec}}{unit}"
+        if not math.isfinite(value):
+            return "-"
+        text = f"{value:{spec}}"
+        if "e+" in text:  # a large number reads in digits, grouped: 78,480 rather than 7.848e+04
+            text = f"{value:,.0f}"
+        return f"{text}{unit}"
     return str(value)
+
+
+def duration(seconds: Any) -> str:
+    """A duration in the unit a person reads it in: ``42.5 s``, ``13.2 min``, ``21.8 h``; "-"
+    when not a number."""
+    if not isinstance(seconds, int | float) or isinstance(seconds, bool) \
+            or not math.isfinite(seconds):
+        return "-"
+    if abs(seconds) >= 2 * 3600:
+        return f"{seconds / 3600:.1f} h"
+    if abs(seconds) >= 2 * 60:
+        return f"{seconds / 60:.1f} min"
+    return fmt(float(seconds), ".4g", " s")
 
 
 def percent(value: Any, digits: int = 1) -> str:
@@ -64,30 +82,52 @@ def percent(value: Any, digits: int = 1) -> str:
     return "-"
 
 
+#: Rows a table shows before the rest is folded away (a first screen; our choice).
+FIRST_ROWS = 15
+#: A table folds only when this many rows or more would be folded.
+FOLD_AT_LEAST = 5
+
+
 def table(header: Sequence[Any], rows: Iterable[Sequence[Any]], *,
           row_classes: Sequence[str | None] | None = None, numeric: Sequence[bool] | None = None,
           caption: str | None = None, limit: int | None = None, class_: str | None = None
           ) -> Safe:
     """A table; every cell escaped unless it is markup. ``numeric`` right-aligns columns;
-    ``limit`` keeps the first rows and says how many were left out; ``class_`` styles it."""
+    ``limit`` keeps the first rows and says how many were left out; ``class_`` styles it.
+    Beyond :data:`FIRST_ROWS` rows the rest is folded (``<details>``, open on a click)."""
     rows = list(rows)
     shown = rows if limit is None else rows[:limit]
     aligned = list(numeric) if numeric is not None else [False] * len(header)
     head = "".join(tag("th", h, class_="num" if aligned[i] else None)
                    for i, h in enumerate(header))
-    body = []
-    for r, row in enumerate(shown):
-        cls = row_classes[r] if row_classes is not None and r < len(row_classes) else None
-        cells = "".join(tag("td", c, class_="num" if i < len(aligned) and aligned[i] else None)
-                        for i, c in enumerate(row))
-        body.append(tag("tr", Safe(cells), class_=cls))
+
+    def body(first: int, last: int) -> str:
+        out = []
+        for r in range(first, last):
+            cls = row_classes[r] if row_classes is not None and r < len(row_classes) else None
+            cells = "".join(tag("td", c, class_="num" if i < len(aligned) and aligned[i]
+                                else None) for i, c in enumerate(shown[r]))
+            out.append(tag("tr", Safe(cells), class_=cls))
+        return "".join(out)
+
+    cls = f' class="{esc(class_)}"' if class_ else ""
+
+    def drawn(first: int, last: int, cap: str = "") -> str:
+        return (f'<div class="scroll"><table{cls}>{cap}<thead><tr>{head}</tr></thead>'
+                f'<tbody>{body(first, last)}</tbody></table></div>')
+
+    cap = str(tag("caption", caption)) if caption else ""
+    visible = len(shown)
+    if len(shown) >= FIRST_ROWS + FOLD_AT_LEAST:
+        visible = FIRST_ROWS
+    html = drawn(0, visible, cap)
+    if visible < len(shown):
+        html += str(details(f"{len(shown) - visible} more rows", Safe(drawn(visible,
+                                                                           len(shown)))))
     more = ""
     if len(rows) > len(shown):
         more = note(f"{len(rows) - len(shown)} more rows not shown (of {len(rows)}).")
-    cap = tag("caption", caption) if caption else ""
-    cls = f' class="{esc(class_)}"' if class_ else ""
-    return Safe(f'<div class="scroll"><table{cls}>{cap}<thead><tr>{head}</tr></thead>'
-                f'<tbody>{"".join(body)}</tbody></table></div>{more}')
+    return Safe(html + more)
 
 
 def kv_table(items: Iterable[tuple[Any, Any]]) -> Safe:
@@ -109,13 +149,15 @@ def details(summary: Any, content: Any) -> Safe:
 
 @dataclass(frozen=True)
 class Section:
-    """One result's part of the report."""
+    """One result's part of the report; ``headline``: its one line in plain words (what the
+    command line prints first; empty when the result has none)."""
 
     anchor: str
     title: str
     source: str
     kind: str
     body: Safe
+    headline: str = ""
 
 
 _STYLE = """
@@ -132,6 +174,10 @@ h3 { font-size: 1.05em; margin: 1.2em 0 0.3em; }
 .kind { font: 0.75em ui-monospace, "DejaVu Sans Mono", monospace; background: #eaeef2;
         border-radius: 4px; padding: 1px 6px; vertical-align: middle; color: #24292f; }
 nav ol { margin: 0.2em 0 0.8em; padding-left: 1.6em; }
+nav.summary li { margin: 0.35em 0; }
+nav.summary .source { color: #57606a; font-size: 0.85em; }
+nav.summary .headline { display: block; }
+p.headline { font-weight: 600; }
 .scroll { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; margin: 0.4em 0 0.8em; font-size: 0.9em; }
 caption { text-align: left; font-weight: 600; padding: 2px 0; }
@@ -159,15 +205,23 @@ footer { color: #57606a; font-size: 0.85em; margin-top: 2em; }
 """
 
 
+def summary(sections: Sequence[Section]) -> Safe:
+    """The answers first: per section, its title (a link to it), its kind and file, and its
+    headline."""
+    items = "".join(tag("li", join([
+        Safe(f'<a href="#{esc(s.anchor)}">{esc(s.title)}</a> '),
+        tag("span", s.kind, class_="kind"), " ", tag("span", s.source, class_="source"),
+        tag("span", s.headline, class_="headline") if s.headline else ""]))
+        for s in sections)
+    return Safe(f'<nav class="summary">{tag("h2", "Summary")}<ol>{items}</ol></nav>')
+
+
 def page(title: str, header: Safe, sections: Sequence[Section], footer: str = "") -> str:
-    """The whole document: header, a table of contents when there are several sections,
-    the sections."""
+    """The whole document: header, the summary (each section's headline, linked), the
+    sections."""
     parts = [f"<header>{tag('h1', title)}{header}</header>"]
-    if len(sections) > 1:
-        items = "".join(tag("li", Safe(f'<a href="#{esc(s.anchor)}">{esc(s.title)}</a> '
-                                       f"{tag('span', s.kind, class_='kind')}"))
-                        for s in sections)
-        parts.append(f"<nav>{tag('h3', 'Contents')}<ol>{items}</ol></nav>")
+    if sections:
+        parts.append(summary(sections))
     for s in sections:
         head = Safe(f"{esc(s.title)} {tag('span', s.kind, class_='kind')}")
         parts.append(f'<section id="{esc(s.anchor)}">{tag("h2", head)}'

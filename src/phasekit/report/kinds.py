@@ -22,6 +22,7 @@ from phasekit.report import figures
 from phasekit.report.html import (
     Safe,
     details,
+    duration,
     fmt,
     is_scalar,
     join,
@@ -60,7 +61,7 @@ def _map(value: Any) -> Mapping[str, Any]:
 
 
 def _seconds(value: Any) -> str:
-    return fmt(number(value), ".4g", " s")
+    return duration(number(value))
 
 
 def h3(text: Any) -> Safe:
@@ -451,4 +452,9 @@ def title_of(kind: str, data: Mapping[str, Any]) -> str:
     node = data.get("node")
     if isinstance(node, str) and node:
         return f"{what}: {node}"
+    trace = _map(data.get("trace"))
+    sources = _list(trace.get("sources"))
+    name = sources[0] if sources else None
+    if isinstance(name, str) and name:
+        return f"{what}: {name.replace(chr(92), '/').rsplit('/', 1)[-1]}"
     return what
