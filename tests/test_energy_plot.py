@@ -23,6 +23,7 @@ import helpers
 from phasekit.campaign import Campaign, Run, write_campaign
 from phasekit.energy.api import HEATMAP_MODES, campaign_runs, campaign_views, plot_campaign
 from phasekit.energy.efficiency import (
+    ConfigurationTable,
     configuration_table,
     efficiency_table,
     efficiency_tables,
@@ -213,6 +214,11 @@ def test_configuration_table_and_frontier() -> None:
         assert (rows["pareto"] == naive_pareto(rows["time_s"].to_numpy(),
                                                rows["energy_j"].to_numpy())).all()
     assert np.allclose(frame["power_w"], frame["energy_j"] / frame["time_s"])
+    # what energy plot -o saves reads back as the same table (the report's energy_view)
+    again = ConfigurationTable.from_dict(json.loads(json.dumps(configs.to_dict())))
+    pd.testing.assert_frame_equal(again.frame, frame)
+    assert (again.inputs, again.has_energy, again.has_time, again.unit) == (
+        configs.inputs, configs.has_energy, configs.has_time, configs.unit)
 
 
 def test_time_only_campaign() -> None:

@@ -42,7 +42,7 @@ ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
 
 #: Figures (inline SVG) each kind's section must hold, at least.
 FIGURES = {"periodicity": 2, "multinode_analysis": 3, "phases": 1, "structure": 1,
-           "campaign": 2, "energy_choice": 1, "energy_fit": 1, "phase_division": 1,
+           "campaign": 2, "energy_view": 2, "energy_choice": 1, "energy_fit": 1, "phase_division": 1,
            "fingerprints": 1, "schedule": 1}
 
 
@@ -127,6 +127,8 @@ def build_results(folder: Path) -> dict[str, Path]:
                              inputs=(1, 2)).campaign
     out["campaign"] = folder / "campaign.json"
     write_campaign(campaign, out["campaign"])
+    out["energy_view"] = folder / "view.json"
+    _ok("energy", "plot", out["campaign"], "-o", out["energy_view"])
     out["energy_fit"] = folder / "fit.json"
     _ok("energy", "fit", out["campaign"], "--model", "seed", "--train", "10", "--seed", "1",
         "-o", out["energy_fit"])
@@ -205,6 +207,8 @@ def test_every_supported_kind_renders_with_its_figures(report_html: str,
     assert "FOR 1 TO 10 [id=0]" in found["structure"]
     assert "MPI_Barrier" in found["structure"]
     assert "Efficiency (speedup / threads)" in found["campaign"]
+    # a saved view reads as the campaign it was made of: the same tables
+    assert "Efficiency (speedup / threads)" in found["energy_view"]
     assert "Pareto" in found["energy_choice"] and "Phase ids" in found["phases"]
     multinode = found["multinode_analysis"]
     nodes_table, outliers_table = multinode.split("<caption>Outliers (nodes that stand out")

@@ -612,6 +612,27 @@ class ConfigurationTable:
                       "has_time": self.has_time, "unit": self.unit,
                       "configurations": self.records(), "notes": list(self.notes)})
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ConfigurationTable:
+        """The table :meth:`to_dict` wrote (``inputs`` default: in the order of the rows)."""
+        records = [r for r in data["configurations"] if isinstance(r, Mapping)]
+
+        def column(name: str, dtype: Any) -> np.ndarray:
+            return np.array([r.get(name) for r in records], dtype=dtype)
+
+        columns = {"input": np.array([str(r.get("input")) for r in records], dtype=object),
+                   "cores": column("cores", float).astype(np.int64),
+                   **{c: column(c, float) for c in ("threads", "frequency_ghz", "time_s",
+                                                    "energy_j", "power_w")},
+                   "runs": column("runs", float).astype(np.int64),
+                   "pareto": np.array([bool(r.get("pareto")) for r in records], bool)}
+        inputs = tuple(str(x) for x in data.get("inputs") or
+                       dict.fromkeys(columns["input"].tolist()))
+        return cls(columns=columns, inputs=inputs, has_energy=bool(data.get("has_energy")),
+                   unit=str(data.get("unit", "cores")),
+                   notes=tuple(str(n) for n in data.get("notes") or ()),
+                   has_time=bool(data.get("has_time", True)))
+
 
 def _groups(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Group numbers of the rows by their ``keys`` (NaN equal to NaN), numbered in order of

@@ -275,8 +275,6 @@ def campaign(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     configurations with the Pareto frontier."""
     from phasekit.campaign import Campaign
     from phasekit.energy.efficiency import configuration_table, efficiency_tables
-    from phasekit.energy.table import campaign_presentation
-    from phasekit.plot.energy import energy_figure
 
     runs = _dicts(data.get("runs"))
     ok = sum(1 for r in runs if r.get("status", "ok") == "ok")
@@ -284,18 +282,41 @@ def campaign(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
              str(data.get("program", "-"))),
             ("runs", f"{len(runs)} ({ok} ok)"),
             ("inputs", ", ".join(str(i) for i in _list(data.get("inputs"))) or "-")]
-    parts = [kv_table(rows)]
     campaign_ = Campaign.from_dict(dict(data))
-    tables = efficiency_tables(campaign_)
-    configs = configuration_table(campaign_)
-    parts.append(presented(campaign_presentation(tables, configs)))
+    return join([kv_table(rows), campaign_views(efficiency_tables(campaign_),
+                                                configuration_table(campaign_), maker)])
+
+
+def energy_view(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
+    """What ``phasekit energy plot -o`` saved (its efficiency tables and configurations),
+    shown as a campaign is: the presentation and the PaScal Viewer's diagrams."""
+    from phasekit.energy.efficiency import ConfigurationTable, EfficiencyTable
+
+    tables = [EfficiencyTable.from_dict(dict(t)) for t in _dicts(data.get("efficiency"))]
+    configs = None
+    if _dicts(data.get("configurations")):
+        configs = ConfigurationTable.from_dict({
+            "configurations": data["configurations"], "has_energy": data.get("has_energy"),
+            "has_time": data.get("has_time", True)})
+    rows = [("campaign", str(data.get("campaign", "-"))), ("view", str(data.get("view", "-")))]
+    return join([kv_table(rows), campaign_views(tables, configs, maker),
+                 *(note(str(n)) for n in _list(data.get("notes")))])
+
+
+def campaign_views(tables: list[Any], configs: Any | None, maker: FigureMaker) -> Safe:
+    """A campaign's presentation (:func:`phasekit.energy.table.campaign_presentation`), its
+    efficiency heatmaps and its energy and time figure."""
+    from phasekit.energy.table import campaign_presentation
+    from phasekit.plot.energy import energy_figure
+
+    parts = [presented(campaign_presentation(tables, configs))]
     mode = "both" if len(tables) <= 2 else "discrete"
     if tables:
         parts.append(maker.safely("the efficiency heatmaps", lambda: maker.from_figure(
             energy_figure(tables=tables, mode=mode),
             "Parallel efficiency over inputs and thread counts, one cell per configuration "
             "(and interpolated), Silva 2024 section 3.10.1.")))
-    if configs.inputs:
+    if configs is not None and configs.inputs:
         parts.append(maker.safely("the energy and time figure", lambda: maker.from_figure(
             energy_figure(configs=configs),
             "Per input: energy over frequency and cores relative to the input's least (boxed), "
@@ -429,6 +450,7 @@ RENDERERS: dict[str, Renderer] = {
     "structure": structure,
     "mpi-structure-result": structure,  # the kind's name before version 2
     "campaign": campaign,
+    "energy_view": energy_view,
     "energy_choice": energy_choice,
     "energy_fit": energy_fit,
     "phase_division": phase_division,
@@ -440,6 +462,7 @@ RENDERERS: dict[str, Renderer] = {
 _TITLES = {
     "periodicity": "Periodicity", "multinode_analysis": "Many nodes", "phases": "Phases",
     "structure": "Loop structure", "mpi-structure-result": "Loop structure", "campaign": "Energy campaign",
+    "energy_view": "Energy campaign view",
     "energy_choice": "Energy-optimal configurations", "energy_fit": "Energy model",
     "phase_division": "Energy phase division", "fingerprints": "Fingerprints",
     "schedule": "Schedule", "demo_comparison": "How the demo compares",
