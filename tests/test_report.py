@@ -570,3 +570,13 @@ def test_a_converted_kind_shows_its_own_presentation(kind: str, report_html: str
         assert f"<caption>{html.escape(view.title)}</caption>" in body
     for line in shown.notes:
         assert html.escape(line) in body
+
+
+def test_numbers_and_durations_read_in_human_units() -> None:
+    from phasekit.report.html import duration, fmt
+
+    assert fmt(78480.0) == "78,480" and fmt(-123456.7) == "-123,457"
+    assert fmt(4.51e20) == "4.51e+20" and fmt(1.97e-13) == "1.97e-13" and fmt(12.3456) == "12.35"
+    assert fmt(float("nan")) == "-" and fmt(None) == "-" and fmt(3) == "3"
+    assert duration(42.51) == "42.51 s" and duration(300.0) == "5.0 min"
+    assert duration(78480.0) == "21.8 h" and duration(None) == "-"

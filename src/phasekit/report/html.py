@@ -43,6 +43,10 @@ def tag(name: str, content: Any = "", **attrs: Any) -> Safe:
     return Safe(f"<{name}{attributes}>{esc(content)}</{name}>")
 
 
+#: Numbers below this read in grouped digits (78,480); larger ones keep their exponent.
+GROUPED_BELOW = 1e12
+
+
 def fmt(value: Any, spec: str = ".4g", unit: str = "") -> str:
     """A number for a table: ``spec`` for finite numbers, "-" for None or NaN; anything else
     as text."""
@@ -56,7 +60,7 @@ def fmt(value: Any, spec: str = ".4g", unit: str = "") -> str:
         if not math.isfinite(value):
             return "-"
         text = f"{value:{spec}}"
-        if "e+" in text:  # a large number reads in digits, grouped: 78,480 rather than 7.848e+04
+        if "e+" in text and abs(value) < GROUPED_BELOW:  # 78,480 rather than 7.848e+04
             text = f"{value:,.0f}"
         return f"{text}{unit}"
     return str(value)
