@@ -76,6 +76,7 @@ from phasekit.energy.fit import (
     choose_training,
     fit_model,
     load_fit,
+    one_blas_thread,
 )
 from phasekit.energy.noise import reading_noise
 from phasekit.errors import InputError, PhasekitError, UsageError
@@ -427,28 +428,29 @@ def suggest(measured: Configurations | pd.DataFrame, *, k: int = K,
     core_counts = tuple(cores) or tuple(int(c) for c in np.unique(p))
     check_grid(freqs, core_counts, max_cores=max_cores, min_frequency_ghz=min_frequency_ghz,
                max_frequency_ghz=max_frequency_ghz, frequency_controlled=controlled)
-    fitted = fit_model(f, p, n, energy, times if with_time else None, model=model,
-                       starts=fit_starts, seed=seed)
-    kept = np.ones(len(measured), bool)
-    kept[list(fitted.suspect)] = False      # by position: the fit's probable failed runs
-    # the refits see the readings the fit kept, as in `energy choose`
-    ensemble = fit_ensemble(f[kept], p[kept], n[kept], energy[kept],
-                            times[kept] if with_time else None, model=model, groups=groups,
-                            starts=starts, seed=seed, fitted=fitted, progress=progress)
-    asked = tuple(inputs) or tuple(float(v) for v in np.unique(n))
-    if labels is None and "input_label" in measured:
-        labels = dict(zip(n.tolist(), map(str, measured["input_label"].tolist()), strict=True))
-    result = choose(ensemble.model, asked, frequencies_ghz=freqs, cores=core_counts,
-                    max_time_s=max_time_s, max_cores=max_cores,
-                    min_frequency_ghz=min_frequency_ghz, max_frequency_ghz=max_frequency_ghz,
-                    measured=measured if reference is None else reference, labels=labels,
-                    frequency_controlled=controlled,
-                    known_inputs=tuple(np.unique(n)), ensemble=ensemble, level=level,
-                    failed_runs=list(zip(f[~kept], p[~kept], n[~kept], strict=True)),
-                    reading_error=reading_error(measured))
-    picked, candidates = next_configurations(ensemble, result, measured,
-                                             trusted=measured.select(kept), k=k,
-                                             tolerance=tolerance, level=level)
+    with one_blas_thread():  # small dense problems: BLAS threads only wait when busy
+        fitted = fit_model(f, p, n, energy, times if with_time else None, model=model,
+                           starts=fit_starts, seed=seed)
+        kept = np.ones(len(measured), bool)
+        kept[list(fitted.suspect)] = False      # by position: the fit's probable failed runs
+        # the refits see the readings the fit kept, as in `energy choose`
+        ensemble = fit_ensemble(f[kept], p[kept], n[kept], energy[kept],
+                                times[kept] if with_time else None, model=model, groups=groups,
+                                starts=starts, seed=seed, fitted=fitted, progress=progress)
+        asked = tuple(inputs) or tuple(float(v) for v in np.unique(n))
+        if labels is None and "input_label" in measured:
+            labels = dict(zip(n.tolist(), map(str, measured["input_label"].tolist()), strict=True))
+        result = choose(ensemble.model, asked, frequencies_ghz=freqs, cores=core_counts,
+                        max_time_s=max_time_s, max_cores=max_cores,
+                        min_frequency_ghz=min_frequency_ghz, max_frequency_ghz=max_frequency_ghz,
+                        measured=measured if reference is None else reference, labels=labels,
+                        frequency_controlled=controlled,
+                        known_inputs=tuple(np.unique(n)), ensemble=ensemble, level=level,
+                        failed_runs=list(zip(f[~kept], p[~kept], n[~kept], strict=True)),
+                        reading_error=reading_error(measured))
+        picked, candidates = next_configurations(ensemble, result, measured,
+                                                 trusted=measured.select(kept), k=k,
+                                                 tolerance=tolerance, level=level)
     return SuggestResult(suggestions=picked, choice=result, n_measured=int(f.size),
                          n_candidates=candidates, members=ensemble.size,
                          method=ensemble.method, tolerance=tolerance, fitted=ensemble.model)

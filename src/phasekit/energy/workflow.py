@@ -107,7 +107,18 @@ def fit_then_choose(configs: Configurations | pd.DataFrame, *, fit: EnergyFitRes
     fit and in notes. What needs the campaign (the grid and limits against its settings, a
     time limit without times) is checked before the fit too.
     """
+    from phasekit.energy.fit import one_blas_thread
 
+    with one_blas_thread():  # small dense problems: BLAS threads only wait on a busy machine
+        return _fit_then_choose(configs, fit=fit, inputs=inputs, source=source,
+                                progress=progress, options=options, **keywords)
+
+
+def _fit_then_choose(configs: Configurations | pd.DataFrame, *,
+                     fit: EnergyFitResult | None = None,
+                     inputs: Sequence[str | float] | str | float | None = None,
+                     source: str | Path | None = None, progress: Progress | None = None,
+                     options: ChooseOptions | None = None, **keywords: Any) -> ChoiceRun:
     import numpy as np
 
     from phasekit.energy.choose import check_grid, choose, fit_ensemble
