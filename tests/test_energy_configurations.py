@@ -3,6 +3,7 @@ group-by of the same runs (the reference it replaces), on CSV files read both wa
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import numpy as np
@@ -71,13 +72,13 @@ def test_numpy_columns_match_the_pandas_group_by(name: str, tmp_path: Path) -> N
     path = tmp_path / "campaign.csv"
     path.write_text(TABLES[name])
     expected = reference(read_csv_table(path))
-    with pytest.warns() if "unusable" in name else _nothing():
+    with pytest.warns() if "unusable" in name else contextlib.nullcontext():
         from_columns = configuration_columns(read_csv_columns(path), source=str(path))
     got = from_columns.to_frame()
     pd.testing.assert_frame_equal(got.reset_index(drop=True), expected.reset_index(drop=True),
                                   check_dtype=False)
     # the same from a DataFrame of the same file, and as a DataFrame
-    with pytest.warns() if "unusable" in name else _nothing():
+    with pytest.warns() if "unusable" in name else contextlib.nullcontext():
         frame = configurations(read_csv_table(path), source=str(path))
     pd.testing.assert_frame_equal(frame, got)
 
@@ -109,14 +110,6 @@ def test_no_energy_says_so(tmp_path: Path) -> None:
     path.write_text("frequency_ghz,cores,energy_j\n2.0,4,1\n")
     with pytest.raises(InputError, match="missing column"):
         configuration_columns(read_csv_columns(path), source=str(path))
-
-
-class _nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 def test_threads_stand_for_cores_and_missing_inputs_are_labelled(tmp_path: Path) -> None:

@@ -76,6 +76,7 @@ from phasekit.energy.fit import (
     bounded_minimum,
     current_label,
     fit_model,
+    frequencies,
 )
 from phasekit.energy.noise import denoised_energy
 from phasekit.errors import InputError, UsageError
@@ -735,11 +736,11 @@ def smoothed_estimate(F: np.ndarray, P: np.ndarray, predicted: np.ndarray,
 
 def _readings(configs: Configurations) -> tuple[np.ndarray, ...]:
     """The frequency (nominal where not controlled), cores, input, energy and time columns."""
-    f = np.asarray(configs["frequency_ghz"], float)
+    energy = np.asarray(configs["energy_j"], float)
     time = (np.asarray(configs["time_s"], float) if "time_s" in configs
-            else np.full(f.size, np.nan))
-    return (np.where(np.isfinite(f), f, NOMINAL_FREQUENCY), np.asarray(configs["cores"], float),
-            np.asarray(configs["input"], float), np.asarray(configs["energy_j"], float), time)
+            else np.full(energy.size, np.nan))
+    return (frequencies(configs), np.asarray(configs["cores"], float),
+            np.asarray(configs["input"], float), energy, time)
 
 
 def _savings(baseline: float, chosen: float) -> float:

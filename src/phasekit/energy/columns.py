@@ -56,8 +56,8 @@ def campaign_run_columns(campaign: Campaign) -> tuple[dict[str, np.ndarray], np.
 
 class Configurations:
     """One row per configuration as NumPy columns: what
-    :func:`phasekit.energy.fit.configurations` returns as a DataFrame, without pandas (0.25 s
-    to import: the whole ``energy fit`` command costs about twice that). ``configs[name]`` is
+    :func:`phasekit.energy.fit.configurations` returns as a DataFrame, without pandas (0.2-0.25 s
+    to import, a third of the ``energy fit`` command when it used pandas). ``configs[name]`` is
     a column, ``len(configs)`` the number of rows; :meth:`of` takes a DataFrame of the same
     columns too."""
 

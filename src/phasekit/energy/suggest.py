@@ -75,6 +75,7 @@ from phasekit.energy.fit import (
     FittedModel,
     choose_training,
     fit_model,
+    frequencies,
     load_fit,
     one_blas_thread,
 )
@@ -282,9 +283,7 @@ def trusted_rows(training: Configurations | None, fitted: EnergyFitResult
 def measured_keys(measured: Configurations | pd.DataFrame) -> set[tuple[float, int, float]]:
     """The (f, p, N) of the measured configurations (f at the nominal frequency where it was
     not controlled), as :func:`next_configurations` compares them."""
-    f = np.asarray(measured["frequency_ghz"], float)
-    f = np.where(np.isfinite(f), f, NOMINAL_FREQUENCY)
-    return {point_key(a, b, c) for a, b, c in zip(f, np.asarray(measured["cores"], float),
+    return {point_key(a, b, c) for a, b, c in zip(frequencies(measured), np.asarray(measured["cores"], float),
                                                   np.asarray(measured["input"], float),
                                                   strict=True)}
 
