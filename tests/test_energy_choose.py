@@ -509,8 +509,9 @@ def test_sureness_counts_the_readings_a_choice_keeps() -> None:
 
 @pytest.mark.slow
 def test_cli_choose_keeps_measurements_but_not_failed_runs(tmp_path: Path) -> None:
-    """Fitted on every configuration, the choice is the measured minimum of each input,
-    except a reading the fit flags as a failed run (one meter sample)."""
+    """Fitted on every configuration, the choice is a measured configuration within the
+    readings' noise of its input's lowest reading, and never a reading the fit flags as a
+    failed run (one meter sample)."""
     table = configurations(seed_campaign(seed=1).campaign)[
         ["frequency_ghz", "cores", "input", "energy_j"]]
     failed = table.index[(table["input"] == 2) & (table["cores"] == 8)
@@ -520,10 +521,13 @@ def test_cli_choose_keeps_measurements_but_not_failed_runs(tmp_path: Path) -> No
     table.to_csv(path, index=False)
     code, out, err = run("energy", "choose", str(path), "--no-uncertainty", "--json")
     assert code == 0, err
-    for choice in json.loads(out)["choices"]:
+    result = json.loads(out)
+    threshold = result["noise"]["threshold"]
+    for choice in result["choices"]:
         rows = table[(table["input"] == choice["input"]) & (table.index != failed)]
         assert choice["basis"] == "measured"
-        assert choice["best"]["measured_energy_j"] == pytest.approx(rows["energy_j"].min())
+        assert choice["best"]["measured_energy_j"] > 0.46
+        assert choice["best"]["measured_energy_j"] <= (1 + threshold) * rows["energy_j"].min()
 
 
 def test_failed_readings_are_neither_regret_references_nor_chosen_by_their_time() -> None:

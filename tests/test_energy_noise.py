@@ -96,3 +96,47 @@ def test_energy_fit_states_the_noise_and_keeps_it_in_its_json() -> None:
     assert EnergyFitResult.from_dict(result.to_dict()).noise == result.noise
     notes = result.present().notes
     assert any(note.startswith("noise: readings scatter ±") for note in notes)
+
+
+def test_a_surrounded_denoised_energy_needs_every_neighbour_of_the_grid() -> None:
+    """With ``surrounded``, a configuration one of whose grid neighbours was not measured has
+    no denoised energy; the others keep the median of their neighbourhood."""
+    f, p, n, true = grid()
+    noisy = true * np.exp(np.random.default_rng(2).normal(0, 0.05, true.size))
+    gone = {5, 40, 200}
+    kept = np.array([i for i in range(true.size) if i not in gone])
+    table = campaign(noisy).iloc[kept].reset_index(drop=True)
+    fi = np.searchsorted(FREQUENCIES, f)
+    pi = np.searchsorted(CORES, p)
+    present = {(fi[i], pi[i], n[i]) for i in kept}
+    full = denoised_energy(table)
+    surrounded = denoised_energy(table, surrounded=True)
+    for row, i in enumerate(kept):
+        around = [(fi[i] + a, pi[i] + b, n[i]) for a in (-1, 0, 1) for b in (-1, 0, 1)
+                  if 0 <= fi[i] + a < FREQUENCIES.size and 0 <= pi[i] + b < CORES.size]
+        if all(cell in present for cell in around):
+            assert surrounded[row] == full[row]
+        else:
+            assert np.isnan(surrounded[row])
+    assert np.isnan(surrounded).sum() >= 3 * 3  # each missing cell's neighbours at least
+
+
+def test_a_choice_fitted_on_every_reading_is_not_taken_in_by_a_lucky_one() -> None:
+    """``energy choose`` on a whole campaign with no saved fit: a configuration 16 % above
+    the true best whose one reading came out 30 % below it is not chosen (its neighbours
+    read high), and the choice is within 5 % of the true best."""
+    from phasekit.energy.fit import configurations
+    from phasekit.energy.workflow import fit_then_choose
+
+    f, p, n, true = grid()
+    noisy = true * np.exp(np.random.default_rng(3).normal(0, 0.04, true.size))
+    first = n == 1.0
+    best = true[first].min()
+    lucky = int(np.flatnonzero(first & (f == 1.5) & (p == 12))[0])
+    assert 1.15 < true[lucky] / best < 1.17
+    noisy[lucky] = 0.7 * best
+    choice = fit_then_choose(configurations(campaign(noisy)), uncertainty=False
+                             ).result.choices[0]
+    at = first & np.isclose(f, choice.best.frequency_ghz) & (p == choice.best.cores)
+    assert not at[lucky]
+    assert true[at][0] <= 1.05 * best

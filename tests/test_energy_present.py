@@ -60,9 +60,10 @@ def test_choose_says_where_each_input_uses_the_least_energy(campaign: Path) -> N
     assert lines[0].startswith("lowest energy: ")
     for f, p in places:
         assert f"{f:g} GHz x {p} cores for input" in lines[0]
-    assert lines[0].endswith(f"(2 inputs; {sure} of 2 sure; mean regret "
-                             f"{result.mean_regret:.1f} %, denoised "
-                             f"{result.mean_regret_denoised:.1f} %)")
+    assert lines[0].endswith(f"(2 inputs; {sure} of 2 sure; on average "
+                             f"{result.mean_regret:.1f} % above the lowest reading, "
+                             f"{result.mean_regret_denoised:.1f} % with the noise smoothed "
+                             "out)")
     assert lines[1].startswith(f"Minimum-energy configurations for {campaign.name} (")
     # one input: how much it saves against ondemand at the best core count
     lines, data = _text_and_json("energy", "choose", campaign, "--input", "2",
@@ -71,7 +72,8 @@ def test_choose_says_where_each_input_uses_the_least_energy(campaign: Path) -> N
     assert lines[0] == (f"lowest energy for input 2: {choice.best.frequency_ghz:g} GHz x "
                         f"{choice.best.cores} cores, {choice.savings_measured['best']:.1f} % "
                         "less energy than ondemand at the best core count (saving measured; "
-                        f"regret {choice.regret:.1f} %, denoised {choice.regret_denoised:.1f} %)")
+                        f"{choice.regret:.1f} % above the lowest reading, "
+                        f"{choice.regret_denoised:.1f} % with the noise smoothed out)")
 
 
 def test_suggest_says_what_to_measure_next(campaign: Path) -> None:

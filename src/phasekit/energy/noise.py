@@ -153,14 +153,21 @@ def _neighbours(matrix: np.ndarray) -> np.ndarray:
     return np.stack([padded[a:a + rows, b:b + cols] for a in range(3) for b in range(3)])
 
 
-def denoised_energy(configs: Configurations | pd.DataFrame) -> np.ndarray:
+def denoised_energy(configs: Configurations | pd.DataFrame, *, surrounded: bool = False
+                    ) -> np.ndarray:
     """Each configuration's denoised energy (module docstring), in ``configs``' row order:
-    the median of its reading and its measured neighbours' on the grid of its input."""
+    the median of its reading and its measured neighbours' on the grid of its input. With
+    ``surrounded``, NaN where a neighbour on the grid was not measured."""
     out = np.full(len(configs), np.nan)
     for rows, fi, pi, matrix in _matrices(configs):
+        around = _neighbours(matrix)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN: not measured
-            smooth = np.nanmedian(_neighbours(matrix), axis=0)
+            smooth = np.nanmedian(around, axis=0)
+        if surrounded:
+            on_grid = _neighbours(np.ones(matrix.shape))
+            smooth = np.where((np.isfinite(around) == np.isfinite(on_grid)).all(axis=0),
+                              smooth, np.nan)
         out[rows] = smooth[fi, pi]
     return out
 

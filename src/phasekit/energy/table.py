@@ -171,9 +171,7 @@ def choice_headline(result: Any) -> str:
         if choice.uncertainty is not None:
             tail.append("sure" if choice.uncertainty.sure else "not sure")
         if _finite(choice.regret):
-            tail.append(f"regret {choice.regret:.1f} %" + (
-                f", denoised {choice.regret_denoised:.1f} %"
-                if _finite(choice.regret_denoised) else ""))
+            tail.append(_above_best(choice.regret, choice.regret_denoised))
     else:
         line = f"{what}: " + _by_configuration(
             [(_where(c.best.frequency_ghz, c.best.cores, controlled), c.input_label)
@@ -185,10 +183,16 @@ def choice_headline(result: Any) -> str:
         if sureness:
             tail.append(f"{sum(u.sure for u in sureness)} of {len(sureness)} sure")
         if _finite(result.mean_regret):
-            tail.append(f"mean regret {result.mean_regret:.1f} %" + (
-                f", denoised {result.mean_regret_denoised:.1f} %"
-                if _finite(result.mean_regret_denoised) else ""))
+            tail.append("on average " + _above_best(result.mean_regret,
+                                                    result.mean_regret_denoised))
     return line + (f" ({'; '.join(tail)})" if tail else "")
+
+
+def _above_best(regret: float, denoised: float) -> str:
+    """The regret in words: ``2.1 % above the lowest reading, 0.3 % with the noise
+    smoothed out`` (the denoised regret: each configuration's median over its neighbours)."""
+    return f"{regret:.1f} % above the lowest reading" + (
+        f", {denoised:.1f} % with the noise smoothed out" if _finite(denoised) else "")
 
 
 def _savings_text(predicted: Mapping[str, float], measured: Mapping[str, float],

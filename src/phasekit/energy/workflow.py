@@ -172,22 +172,27 @@ def _fit_then_choose(configs: Configurations | pd.DataFrame, *,
     training = training_rows(configs, fit)
     trusted = trusted_rows(training, fit)
     # a saved fit: every configuration of the campaign is a reading the user has, whether
-    # the fit trained on it or not, and no choice should be worse than one of them; where
-    # the readings' noise is known, each counts as the higher of its reading and its
-    # neighbourhood's (denoised) energy: the lowest of many noisy readings is not chosen
-    # for its luck, nor a configuration whose own reading is high among low neighbours
+    # the fit trained on it or not, and no choice should be worse than one of them
     measured = trusted
     if given:
-        kept = ~at_points(configs, fit.suspect)
-        measured = configs.select(kept)
-        if noise.known:
-            around = denoised_energy(configs)[kept]
-            measured = Configurations({**measured.columns,
-                                       "energy_j": np.maximum(measured["energy_j"], around)})
-    # a reading's error; the error of a denoised energy where the readings counted are those
+        measured = configs.select(~at_points(configs, fit.suspect))
+    # where the readings' noise is known, a configuration whose grid neighbours were all
+    # measured counts as the higher of its reading and its neighbourhood's (denoised)
+    # energy: the lowest of many noisy readings is not chosen for its luck, nor a
+    # configuration whose own reading is high among low neighbours. With a neighbour
+    # missing, the median of the few measured follows the slope more than the noise, and the
+    # reading stands (benchmarks/energy_choose.py: fitted on every configuration of a
+    # campaign, the mean denoised regret fell from 5.7 % to 0.6 %)
+    denoised = np.zeros(0)
+    if noise.known and measured is not None:
+        denoised = denoised_energy(measured, surrounded=True)
+        measured = Configurations({**measured.columns,
+                                   "energy_j": np.fmax(measured["energy_j"], denoised)})
+    # a reading's error; a denoised energy's where most readings counted are those
     reading_error = float("nan")
     if noise.known:
-        reading_error = noise.relative * (DENOISED_ERROR if given else 1.0)
+        mostly = np.isfinite(denoised).sum() > denoised.size / 2
+        reading_error = noise.relative * (DENOISED_ERROR if mostly else 1.0)
     ensemble = None
     if o.uncertainty:
         if trusted is None:
