@@ -2,7 +2,8 @@
 
 - every text (titles, axis labels, tick labels, legend entries, annotations) lies inside the
   figure;
-- a legend inside an Axes covers at most :data:`MAX_COVERED` of that Axes' data points;
+- a legend covers at most :data:`MAX_COVERED` of any Axes' data points, or of the area of
+  its bars;
 - every numeric axis with tick labels has a label with a unit: ``(s)``, ``[J]``, ``%``, or a
   first word that counts something (:data:`COUNTS`); an axis of names (fixed labels) needs
   none.
@@ -16,7 +17,7 @@ import re
 
 import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.collections import Collection
+from matplotlib.collections import Collection, PolyCollection
 from matplotlib.figure import Figure
 from matplotlib.legend import Legend
 from matplotlib.text import Text
@@ -29,7 +30,7 @@ COUNTS = {"cores", "core", "threads", "ranks", "rank", "nodes", "node", "inputs"
           "repetitions", "iterations", "instances", "phases", "phase", "patterns", "pattern",
           "count", "number", "loop", "loops", "cluster", "clusters", "task", "tasks",
           "server", "servers", "configurations", "configuration", "samples", "runs",
-          "calls", "events", "members", "generation", "generations"}
+          "calls", "events", "members", "generation", "generations", "run"}
 UNIT = re.compile(r"\([^()]+\)\s*$|\[[^\[\]]+\]|%|×|\bper\b")
 #: Slack in pixels for a text at the figure's edge.
 SLACK = 1.0
@@ -46,7 +47,11 @@ def _texts(fig: Figure) -> list[Text]:
 
 
 def _visible_ticklabels(axis) -> list[Text]:  # type: ignore[no-untyped-def]
-    return [t for t in axis.get_ticklabels(which="both") if t.get_visible() and t.get_text()]
+    """The tick labels the axis draws (``get_ticklabels`` also returns those of ticks beyond
+    the view; matplotlib's ``_update_ticks`` returns the drawn ticks)."""
+    drawn = axis._update_ticks()
+    return [label for tick in drawn for label in (tick.label1, tick.label2)
+            if label.get_visible() and label.get_text()]
 
 
 def text_outside(fig: Figure) -> list[str]:
@@ -98,6 +103,45 @@ def _data_points(ax: Axes) -> np.ndarray:
     return xy[inside]
 
 
+def _data_boxes(ax: Axes) -> np.ndarray:
+    """The display boxes (x0, y0, x1, y1) of the Axes' filled shapes: polygons (bars of a
+    Gantt chart) and patches (bars, spans)."""
+    boxes = []
+    for collection in ax.collections:
+        if isinstance(collection, PolyCollection) and collection.get_visible():
+            transform = collection.get_transform()
+            for path in collection.get_paths():
+                if len(path.vertices):
+                    xy = transform.transform(path.vertices)
+                    boxes.append([*xy.min(axis=0), *xy.max(axis=0)])
+    for patch in ax.patches:
+        if patch.get_visible():
+            box = patch.get_window_extent()
+            boxes.append([box.x0, box.y0, box.x1, box.y1])
+    return np.array(boxes, float).reshape(-1, 4)
+
+
+def _hidden_share(ax: Axes, box) -> float:  # type: ignore[no-untyped-def]
+    """The larger of the share of the Axes' data points inside ``box`` and the share of its
+    shapes' area under it."""
+    shares = [0.0]
+    xy = _data_points(ax)
+    if xy.shape[0] >= 2:
+        shares.append(float(np.mean((xy[:, 0] >= box.x0) & (xy[:, 0] <= box.x1)
+                                    & (xy[:, 1] >= box.y0) & (xy[:, 1] <= box.y1))))
+    shapes = _data_boxes(ax)
+    clip = ax.bbox
+    if shapes.size:
+        x0, y0 = np.maximum(shapes[:, 0], clip.x0), np.maximum(shapes[:, 1], clip.y0)
+        x1, y1 = np.minimum(shapes[:, 2], clip.x1), np.minimum(shapes[:, 3], clip.y1)
+        area = np.clip(x1 - x0, 0, None) * np.clip(y1 - y0, 0, None)
+        under = (np.clip(np.minimum(x1, box.x1) - np.maximum(x0, box.x0), 0, None)
+                 * np.clip(np.minimum(y1, box.y1) - np.maximum(y0, box.y0), 0, None))
+        if area.sum() > 0:
+            shares.append(float(under.sum() / area.sum()))
+    return max(shares)
+
+
 def legend_covering(fig: Figure, max_covered: float = MAX_COVERED) -> list[str]:
     """Legends that hide more than ``max_covered`` of the data points of an Axes."""
     renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
@@ -108,11 +152,7 @@ def legend_covering(fig: Figure, max_covered: float = MAX_COVERED) -> list[str]:
             continue
         box = legend.get_window_extent(renderer)
         for ax in fig.axes:
-            xy = _data_points(ax)
-            if xy.shape[0] < 2:
-                continue
-            hidden = float(np.mean((xy[:, 0] >= box.x0) & (xy[:, 0] <= box.x1)
-                                   & (xy[:, 1] >= box.y0) & (xy[:, 1] <= box.y1)))
+            hidden = _hidden_share(ax, box)
             if hidden > max_covered:
                 title = ax.get_title() or ax.get_title(loc="left") or "an axes"
                 out.append(f"legend covers {100 * hidden:.0f} % of the points of "

@@ -450,3 +450,24 @@ def test_cli_bad_input_is_one_clear_line(tmp_path: Path, name: str, content: str
         assert name in err
     if "notime" in name:
         assert "time_s" in err
+
+
+def test_the_within_5_percent_border_follows_the_cells_edges() -> None:
+    """The border of a region of cells: one segment per cell side that faces a cell outside
+    it (or the edge), so a 2 x 2 block has 8 and an L of three cells 8 too."""
+    from phasekit.plot.common import figure
+    from phasekit.plot.energy import _region_edges
+
+    def segments(mask: list[list[bool]]) -> list[list[tuple[float, float]]]:
+        ax = figure(3.0, 3.0).add_subplot()
+        _region_edges(ax, np.array(mask))
+        return [[(float(x), float(y)) for x, y in s] for c in ax.collections
+                for s in c.get_segments()]
+
+    assert len(segments([[True, True], [True, True]])) == 8
+    corner = segments([[True, True], [True, False]])
+    assert len(corner) == 8
+    assert [(1.5, -0.5), (1.5, 0.5)] in corner  # the right side of cell (0, 1)
+    assert [(0.5, 0.5), (1.5, 0.5)] in corner  # between cell (0, 1) and (1, 1), outside
+    assert [(-0.5, 0.5), (0.5, 0.5)] not in corner  # between cells (0, 0) and (1, 0)
+    assert segments([[False, False]]) == []

@@ -419,6 +419,7 @@ class MultiNodeResult(Result):
         names = [node.node for node in self.nodes]
         if n <= 40:
             ax.set_yticks(range(n), labels=names, fontsize="small")
+            ax.set_ylabel("node")
         else:
             ax.set_yticks([])
             ax.set_ylabel(f"{n} nodes (input order)")

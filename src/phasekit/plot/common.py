@@ -21,7 +21,8 @@ from matplotlib.ticker import FixedFormatter, Formatter, FuncFormatter
 from phasekit.errors import UsageError
 from phasekit.io.atomic import atomic_path
 
-__all__ = ["COLORS", "DPI", "WIDTH", "color", "figure", "literal_text", "root_figure", "save"]
+__all__ = ["COLORS", "DPI", "WIDTH", "color", "figure", "literal_text", "metric_label",
+           "root_figure", "save"]
 
 #: Resolution of raster figures: 12 in x 120 dpi = 1440 px, readable on a laptop screen.
 DPI = 120
@@ -105,6 +106,12 @@ class _EscapedLabels(Formatter):
 def _escape_dollars(text: str) -> str:
     """``$`` as a literal dollar sign in matplotlib (already escaped ones kept)."""
     return re.sub(r"(?<!\\)\$", r"\\$", text)
+
+
+def metric_label(metric: str, unit: str | None) -> str:
+    """An axis label for a metric: ``power [W]``, or ``ipc (unit not recorded)`` when its
+    file gave no unit (a reader should not guess one)."""
+    return f"{metric} [{unit}]" if unit else f"{metric} (unit not recorded)"
 
 
 def color(i: int) -> str:

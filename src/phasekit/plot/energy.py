@@ -417,6 +417,7 @@ def _draw_landscape(ax: Any, land: _Landscape, cmap: Any, norm: Normalize, unit:
         if i.size:
             ax.plot(j + 0.3, i + 0.28, ls="none", marker="o", ms=3.5, mfc="white",
                     mec="black", mew=0.7)
+    _region_edges(ax, np.isfinite(ratio) & (ratio <= WITHIN), color="white", lw=1.6)
     _outline(ax, land.best, color="black", lw=2.4)
     ax.set_xlim(-0.5, ratio.shape[1] - 0.5)
     ax.set_ylim(-0.5, ratio.shape[0] - 0.5)
@@ -427,6 +428,28 @@ def _draw_landscape(ax: Any, land: _Landscape, cmap: Any, norm: Normalize, unit:
     ax.set_xlabel(land.xlabel)
     ax.set_ylabel(unit)
     ax.set_title(land.title, fontsize="medium", color=land.color)
+
+
+def _region_edges(ax: Any, inside: np.ndarray, **style: Any) -> None:
+    """The border of the cells ``inside`` (a mask over the image's rows x columns), along
+    the cells' edges."""
+    from matplotlib.collections import LineCollection
+
+    padded = np.pad(inside, 1, constant_values=False)
+    segments = []
+    for i, j in zip(*np.nonzero(inside), strict=True):
+        x0, x1, y0, y1 = j - 0.5, j + 0.5, i - 0.5, i + 0.5
+        if not padded[i, j + 1]:
+            segments.append([(x0, y0), (x1, y0)])
+        if not padded[i + 2, j + 1]:
+            segments.append([(x0, y1), (x1, y1)])
+        if not padded[i + 1, j]:
+            segments.append([(x0, y0), (x0, y1)])
+        if not padded[i + 1, j + 2]:
+            segments.append([(x1, y0), (x1, y1)])
+    if segments:
+        ax.add_collection(LineCollection(segments, colors=style.get("color", "white"),
+                                         linewidths=style.get("lw", 1.5)))
 
 
 def _nice_ticks(lo: float, hi: float, most: int = 7) -> list[float]:
@@ -508,10 +531,21 @@ def _config_section(configs: ConfigurationTable, lands: Sequence[_Landscape]) ->
     return _Section(panels, columns, labels=labels, rotate=_long(labels, columns))
 
 
+#: The heatmaps' colour scale runs from each input's least to this multiple of it (beyond:
+#: the last colour): the choice lies among the configurations within a few per cent of the
+#: least, which a scale running to the worst (20x on real campaigns) paints in one colour.
+NEAR_BEST = 1.5
+#: The contour drawn on each heatmap: configurations within 5 % of the input's least.
+WITHIN = 1.05
+
+
+def _ratio_top(lands: Sequence[_Landscape]) -> float:
+    return max((float(np.nanmax(land.ratio)) for land in lands
+                if np.isfinite(land.ratio).any()), default=1.0)
+
+
 def _ratio_norm(lands: Sequence[_Landscape]) -> Normalize:
-    top = max((float(np.nanmax(land.ratio)) for land in lands if np.isfinite(land.ratio).any()),
-              default=1.0)
-    return LogNorm(1.0, max(top, 1.05))
+    return Normalize(1.0, min(max(_ratio_top(lands), WITHIN), NEAR_BEST))
 
 
 def _draw_configurations(fig: Figure, top: float, section: _Section,
@@ -519,11 +553,11 @@ def _draw_configurations(fig: Figure, top: float, section: _Section,
     what = "energy" if configs.has_energy else "time"
     least = "least energy" if configs.has_energy else "fastest"
     if _tradeoff(configs):
-        title = ("Energy over configurations relative to each input's least; box and star: "
-                 "least energy, dots and line: time-energy Pareto frontier (§4.11)")
+        title = ("Energy relative to each input's least: box and star the least, white line "
+                 "within 5 %, dots the time-energy Pareto frontier (§4.11)")
     elif configs.has_energy:
-        title = ("Energy over configurations relative to each input's least (boxed); no run "
-                 "times: efficiency and the time-energy frontier need time_s")
+        title = ("Energy relative to each input's least (boxed; white line: within 5 %); "
+                 "no run times, so no efficiency or time-energy frontier")
     else:
         title = ("Time over configurations relative to each input's fastest, box: fastest "
                  "(no energy measured: energy panels skipped)")
@@ -538,7 +572,8 @@ def _draw_configurations(fig: Figure, top: float, section: _Section,
                         marks=_tradeoff(configs))
     assert bar is not None
     cb = fig.colorbar(ScalarMappable(norm, cmap), cax=bar,
-                      label=f"{what} / the input's {least}")
+                      extend="max" if _ratio_top(lands) > NEAR_BEST else "neither",
+                      label=f"{what} (× the input's least)")
     ticks = _nice_ticks(norm.vmin, norm.vmax, 6)
     cb.set_ticks(ticks, labels=[f"{t:g}" for t in ticks])
     cb.ax.yaxis.set_minor_locator(NullLocator())

@@ -47,6 +47,7 @@ def fingerprints_figure(result: Any, ax: Axes | None = None) -> Figure:
         cut = 0.5 * (heights[n - result.n_clusters - 1] + heights[n - result.n_clusters])
         ax.axvline(cut, color="black", ls=":", lw=1)
     ax.set_xlabel("Ward linkage height (Canberra distance)")
+    ax.set_ylabel("run")
     ax.set_title(f"{result.n_clusters} clusters ({result.k_rule})"
                  + (f", ARI {result.ari:.2f}" if result.ari is not None else ""))
     draw_curves(bx, result)

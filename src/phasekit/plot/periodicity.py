@@ -26,7 +26,7 @@ from matplotlib.patches import Patch
 
 from phasekit.errors import UsageError
 from phasekit.metrics.periodicity import periodic_regions
-from phasekit.plot.common import WIDTH, color, figure, root_figure, save
+from phasekit.plot.common import WIDTH, color, figure, metric_label, root_figure, save
 from phasekit.present import plural
 from phasekit.profile import Profile
 from phasekit.results import json_array, json_number, plain
@@ -178,8 +178,7 @@ def draw_preview_patterns(canvas: Canvas, patterns: Sequence[Mapping[str, Any]],
                         color="black", linewidth=2.4)
             metric = str(metrics[k]) if k < len(metrics) else f"dimension {k}"
             unit = units.get(metrics[k]) if k < len(metrics) else None
-            label = f"{metric} (z-score)" if joint else (
-                f"{metric} [{unit!s}]" if unit else metric)
+            label = f"{metric} (z-score)" if joint else metric_label(metric, unit)
             ax.set_ylabel(label, fontsize="small")
             ax.grid(True, linewidth=0.4, alpha=0.5)
             if k == 0:
@@ -202,8 +201,7 @@ def draw_preview_patterns(canvas: Canvas, patterns: Sequence[Mapping[str, Any]],
 
 # --- drawing ---------------------------------------------------------------------------------
 def _label(profile: Profile, metric: str) -> str:
-    unit = profile.units.get(metric)
-    return f"{metric} [{unit}]" if unit else metric
+    return metric_label(metric, profile.units.get(metric))
 
 
 

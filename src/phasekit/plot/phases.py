@@ -151,7 +151,7 @@ def timeline(phases: Sequence[Mapping[str, Any]], duration_s: float, score: np.n
         finite = score[np.isfinite(score) & (score > 0)]
         if finite.size and finite.max() > 50 * max(finite.min(), 1e-300):
             ax.set_yscale("log")
-        ax.set_ylabel("detector score")
+        ax.set_ylabel("detector score (no unit)")
         ax.legend(loc="upper right", fontsize="small")
         ax.grid(True, alpha=0.3)
     axes[-1].set_xlabel("time since the profile start (s)")

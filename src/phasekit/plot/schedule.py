@@ -61,6 +61,7 @@ def draw_gantt(ax: Axes, result: ScheduleResult, policy: PolicyResult,
     step = max(1, dc.servers // 10)
     ax.set_yticks([(s + 0.5) * dc.cores for s in range(0, dc.servers, step)])
     ax.set_yticklabels([f"S{s + 1}" for s in range(0, dc.servers, step)], fontsize=7)
+    ax.set_ylabel("server")
     ax.set_title(f"{policy_label(p.policy)}: makespan {p.makespan_s:.6g} s, "
                  f"energy {p.energy_j / 1e6:.4g} MJ, saving {p.saving_vs_rr:.1f} % vs "
                  "round robin", fontsize=9, loc="left")

@@ -102,6 +102,7 @@ def coverage_figure(names: Sequence[str], coverage: np.ndarray, outliers: Sequen
     if horizontal:
         ax.barh(position, values, color=colours)
         ax.set_yticks(position, labels=list(names), fontsize="small")
+        ax.set_ylabel("node")
         ax.set_ylim(n - 0.5, -0.5)
         ax.set_xlabel("periodic coverage (% of the run)")
         ax.set_xlim(0, 100)
@@ -144,6 +145,7 @@ def distance_figure(names: Sequence[str], distances: Sequence[Sequence[float]],
                                                    lw=1)
     if horizontal:
         ax.set_yticks(range(n), labels=list(names), fontsize="small")
+        ax.set_ylabel("node")
         ax.set_ylim(n - 0.5, -0.5)
         ax.set_xlabel("distance to the reference pattern (% of the pattern mean)")
         ax.set_xlim(left=0)
@@ -204,14 +206,14 @@ def node_patterns_figure(names: Sequence[str], patterns: Sequence[Sequence[Mappi
                 alpha=0.9 if outlier else 0.6)
     ax.set_yticks(range(n), labels=list(names) if n <= 40 else None,
                   fontsize="small")
+    ax.set_ylabel("node")
     if n > 40:
         ax.set_yticks([])
-        ax.set_ylabel("node")
     ax.set_ylim(n - 0.5, -0.5)
     ax.set_xlabel("period (s)")
     ax.set_title("Periods per node (area: coverage)", loc="left", fontsize="medium")
     ax.grid(True, axis="x", alpha=0.3)
-    bx.set_xlabel("fraction of the period")
+    bx.set_xlabel("time (share of the period)")
     bx.set_ylabel("main pattern (scaled 0-1)")
     bx.set_title("Main pattern of each node (outliers dashed red)", loc="left",
                  fontsize="medium")
