@@ -221,7 +221,46 @@ def test_save_and_load_round_trip(tmp_path: Path, fitted: EnergyFitResult,
 
 def test_a_loaded_choice_still_plots(tmp_path: Path, choice: ChoiceResult) -> None:
     again = phasekit.load(choice.save(tmp_path / "choice.json"))
-    assert isinstance(again.plot(), Figure)          # the Pareto frontier is kept in JSON
+    assert isinstance(again.plot(), Figure)
+    for mine, theirs in zip(choice.choices, again.choices, strict=True):  # kept in the JSON
+        assert len(theirs.evaluated) == len(mine.evaluated) == len(FREQS) * len(CORES)
+        assert json_close([c.to_dict() for c in theirs.evaluated],
+                          [c.to_dict() for c in mine.evaluated])
+
+
+def test_the_choice_figure_marks_the_choice_and_the_lowest_reading(
+        configs: pd.DataFrame, fitted: EnergyFitResult) -> None:
+    """Per input, the model's and the measured energies over frequency x cores: the star on
+    the chosen cell, the black box around the cell of the lowest reading (found here by a
+    plain search of the campaign), the measured panel titled with the choice's regret."""
+    from matplotlib.lines import Line2D
+
+    from phasekit.plot.energy import choice_figure
+
+    # a campaign whose lowest reading is not where the model's least lies
+    lucky = configs.copy()
+    where = (lucky["input"] == 1) & (lucky["cores"] == 2) & np.isclose(lucky["frequency_ghz"], 1.6)
+    lucky.loc[where, "energy_j"] *= 0.7
+    result = choose(fitted.fitted, INPUTS, frequencies_ghz=FREQS, cores=CORES, measured=lucky)
+    fig = choice_figure(result)
+    maps = [ax for ax in fig.axes if ax.get_images()]
+    assert len(maps) == 2 * len(INPUTS)
+    for k, n in enumerate(INPUTS):
+        choice = result.choices[k]
+        mine = lucky[lucky["input"] == n]
+        low = mine.loc[mine["energy_j"].idxmin()]
+        cell = (FREQS.index(float(low["frequency_ghz"])), CORES.index(int(low["cores"])))
+        star = (FREQS.index(choice.best.frequency_ghz), CORES.index(choice.best.cores))
+        for ax in maps[2 * k: 2 * k + 2]:
+            lines = [line for line in ax.get_lines() if isinstance(line, Line2D)]
+            stars = [line for line in lines if line.get_marker() == "*"]
+            assert [(line.get_xdata()[0], line.get_ydata()[0]) for line in stars] == [star]
+            boxes = [line for line in lines if line.get_color() == "black"]
+            x, y = np.asarray(boxes[0].get_xdata()), np.asarray(boxes[0].get_ydata())
+            assert np.nanmean(x[:4]) == pytest.approx(cell[0])
+            assert np.nanmean(y[:4]) == pytest.approx(cell[1])
+        lost = 100 * (choice.best.measured_energy_j / low["energy_j"] - 1)
+        assert f"choice {lost:+.1f} %" in maps[2 * k + 1].get_title(loc="left")
 
 
 # --- "seed" -> "pt" --------------------------------------------------------------------------

@@ -183,6 +183,7 @@ class _LineFormatter(logging.Formatter):
 
 _HANDLER = _StderrHandler()
 _HANDLER.setFormatter(_LineFormatter())
+_QUIET = logging.NullHandler()
 
 
 def _configure_logging(verbose: int) -> None:
@@ -191,6 +192,12 @@ def _configure_logging(verbose: int) -> None:
         root.addHandler(_HANDLER)
     root.setLevel(logging.WARNING if verbose <= 0 else logging.INFO if verbose == 1
                   else logging.DEBUG)
+    # matplotlib logs its font fallbacks ("findfont: ... not found") as warnings; with no
+    # handler of its own they reach stderr through logging's last resort: say them at -vv
+    drawing = logging.getLogger("matplotlib")
+    for handler in (_HANDLER, _QUIET):
+        drawing.removeHandler(handler)
+    drawing.addHandler(_HANDLER if verbose >= 2 else _QUIET)
 
 
 def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,

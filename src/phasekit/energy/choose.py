@@ -94,10 +94,11 @@ __all__ = ["Candidate", "Choice", "ChoiceResult", "Ensemble", "Uncertainty", "ch
            "check_tolerance", "choose", "fit_ensemble", "grid_correlation", "loss_chance",
            "model_error", "pareto_front", "regret", "smoothed_estimate", "step_distance2"]
 
+#: 5: every configuration within the limits (``evaluated``, columns) for the figure;
 #: 4: how sure is the chance of a loss under the errors the data shows (``Uncertainty``'s
 #: ``loss_probability``); 3: the reading noise (``noise``) and, per choice, why a measured
 #: configuration stands (``why``); 2: the thesis model is "pt" (was "seed"; from_dict migrates).
-RESULT_VERSION = 4
+RESULT_VERSION = 5
 BASELINE_POLICIES = ("worst", "random", "best")
 #: Refits of the ensemble: leave-one-out up to this many training configurations, this many
 #: groups beyond (our choice).
@@ -121,6 +122,9 @@ DRAWS = 400
 #: width in grid steps, and the weight of the model (a residual of 0) against the readings.
 SMOOTHING_STEPS = 1.0
 SMOOTHING_PRIOR = 1.0
+#: The fields of a :class:`Candidate`, in order (the columns of ``evaluated`` in the JSON).
+_CANDIDATE_FIELDS = ("frequency_ghz", "cores", "time_s", "power_w", "energy_j",
+                     "measured_time_s", "measured_energy_j")
 #: A normal distribution's standard deviation over its median absolute deviation.
 MAD_TO_SIGMA = 1.4826
 
@@ -152,6 +156,24 @@ class Candidate:
                          _num(data.get("time_s")), _num(data.get("power_w")),
                          _num(data.get("energy_j")), _num(data.get("measured_time_s")),
                          _num(data.get("measured_energy_j")))
+
+
+def _columns(candidates: Sequence[Candidate]) -> dict[str, list[Any]]:
+    """Candidates as columns (the JSON of :attr:`Choice.evaluated`: a third of the size of
+    one object per candidate)."""
+    return {name: [getattr(c, name) for c in candidates] for name in _CANDIDATE_FIELDS}
+
+
+def _candidates(columns: Any) -> tuple[Candidate, ...]:
+    """:func:`_columns` read back; () when absent or malformed (a result of version 4)."""
+    if not isinstance(columns, Mapping):
+        return ()
+    values = [list(columns.get(name) or ()) for name in _CANDIDATE_FIELDS]
+    n = len(values[0])
+    if n == 0 or any(len(v) != n for v in values):
+        return ()
+    return tuple(Candidate(_num(f), int(p), _num(t), _num(w), _num(e), _num(mt), _num(me))
+                 for f, p, t, w, e, mt, me in zip(*values, strict=True))
 
 
 def _num(value: Any) -> float:
@@ -256,7 +278,8 @@ class Choice:
     #: Why a measured configuration stands where the model predicts a lower one elsewhere
     #: (empty otherwise): the prediction does not beat the reading beyond the noise.
     why: str = ""
-    #: Every configuration within the limits, predicted (for the figure; not in to_dict).
+    #: Every configuration within the limits, predicted and measured (for the figure; in
+    #: the JSON as columns).
     evaluated: tuple[Candidate, ...] = field(default=(), repr=False, compare=False)
     #: When none meets the time limit, the configurations over it (for the figure; not in
     #: to_dict).
@@ -264,7 +287,7 @@ class Choice:
 
     def drawn_points(self) -> tuple[Candidate, ...]:
         """The configurations the figure shows: those within the limits (the Pareto frontier,
-        or the choice alone, for a result read back from JSON, which keeps no others), or,
+        or the choice alone, for a result saved before version 5, which kept no others), or,
         when none meets the time limit, those over it (the fastest alone from JSON)."""
         if self.best is not None:
             return self.evaluated or self.pareto or (self.best,)
@@ -285,7 +308,8 @@ class Choice:
             "uncertainty": None if self.uncertainty is None else self.uncertainty.to_dict(),
             "basis": self.basis, "pareto": [c.to_dict() for c in self.pareto],
             "fastest": None if self.fastest is None else self.fastest.to_dict(),
-            **({"why": self.why} if self.why else {})})
+            **({"why": self.why} if self.why else {}),
+            **({"evaluated": _columns(self.evaluated)} if self.evaluated else {})})
 
     @staticmethod
     def from_dict(data: Mapping[str, Any]) -> Choice:
@@ -311,7 +335,8 @@ class Choice:
             uncertainty=None if unsure is None else Uncertainty.from_dict(unsure),
             basis=str(data.get("basis", "model")),
             fastest=None if fastest is None else Candidate.from_dict(fastest),
-            why=str(data.get("why", "")))
+            why=str(data.get("why", "")),
+            evaluated=_candidates(data.get("evaluated")))
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,6 @@ from matplotlib.ticker import (
     FixedLocator,
     FuncFormatter,
     MaxNLocator,
-    NullFormatter,
     NullLocator,
 )
 
@@ -64,8 +63,9 @@ if TYPE_CHECKING:
 # this module, which therefore imports none of them (no import cycle, tests/test_import_graph).
 EfficiencyTable = ConfigurationTable = ChoiceResult = Choice = Any
 
-__all__ = ["MODES", "choice_figure", "draw_choice", "draw_efficiency", "energy_figure",
-           "plot_choice", "plot_energy", "smooth_grid", "target_axes"]
+__all__ = ["CHOICE_ROWS", "MODES", "choice_figure", "draw_choice", "draw_choice_map",
+           "draw_efficiency", "energy_figure", "plot_choice", "plot_energy", "smooth_grid",
+           "target_axes"]
 
 #: Heatmap modes: the thesis's discrete and smoothed views, or both side by side.
 MODES = ("discrete", "smoothed", "both")
@@ -551,7 +551,7 @@ def _ratio_norm(lands: Sequence[_Landscape]) -> Normalize:
 def _draw_configurations(fig: Figure, top: float, section: _Section,
                          configs: ConfigurationTable, lands: Sequence[_Landscape]) -> None:
     what = "energy" if configs.has_energy else "time"
-    least = "least energy" if configs.has_energy else "fastest"
+    least = "least" if configs.has_energy else "fastest"
     if _tradeoff(configs):
         title = ("Energy relative to each input's least: box and star the least, white line "
                  "within 5 %, dots the time-energy Pareto frontier (§4.11)")
@@ -573,7 +573,7 @@ def _draw_configurations(fig: Figure, top: float, section: _Section,
     assert bar is not None
     cb = fig.colorbar(ScalarMappable(norm, cmap), cax=bar,
                       extend="max" if _ratio_top(lands) > NEAR_BEST else "neither",
-                      label=f"{what} (× the input's least)")
+                      label=f"{what} (× the input's {least})")
     ticks = _nice_ticks(norm.vmin, norm.vmax, 6)
     cb.set_ticks(ticks, labels=[f"{t:g}" for t in ticks])
     cb.ax.yaxis.set_minor_locator(NullLocator())
@@ -619,16 +619,6 @@ def _core_norm(cores: np.ndarray) -> Normalize:
     return LogNorm(lo, hi) if hi > lo else Normalize(lo - 1, hi + 1)
 
 
-def _log_if_wide(ax: Any, values: Any, axis: str) -> None:
-    """A log scale when ``values`` span more than a factor of 4 (minor ticks unlabelled)."""
-    values = np.asarray(values, dtype=float)
-    values = values[np.isfinite(values) & (values > 0)]
-    if values.size and values.max() > 4 * values.min():
-        getattr(ax, f"set_{axis}scale")("log")
-        target = ax.xaxis if axis == "x" else ax.yaxis
-        target.set_minor_formatter(NullFormatter())
-
-
 def _draw_pareto(ax: Any, rows: Any, cmap: Any, cnorm: Normalize, label: str,
                  unit: str) -> None:
     rows = rows.dropna(subset=["energy_j"])
@@ -643,11 +633,11 @@ def _draw_pareto(ax: Any, rows: Any, cmap: Any, cnorm: Normalize, label: str,
         name = f"{int(best['cores'])} {unit}" + ("" if not np.isfinite(f) else f", {f:g} GHz")
         ax.plot([best["time_s"]], [best["energy_j"]], marker="*", ms=11, color="tab:red",
                 ls="none", label=f"min energy: {name}")
-    _log_if_wide(ax, rows["time_s"], "x")
+    _plain_log(ax, "x", rows["time_s"].to_numpy(float))
     ax.set_xlabel("time (s)")
     ax.set_ylabel("energy (J)")
     ax.set_title(f"input {label}: energy vs time (Silva 2024 §4.11)", fontsize="medium")
-    ax.legend(loc="upper right", fontsize="small")
+    ax.legend(loc="best", fontsize="small")
     ax.grid(True, alpha=0.3)
 
 
@@ -703,7 +693,7 @@ def draw_choice(ax: Axes, result: ChoiceResult, choice: Choice, *, legend: bool 
                 mfc="none", color="tab:gray",
                 label="ondemand (max frequency)" if np.isfinite(fmax) else "every core count")
     if legend:
-        ax.legend(loc="upper right", fontsize="small")
+        ax.legend(loc="best", fontsize="small")
 
 
 def _frequency_norm(result: ChoiceResult) -> Normalize:
@@ -764,36 +754,138 @@ def _draw_over_limit(ax: Any, result: ChoiceResult, choice: Choice, rows: Any, c
     ax.grid(True, alpha=0.3)
 
 
+#: Inputs the choice figure draws at most (a row each); the others are named in its title.
+CHOICE_ROWS = 8
+_MAP_ROW_H = 2.7  # inches per input of the choice figure
+
+
+def _choice_cells(choice: Choice) -> tuple[list[float], list[int], np.ndarray, np.ndarray]:
+    """The grid of ``choice``'s configurations within the limits: its frequencies (NaN alone
+    where the frequency was not controlled), core counts, and the predicted and measured
+    energies as (cores x frequencies) arrays, NaN where absent."""
+    points = choice.evaluated or choice.drawn_points()
+    freqs = sorted({round(c.frequency_ghz, 9) for c in points
+                    if math.isfinite(c.frequency_ghz)}) or [math.nan]
+    cores = sorted({int(c.cores) for c in points})
+    predicted = np.full((len(cores), len(freqs)), np.nan)
+    measured = np.full_like(predicted, np.nan)
+    for c in points:
+        i, j = _cell_of(freqs, cores, c)
+        predicted[i, j], measured[i, j] = c.energy_j, c.measured_energy_j
+    return freqs, cores, predicted, measured
+
+
+def _cell_of(freqs: Sequence[float], cores: Sequence[int], candidate: Any) -> tuple[int, int]:
+    f = candidate.frequency_ghz
+    j = freqs.index(round(f, 9)) if math.isfinite(f) and round(f, 9) in freqs else 0
+    return cores.index(int(candidate.cores)), j
+
+
+def _percent(value: float) -> str:
+    return f"{value:+.1f} %" if math.isfinite(value) else "n/a"
+
+
+def draw_choice_map(ax: Axes, result: ChoiceResult, choice: Choice, *,
+                    measured: bool) -> None:
+    """One input's energy over frequency x cores on ``ax``, relative to its least: the
+    model's prediction or (``measured``) the campaign's readings (grey where not measured),
+    the configurations within 5 % of the least bordered in white, the choice starred and the
+    lowest reading boxed in black. The measured panel's title gives the regret."""
+    freqs, cores, predicted, readings = _choice_cells(choice)
+    values = readings if measured else predicted
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = values / np.nanmin(values) if np.isfinite(values).any() else values
+    cmap = colormaps["RdYlBu_r"].with_extremes(bad="#d9d9d9")
+    ax.imshow(np.ma.masked_invalid(ratio), cmap=cmap, norm=Normalize(1.0, NEAR_BEST),
+              origin="lower", aspect="auto", interpolation="nearest")
+    _region_edges(ax, np.isfinite(ratio) & (ratio <= WITHIN), color="white", lw=1.6)
+    if np.isfinite(readings).any():
+        lowest = np.unravel_index(np.nanargmin(readings), readings.shape)
+        _outline(ax, [(int(lowest[0]), int(lowest[1]))], color="black", lw=2.4)
+    best = choice.best
+    if best is not None:
+        i, j = _cell_of(freqs, cores, best)
+        ax.plot([j], [i], marker="*", ms=13, color="white", mec="black", mew=0.9, ls="none")
+    ax.set_xlim(-0.5, len(freqs) - 0.5)
+    ax.set_ylim(-0.5, len(cores) - 0.5)
+    _ticks(ax, "x", [f"{f:g}" for f in freqs] if math.isfinite(freqs[0]) else ["as run"])
+    _ticks(ax, "y", [str(p) for p in cores])
+    ax.set_xlabel("frequency (GHz)" if math.isfinite(freqs[0]) else "frequency")
+    ax.set_ylabel("cores")
+    if not measured:
+        away = best is not None and not ratio[_cell_of(freqs, cores, best)] <= WITHIN
+        ax.set_title(f"input {choice.input_label}: predicted ({result.model} model)"
+                     + ("; the choice follows the readings" if away else ""),
+                     fontsize="medium", loc="left")
+        return
+    if not np.isfinite(readings).any():
+        ax.set_title(f"input {choice.input_label}: nothing measured", fontsize="medium",
+                     loc="left")
+        return
+    least = float(np.nanmin(readings))
+    read = best.measured_energy_j if best is not None else math.nan
+    if math.isfinite(read):
+        smoothed = (f" ({choice.regret_denoised:+.1f} % smoothed)"
+                    if math.isfinite(choice.regret_denoised) else "")
+        verdict = f"choice {_percent(100 * (read / least - 1))}{smoothed}"
+    else:
+        verdict = "choice not measured"
+    ax.set_title(f"measured: least {least:.4g} J; {verdict}", fontsize="medium", loc="left")
+
+
+def _noise_words(result: ChoiceResult) -> str:
+    noise = result.noise or {}
+    relative = noise.get("relative")
+    if isinstance(relative, int | float) and math.isfinite(relative):
+        return (f"; readings scatter ±{100 * relative:.1f} %, so differences under "
+                f"{100 * float(noise.get('threshold', 0.0)):.0f} % are within the noise")
+    return ""
+
+
 def choice_figure(result: ChoiceResult) -> Figure:
-    """The figure of ``phasekit energy choose`` (module docstring), one panel per input."""
+    """The figure of ``phasekit energy choose`` (module docstring): per input, its energy
+    over frequency x cores as the model predicts it and as the campaign measured it, the
+    choice and the lowest reading marked (and, where times were measured, energy against
+    time with the Pareto frontier); an input with no configuration within the time limit,
+    every configuration against the limit. At most :data:`CHOICE_ROWS` inputs."""
     choices = [c for c in result.choices if c.drawn_points()]
     if not choices:
         raise UsageError("nothing to plot: no configuration meets the limits")
-    columns = min(3, len(choices))
-    rows_n = math.ceil(len(choices) / columns)
-    fig = figure(WIDTH, _ROW_H * rows_n + 0.8)
-    axes = fig.subplots(rows_n, columns, squeeze=False).ravel()
-    for ax, choice in zip(axes, choices, strict=False):
-        draw_choice(ax, result, choice)
-    for ax in axes[len(choices):]:
-        ax.set_visible(False)
-    drawn = list(axes[:len(choices)])
-    if result.with_time:
-        fig.colorbar(ScalarMappable(_core_norm(np.asarray(result.cores, float)),
-                                    colormaps["viridis"]), ax=drawn, location="bottom",
-                     shrink=0.6, aspect=40, label="cores")
-        what = ("minimum-energy choice and Pareto frontier"
-                if any(c.best is not None for c in choices)
-                else "no configuration within the time limit")
-        fig.suptitle(f"Predicted energy and time ({result.model} model): {what}",
-                     fontsize="large")
-    else:
-        if result.frequency_controlled:
-            fig.colorbar(ScalarMappable(_frequency_norm(result), colormaps["plasma"]),
-                         ax=drawn, location="bottom", shrink=0.6, aspect=40,
-                         label="frequency (GHz)")
-        fig.suptitle(f"Predicted energy ({result.model} model, energy only: no run times): "
-                     "minimum-energy choice", fontsize="large")
+    shown = choices[:CHOICE_ROWS]
+    columns = 3 if result.with_time else 2
+    fig = figure(WIDTH, _MAP_ROW_H * len(shown) + 1.0)
+    axes = fig.subplots(len(shown), columns, squeeze=False)
+    maps, tradeoffs = [], []
+    for row, choice in zip(axes, shown, strict=True):
+        if choice.best is None:
+            draw_choice(row[0], result, choice)
+            for ax in row[1:]:
+                ax.set_visible(False)
+            continue
+        draw_choice_map(row[0], result, choice, measured=False)
+        draw_choice_map(row[1], result, choice, measured=True)
+        maps += [row[0], row[1]]
+        if result.with_time:
+            draw_choice(row[2], result, choice)
+            tradeoffs.append(row[2])
+    if maps:
+        fig.colorbar(ScalarMappable(Normalize(1.0, NEAR_BEST), colormaps["RdYlBu_r"]),
+                     ax=maps, location="bottom", extend="max", shrink=0.6, aspect=40,
+                     label="energy (× the least)")
+    if tradeoffs:
+        counts = np.asarray(result.cores, float)
+        bar = fig.colorbar(ScalarMappable(_core_norm(counts), colormaps["viridis"]),
+                           ax=tradeoffs, location="bottom", shrink=0.9, aspect=20,
+                           label="cores")
+        ticks = _nice_ticks(float(counts.min()), float(counts.max()), 6) \
+            if counts.max() > counts.min() else [float(counts[0])]
+        bar.set_ticks(ticks, labels=[f"{t:g}" for t in ticks])
+        bar.ax.xaxis.set_minor_locator(NullLocator())
+    more = (f" (the first {len(shown)} of {len(choices)} inputs)"
+            if len(choices) > len(shown) else "")
+    fig.suptitle(f"Minimum-energy choice per input{more}: star the choice, black box the "
+                 f"lowest reading, white line within 5 % of the least"
+                 f"{_noise_words(result)}", fontsize="medium", wrap=True)
     return fig
 
 

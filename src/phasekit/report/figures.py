@@ -29,7 +29,6 @@ __all__ = [
     "distance_figure",
     "instances_figure",
     "node_patterns_figure",
-    "pareto_figure",
     "phases_figure",
 ]
 
@@ -251,48 +250,6 @@ def clusters_figure(clusters: Sequence[Mapping[str, Any]], eps: float) -> Figure
 
 
 # --- energy ----------------------------------------------------------------------------------
-def pareto_figure(choices: Sequence[Mapping[str, Any]]) -> Figure:
-    """Per input: the Pareto frontier of predicted energy against time (fastest first) and
-    the minimum-energy choice (Silva 2024, section 4.11); the points are labelled with their
-    configuration when there are few."""
-    n = len(choices)
-    columns = min(3, n)
-    rows = math.ceil(n / columns)
-    fig = figure(WIDTH, 0.6 + 3.0 * rows)
-    axes = fig.subplots(rows, columns, squeeze=False).ravel()
-    for ax, choice in zip(axes, choices, strict=False):
-        front = [c for c in choice.get("pareto", []) if isinstance(c, Mapping)]
-        t = np.array([json_number(c.get("time_s")) for c in front])
-        e = np.array([json_number(c.get("energy_j")) for c in front])
-        ax.plot(t, e, color="black", marker="o", ms=5, mfc="none", lw=1.2,
-                label=f"Pareto frontier ({len(front)})")
-        if len(front) <= 8:
-            for c, x, y in zip(front, t, e, strict=True):
-                if math.isfinite(x) and math.isfinite(y):
-                    ax.annotate(_config(c), (x, y), textcoords="offset points", xytext=(5, 5),
-                                fontsize="x-small")
-        best = choice.get("best")
-        if isinstance(best, Mapping):
-            ax.plot([json_number(best.get("time_s"))], [json_number(best.get("energy_j"))], marker="*",
-                    ms=13, color="tab:red", ls="none", label=f"choice: {_config(best)}")
-        ax.margins(0.15)
-        ax.set_xlabel("predicted time (s)")
-        ax.set_ylabel("predicted energy (J)")
-        ax.set_title(f"input {choice.get('input_label', choice.get('input', '?'))!s}",
-                     loc="left", fontsize="medium")
-        ax.grid(True, alpha=0.3)
-        ax.legend(loc="best", fontsize="x-small")
-    for ax in axes[n:]:
-        ax.set_visible(False)
-    return fig
-
-
-def _config(c: Mapping[str, Any]) -> str:
-    f = json_number(c.get("frequency_ghz"))
-    cores = c.get("cores", "?")
-    return f"{cores} cores" + (f", {f:g} GHz" if math.isfinite(f) else "")
-
-
 def accuracy_figure(models: Sequence[tuple[str, float, float]]) -> Figure:
     """Mean percentage error of the energy model and the baselines, on the training and the
     holdout configurations (Silva 2024, section 4.10)."""

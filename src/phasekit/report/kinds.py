@@ -328,17 +328,18 @@ def campaign_views(tables: list[Any], configs: Any | None, maker: FigureMaker) -
 
 def energy_choice(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     """The result's presentation (the minimum-energy configuration per input, the savings
-    against ondemand, how sure, the notes; Silva 2024, section 4.12) and the Pareto
-    frontier."""
+    against ondemand, how sure, the notes; Silva 2024, section 4.12) and its figure (what
+    ``energy choose --plot`` draws: per input, energy over frequency x cores predicted and
+    measured, the choice and the lowest reading marked)."""
     from phasekit.energy.choose import ChoiceResult
 
-    parts = [presented(ChoiceResult.from_dict(dict(data)).present())]
-    choices = _dicts(data.get("choices"))
-    if any(_dicts(c.get("pareto")) for c in choices):
-        parts.append(maker.safely("the Pareto figure", lambda: maker.from_figure(
-            figures.pareto_figure([c for c in choices if _dicts(c.get("pareto"))]),
-            "Predicted energy against time: the Pareto frontier and the minimum-energy "
-            "choice (star).")))
+    result = ChoiceResult.from_dict(dict(data))
+    parts = [presented(result.present())]
+    if any(c.drawn_points() for c in result.choices):
+        parts.append(maker.safely("the choice figure", lambda: maker.from_figure(
+            result.plot(), "Per input: energy over frequency and cores as the model predicts "
+            "it and as the campaign measured it, relative to the least (white line: within "
+            "5 %); star: the choice, black box: the lowest reading.")))
     return join(parts)
 
 

@@ -48,9 +48,19 @@ class FigureMaker:
         svg = _TEXT.sub(lambda m: m.group(0).replace('"', "&quot;").replace("'", "&#x27;"),
                         svg)
 
+        seen: dict[str, int] = {}
+
+        def unique(match: re.Match[str]) -> str:
+            # matplotlib names an image by a hash of its pixels: two identical images of one
+            # figure (the same heatmap for two inputs) share an id that nothing refers to
+            name = match.group(2)
+            seen[name] = seen.get(name, 0) + 1
+            again = f"-{seen[name]}" if seen[name] > 1 else ""
+            return match.group(1) + prefix + name[:-1] + again + '"'
+
         def fix(match: re.Match[str]) -> str:
             text = match.group(0)
-            text = _ID.sub(lambda m: m.group(1) + prefix + m.group(2), text)
+            text = _ID.sub(unique, text)
             text = _HREF.sub(lambda m: m.group(1) + prefix + m.group(2), text)
             return _URL.sub(lambda m: m.group(1) + prefix + m.group(2), text)
 
