@@ -772,3 +772,42 @@ def test_cli_empty_batch_and_synth(tmp_path: Path) -> None:
     assert code == 0, err
     assert json.loads(out)["n_tasks"] == 66
     assert len(read_batch(tmp_path / "s.csv")) == 66
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_gantt_draws_each_task_on_its_own_rows_and_in_one_block_where_it_can(
+        seed: int) -> None:
+    """Each task is drawn on as many rows of its server's lane as it has cores; no two
+    tasks share a row at the same time (checked pairwise); a task is drawn in pieces only
+    when the rows left free at its start by the tasks drawn before it (recomputed here)
+    hold no block of its width."""
+    from phasekit.plot.schedule import display_rows
+
+    dc = DataCenter(3, 12)
+    result = schedule_batch(generate_batch(30, seed=seed), dc, policies=["rr", "heuristic"],
+                            seed=seed)
+    for p in result.policies:
+        drawn = display_rows(p, dc.cores)
+        rows = [{r for lo, hi in runs for r in range(lo, hi + 1)} for runs in drawn]
+        order = list(np.argsort(p.start_s, kind="stable"))
+        for i, mine in enumerate(rows):
+            assert len(mine) == len(p.cores[i]) and all(0 <= r < dc.cores for r in mine)
+            if len(drawn[i]) == 1:
+                continue
+            busy = set().union(*[rows[j] for j in order[:order.index(i)]
+                                 if p.server[j] == p.server[i] and p.end_s[j] > p.start_s[i]])
+            free = [r not in busy for r in range(dc.cores)]
+            width = len(mine)
+            assert not any(all(free[k:k + width]) for k in range(dc.cores - width + 1))
+        for i, j in itertools.combinations(range(len(drawn)), 2):
+            overlap = min(p.end_s[i], p.end_s[j]) - max(p.start_s[i], p.start_s[j])
+            if p.server[i] == p.server[j] and overlap > 1e-9:
+                assert not rows[i] & rows[j], (p.policy, i, j)
+
+
+def test_time_axes_read_in_hours_or_minutes_when_long() -> None:
+    from phasekit.plot.schedule import time_unit
+
+    assert time_unit(78_000) == (3600.0, "h")
+    assert time_unit(600) == (60.0, "min")
+    assert time_unit(90) == (1.0, "s")
