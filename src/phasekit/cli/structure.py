@@ -24,7 +24,8 @@ Example:
 
 \b
     phasekit structure lulesh.prv
-    phasekit structure run.prv.gz --rank 0 --plot clusters.png
+    phasekit structure run.prv.gz --plot timeline.png
+    phasekit structure run.prv.gz --rank 0 --plot clusters.png --detail
     phasekit structure scorep-run/traces.otf2 --json > structure.json
     phasekit structure 'traces/*.prv.gz' --workers 2 --json > structures.json
 """
@@ -54,8 +55,11 @@ def structure(
         "--json", help="Print {\"loops\": [{\"iterations\", \"iteration_time_s\", \"loops\", "
         "\"calls\", ...}], ...} as JSON.")] = False,
     plot: Annotated[Path | None, typer.Option(
-        "--plot", metavar="FILE", help="Write the clustering scatter (repetitions against mean "
-        "time between repetitions, coloured by loop).")] = None,
+        "--plot", metavar="FILE", help="Write the main loop's iterations per rank over time, "
+        "their time in MPI shaded (with --detail: the clustering scatter).")] = None,
+    detail: Annotated[bool, typer.Option(
+        "--detail", help="With --plot: the clustering scatter (repetitions against mean "
+        "time between repetitions, coloured by loop) instead of the timeline.")] = False,
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", metavar="RESULT.json", help="Write the result as JSON.")] = None,
     full: Annotated[bool, typer.Option(
@@ -95,7 +99,7 @@ def structure(
     except PhasekitError as exc:
         raise name_file(exc, trace_path) from exc
     written = write_outputs(output, plot, result.saved_dict,
-                            lambda path: figure(result, path))
+                            lambda path: figure(result, path, detail=detail))
     if json_output:
         print_json(result.to_dict(clusters=False))
         return 0

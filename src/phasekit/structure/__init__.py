@@ -38,6 +38,7 @@ from phasekit.structure.pseudocode import (
 from phasekit.structure.ranks import CallItem, IfItem, Item, LoopItem, arrange
 from phasekit.structure.reduce import MIN_EXPLAINED, Reduction, reduce_trace
 from phasekit.structure.table import PSEUDOCODE_COLUMNS, headline, loop_records, main_loop
+from phasekit.structure.timeline import timelines
 from phasekit.trace import Trace
 from phasekit.verbmodule import make_callable
 
@@ -53,11 +54,12 @@ __all__ = ["EPS", "MIN_EXPLAINED", "MIN_PTS", "StructureAnalysis", "StructureOpt
            "structure"]
 
 RESULT_KIND = "structure"
-#: Version 3 adds the main loop (``main_loop``: its id) and, per loop, where it is
+#: Version 4 adds the main loop's iterations per rank (``timeline``, for the figure);
+#: version 3 adds the main loop (``main_loop``: its id) and, per loop, where it is
 #: (``function``, ``site``, ``first_call_in``) and, per top-level loop, its span of time and
 #: share in MPI; version 2 renamed the kind to snake_case (one style for every kind), with
 #: version 1's layout, whose kind :data:`OLD_KIND` is still read. Older versions read.
-RESULT_VERSION = 3
+RESULT_VERSION = 4
 OLD_KIND = "mpi-structure-result"
 
 
@@ -97,6 +99,9 @@ class StructureResult(Result):
     pseudocode: tuple[Mapping[str, str], ...]
     clusters: tuple[Mapping[str, Any], ...] | None = None
     pseudocode_full: tuple[Mapping[str, str], ...] | None = None
+    #: The main loop's and its inner loops' iterations per rank
+    #: (:func:`phasekit.structure.timeline.loop_timeline`); () before version 4.
+    timeline: tuple[Mapping[str, Any], ...] = ()
     analysis: StructureAnalysis | None = field(default=None, repr=False)
     reading_notes: tuple[str, ...] = field(default=(), repr=False)
 
@@ -170,6 +175,8 @@ class StructureResult(Result):
         }
         if clusters and self.clusters is not None:
             data["clusters"] = list(self.clusters)
+        if self.timeline:
+            data["timeline"] = list(self.timeline)
         return plain(data)
 
     @staticmethod
@@ -199,7 +206,8 @@ class StructureResult(Result):
                 pseudocode=text_rows("pseudocode"),
                 pseudocode_full=text_rows("pseudocode_full") if "pseudocode_full" in data
                 else None,
-                clusters=None if clusters is None else tuple(dict(c) for c in clusters))
+                clusters=None if clusters is None else tuple(dict(c) for c in clusters),
+                timeline=records("timeline"))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise InputError(f"malformed structure result: {exc}", path=source) from None
 
@@ -230,11 +238,16 @@ class StructureResult(Result):
         frame.attrs.update(headline=headline(self), main_loop=self.main_loop)
         return frame
 
-    def plot(self, ax: Axes | None = None) -> Figure:
-        """The clustering scatter (``phasekit structure --plot``): every repeated call per
-        rank, repetitions against mean time between them, coloured by loop."""
-        from phasekit.plot.structure import structure_figure
+    def plot(self, ax: Axes | None = None, *, detail: bool = False) -> Figure:
+        """The main loop's iterations per rank over time, their time in MPI shaded and the
+        loops inside it below (``phasekit structure --plot``); with ``detail``, or for a
+        result saved before the timeline was (version 3), the clustering scatter (every
+        repeated call per rank, repetitions against mean time between them, coloured by
+        loop; ``--plot --detail``)."""
+        from phasekit.plot.structure import structure_figure, timeline_figure
 
+        if self.timeline and not detail:
+            return timeline_figure(self, ax=ax)
         return structure_figure(self, ax=ax)
 
     def loop_records(self) -> list[dict[str, Any]]:
@@ -478,12 +491,17 @@ def structure(trace: Trace, *, rank: int | None = None,
     straight_calls = _calls_in(body)
     info = {"sources": list(trace.sources), "format": trace.format, "n_ranks": trace.n_ranks,
             "duration_s": trace.duration_s, "n_calls": trace.n_calls}
+    loop_tree = tuple(plain({**_loop_dict(red, occurrences[loop.id]),
+                             **loop_span_facts(red, loop, trace.duration_s)})
+                      for loop in _loops_in(body))
+    main = main_loop(loop_tree)
     return StructureResult(
         trace=plain(info),
         parameters={**o.to_dict(), "rank": rank},
-        loop_tree=tuple(plain({**_loop_dict(red, occurrences[loop.id]),
-                               **loop_span_facts(red, loop, trace.duration_s)})
-                        for loop in _loops_in(body)),
+        loop_tree=loop_tree,
+        timeline=tuple(plain(t) for t in timelines(
+            red, loops, None if main is None else int(main["id"]),
+            *(np.asarray(trace.arrays[c]) for c in ("rank", "time_s", "duration_s")))),
         calls=tuple(plain(_call_dicts(red, straight_calls, body))),
         body_refs=tuple(plain(_body_refs(body, straight_calls))),
         filtered=tuple(plain(_entry_dict(red, e)) for e in np.flatnonzero(red.filtered)),

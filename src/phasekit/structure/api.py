@@ -42,10 +42,12 @@ def structure(trace: Trace | PathLike, *, rank: int | None = None,
     return run_structure(as_trace(trace), rank=rank, options=chosen)
 
 
-def figure(result: StructureResult, path: PathLike) -> Path:
-    """Write the clustering scatter of a structure (what ``phasekit structure --plot``
-    writes): every repeated call per rank, repetitions against mean time between them,
-    coloured by loop (:func:`phasekit.plot.structure.plot_clusters`).
+def figure(result: StructureResult, path: PathLike, *, detail: bool = False) -> Path:
+    """Write the figure of a structure (what ``phasekit structure --plot`` writes): the
+    main loop's iterations per rank over time with their time in MPI
+    (:func:`phasekit.plot.structure.timeline_figure`); with ``detail``, the clustering
+    scatter (every repeated call per rank, repetitions against mean time between them,
+    coloured by loop).
 
     Parameters
     ----------
@@ -53,15 +55,17 @@ def figure(result: StructureResult, path: PathLike) -> Path:
         What :func:`structure` returned.
     path
         The file to write; its extension names the format (.png, .svg, .pdf, ...).
+    detail
+        The clustering scatter instead of the timeline.
 
     Returns
     -------
     Path
         The file written.
     """
-    from phasekit.plot.structure import plot_clusters
+    from phasekit.plot.common import save
 
-    return plot_clusters(result, path)
+    return save(result.plot(detail=detail), path)
 
 
 def fit_width(shown: Presentation, width: int) -> Presentation:
