@@ -154,3 +154,67 @@ def test_fingerprint_figure_keeps_a_long_ratio_inside_the_figure() -> None:
     titles = [t.get_text() for t in fig.findobj(Text) if t.get_wrap()]
     assert titles == ["Fingerprints of inst_retired.any / mem_inst_retired.all_loads + "
                       "mem_inst_retired.all_stores, coloured by cluster"]
+
+
+def test_the_profile_panel_reads_the_run_as_it_was() -> None:
+    """A profile on the file's own clock (starting at 161.42 s), with a stretch without data
+    and one of idle counters reading 0: the axis starts at 161.42, each stretch is shaded
+    and named where it is, and the figure passes the figure checks."""
+    import dataclasses
+
+    from figure_checks import figure_problems
+    from phasekit.plot.periodicity import profile_figure
+
+    profile, _ = generate("nemo", minutes=2, seed=0)
+    values = np.array(profile.values[:, 0])
+    step = profile.period
+    values[4000:5000] = np.nan
+    values[12000:14000] = 0.0
+    shifted = dataclasses.replace(profile, values=values[:, None], start=161.42)
+    fig = profile_figure(shifted, analyze(shifted))
+    ax = fig.axes[0]
+    assert ax.get_xlim()[0] == pytest.approx(161.42)
+    assert ax.get_xlabel() == "time, as the file counts it (s)"
+    named = {t.get_text(): t.get_position()[0] for t in ax.texts}
+    assert named["no data"] == pytest.approx(161.42 + 4500 * step, abs=2 * step)
+    assert named["reads 0"] == pytest.approx(161.42 + 13000 * step, abs=2 * step)
+    assert figure_problems(fig) == []
+
+
+def test_a_dense_profile_is_drawn_as_its_envelope_and_mean() -> None:
+    """Tens of thousands of samples: the least and the most of each stretch as a band, and
+    their mean, instead of one line of every sample."""
+    from phasekit.plot.periodicity import DENSE, ENVELOPE_BINS, profile_figure
+
+    profile, _ = generate("nemo", minutes=3, seed=1)
+    assert profile.n_samples > DENSE
+    ax = profile_figure(profile, analyze(profile)).axes[0]
+    band = [c for c in ax.collections if c.get_paths()]
+    assert band, "no envelope"
+    lines = [line for line in ax.get_lines() if len(line.get_xdata()) > 1]
+    assert max(len(line.get_xdata()) for line in lines) == ENVELOPE_BINS
+    k = -(-profile.n_samples // ENVELOPE_BINS)
+    values = profile.values[:, 0]
+    mean = next(line for line in lines if len(line.get_xdata()) == ENVELOPE_BINS)
+    assert mean.get_ydata()[3] == pytest.approx(np.nanmean(values[3 * k:4 * k]))
+
+
+def test_an_outer_cycle_is_bracketed_over_its_inner_ones() -> None:
+    """A 2.3 s cycle six times inside a 14.6 s one: each scale's instances as brackets at
+    the top of the profile panel, the outer one highest, both named in the legend."""
+    from phasekit.plot.periodicity import profile_figure
+    from phasekit.synth.nested import generate_nested
+
+    profile, _ = generate_nested(seed=0)
+    result = analyze(profile)
+    scales = sorted(result.scales, key=lambda s: -s.period_s)
+    assert len(scales) == 2 and scales[0].period_s > 5 * scales[1].period_s
+    ax = profile_figure(profile, result).axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any(label.startswith("outer cycle 14.") for label in labels)
+    assert any(label.startswith("inner cycle 2.3") for label in labels)
+    brackets = [c for c in ax.collections if hasattr(c, "get_segments")
+                and c.get_transform() == ax.get_xaxis_transform()]
+    assert [len(c.get_segments()) for c in brackets] == [3 * s.n_instances for s in scales]
+    heights = [c.get_segments()[0][0][1] for c in brackets]
+    assert heights[0] > heights[1]

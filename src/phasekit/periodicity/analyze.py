@@ -7,6 +7,7 @@ never prints nor reads files.
 
 from __future__ import annotations
 
+import datetime as _dt
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -640,10 +641,12 @@ def profile_preview(profile: Profile, metrics: Sequence[str], *,
         period = profile.period * k / 2
     else:
         period = profile.period
+    start = (profile.start.isoformat() if isinstance(profile.start, _dt.datetime)
+             else float(profile.start))
     return {"metrics": list(metrics), "units": {m: profile.units[m] for m in metrics
                                                 if m in profile.units},
             "period_s": period, "n_samples": n, "sampling_period_s": profile.period,
-            "envelope": envelope, "values": _significant(x.T)}
+            "envelope": envelope, "start": start, "values": _significant(x.T)}
 
 
 def instance_preview(x: np.ndarray, pattern: Pattern, index: int, *, sampling_period: float,

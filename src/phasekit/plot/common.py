@@ -22,7 +22,7 @@ from phasekit.errors import UsageError
 from phasekit.io.atomic import atomic_path
 
 __all__ = ["COLORS", "DPI", "WIDTH", "color", "figure", "literal_text", "metric_label",
-           "root_figure", "save"]
+           "root_figure", "save", "time_unit"]
 
 #: Resolution of raster figures: 12 in x 120 dpi = 1440 px, readable on a laptop screen.
 DPI = 120
@@ -108,9 +108,25 @@ def _escape_dollars(text: str) -> str:
     return re.sub(r"(?<!\\)\$", r"\\$", text)
 
 
+def time_unit(horizon_s: float) -> tuple[float, str]:
+    """Seconds per unit and the unit's name for a time axis up to ``horizon_s``: hours
+    beyond 2 h, minutes beyond 2 min, else seconds."""
+    if horizon_s > 7200:
+        return 3600.0, "h"
+    if horizon_s > 120:
+        return 60.0, "min"
+    return 1.0, "s"
+
+
+#: Units of metrics whose name says them, for files that give none.
+NAMED_UNITS = {"ipc": "instructions per cycle", "cpi": "cycles per instruction"}
+
+
 def metric_label(metric: str, unit: str | None) -> str:
-    """An axis label for a metric: ``power [W]``, or ``ipc (unit not recorded)`` when its
+    """An axis label for a metric: ``power [W]``; ``ipc [instructions per cycle]`` where
+    the name says it (:data:`NAMED_UNITS`); else ``dram_rd (unit not recorded)`` when its
     file gave no unit (a reader should not guess one)."""
+    unit = unit or NAMED_UNITS.get(metric.lower())
     return f"{metric} [{unit}]" if unit else f"{metric} (unit not recorded)"
 
 

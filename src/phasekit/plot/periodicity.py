@@ -11,9 +11,11 @@ Figures are drawn and saved by :mod:`phasekit.plot.common`.
 
 from __future__ import annotations
 
+import datetime
 import math
 import os
 import textwrap
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,10 +25,19 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure, SubFigure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.ticker import EngFormatter
 
 from phasekit.errors import UsageError
 from phasekit.metrics.periodicity import periodic_regions
-from phasekit.plot.common import WIDTH, color, figure, metric_label, root_figure, save
+from phasekit.plot.common import (
+    WIDTH,
+    color,
+    figure,
+    metric_label,
+    root_figure,
+    save,
+    time_unit,
+)
 from phasekit.present import plural
 from phasekit.profile import Profile
 from phasekit.results import json_array, json_number, plain
@@ -115,9 +126,12 @@ def preview_profile(result: Any) -> Profile:
         values = np.array([[np.nan if v is None else float(v) for v in column]
                            for column in preview["values"]], dtype=float).T
         units = {str(k): str(v) for k, v in (preview.get("units") or {}).items()}
+        start = preview.get("start")
         return Profile(values=values.reshape(values.shape[0], -1),
                        period=float(preview["period_s"]), metrics=metrics, units=units,
-                       node=result.node)
+                       node=result.node,
+                       start=(datetime.datetime.fromisoformat(start) if isinstance(start, str)
+                              else float(start or 0.0)))
     end = result.offset_s + result.duration_s
     return Profile(values=np.full((2, 1), np.nan), period=max(end, 1e-9) / 2,
                    metrics=tuple(result.metrics[:1]) or ("metric",), node=result.node)
@@ -180,6 +194,7 @@ def draw_preview_patterns(canvas: Canvas, patterns: Sequence[Mapping[str, Any]],
             unit = units.get(metrics[k]) if k < len(metrics) else None
             label = f"{metric} (z-score)" if joint else metric_label(metric, unit)
             ax.set_ylabel(label, fontsize="small")
+            _readable_numbers(ax, values[:, k] if k < values.shape[1] else np.zeros(0))
             ax.grid(True, linewidth=0.4, alpha=0.5)
             if k == 0:
                 ax.set_title(f"pattern {i + 1}: period {json_number(pattern.get('period_s')):.3g} s, "
@@ -191,8 +206,10 @@ def draw_preview_patterns(canvas: Canvas, patterns: Sequence[Mapping[str, Any]],
                 handles = [Line2D([], [], color="black", linewidth=2.4,
                                   label="representative pattern")]
                 if curves:
+                    every = len(curves) == pattern.get("n_instances")
                     handles.insert(0, Line2D([], [], color=color(i), linewidth=0.8, alpha=0.6,
-                                             label="random instances"))
+                                             label="every instance" if every
+                                             else "random instances"))
                 ax.legend(handles=handles, fontsize="small", loc="best")
     for index in range(n, max(1, math.ceil(n / columns)) * columns):
         for k in range(d):
@@ -222,38 +239,156 @@ def _regions(starts: np.ndarray, lengths: np.ndarray) -> list[tuple[int, int]]:
             for _, first, count in runs]
 
 
+#: Samples beyond which the profile is drawn as its envelope (the least and the most of each
+#: of :data:`ENVELOPE_BINS` stretches) and its mean: a line of thousands of cycles across a
+#: figure is a solid band.
+DENSE = 3000
+ENVELOPE_BINS = 600
+#: A stretch without data (NaN), or reading exactly 0 in a metric that mostly does not, is
+#: labelled when it lasts at least this share of the profile.
+GAP_SHARE = 0.01
+
+
+def _clock(profile: Profile) -> tuple[float, str]:
+    """The time of the profile's first sample on the figure's axis, and the axis's words:
+    the file's own clock where it gave one in seconds, else time since its start."""
+    if isinstance(profile.start, datetime.datetime):
+        return 0.0, f"time since {profile.start:%Y-%m-%d %H:%M:%S}"
+    origin = float(profile.start or 0.0)
+    return (origin, "time, as the file counts it") if origin else (0.0, "time since the "
+                                                                       "profile start")
+
+
+def _stretches(mask: np.ndarray, shortest: int) -> list[tuple[int, int]]:
+    """[first, end) of each run of True in ``mask`` at least ``shortest`` long."""
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], mask.astype(np.int8), [0]])))
+    return [(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2], strict=True)
+            if b - a >= shortest]
+
+
+def _draw_values(ax: Axes, times: np.ndarray, values: np.ndarray) -> list[Any]:
+    """The metric as a line, or as its envelope and mean when dense; the legend's handles."""
+    if values.size <= DENSE:
+        ax.plot(times, values, color="0.2", linewidth=0.6, zorder=3)
+        return []
+    k = -(-values.size // ENVELOPE_BINS)
+    padded = np.full(k * ENVELOPE_BINS, np.nan)
+    padded[:values.size] = values
+    blocks = padded.reshape(ENVELOPE_BINS, k)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN stretch: no data
+        low, high, mean = (np.nanmin(blocks, axis=1), np.nanmax(blocks, axis=1),
+                           np.nanmean(blocks, axis=1))
+    middle = times[0] + (np.arange(ENVELOPE_BINS) + 0.5) * k * (times[1] - times[0])
+    ax.fill_between(middle, low, high, color="0.65", linewidth=0, zorder=2, step="mid")
+    ax.plot(middle, mean, color="0.1", linewidth=0.8, zorder=3)
+    return [Patch(color="0.65", label=f"least to most of every {k} samples"),
+            Line2D([], [], color="0.1", linewidth=0.8, label="their mean")]
+
+
+def _draw_gaps(ax: Axes, times: np.ndarray, values: np.ndarray) -> list[Any]:
+    """Stretches without data (NaN) and stretches reading exactly 0 in a metric that mostly
+    does not, shaded and named; the legend's handles."""
+    shortest = max(2, int(GAP_SHARE * values.size))
+    missing = _stretches(~np.isfinite(values), shortest)
+    zero = values == 0
+    idle = _stretches(zero, shortest) if zero.mean() < 0.5 else []
+    step = float(times[1] - times[0]) if times.size > 1 else 1.0
+    handles = []
+    for spans, hatch, label in ((missing, "///", "no data"), (idle, "..", "reads 0")):
+        for a, b in spans:
+            ax.axvspan(times[a], times[b - 1] + step, facecolor="none", edgecolor="0.5",
+                       hatch=hatch, linewidth=0, zorder=1)
+            ax.text((times[a] + times[b - 1] + step) / 2, 0.5, label, rotation=90,
+                    transform=ax.get_xaxis_transform(), ha="center", va="center",
+                    fontsize="small", color="0.3", clip_on=True)
+        if spans:
+            handles.append(Patch(facecolor="white", edgecolor="0.5", hatch=hatch,
+                                 label=f"{label} ({plural(len(spans), 'stretch')})"))
+    return handles
+
+
+def _draw_scales(ax: Axes, result: Any, x: Any) -> list[Any]:
+    """Where the profile repeats at several scales (a cycle nested in a longer one): the
+    instances of each as brackets at the top of the panel, the longest highest (at most
+    three scales); the legend's handles."""
+    from matplotlib.collections import LineCollection
+
+    scales = sorted(getattr(result, "scales", ()), key=lambda s: -s.period_s)
+    if len(scales) < 2:
+        return []
+    handles = []
+    for level, scale in enumerate(scales[:3]):
+        y, tick = 0.96 - 0.06 * level, 0.025
+        segments = []
+        for start, length in zip(scale.starts, scale.lengths, strict=True):
+            a = x(result.offset_s + start * result.sampling_period)
+            b = x(result.offset_s + (start + length) * result.sampling_period)
+            segments += [[(a, y), (b, y)], [(a, y - tick), (a, y)], [(b, y - tick), (b, y)]]
+        shade = f"{0.1 + 0.25 * level:.2f}"
+        ax.add_collection(LineCollection(segments, colors=shade, linewidths=1.2,
+                                         transform=ax.get_xaxis_transform(), zorder=4))
+        which = "outer" if level == 0 else "inner"
+        handles.append(Line2D([], [], color=shade, linewidth=1.2, label=(
+            f"{which} cycle {scale.period_s:.3g} s ({plural(scale.n_instances, 'instance')}"
+            f", {100 * scale.coverage:.0f}%)")))
+    return handles
+
+
+def _readable_numbers(ax: Axes, values: np.ndarray) -> None:
+    """Large values ticked 2M, 500k (not 2 beside a bare 1e6 at the axis's top)."""
+    finite = np.abs(values[np.isfinite(values)])
+    if finite.size and finite.max() >= 1e4:
+        ax.yaxis.set_major_formatter(EngFormatter(sep=""))
+
+
 def draw_profile(ax: Axes, profile: Profile, result: Any) -> None:
-    """:func:`profile_figure` on ``ax``."""
+    """:func:`profile_figure` on ``ax``: the metric over time (its envelope and mean when
+    dense), the periodic regions shaded by pattern, every scale bracketed at the top, the
+    stretches without data or reading 0 named, on the file's own clock in s, min or h."""
     metric = result.metrics[0] if result.metrics else profile.metrics[0]
     share = "window" if result.params.get("window_s") is not None else "profile"
     values = profile.select([metric]).values[:, 0]
-    times = profile.times()
-    ax.plot(times, values, color="0.2", linewidth=0.6, zorder=3)
-    handles: list[Any] = []
+    origin, words = _clock(profile)
+    horizon = origin + max(profile.duration, profile.period)
+    scale, unit = time_unit(max(profile.duration, profile.period))
+
+    def x(t: float) -> float:  # seconds from the profile start -> the axis
+        return (origin + t) / scale
+
+    times = (origin + profile.times()) / scale
+    handles: list[Any] = _draw_values(ax, times, values)
+    handles += _draw_gaps(ax, times, values)
     for i, pattern in enumerate(result.patterns):
         for start, end in _regions(pattern.starts, pattern.lengths):
-            ax.axvspan(result.offset_s + start * result.sampling_period,
-                       result.offset_s + end * result.sampling_period,
+            ax.axvspan(x(result.offset_s + start * result.sampling_period),
+                       x(result.offset_s + end * result.sampling_period),
                        color=color(i), alpha=0.3, linewidth=0, zorder=1)
         handles.append(Patch(color=color(i), alpha=0.45, label=(
             f"pattern {i + 1}: period {pattern.period_s:.3g} s, "
             f"{100 * pattern.coverage:.1f}% of the {share}")))
+    bracketed = _draw_scales(ax, result, x)
+    if bracketed:  # room above the data for the brackets
+        low, high = ax.get_ylim()
+        ax.set_ylim(low, high + (high - low) * (0.06 + 0.08 * len(bracketed)))
+    handles += bracketed
     window = result.params.get("window_s")
     if window is not None:
         first, last = result.offset_s, result.offset_s + result.duration_s
-        end = profile.duration
-        for lo, hi in ((0.0, first), (last, end)):
+        for lo, hi in ((0.0, first), (last, profile.duration)):
             if hi > lo:
-                ax.axvspan(lo, hi, color="0.85", linewidth=0, zorder=0)
-        ax.axvline(first, color="0.4", linestyle="--", linewidth=1)
-        ax.axvline(last, color="0.4", linestyle="--", linewidth=1)
-        handles.append(Patch(facecolor="0.85", label=f"not analyzed (window {first:g}-{last:g} s)"))
+                ax.axvspan(x(lo), x(hi), color="0.85", linewidth=0, zorder=0)
+        ax.axvline(x(first), color="0.4", linestyle="--", linewidth=1)
+        ax.axvline(x(last), color="0.4", linestyle="--", linewidth=1)
+        handles.append(Patch(facecolor="0.85",
+                             label=f"not analyzed (window {first:g}-{last:g} s)"))
     if handles:
         ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.16),
                   ncols=min(len(handles), 3), frameon=False, fontsize="small")
-    ax.set_xlim(0.0, max(profile.duration, profile.period))
-    ax.set_xlabel("time since the profile start (s)")
+    ax.set_xlim(origin / scale, horizon / scale)
+    ax.set_xlabel(f"{words} ({unit})")
     ax.set_ylabel(_label(profile, metric))
+    _readable_numbers(ax, values)
     ax.grid(True, axis="y", linewidth=0.4, alpha=0.5)
     name = f"{profile.node}: " if profile.node else ""
     if result.patterns:
@@ -305,6 +440,7 @@ def _draw_patterns(canvas: Canvas, profile: Profile, result: Any, *,
             metric = result.metrics[k] if k < len(result.metrics) else f"dimension {k}"
             ax.set_ylabel(f"{metric} (z-score)" if joint else _label(profile, metric),
                           fontsize="small")
+            _readable_numbers(ax, pattern.values[:, k])
             ax.grid(True, linewidth=0.4, alpha=0.5)
             if k == 0:
                 ax.set_title(f"pattern {i + 1}: period {pattern.period_s:.3g} s, "
@@ -315,7 +451,8 @@ def _draw_patterns(canvas: Canvas, profile: Profile, result: Any, *,
             if i == 0 and k == 0:
                 ax.legend(handles=[
                     Line2D([], [], color=color(i), linewidth=0.8, alpha=0.6,
-                           label=plural(count, "random instance")),
+                           label=(f"every instance ({count})" if count == lengths.size
+                                  else plural(count, "random instance"))),
                     Line2D([], [], color="black", linewidth=2.4, label="representative pattern"),
                 ], fontsize="small", loc="best")
     for index in range(len(result.patterns), math.ceil(len(result.patterns) / columns) * columns):

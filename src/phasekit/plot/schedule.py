@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from phasekit.plot.common import WIDTH, color, figure, save
+from phasekit.plot.common import WIDTH, color, figure, save, time_unit
 from phasekit.schedule.registry import policy_label
 
 if TYPE_CHECKING:
@@ -68,16 +68,6 @@ def display_rows(policy: PolicyResult, cores: int) -> list[list[tuple[int, int]]
         lane[rows] = end[i]
         out[i] = _runs(rows)
     return out
-
-
-def time_unit(horizon_s: float) -> tuple[float, str]:
-    """Seconds per unit and the unit's name for a time axis up to ``horizon_s``: hours
-    beyond 2 h, minutes beyond 2 min, else seconds."""
-    if horizon_s > 7200:
-        return 3600.0, "h"
-    if horizon_s > 120:
-        return 60.0, "min"
-    return 1.0, "s"
 
 
 def _chosen(result: ScheduleResult, policies: tuple[str, ...] | None) -> list[PolicyResult]:

@@ -130,7 +130,7 @@ def draw_timeline(ax: Axes, timeline: Sequence[Mapping[str, Any]],
     from matplotlib.colors import to_rgba
     from matplotlib.patches import Patch
 
-    from phasekit.plot.schedule import time_unit
+    from phasekit.plot.common import time_unit
 
     if not timeline:
         ax.text(0.5, 0.5, "no loop: nothing repeats", transform=ax.transAxes, ha="center",
