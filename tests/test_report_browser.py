@@ -117,11 +117,12 @@ class Chromium:
                 return message.get("result", {})
             self.events.append(message)
 
-    def open(self, path: Path) -> None:
-        """Load ``path`` and wait for its load event, then let late events arrive."""
+    def open(self, path: Path, width: int = VIEWPORT[0]) -> None:
+        """Load ``path`` in a window ``width`` pixels wide and wait for its load event, then
+        let late events arrive."""
         for domain in ("Runtime", "Log", "Page", "Network"):
             self.call(f"{domain}.enable")
-        self.call("Emulation.setDeviceMetricsOverride", width=VIEWPORT[0], height=VIEWPORT[1],
+        self.call("Emulation.setDeviceMetricsOverride", width=width, height=VIEWPORT[1],
                   deviceScaleFactor=1, mobile=False)
         self.call("Page.navigate", url=path.resolve().as_uri())
         deadline = time.monotonic() + TIMEOUT
@@ -270,3 +271,21 @@ def test_the_checks_catch_a_blank_figure_an_error_and_a_request(tmp_path: Path) 
         assert white["text"] < MIN_TEXT_PX <= frame["text"]
         assert [blank(browser.screenshot(f["x"], f["y"], f["width"], f["height"]))
                 for f in (white, frame, line)] == [True, True, False]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [800, 1400])
+def test_the_report_reads_from_800_pixels(report_file: Path, tmp_path: Path,
+                                          width: int) -> None:
+    """At 800 and 1400 px: the summary of the answers starts in the first screen, the page
+    does not scroll sideways, and every figure's smallest text is at least 7 px."""
+    with chromium(tmp_path) as browser:
+        browser.open(report_file, width=width)
+        top = browser.evaluate(
+            "document.querySelector('nav.summary').getBoundingClientRect().top")
+        assert top < VIEWPORT[1] / 2, f"the summary starts at {top} px"
+        overflow = browser.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, f"the page is {overflow} px wider than the window"
+        small = [(f["section"], round(f["text"], 2)) for f in figures_on_page(browser)
+                 if f["text"] is not None and f["text"] < MIN_TEXT_PX]
+        assert small == []

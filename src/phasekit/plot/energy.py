@@ -72,7 +72,7 @@ MODES = ("discrete", "smoothed", "both")
 #: Points of the smoothed mesh per axis.
 MESH = 200
 _ROW_H = 3.0  # inches per row of panels
-_ANNOTATE_MAX = 400  # cells: above this the values are not written in the cells
+_ANNOTATE_MAX = 60  # cells: above this the values are not written in the cells
 
 
 def target_axes(ax: Axes | None, height: float = 4.0, width: float = 0.6 * WIDTH
@@ -157,8 +157,8 @@ def _discrete(ax: Any, table: EfficiencyTable, cmap: Any, norm: Normalize, *,
     ax.set_xticks(range(len(table.inputs)), labels=table.inputs)
     _ticks(ax, "y", [str(p) for p in table.counts])
     cells = eff.size
-    if cells <= _ANNOTATE_MAX:
-        size = 8 if cells <= 60 else 6 if cells <= 150 else 5
+    if cells <= _ANNOTATE_MAX:  # values legible in a report column of 800 px (8.5 pt)
+        size = 8.5
         for i in range(eff.shape[0]):
             for j in range(eff.shape[1]):
                 value = eff[i, j]
@@ -407,7 +407,7 @@ def _draw_landscape(ax: Any, land: _Landscape, cmap: Any, norm: Normalize, unit:
     ax.imshow(np.ma.masked_invalid(ratio), cmap=cmap, norm=norm, origin="lower",
               aspect="auto", interpolation="nearest")
     if ratio.size <= _CELL_TEXT_MAX:
-        size = 8 if ratio.size <= 24 else 7
+        size = 9 if ratio.size <= 24 else 8.5
         for i, j in zip(*np.nonzero(np.isfinite(ratio)), strict=True):
             v = float(ratio[i, j])
             ax.text(j, i, f"{v:.2f}" if v < 10 else f"{v:.0f}", ha="center", va="center",
@@ -756,7 +756,7 @@ def _draw_over_limit(ax: Any, result: ChoiceResult, choice: Choice, rows: Any, c
 
 #: Inputs the choice figure draws at most (a row each); the others are named in its title.
 CHOICE_ROWS = 8
-_MAP_ROW_H = 2.7  # inches per input of the choice figure
+_MAP_ROW_H = 2.3  # inches per input of the choice figure
 
 
 def _choice_cells(choice: Choice) -> tuple[list[float], list[int], np.ndarray, np.ndarray]:

@@ -39,7 +39,7 @@ def fingerprints_figure(result: Any, ax: Axes | None = None) -> Figure:
               for i, name in enumerate(result.names)]
     leaf_color = {i: color(int(c) - 1) for i, c in enumerate(result.clusters)}
     tree = dendrogram(result.linkage, ax=ax, labels=labels, orientation="left",
-                      color_threshold=0, above_threshold_color="gray", leaf_font_size=8)
+                      color_threshold=0, above_threshold_color="gray", leaf_font_size=9)
     for tick, leaf in zip(ax.get_yticklabels(), tree["leaves"], strict=True):
         tick.set_color(leaf_color[leaf])
     if 1 < result.n_clusters < n:

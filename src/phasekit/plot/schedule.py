@@ -29,7 +29,7 @@ __all__ = ["display_rows", "draw_gantt", "draw_power", "plot_schedule", "schedul
 #: time axis (and is tall enough for the text).
 LABEL_SHARE = 0.05
 #: Points of height a block needs for its name.
-LABEL_HEIGHT_PT = 8.0
+LABEL_HEIGHT_PT = 10.0
 
 
 def _runs(rows: Sequence[int]) -> list[tuple[int, int]]:
@@ -102,7 +102,7 @@ def draw_gantt(ax: Axes, result: ScheduleResult, policy: PolicyResult,
     ax.add_collection(PolyCollection(verts, facecolors=colors, edgecolors="white",
                                      linewidths=0.5 if rows <= 120 else 0.0))
     for x, y, name in names:
-        ax.text(x, y, name, ha="center", va="center", fontsize=6.5, color="white",
+        ax.text(x, y, name, ha="center", va="center", fontsize=8.5, color="white",
                 clip_on=True)
     for s in range(1, dc.servers):
         ax.axhline(s * dc.cores, color="black", lw=0.8 if dc.servers <= 10 else 0.3)
@@ -111,7 +111,7 @@ def draw_gantt(ax: Axes, result: ScheduleResult, policy: PolicyResult,
     ax.set_xlim(0, horizon / scale * 1.01)
     step = max(1, dc.servers // 10)
     ax.set_yticks([(s + 0.5) * dc.cores for s in range(0, dc.servers, step)])
-    ax.set_yticklabels([f"S{s + 1}" for s in range(0, dc.servers, step)], fontsize=7)
+    ax.set_yticklabels([f"S{s + 1}" for s in range(0, dc.servers, step)], fontsize=8.5)
     ax.set_ylabel("server")
     ax.set_title(f"{policy_label(p.policy)}: makespan {p.makespan_s / scale:.3g} {unit}, "
                  f"energy {p.energy_j / 1e6:.4g} MJ, saving {p.saving_vs_rr:.1f} % vs "
@@ -134,7 +134,7 @@ def draw_power(ax: Axes, result: ScheduleResult,
     ax.set_xlabel(f"time ({unit})")
     ax.set_ylabel("data-center power (kW)")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
 
 
 def schedule_figure(result: ScheduleResult, policies: tuple[str, ...] | None = None) -> Figure:
@@ -157,7 +157,7 @@ def schedule_figure(result: ScheduleResult, policies: tuple[str, ...] | None = N
     handles = [Patch(color=width_color[w], label=f"{w} thread{'s' if w > 1 else ''}")
                for w in widths]
     if handles and chosen:
-        fig.legend(handles=handles, loc="outside upper right", fontsize=7,
+        fig.legend(handles=handles, loc="outside upper right", fontsize="small",
                    ncol=len(handles))
     draw_power(axes[-1], result, policies)
     return fig

@@ -206,6 +206,13 @@ details { margin: 0.4em 0; }
 details pre { background: #f6f8fa; padding: 8px; overflow: auto; max-height: 420px;
               font-size: 0.82em; }
 footer { color: #57606a; font-size: 0.85em; margin-top: 2em; }
+@media (max-width: 900px) {
+  main { padding: 8px 12px 32px; }
+  body { font-size: 14px; }
+  thead th { white-space: normal; }
+  th, td { padding: 3px 6px; }
+  nav.summary li { margin: 0.2em 0; }
+}
 """
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from phasekit.present import plural
 from phasekit.report import figures
 from phasekit.report.html import (
     Safe,
@@ -97,22 +98,36 @@ def generic(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
 def presented(shown: Any, *, limit: int = MAX_ROWS,
               class_of: Callable[[Any], str | None] | None = None,
               row_class: Callable[[Any, Any], str | None] | None = None) -> Safe:
-    """A result's own :class:`~phasekit.present.Presentation`: the headline, its tables,
-    its notes (the same words as the command line); ``class_of(view)`` styles a view's
-    table (``"code"``: monospace, spaces kept) and ``row_class(view, row)`` a row's. A
-    ``detail`` view (the papers' notation) is a collapsed block, open on a click."""
+    """A result's own :class:`~phasekit.present.Presentation`: the headline, its first
+    table, its notes (the same words as the command line), and its other tables in one
+    collapsed block named by their titles, open on a click (the report leads with the
+    answers; the papers' tables are a click away); ``class_of(view)`` styles a view's
+    table (``"code"``: monospace, spaces kept) and ``row_class(view, row)`` a row's."""
     def drawn(v: Any) -> Safe:
         html = table(v.headers, v.rows, numeric=[v.is_numeric(c) for c in range(len(v.headers))],
                      caption=v.title, limit=limit,
                      class_=class_of(v) if class_of is not None else None,
                      row_classes=None if row_class is None
                      else [row_class(v, row) for row in v.rows])
-        return details(f"In detail: {v.title}", html) if getattr(v, "detail", False) else html
+        return html
 
+    views = list(shown.views)
+    first = next((v for v in views if not getattr(v, "detail", False)), None)
+    rest = [v for v in views if v is not first]
     parts = [tag("p", shown.headline, class_="headline")]
-    parts += [drawn(v) for v in shown.views]
+    parts += [drawn(first)] if first is not None else []
     parts += [note(line) for line in shown.notes]
+    if rest:
+        names = "; ".join(_short(v.title) for v in rest)
+        parts.append(details(f"{plural(len(rest), 'more table')}: {names}",
+                             join([drawn(v) for v in rest])))
     return join(parts)
+
+
+def _short(title: str, most: int = 60) -> str:
+    """A table's title cut to its first clause, at most ``most`` characters."""
+    head = title.split(":")[0].split(" (")[0].strip()
+    return head if len(head) <= most else head[:most - 1] + "…"
 
 
 def periodicity(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
@@ -251,13 +266,19 @@ def phases(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
 # --- structure (Martínez Vera) --------------------------------------------------------------------
 def structure(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     """The result's presentation (headline, the pseudocode as the command line prints it,
-    the loops, the notes) and the clustering scatter."""
+    the loops, the notes) and its figure: the main loop's iterations per rank over time
+    (the clustering scatter for a result saved without the timeline)."""
     from phasekit.structure import PSEUDOCODE_COLUMNS, StructureResult
 
     result = StructureResult.from_dict(dict(data))
     parts = [presented(result.present(), limit=2000, class_of=lambda view: (
         "code" if view.headers == PSEUDOCODE_COLUMNS else None))]
-    if result.clusters:
+    if result.timeline:
+        parts.append(maker.safely("the timeline", lambda: maker.from_figure(
+            result.plot(), "The main loop's iterations per rank over time, alternating "
+            "shades; darker at each block's foot: the share of the iteration spent in MPI; "
+            "strips: the loops inside it.")))
+    elif result.clusters:
         clusters = [dict(c) for c in result.clusters]
         eps = number(result.parameters.get("eps"))
         parts.append(maker.safely("the clustering figure", lambda: maker.from_figure(
