@@ -23,6 +23,8 @@ from matplotlib.legend import Legend
 from matplotlib.text import Text
 from matplotlib.ticker import FixedFormatter, FuncFormatter, NullFormatter
 
+from phasekit.plot.common import DPI
+
 #: The largest share of an Axes' data points a legend drawn over it may hide.
 MAX_COVERED = 0.05
 #: An axis whose label starts with one of these counts things: no unit needed.
@@ -193,7 +195,9 @@ def missing_units(fig: Figure) -> list[str]:
 
 def figure_problems(fig: Figure, max_covered: float = MAX_COVERED) -> list[str]:
     """Every problem of :func:`text_outside`, :func:`legend_covering` and
-    :func:`missing_units`, after drawing ``fig``."""
+    :func:`missing_units`, after drawing ``fig`` at the resolution it is saved at (text
+    wrapped to the figure's width wraps differently at another)."""
+    fig.set_dpi(DPI)
     fig.canvas.draw()
     return [*text_outside(fig), *legend_covering(fig, max_covered), *missing_units(fig)]
 

@@ -114,11 +114,10 @@ def timeline_figure(result: Any, ax: Axes | None = None) -> Figure:
         ax = figure(WIDTH, min(1.6 + 0.32 * rows, 8.0)).add_subplot()
     loops = {int(r["id"]): r for r in result.loop_records() if isinstance(r.get("id"), int)}
     draw_timeline(ax, timeline, loops)
-    from phasekit.structure.table import headline
-
     sources = result.trace.get("sources") or []
     name = Path(str(sources[0])).name if sources else "trace"
-    ax.set_title(f"{name}: {headline(result)}", loc="left", fontsize="medium", wrap=True)
+    ax.set_title(f"{name}: {result.present().headline}", loc="left", fontsize="medium",
+                 wrap=True)
     return root_figure(ax)
 
 

@@ -29,7 +29,6 @@ __all__ = [
     "distance_figure",
     "instances_figure",
     "node_patterns_figure",
-    "phases_figure",
 ]
 
 #: Width of the report's figures (inches): 10.5 in = 1008 CSS pixels at 72 pt per inch.
@@ -70,16 +69,6 @@ def instances_figure(patterns: Sequence[Mapping[str, Any]], instances: Sequence[
 
 
 # --- phases ----------------------------------------------------------------------------------
-def phases_figure(phases: Sequence[Mapping[str, Any]], duration_s: float, score: np.ndarray,
-                  limit: np.ndarray, period_s: float, title: str) -> Figure:
-    """The phase timeline: phases in time order coloured by id (recurring phases share a
-    colour), one row per id, and the detector's score against its limit when the result
-    carries them (the paper's Fig. 1 and 5; :func:`phasekit.plot.phases.timeline`)."""
-    from phasekit.plot.phases import timeline
-
-    return timeline(phases, duration_s, score, limit, period_s, title, width=WIDTH)
-
-
 # --- many nodes ------------------------------------------------------------------------------
 def _node_axes(n: int) -> tuple[Figure, Any, bool]:
     horizontal = n <= 40

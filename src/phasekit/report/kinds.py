@@ -35,7 +35,6 @@ from phasekit.report.html import (
     tag,
 )
 from phasekit.report.svg import FigureMaker
-from phasekit.results import json_array as array
 from phasekit.results import json_number as number
 from phasekit.results import plain
 
@@ -252,12 +251,8 @@ def phases(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     from phasekit.phases.analyze import PhaseResult
 
     result = PhaseResult.from_dict(dict(data))
-    items = _dicts(data.get("phases"))
-    title = (f"{result.node or 'profile'}: {len(result.phases)} phases, {result.n_ids} ids "
-             f"({result.method})")
     figure = maker.safely("the phase timeline", lambda: maker.from_figure(
-        figures.phases_figure(items, result.duration_s, array(data.get("score")),
-                              array(data.get("limit")), result.period, title),
+        result.plot(),
         "Top: phases in time order, coloured by id (recurring phases share a colour). Middle: "
         "one row per id. Bottom (when the result has it): the detector's score and limit."))
     return join([presented(result.present()), figure])
