@@ -48,12 +48,14 @@ SCRIPTS = [
     ("pattern_merge.py", "pattern_merge"),
     ("nested_scales.py", "nested_scales"),
     ("nested_recorded.py", "nested_recorded"),
+    ("report_size.py", "report_size"),
 ]
 #: Scripts that start an external program, and the markers that say which.
 NEEDS = {"signature.py": (pytest.mark.needs_gcc, pytest.mark.needs_doxygen,
                          pytest.mark.needs_valgrind),
          "prometheus_read.py": (pytest.mark.needs_prometheus,),
-         "record_overhead.py": (pytest.mark.needs_gcc,)}
+         "record_overhead.py": (pytest.mark.needs_gcc,),
+         "report_size.py": (pytest.mark.needs_chromium,)}
 #: The one script the quick subset (-m "not slow") runs: the harness, in under a second.
 QUICK = "cut_criterion.py"
 
