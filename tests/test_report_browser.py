@@ -232,6 +232,7 @@ def test_report_renders_in_headless_chromium(report_file: Path, tmp_path: Path) 
         assert browser.evaluate("document.title").startswith("all kinds <script>")
         overflow = browser.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0, f"the page is {overflow} px wider than the window"
+        browser.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
         shown = figures_on_page(browser)
         assert len(shown) == html.count('<figure class="fig">') >= 15
         top = browser.screenshot(0, 0, *VIEWPORT)
@@ -286,6 +287,7 @@ def test_the_report_reads_from_800_pixels(report_file: Path, tmp_path: Path,
         assert top < VIEWPORT[1] / 2, f"the summary starts at {top} px"
         overflow = browser.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0, f"the page is {overflow} px wider than the window"
+        browser.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
         small = [(f["section"], round(f["text"], 2)) for f in figures_on_page(browser)
                  if f["text"] is not None and f["text"] < MIN_TEXT_PX]
         assert small == []

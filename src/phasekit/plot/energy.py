@@ -756,7 +756,7 @@ def _draw_over_limit(ax: Any, result: ChoiceResult, choice: Choice, rows: Any, c
 
 #: Inputs the choice figure draws at most (a row each); the others are named in its title.
 CHOICE_ROWS = 8
-_MAP_ROW_H = 2.3  # inches per input of the choice figure
+_MAP_ROW_H = 2.1  # inches per input of the choice figure
 
 
 def _choice_cells(choice: Choice) -> tuple[list[float], list[int], np.ndarray, np.ndarray]:

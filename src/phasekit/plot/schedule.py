@@ -144,7 +144,7 @@ def schedule_figure(result: ScheduleResult, policies: tuple[str, ...] | None = N
     chosen = _chosen(result, policies)
     dc = result.datacenter
     rows = dc.servers * dc.cores
-    gantt_h = min(max(1.6, 0.035 * rows + 1.0), 6.0)
+    gantt_h = min(max(1.3, 0.022 * rows + 0.8), 4.0)
     fig = figure(WIDTH, gantt_h * len(chosen) + 2.6)
     axes = fig.subplots(len(chosen) + 1, 1, sharex=True, squeeze=False,
                         height_ratios=[gantt_h] * len(chosen) + [2.2])[:, 0]

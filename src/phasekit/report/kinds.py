@@ -123,6 +123,12 @@ def presented(shown: Any, *, limit: int = MAX_ROWS,
     return join(parts)
 
 
+def folded(what: str, parts: list[Safe]) -> list[Safe]:
+    """``parts`` (more figures of a result) in one collapsed block named ``what``, open on a
+    click: a section shows the result's main figure; the others are a click away."""
+    return [details(f"More figures: {what}", join(parts))] if parts else []
+
+
 def _short(title: str, most: int = 60) -> str:
     """A table's title cut to its first clause, at most ``most`` characters."""
     head = title.split(":")[0].split(" (")[0].strip()
@@ -144,14 +150,15 @@ def periodicity(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
                           "phasekit): the figure shows where the periodic regions are, not "
                           "the metric; analyze the profile again to get both."))
     if result.patterns:
-        parts.append(maker.safely("the patterns figure", lambda: maker.from_figure(
+        parts += folded("each pattern over its instances", [maker.safely(
+            "the patterns figure", lambda: maker.from_figure(
             figures.instances_figure(
                 [plain(p.to_dict()) for p in result.patterns],
                 _dicts(result.preview.get("instances")), list(result.metrics),
                 result.sampling_period, {str(k): str(v) for k, v in _map(
                     preview.get("units")).items()}),
             "Each representative pattern (thick) over random instances it was inferred from "
-            "(thin), like Phase-TA's Fig. 3.")))
+            "(thin), like Phase-TA's Fig. 3."))])
     return join(parts)
 
 
@@ -188,7 +195,8 @@ def multinode(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
         parts.append(table(["file", "error"], ([e.file, e.message] for e in result.errors),
                            limit=MAX_ROWS))
     names = [n.node for n in result.nodes]
-    parts += _agreement_matrices(_map(data.get("agreement")), names, maker)
+    matrices = _agreement_matrices(_map(data.get("agreement")), names, maker)
+    more: list[Safe] = []
     flagged = {o.node for o in result.outliers}
     flags = [name in flagged for name in names]
     coverage = np.array([n.coverage for n in result.nodes], dtype=float)
@@ -203,18 +211,20 @@ def multinode(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
             figures.coverage_figure(names, coverage, flags),
             "Share of each node's run in periodic regions; outliers in red.")))
     if any(distances):
-        parts.append(maker.safely("the distance figure", lambda: maker.from_figure(
+        more.append(maker.safely("the distance figure", lambda: maker.from_figure(
             figures.distance_figure(names, distances, result.agreement.threshold, flags),
             "Distance of each node's patterns to the reference node's, per associated point, "
             "relative to the pattern mean (Phase-TA, IV-B); the dashed line is the agreement "
             "threshold.")))
     if names:
-        parts.append(maker.safely("the periods figure", lambda: maker.from_figure(
+        more.append(maker.safely("the periods figure", lambda: maker.from_figure(
             figures.node_patterns_figure(names, patterns, flags, names.index(reference)
                                          if reference in names else 0),
             "Left: the period of every pattern found on each node (marker area: coverage); "
             "nodes that agree line up. Right: each node's main pattern over one period, "
             "turned to the reference node's phase.")))
+    parts += folded("distance to the reference, periods per node, agreement matrices",
+                    [*more, *matrices])
     return join(parts)
 
 
@@ -333,12 +343,13 @@ def campaign_views(tables: list[Any], configs: Any | None, maker: FigureMaker) -
             "Parallel efficiency over inputs and thread counts, one cell per configuration "
             "(and interpolated), Silva 2024 section 3.10.1.")))
     if configs is not None and configs.inputs:
-        parts.append(maker.safely("the energy and time figure", lambda: maker.from_figure(
+        energy = [maker.safely("the energy and time figure", lambda: maker.from_figure(
             energy_figure(configs=configs),
             "Per input: energy over frequency and cores relative to the input's least (boxed), "
             "the time-energy Pareto frontier dotted, and energy against time of every input "
             "with the frontiers (Silva 2024, section 4.11); time relative to the fastest when no "
-            "energy was measured, the energy heatmaps alone when no time was.")))
+            "energy was measured, the energy heatmaps alone when no time was."))]
+        parts += folded("energy over the configurations", energy) if tables else energy
     return join(parts)
 
 
