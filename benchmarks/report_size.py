@@ -15,7 +15,7 @@ results from this checkout and from an earlier revision, opened in headless Chro
   was reworked) runs as in cli_latency.py: its ``src`` from ``git archive`` (the repository is
   left as it is) with this checkout's compiled extensions, first on ``PYTHONPATH``; ``--base
   DIR`` takes a folder of sources.
-- Measured in headless Chromium (the DevTools protocol, as tests/test_report_browser.py) at
+- Measured in headless Chromium (the DevTools protocol, :mod:`phasekit.report.browser`) at
   1400 and 800 px wide (900 px high): the document height, where the summary (``nav.summary``)
   starts and whether that is within the first screen, the tables wider than their container
   (shown ones; folded rows are not laid out), the page's horizontal overflow and the smallest
@@ -30,7 +30,6 @@ and exits 0.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -38,12 +37,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import _common
 from cli_latency import base_sources
+from phasekit.report.browser import HeadlessChromium, find_chromium
 
 SECTION = "report_size"
 ROOT = _common.HERE.parent
@@ -184,102 +183,6 @@ def cli(env: dict[str, str], cwd: Path, *argv: str) -> tuple[int, str]:
     return done.returncode, last
 
 
-# --- the browser (compact copy of tests/test_report_browser.py's) -------------------------------
-def chromium_binary() -> str | None:
-    named = os.environ.get("PHASEKIT_CHROMIUM")
-    for name in [named] if named else ["chromium", "chromium-browser", "google-chrome",
-                                       "google-chrome-stable"]:
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
-
-
-class Chromium:
-    """One headless Chromium and one page, over the DevTools protocol."""
-
-    def __init__(self, binary: str, folder: Path) -> None:
-        import websocket
-
-        profile = folder / "chromium-profile"
-        profile.mkdir(parents=True, exist_ok=True)
-        self.log = (folder / "chromium.log").open("wb")
-        self.process = subprocess.Popen(
-            [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-             "--hide-scrollbars", "--no-first-run", "--no-default-browser-check",
-             "--disable-extensions", "--disable-background-networking",
-             "--force-device-scale-factor=1", f"--window-size={WIDTHS[0]},{HEIGHT}",
-             "--remote-debugging-port=0", f"--user-data-dir={profile}", "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
-        try:
-            port = self._port(profile / "DevToolsActivePort")
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list",
-                                        timeout=TIMEOUT) as answer:
-                page = next(t for t in json.load(answer) if t.get("type") == "page")
-            self.ws = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=TIMEOUT,
-                                                  suppress_origin=True)
-        except BaseException:
-            self.close()
-            raise
-        self.next_id = 0
-        self.events: list[dict[str, Any]] = []
-        self.call("Page.enable")
-
-    def _port(self, active: Path) -> int:
-        deadline = time.monotonic() + TIMEOUT
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"Chromium exited with code {self.process.returncode}")
-            with contextlib.suppress(OSError, ValueError, IndexError):
-                return int(active.read_text().split()[0])
-            time.sleep(0.05)
-        raise RuntimeError(f"Chromium did not open its DevTools port in {TIMEOUT:g} s")
-
-    def call(self, method: str, **params: Any) -> dict[str, Any]:
-        self.next_id += 1
-        mine = self.next_id
-        self.ws.send(json.dumps({"id": mine, "method": method, "params": params}))
-        while True:
-            message = json.loads(self.ws.recv())
-            if message.get("id") == mine:
-                if "error" in message:
-                    raise RuntimeError(f"{method}: {message['error']}")
-                return message.get("result", {})
-            self.events.append(message)
-
-    def open(self, path: Path, width: int) -> None:
-        """Load ``path`` in a ``width`` x HEIGHT viewport and wait for its load event."""
-        self.call("Emulation.setDeviceMetricsOverride", width=width, height=HEIGHT,
-                  deviceScaleFactor=1, mobile=False)
-        self.events.clear()
-        self.call("Page.navigate", url=path.resolve().as_uri())
-        deadline = time.monotonic() + TIMEOUT
-        while not any(e.get("method") == "Page.loadEventFired" for e in self.events):
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{path.name} did not load in {TIMEOUT:g} s")
-            self.events.append(json.loads(self.ws.recv()))
-        self.evaluate("new Promise(r => requestAnimationFrame(() => setTimeout(r, 300)))")
-
-    def evaluate(self, expression: str) -> Any:
-        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True,
-                           awaitPromise=True)
-        if "exceptionDetails" in result:
-            raise RuntimeError(str(result["exceptionDetails"]))
-        return result["result"].get("value")
-
-    def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self.ws.close()
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.log.close()
-
-
 # --- the run ---------------------------------------------------------------------------------------
 def smallest_text(page: dict[str, Any]) -> float | None:
     sizes = [f["text"] for f in page["figures"] if f["text"] is not None]
@@ -308,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, default=None, metavar="DIR",
                         help="copy the results, the reports and the measurements (JSON) there")
     args = parser.parse_args(argv)
-    binary = chromium_binary()
+    binary = find_chromium()
     if binary is None:
         print("skipped: no Chromium (apt-get install chromium, or set PHASEKIT_CHROMIUM)")
         return 0
@@ -359,7 +262,8 @@ def main(argv: list[str] | None = None) -> int:
             if code:
                 raise SystemExit(f"phasekit report failed at {label}: {message}")
         pages: dict[tuple[str, int], dict[str, Any]] = {}
-        browser = Chromium(binary, folder)
+        browser = HeadlessChromium(binary, folder, width=WIDTHS[0], height=HEIGHT,
+                                   timeout=TIMEOUT)
         try:
             for label, report in reports.items():
                 for width in WIDTHS:

@@ -13,29 +13,21 @@ are skipped, or fail with PHASEKIT_REQUIRE_TOOLS=1 (as in CI); install it with
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import io
-import json
-import os
-import shutil
-import subprocess
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from matplotlib.image import imread, imsave
+from matplotlib.image import imsave
 
+from phasekit.report.browser import HeadlessChromium, find_chromium, headless_chromium
 from test_report import build_html
 
 pytestmark = pytest.mark.needs_chromium
 
 VIEWPORT = (1280, 900)
-TIMEOUT = 60.0
 #: A figure is blank when fewer than this share of its pixels are not (near) white, ...
 MIN_INK = 0.02
 #: ... or it has fewer distinct colours than this (quantized to 32 levels per channel), ...
@@ -48,143 +40,24 @@ MIN_TEXT_PX = 7.0
 
 
 def chromium_binary() -> str:
-    """The browser to drive: PHASEKIT_CHROMIUM, else chromium (Debian), chromium-browser or
-    Chrome on the PATH (without one, tests/conftest.py has skipped or failed the test)."""
-    named = os.environ.get("PHASEKIT_CHROMIUM")
-    candidates = [named] if named else ["chromium", "chromium-browser", "google-chrome",
-                                        "google-chrome-stable"]
-    for name in candidates:
-        found = shutil.which(name)
-        if found:
-            return found
-    pytest.fail("no Chromium to test the report in: install Debian's package "
-                "(apt-get install chromium; .ci/run does) or set PHASEKIT_CHROMIUM")
-
-
-class Chromium:
-    """One headless Chromium and one page, over the DevTools protocol."""
-
-    def __init__(self, binary: str, folder: Path) -> None:
-        try:
-            import websocket
-        except ImportError:
-            pytest.fail("websocket-client is part of the test extra: pip install -e '.[test]'")
-        profile = folder / "chromium-profile"
-        profile.mkdir(parents=True, exist_ok=True)
-        self.log = (folder / "chromium.log").open("wb")
-        self.process = subprocess.Popen(
-            [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-             "--hide-scrollbars", "--no-first-run", "--no-default-browser-check",
-             "--disable-extensions", "--disable-background-networking",
-             "--force-device-scale-factor=1", f"--window-size={VIEWPORT[0]},{VIEWPORT[1]}",
-             "--remote-debugging-port=0", f"--user-data-dir={profile}", "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
-        try:
-            port = self._port(profile / "DevToolsActivePort", folder / "chromium.log")
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list",
-                                        timeout=TIMEOUT) as answer:
-                targets = json.load(answer)
-            page = next(t for t in targets if t.get("type") == "page")
-            self.ws = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=TIMEOUT,
-                                                  suppress_origin=True)
-        except BaseException:
-            self.close()
-            raise
-        self.next_id = 0
-        self.events: list[dict[str, Any]] = []
-
-    def _port(self, active: Path, log: Path) -> int:
-        deadline = time.monotonic() + TIMEOUT
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                pytest.fail(f"Chromium exited with code {self.process.returncode}: "
-                            + log.read_text(errors="replace")[-2000:])
-            with contextlib.suppress(OSError, ValueError, IndexError):
-                return int(active.read_text().split()[0])
-            time.sleep(0.05)
-        pytest.fail(f"Chromium did not open its DevTools port in {TIMEOUT:g} s")
-
-    def call(self, method: str, **params: Any) -> dict[str, Any]:
-        """Send a command, keep the events that arrive before its answer, return its result."""
-        self.next_id += 1
-        mine = self.next_id
-        self.ws.send(json.dumps({"id": mine, "method": method, "params": params}))
-        while True:
-            message = json.loads(self.ws.recv())
-            if message.get("id") == mine:
-                if "error" in message:
-                    raise AssertionError(f"{method}: {message['error']}")
-                return message.get("result", {})
-            self.events.append(message)
-
-    def open(self, path: Path, width: int = VIEWPORT[0]) -> None:
-        """Load ``path`` in a window ``width`` pixels wide and wait for its load event, then
-        let late events arrive."""
-        for domain in ("Runtime", "Log", "Page", "Network"):
-            self.call(f"{domain}.enable")
-        self.call("Emulation.setDeviceMetricsOverride", width=width, height=VIEWPORT[1],
-                  deviceScaleFactor=1, mobile=False)
-        self.call("Page.navigate", url=path.resolve().as_uri())
-        deadline = time.monotonic() + TIMEOUT
-        while not any(e.get("method") == "Page.loadEventFired" for e in self.events):
-            assert time.monotonic() < deadline, "the page did not load"
-            self.events.append(json.loads(self.ws.recv()))
-        self.evaluate("new Promise(r => requestAnimationFrame(() => setTimeout(r, 300)))")
-
-    def evaluate(self, expression: str) -> Any:
-        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True,
-                           awaitPromise=True)
-        assert "exceptionDetails" not in result, result["exceptionDetails"]
-        return result["result"].get("value")
-
-    def errors(self) -> list[str]:
-        """Console errors, uncaught exceptions and error log entries (failed loads...)."""
-        out = []
-        for event in self.events:
-            method, params = event.get("method"), event.get("params", {})
-            if method == "Runtime.exceptionThrown":
-                details = params["exceptionDetails"]
-                described = details.get("exception", {}).get("description")
-                out.append(f"exception: {described or details.get('text')}")
-            elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error",
-                                                                                 "assert"):
-                out.append("console: " + " ".join(str(a.get("value", a.get("description")))
-                                                  for a in params.get("args", [])))
-            elif method == "Log.entryAdded" and params["entry"].get("level") == "error":
-                out.append(f"log: {params['entry'].get('text')} {params['entry'].get('url', '')}")
-        return out
-
-    def requests(self) -> list[str]:
-        return [e["params"]["request"]["url"] for e in self.events
-                if e.get("method") == "Network.requestWillBeSent"]
-
-    def screenshot(self, x: float, y: float, width: float, height: float) -> np.ndarray:
-        """The page's pixels in a rectangle (CSS pixels from the top of the document), RGB in
-        0..1."""
-        data = self.call("Page.captureScreenshot", format="png", captureBeyondViewport=True,
-                         clip={"x": x, "y": y, "width": width, "height": height, "scale": 1})
-        return imread(io.BytesIO(base64.b64decode(data["data"])), format="png")[..., :3]
-
-    def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self.ws.close()
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.log.close()
+    """The browser to drive (:func:`phasekit.report.browser.find_chromium`; without one,
+    tests/conftest.py has skipped or failed the test)."""
+    found = find_chromium()
+    if found is None:
+        pytest.fail("no Chromium to test the report in: install Debian's package "
+                    "(apt-get install chromium; .ci/run does) or set PHASEKIT_CHROMIUM")
+    return found
 
 
 @contextlib.contextmanager
-def chromium(folder: Path) -> Iterator[Chromium]:
-    browser = Chromium(chromium_binary(), folder)
+def chromium(folder: Path) -> Iterator[HeadlessChromium]:
     try:
+        import websocket  # noqa: F401
+    except ImportError:
+        pytest.fail("websocket-client is part of the test extra: pip install -e '.[test]'")
+    with headless_chromium(folder, chromium_binary(), width=VIEWPORT[0],
+                           height=VIEWPORT[1]) as browser:
         yield browser
-    finally:
-        browser.close()
 
 
 def blank(pixels: np.ndarray) -> bool:
@@ -210,7 +83,7 @@ Array.from(document.querySelectorAll('figure.fig svg')).map(svg => {
 """
 
 
-def figures_on_page(browser: Chromium) -> list[dict[str, Any]]:
+def figures_on_page(browser: HeadlessChromium) -> list[dict[str, Any]]:
     return browser.evaluate(FIGURES_JS)
 
 
