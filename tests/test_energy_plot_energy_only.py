@@ -235,21 +235,26 @@ def test_cli_choose_energy_only_has_no_time(tmp_path: Path) -> None:
     assert figure.read_bytes()[:8] == PNG
 
 
-def test_choose_energy_only_figure_is_energy_by_cores(tmp_path: Path) -> None:
+def test_choose_energy_only_figure_never_plots_a_model_time(tmp_path: Path) -> None:
+    """An energy-only campaign's choice figure: energy over frequency x cores, predicted and
+    measured; no axis is a time (the model's "time" is no time), and the star is on the
+    chosen configuration, the campaign's least here."""
     from phasekit.energy.fit import configurations
     from phasekit.energy.workflow import fit_then_choose
     from phasekit.io.table import read_csv_table
 
     configs = configurations(read_csv_table(energy_only_csv(tmp_path)))
     result = fit_then_choose(configs, inputs=["1.0"], uncertainty=False).result
-    ax = result.plot().axes[0]
-    assert ax.get_xlabel() == "cores" and "energy" in ax.get_ylabel()
-    _, _, p = least(1)
-    star = next(line for line in ax.get_lines() if line.get_marker() == "*")
-    assert (star.get_xdata()[0], star.get_ydata()[0]) == (p, pytest.approx(
-        result.choices[0].best.energy_j))
-    lines = [line for line in ax.get_lines() if line.get_marker() == "."]
-    assert len(lines) == len(FREQUENCIES)  # energy against cores, a line per frequency
+    fig = result.plot()
+    assert not any("time" in label for ax in fig.axes
+                   for label in (ax.get_xlabel(), ax.get_ylabel()))
+    model, measured = (ax for ax in fig.axes if ax.get_images())
+    assert (model.get_xlabel(), model.get_ylabel()) == ("frequency (GHz)", "cores")
+    best = result.choices[0].best
+    for ax in (model, measured):
+        star = next(line for line in ax.get_lines() if line.get_marker() == "*")
+        assert (star.get_xdata()[0], star.get_ydata()[0]) == (
+            list(FREQUENCIES).index(best.frequency_ghz), list(CORES).index(best.cores))
 
 
 def test_choose_refuses_a_time_limit_without_times(tmp_path: Path,

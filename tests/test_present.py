@@ -36,5 +36,5 @@ def test_a_notebook_and_the_report_fold_the_notation_away() -> None:
 
     for page in (SHOWN._repr_html_(), str(presented(SHOWN))):
         folded = page[page.index("<details>"):page.index("</details>")]
-        assert "#rp(#i)[#pa]" in folded and "In detail: In Phase-TA" in folded
+        assert "#rp(#i)[#pa]" in folded and "In Phase-TA" in folded
         assert "<caption>Patterns</caption>" in page[:page.index("<details>")]

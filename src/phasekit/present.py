@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 __all__ = ["ZERO_RTOL", "Presentation", "View", "frame_view", "listed", "number", "percent",
-           "plural", "view"]
+           "plural", "quantity", "view"]
 
 
 #: A value within this fraction of its scale is zero to rounding (:func:`number`).
@@ -31,6 +31,16 @@ def number(value: float, scale: float, spec: str = ".4g") -> str:
     if math.isfinite(value) and math.isfinite(scale) and abs(value) <= ZERO_RTOL * abs(scale):
         return "0"
     return format(value, spec)
+
+
+def quantity(value: float, digits: int = 4) -> str:
+    """A measured value as a reader writes it: ``digits`` significant digits, ``1.234`` or
+    ``0.00123`` as ``%g`` writes them, but grouped digits from ten thousand on (``14,220``,
+    not ``1.422e+04``; below 1e15)."""
+    if math.isfinite(value) and 1e4 <= abs(value) < 1e15:
+        rounded = round(value, digits - 1 - math.floor(math.log10(abs(value))))
+        return f"{rounded:,.0f}"
+    return format(value, f".{digits}g")
 
 
 def plural(count: int, noun: str) -> str:

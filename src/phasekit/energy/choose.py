@@ -80,6 +80,7 @@ from phasekit.energy.fit import (
 )
 from phasekit.energy.noise import denoised_energy
 from phasekit.errors import InputError, UsageError
+from phasekit.present import quantity
 from phasekit.results import Result, check_version, plain, short_repr
 from phasekit.verbmodule import make_callable
 
@@ -975,7 +976,7 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
             reason = ("every configuration was measured as a probable failed run"
                       if max_time_s is None else
                       f"no configuration meets the time limit of {max_time_s:g} s (fastest "
-                      f"predicted: {t[fastest]:.4g} s at "
+                      f"predicted: {quantity(t[fastest])} s at "
                       + (f"{F[fastest]:g} GHz, " if frequency_controlled else "")
                       + f"{P[fastest]} cores)")
             over = max_time_s is not None
@@ -995,8 +996,8 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
             if lowest != best_i and estimate[best_i] >= (1 - noise) * ran[lowest]:
                 where = (f"{F[best_i]:g} GHz, " if frequency_controlled else "") \
                     + f"{P[best_i]} cores"
-                why = (f"measured {ran[lowest]:.4g} J here; the lowest estimate elsewhere "
-                       f"({where}) is {estimate[best_i]:.4g} J, not lower beyond the noise "
+                why = (f"measured {quantity(ran[lowest])} J here; the lowest estimate elsewhere "
+                       f"({where}) is {quantity(estimate[best_i])} J, not lower beyond the noise "
                        f"({100 * noise:.0f} %)")
                 best_i = lowest
         best = candidate(best_i)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from phasekit.present import Presentation, View
+from phasekit.present import Presentation, View, quantity
 
 __all__ = ["headline", "presentation"]
 
@@ -18,11 +18,12 @@ def headline(result: Any) -> str:
     single = result.labels[result.single_config]
     if result.best_k == 1:
         why = result.explanation or "a single configuration is best"
-        return (f"{why}: {single}, {result.single_energy_j:.6g} J in "
-                f"{result.single_time_s:.4g} s")
+        return (f"{why}: {single}, {quantity(result.single_energy_j, 6)} J in "
+                f"{quantity(result.single_time_s)} s")
     return (f"{result.best_k} phases, each at its minimum-energy configuration, use "
             f"{100 * result.savings:.2f} % less energy than the best single configuration "
-            f"({result.energy_j:.6g} J against {result.single_energy_j:.6g} J for {single})")
+            f"({quantity(result.energy_j, 6)} J against {quantity(result.single_energy_j, 6)} J "
+                f"for {single})")
 
 
 def _source(meta: Any) -> str:
@@ -42,7 +43,7 @@ def presentation(result: Any, name: str | None = None) -> Presentation:
              f"configurations{_source(result.meta)})")
     phases = View(title, ("#", "start %", "end %", "configuration", "energy (J)", "time (s)"),
                   tuple((str(k), f"{100 * row['start']:.1f}", f"{100 * row['end']:.1f}",
-                         row["config"], f"{row['energy_j']:.6g}", f"{row['time_s']:.4g}")
+                         row["config"], quantity(row["energy_j"], 6), quantity(row["time_s"]))
                         for k, row in enumerate(result.phases(), start=1)),
                   numeric=(True, True, True, False, True, True))
     ga = result.energy_ga is not None
@@ -59,9 +60,9 @@ def presentation(result: Any, name: str | None = None) -> Presentation:
     curve = View("Energy against the number of phases (switch costs included)", headers,
                  tuple(rows), numeric=(True,) * len(headers))
     single = result.labels[result.single_config]
-    notes = [f"best: {result.best_k} phase(s), {result.energy_j:.6g} J in {result.time_s:.4g} s; "
-             f"best single configuration {single}: {result.single_energy_j:.6g} J in "
-             f"{result.single_time_s:.4g} s; savings {100 * result.savings:.2f}%"]
+    notes = [f"best: {result.best_k} phase(s), {quantity(result.energy_j, 6)} J in {quantity(result.time_s)} s; "
+             f"best single configuration {single}: {quantity(result.single_energy_j, 6)} J in "
+             f"{quantity(result.single_time_s)} s; savings {100 * result.savings:.2f}%"]
     if result.explanation:
         notes.append(f"note: {result.explanation}")
     return Presentation(headline(result), (phases, curve), tuple(notes))

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from phasekit.energy.noise import ReadingNoise
-from phasekit.present import Presentation, View, listed, number, plural
+from phasekit.present import Presentation, View, listed, number, plural, quantity
 
 __all__ = ["CHOSEN_BY", "NO_TIME_CHOICE_NOTE", "campaign_notes", "campaign_presentation",
            "choice_headline", "choice_presentation", "configuration_presentation",
@@ -42,7 +42,7 @@ def _pct(value: float | None) -> str:
 
 
 def _general(value: float | None) -> str:
-    return f"{value:.4g}" if _finite(value) else "n/a"
+    return quantity(value) if _finite(value) else "n/a"
 
 
 def _of(name: str | None, word: str = "of") -> str:
@@ -233,11 +233,11 @@ def _choice_parts(result: Any, name: str | None) -> tuple[list[View], list[str]]
         if best is None:
             rows.append((label, *["-"] * (len(headers) - 1)))
             continue
-        measured = (f"{best.measured_energy_j:.4g}" if math.isfinite(best.measured_energy_j)
+        measured = (quantity(best.measured_energy_j) if math.isfinite(best.measured_energy_j)
                     else "-")
         rows.append((label, *((f"{best.frequency_ghz:g}",) if controlled else ()),
-                     str(best.cores), *((f"{best.time_s:.4g}",) if timed else ()),
-                     f"{best.energy_j:.4g}", measured, choice.basis,
+                     str(best.cores), *((quantity(best.time_s),) if timed else ()),
+                     quantity(best.energy_j), measured, choice.basis,
                      *((_regret_cell(choice),) if with_regret else ()),
                      *((f"{choice.continuous_frequency_ghz:.3g}",) if controlled else ())))
         savings.append((label, *(_savings_text(choice.savings_predicted,
@@ -289,7 +289,7 @@ def _choice_parts(result: Any, name: str | None) -> tuple[list[View], list[str]]
         notes.append("noise: " + ReadingNoise.from_dict(result.noise).sentence())
     if len(result.choices) == 1 and result.choices[0].pareto:
         front = ", ".join((f"{c.frequency_ghz:g} GHz " if controlled else "")
-                          + f"{c.cores}c: {c.time_s:.3g} s {c.energy_j:.4g} J"
+                          + f"{c.cores}c: {quantity(c.time_s, 3)} s {quantity(c.energy_j)} J"
                           for c in result.choices[0].pareto)
         notes.append(f"Pareto frontier (time, energy), fastest first: {front}")
     if not controlled:
@@ -356,7 +356,7 @@ def suggest_presentation(result: Any, name: str | None = None) -> Presentation:
     headers = ("#", "input", *(("GHz",) if controlled else ()), "cores", "energy J",
                "interval J", "+/- %", "why")
     rows = tuple((str(rank), s.input_label, *((f"{s.frequency_ghz:g}",) if controlled else ()),
-                  str(s.cores), f"{s.energy_j:.4g}", f"{s.energy_low_j:.4g}-{s.energy_high_j:.4g}",
+                  str(s.cores), quantity(s.energy_j), f"{quantity(s.energy_low_j)}-{quantity(s.energy_high_j)}",
                   f"{100 * math.expm1(s.spread):.1f}", _why(s, result.members))
                  for rank, s in enumerate(result.suggestions, start=1))
     table = View(f"Next {len(result.suggestions)} configurations to measure{_of(name, 'for')} "
@@ -434,10 +434,10 @@ def _best_lines(configs: Any) -> list[str]:
     for label, rows, best in _least(configs):
         f, t = float(columns["frequency_ghz"][best]), float(columns["time_s"][best])
         at = "" if not math.isfinite(f) else f", {f:g} GHz"
-        line = (f"input {label}: least energy {columns['energy_j'][best]:.4g} J at "
+        line = (f"input {label}: least energy {quantity(columns['energy_j'][best])} J at "
                 f"{int(columns['cores'][best])} {configs.unit}{at}")
         if configs.has_time:
-            line += (f" ({t:.4g} s); {int(columns['pareto'][rows].sum())} of {rows.size} "
+            line += (f" ({quantity(t)} s); {int(columns['pareto'][rows].sum())} of {rows.size} "
                      "configurations on the time-energy Pareto frontier")
         else:
             line += f" (least of {rows.size} configurations)"

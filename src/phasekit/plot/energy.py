@@ -557,7 +557,7 @@ def _draw_configurations(fig: Figure, top: float, section: _Section,
                  "within 5 %, dots the time-energy Pareto frontier (§4.11)")
     elif configs.has_energy:
         title = ("Energy relative to each input's least (boxed; white line: within 5 %); "
-                 "no run times, so no efficiency or time-energy frontier")
+                 "no run times: efficiency and the time-energy frontier need time_s")
     else:
         title = ("Time over configurations relative to each input's fastest, box: fastest "
                  "(no energy measured: energy panels skipped)")
