@@ -790,7 +790,8 @@ def draw_choice_map(ax: Axes, result: ChoiceResult, choice: Choice, *,
     """One input's energy over frequency x cores on ``ax``, relative to its least: the
     model's prediction or (``measured``) the campaign's readings (grey where not measured),
     the configurations within 5 % of the least bordered in white, the choice starred and the
-    lowest reading boxed in black. The measured panel's title gives the regret."""
+    lowest reading boxed in black. The measured panel's title gives the regret (against the
+    lowest reading, then the denoised one in parentheses)."""
     freqs, cores, predicted, readings = _choice_cells(choice)
     values = readings if measured else predicted
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -814,23 +815,22 @@ def draw_choice_map(ax: Axes, result: ChoiceResult, choice: Choice, *,
     ax.set_ylabel("cores")
     if not measured:
         away = best is not None and not ratio[_cell_of(freqs, cores, best)] <= WITHIN
-        ax.set_title(f"input {choice.input_label}: predicted ({result.model} model)"
-                     + ("; the choice follows the readings" if away else ""),
+        ax.set_title(f"input {choice.input_label}: model"
+                     + (" (choice from readings)" if away else ""),
                      fontsize="medium", loc="left")
         return
     if not np.isfinite(readings).any():
-        ax.set_title(f"input {choice.input_label}: nothing measured", fontsize="medium",
-                     loc="left")
+        ax.set_title("nothing measured", fontsize="medium", loc="left")
         return
     least = float(np.nanmin(readings))
     read = best.measured_energy_j if best is not None else math.nan
     if math.isfinite(read):
-        smoothed = (f" ({choice.regret_denoised:+.1f} % smoothed)"
+        smoothed = (f" ({choice.regret_denoised:+.1f} %)"
                     if math.isfinite(choice.regret_denoised) else "")
         verdict = f"choice {_percent(100 * (read / least - 1))}{smoothed}"
     else:
         verdict = "choice not measured"
-    ax.set_title(f"measured: least {least:.4g} J; {verdict}", fontsize="medium", loc="left")
+    ax.set_title(f"readings: {verdict}", fontsize="medium", loc="left")
 
 
 def _noise_words(result: ChoiceResult) -> str:
@@ -852,11 +852,18 @@ def choice_figure(result: ChoiceResult) -> Figure:
     if not choices:
         raise UsageError("nothing to plot: no configuration meets the limits")
     shown = choices[:CHOICE_ROWS]
-    columns = 3 if result.with_time else 2
-    fig = figure(WIDTH, _MAP_ROW_H * len(shown) + 1.0)
-    axes = fig.subplots(len(shown), columns, squeeze=False)
+    panels = 3 if result.with_time else 2  # per input
+    per_row = 1 if result.with_time else 2  # inputs side by side
+    rows_n = math.ceil(len(shown) / per_row)
+    fig = figure(WIDTH, _MAP_ROW_H * rows_n + 1.0)
+    grid = fig.subplots(rows_n, panels * per_row, squeeze=False)
+    slots = [grid[k // per_row, (k % per_row) * panels:(k % per_row + 1) * panels]
+             for k in range(rows_n * per_row)]
+    for row in slots[len(shown):]:
+        for ax in row:
+            ax.set_visible(False)
     maps, tradeoffs = [], []
-    for row, choice in zip(axes, shown, strict=True):
+    for row, choice in zip(slots, shown, strict=False):
         if choice.best is None:
             draw_choice(row[0], result, choice)
             for ax in row[1:]:
@@ -883,9 +890,11 @@ def choice_figure(result: ChoiceResult) -> Figure:
         bar.ax.xaxis.set_minor_locator(NullLocator())
     more = (f" (the first {len(shown)} of {len(choices)} inputs)"
             if len(choices) > len(shown) else "")
-    fig.suptitle(f"Minimum-energy choice per input{more}: star the choice, black box the "
-                 f"lowest reading, white line within 5 % of the least"
-                 f"{_noise_words(result)}", fontsize="medium", wrap=True)
+    fig.suptitle(f"Minimum-energy choice per input{more}, the model's energy beside the "
+                 f"readings: star the choice, black box the lowest reading, white line within "
+                 f"5 % of the least; 'choice +x % (+y %)': its reading above the lowest, then "
+                 f"with the noise smoothed out{_noise_words(result)}", fontsize="medium",
+                 wrap=True)
     return fig
 
 
