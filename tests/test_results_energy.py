@@ -352,3 +352,40 @@ def test_a_choice_with_an_infeasible_input_still_displays(fitted: EnergyFitResul
                     failed_runs=every)
     page = failed._repr_html_()
     assert "<table" in page and "no figure" in page     # the figure says why it is missing
+
+
+def test_the_readings_panel_dashes_the_configurations_within_the_noise(
+        configs: pd.DataFrame, fitted: EnergyFitResult) -> None:
+    """With a known noise (threshold 14 %), the readings panel borders, dashed, the cells
+    whose reading lies within that much of the lowest: one segment per cell side facing a
+    cell outside (counted here); without a known noise, no dashed border."""
+    import dataclasses
+
+    from matplotlib.collections import LineCollection
+
+    from phasekit.plot.energy import choice_figure
+
+    plain_result = choose(fitted.fitted, INPUTS, frequencies_ghz=FREQS, cores=CORES,
+                          measured=configs)
+    noisy = dataclasses.replace(plain_result, noise={"relative": 0.05, "threshold": 0.14})
+
+    def dashed(fig: Figure) -> list[LineCollection]:
+        return [c for ax in fig.axes for c in ax.collections if isinstance(c, LineCollection)
+                and c.get_linestyle()[0][1] is not None]
+
+    assert dashed(choice_figure(plain_result)) == []
+    drawn = dashed(choice_figure(noisy))
+    assert len(drawn) == len(INPUTS)
+    for collection, n in zip(drawn, INPUTS, strict=True):
+        mine = configs[configs["input"] == n]
+        grid = np.full((len(CORES), len(FREQS)), np.nan)
+        for _, row in mine.iterrows():
+            grid[CORES.index(int(row["cores"])), FREQS.index(float(row["frequency_ghz"]))] = \
+                row["energy_j"]
+        inside = grid <= 1.14 * np.nanmin(grid)
+        sides = 0
+        for i, j in zip(*np.nonzero(inside), strict=True):
+            for a, b in ((i - 1, j), (i + 1, j), (i, j - 1), (i, j + 1)):
+                outside = not (0 <= a < inside.shape[0] and 0 <= b < inside.shape[1])
+                sides += outside or not inside[a, b]
+        assert len(collection.get_segments()) == sides

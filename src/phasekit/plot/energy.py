@@ -449,7 +449,8 @@ def _region_edges(ax: Any, inside: np.ndarray, **style: Any) -> None:
             segments.append([(x1, y0), (x1, y1)])
     if segments:
         ax.add_collection(LineCollection(segments, colors=style.get("color", "white"),
-                                         linewidths=style.get("lw", 1.5)))
+                                         linewidths=style.get("lw", 1.5),
+                                         linestyles=style.get("linestyle", "solid")))
 
 
 def _nice_ticks(lo: float, hi: float, most: int = 7) -> list[float]:
@@ -800,6 +801,10 @@ def draw_choice_map(ax: Axes, result: ChoiceResult, choice: Choice, *,
     ax.imshow(np.ma.masked_invalid(ratio), cmap=cmap, norm=Normalize(1.0, NEAR_BEST),
               origin="lower", aspect="auto", interpolation="nearest")
     _region_edges(ax, np.isfinite(ratio) & (ratio <= WITHIN), color="white", lw=1.6)
+    band = _noise_threshold(result)
+    if measured and band > WITHIN - 1:  # readings this close to the least are as good
+        _region_edges(ax, np.isfinite(ratio) & (ratio <= 1 + band), color="black", lw=1.0,
+                      linestyle=(0, (2, 2)))
     if np.isfinite(readings).any():
         lowest = np.unravel_index(np.nanargmin(readings), readings.shape)
         _outline(ax, [(int(lowest[0]), int(lowest[1]))], color="black", lw=2.4)
@@ -833,12 +838,20 @@ def draw_choice_map(ax: Axes, result: ChoiceResult, choice: Choice, *,
     ax.set_title(f"readings: {verdict}", fontsize="medium", loc="left")
 
 
+def _noise_threshold(result: ChoiceResult) -> float:
+    """The relative difference below which two readings are indistinguishable (0 when the
+    noise is unknown)."""
+    threshold = (result.noise or {}).get("threshold")
+    return float(threshold) if isinstance(threshold, int | float) and math.isfinite(
+        threshold) else 0.0
+
+
 def _noise_words(result: ChoiceResult) -> str:
     noise = result.noise or {}
     relative = noise.get("relative")
     if isinstance(relative, int | float) and math.isfinite(relative):
-        return (f"; readings scatter ±{100 * relative:.1f} %, so differences under "
-                f"{100 * float(noise.get('threshold', 0.0)):.0f} % are within the noise")
+        return (f"; readings scatter ±{100 * relative:.1f} %, so those within "
+                f"{100 * _noise_threshold(result):.0f} % of the lowest (dashed) are as good")
     return ""
 
 
