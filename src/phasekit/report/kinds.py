@@ -103,12 +103,11 @@ def presented(shown: Any, *, limit: int = MAX_ROWS,
     answers; the papers' tables are a click away); ``class_of(view)`` styles a view's
     table (``"code"``: monospace, spaces kept) and ``row_class(view, row)`` a row's."""
     def drawn(v: Any) -> Safe:
-        html = table(v.headers, v.rows, numeric=[v.is_numeric(c) for c in range(len(v.headers))],
+        return table(v.headers, v.rows, numeric=[v.is_numeric(c) for c in range(len(v.headers))],
                      caption=v.title, limit=limit,
                      class_=class_of(v) if class_of is not None else None,
                      row_classes=None if row_class is None
                      else [row_class(v, row) for row in v.rows])
-        return html
 
     views = list(shown.views)
     first = next((v for v in views if not getattr(v, "detail", False)), None)
