@@ -48,6 +48,11 @@ MAX_ROWS = 100
 MAX_JSON = 60_000
 
 
+#: A result's first table stays on show up to this many rows (a longer one folds with the
+#: others; the pseudocode of a structure always shows).
+FIRST_TABLE_ROWS = 12
+
+
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
@@ -96,12 +101,14 @@ def generic(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
 # --- periodicity (Phase-TA) ------------------------------------------------------------------
 def presented(shown: Any, *, limit: int = MAX_ROWS,
               class_of: Callable[[Any], str | None] | None = None,
-              row_class: Callable[[Any, Any], str | None] | None = None) -> Safe:
+              row_class: Callable[[Any, Any], str | None] | None = None,
+              first_rows: int | None = FIRST_TABLE_ROWS) -> Safe:
     """A result's own :class:`~phasekit.present.Presentation`: the headline, its first
-    table, its notes (the same words as the command line), and its other tables in one
-    collapsed block named by their titles, open on a click (the report leads with the
-    answers; the papers' tables are a click away); ``class_of(view)`` styles a view's
-    table (``"code"``: monospace, spaces kept) and ``row_class(view, row)`` a row's."""
+    table when it has at most ``first_rows`` rows (None: whatever its length), its notes
+    (the same words as the command line), and its other tables in one collapsed block
+    named by their titles, open on a click (the report leads with the answers and the
+    figure; the papers' tables are a click away); ``class_of(view)`` styles a view's table
+    (``"code"``: monospace, spaces kept) and ``row_class(view, row)`` a row's."""
     def drawn(v: Any) -> Safe:
         return table(v.headers, v.rows, numeric=[v.is_numeric(c) for c in range(len(v.headers))],
                      caption=v.title, limit=limit,
@@ -111,6 +118,8 @@ def presented(shown: Any, *, limit: int = MAX_ROWS,
 
     views = list(shown.views)
     first = next((v for v in views if not getattr(v, "detail", False)), None)
+    if first is not None and first_rows is not None and len(first.rows) > first_rows:
+        first = None  # a long table: the figure shows the answer, the table is a click away
     rest = [v for v in views if v is not first]
     parts = [tag("p", shown.headline, class_="headline")]
     parts += [drawn(first)] if first is not None else []
@@ -275,7 +284,7 @@ def structure(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     from phasekit.structure import PSEUDOCODE_COLUMNS, StructureResult
 
     result = StructureResult.from_dict(dict(data))
-    parts = [presented(result.present(), limit=2000, class_of=lambda view: (
+    parts = [presented(result.present(), limit=2000, first_rows=None, class_of=lambda view: (
         "code" if view.headers == PSEUDOCODE_COLUMNS else None))]
     if result.timeline:
         parts.append(maker.safely("the timeline", lambda: maker.from_figure(
