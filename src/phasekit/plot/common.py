@@ -12,17 +12,20 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure, SubFigure
-from matplotlib.ticker import FixedFormatter, Formatter, FuncFormatter
+from matplotlib.ticker import EngFormatter, FixedFormatter, Formatter, FuncFormatter
 
 from phasekit.errors import UsageError
 from phasekit.io.atomic import atomic_path
 
-__all__ = ["COLORS", "DPI", "WIDTH", "color", "figure", "literal_text", "metric_label",
-           "root_figure", "save", "time_unit"]
+__all__ = ["COLORS", "DPI", "WIDTH", "color", "figure", "ink_on", "literal_text",
+           "metric_label", "readable_numbers", "root_figure", "save", "time_unit"]
 
 #: Resolution of raster figures: 12 in x 120 dpi = 1440 px, readable on a laptop screen.
 DPI = 120
@@ -128,6 +131,21 @@ def metric_label(metric: str, unit: str | None) -> str:
     file gave no unit (a reader should not guess one)."""
     unit = unit or NAMED_UNITS.get(metric.lower())
     return f"{metric} [{unit}]" if unit else f"{metric} (unit not recorded)"
+
+
+def ink_on(colour: Any) -> str:
+    """Black or white, whichever reads on ``colour`` (a name or an RGB(A) tuple)."""
+    r, g, b = to_rgb(colour)
+    return "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white"
+
+
+def readable_numbers(ax: Axes, values: Any, *, sep: str = "") -> None:
+    """Large values on ``ax``'s y axis ticked 2M, 500k (from ten thousand on), not 2 beside
+    a bare 1e6 at the axis's top."""
+    finite = np.abs(np.asarray(values, float))
+    finite = finite[np.isfinite(finite)]
+    if finite.size and finite.max() >= 1e4:
+        ax.yaxis.set_major_formatter(EngFormatter(sep=sep))
 
 
 def color(i: int) -> str:

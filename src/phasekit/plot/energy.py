@@ -52,7 +52,7 @@ from matplotlib.ticker import (
 )
 
 from phasekit.errors import UsageError
-from phasekit.plot.common import WIDTH, color, figure, root_figure, save
+from phasekit.plot.common import WIDTH, color, figure, ink_on, root_figure, save
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -71,7 +71,6 @@ __all__ = ["CHOICE_ROWS", "MODES", "choice_figure", "draw_choice", "draw_choice_
 MODES = ("discrete", "smoothed", "both")
 #: Points of the smoothed mesh per axis.
 MESH = 200
-_ROW_H = 3.0  # inches per row of panels
 _ANNOTATE_MAX = 60  # cells: above this the values are not written in the cells
 
 
@@ -144,11 +143,6 @@ def _bilinear(values: np.ndarray, x: np.ndarray, y: np.ndarray, xs: np.ndarray, 
             + v * ((1 - u) * values[np.ix_(i + 1, j)] + u * values[np.ix_(i + 1, j + 1)]))
 
 
-def _text_color(rgba: Sequence[float]) -> str:
-    r, g, b = rgba[:3]
-    return "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white"
-
-
 def _discrete(ax: Any, table: EfficiencyTable, cmap: Any, norm: Normalize, *,
               rotate: bool | None = None) -> Any:
     eff = table.efficiency
@@ -164,7 +158,7 @@ def _discrete(ax: Any, table: EfficiencyTable, cmap: Any, norm: Normalize, *,
                 value = eff[i, j]
                 if np.isfinite(value):
                     ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=size,
-                            color=_text_color(cmap(norm(value))))
+                            color=ink_on(cmap(norm(value))))
     if len(table.inputs) > 8 if rotate is None else rotate:
         ax.tick_params(axis="x", labelrotation=45)
     return image
@@ -411,7 +405,7 @@ def _draw_landscape(ax: Any, land: _Landscape, cmap: Any, norm: Normalize, unit:
         for i, j in zip(*np.nonzero(np.isfinite(ratio)), strict=True):
             v = float(ratio[i, j])
             ax.text(j, i, f"{v:.2f}" if v < 10 else f"{v:.0f}", ha="center", va="center",
-                    fontsize=size, color=_text_color(cmap(norm(v))))
+                    fontsize=size, color=ink_on(cmap(norm(v))))
     if marks:  # the frontier: a dot in the upper right corner of its cells
         i, j = np.nonzero(land.pareto & np.isfinite(ratio))
         if i.size:

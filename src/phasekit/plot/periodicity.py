@@ -25,7 +25,6 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure, SubFigure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import EngFormatter
 
 from phasekit.errors import UsageError
 from phasekit.metrics.periodicity import periodic_regions
@@ -34,6 +33,7 @@ from phasekit.plot.common import (
     color,
     figure,
     metric_label,
+    readable_numbers,
     root_figure,
     save,
     time_unit,
@@ -194,7 +194,7 @@ def draw_preview_patterns(canvas: Canvas, patterns: Sequence[Mapping[str, Any]],
             unit = units.get(metrics[k]) if k < len(metrics) else None
             label = f"{metric} (z-score)" if joint else metric_label(metric, unit)
             ax.set_ylabel(label, fontsize="small")
-            _readable_numbers(ax, values[:, k] if k < values.shape[1] else np.zeros(0))
+            readable_numbers(ax, values[:, k] if k < values.shape[1] else np.zeros(0))
             ax.grid(True, linewidth=0.4, alpha=0.5)
             if k == 0:
                 ax.set_title(f"pattern {i + 1}: period {json_number(pattern.get('period_s')):.3g} s, "
@@ -335,13 +335,6 @@ def _draw_scales(ax: Axes, result: Any, x: Any) -> list[Any]:
     return handles
 
 
-def _readable_numbers(ax: Axes, values: np.ndarray) -> None:
-    """Large values ticked 2M, 500k (not 2 beside a bare 1e6 at the axis's top)."""
-    finite = np.abs(values[np.isfinite(values)])
-    if finite.size and finite.max() >= 1e4:
-        ax.yaxis.set_major_formatter(EngFormatter(sep=""))
-
-
 def draw_profile(ax: Axes, profile: Profile, result: Any) -> None:
     """:func:`profile_figure` on ``ax``: the metric over time (its envelope and mean when
     dense), the periodic regions shaded by pattern, every scale bracketed at the top, the
@@ -388,7 +381,7 @@ def draw_profile(ax: Axes, profile: Profile, result: Any) -> None:
     ax.set_xlim(origin / scale, horizon / scale)
     ax.set_xlabel(f"{words} ({unit})")
     ax.set_ylabel(_label(profile, metric))
-    _readable_numbers(ax, values)
+    readable_numbers(ax, values)
     ax.grid(True, axis="y", linewidth=0.4, alpha=0.5)
     name = f"{profile.node}: " if profile.node else ""
     if result.patterns:
@@ -440,7 +433,7 @@ def _draw_patterns(canvas: Canvas, profile: Profile, result: Any, *,
             metric = result.metrics[k] if k < len(result.metrics) else f"dimension {k}"
             ax.set_ylabel(f"{metric} (z-score)" if joint else _label(profile, metric),
                           fontsize="small")
-            _readable_numbers(ax, pattern.values[:, k])
+            readable_numbers(ax, pattern.values[:, k])
             ax.grid(True, linewidth=0.4, alpha=0.5)
             if k == 0:
                 ax.set_title(f"pattern {i + 1}: period {pattern.period_s:.3g} s, "

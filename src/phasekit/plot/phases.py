@@ -31,13 +31,20 @@ from typing import Any
 
 import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.ticker import EngFormatter
 
 from phasekit.errors import UsageError
-from phasekit.plot.common import WIDTH, figure, metric_label, root_figure, save, time_unit
+from phasekit.plot.common import (
+    WIDTH,
+    figure,
+    ink_on,
+    metric_label,
+    readable_numbers,
+    root_figure,
+    save,
+    time_unit,
+)
 from phasekit.profile import Profile
 from phasekit.results import json_number, phase_spans, plain
 
@@ -63,8 +70,6 @@ TRUTH_STYLE = (0, (1, 1.5))
 #: Share of a sensor's range (1st to 99th percentile) below which a within-phase spread
 #: counts as that floor: a sensor flat within its phases does not make tiny steps drivers.
 SPREAD_FLOOR = 0.01
-#: Sensor values from this size on are written with SI prefixes (20 G, not 2 x 1e10).
-LARGE = 1e4
 #: Characters per line of the note above the score panel.
 NOTE_WIDTH = 135
 #: Fraction of the figure width the time axis is assumed to span when fitting span labels.
@@ -86,12 +91,6 @@ def phase_style(pid: int) -> tuple[str, str]:
     k = max(int(pid) - 1, 0)
     return (PHASE_COLORS[k % len(PHASE_COLORS)],
             PHASE_HATCHES[(k // len(PHASE_COLORS)) % len(PHASE_HATCHES)])
-
-
-def _ink(colour: str) -> str:
-    """Black or white, whichever reads on ``colour``."""
-    r, g, b = to_rgb(colour)
-    return "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white"
 
 
 def _time_label(unit: str) -> str:
@@ -193,7 +192,7 @@ def draw_phase_strip(ax: Axes, phases: Sequence[Mapping[str, Any]], duration_s: 
                       if len(t) * points_per_char + 4 <= room), "")
         if label:
             ax.text((start + end) / 2 / time_scale, 0.5, label, ha="center", va="center",
-                    fontsize="small", color=_ink(colour), clip_on=True,
+                    fontsize="small", color=ink_on(colour), clip_on=True,
                     bbox={"facecolor": colour, "edgecolor": "none", "pad": 1.0}
                     if hatch else None)
     ax.set_ylim(0, 1)
@@ -326,8 +325,7 @@ def _draw_sensor(ax: Axes, profile: Profile, vectors: Any, name: str,
     _shade(ax, phases, time_scale)
     column = vectors.values[:, vectors.sensors.index(name)]
     ax.plot(profile.times() / time_scale, column, color="black", linewidth=0.8)
-    if np.nanmax(np.abs(column), initial=0.0) >= LARGE:
-        ax.yaxis.set_major_formatter(EngFormatter(sep=" "))
+    readable_numbers(ax, column, sep=" ")
     unit = sensor_unit(profile, name, vectors.normalization, vectors.levels)
     ax.set_ylabel(_two_lines(metric_label(name, unit)), rotation=0, ha="right", va="center")
 

@@ -82,8 +82,19 @@ def loop_timeline(red: Reduction, loop: InferredLoop, calls: Mapping[int, tuple[
 def rank_calls(rank: np.ndarray, time: np.ndarray, duration: np.ndarray,
                ranks: Sequence[int]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     """Per rank of ``ranks``, the entry times and durations of its calls (the trace's
-    ``rank``, ``time_s`` and ``duration_s`` columns)."""
-    return {int(r): (time[rank == r], duration[rank == r]) for r in ranks}
+    ``rank``, ``time_s`` and ``duration_s`` columns). A trace's calls are sorted by rank,
+    so each rank's are one slice (found by bisection, not a pass over every call); other
+    orders are masked."""
+    out = {}
+    ordered = bool(np.all(rank[1:] >= rank[:-1]))
+    for r in ranks:
+        if ordered:
+            mine: slice | np.ndarray = slice(int(np.searchsorted(rank, r, side="left")),
+                                             int(np.searchsorted(rank, r, side="right")))
+        else:
+            mine = rank == r
+        out[int(r)] = (time[mine], duration[mine])
+    return out
 
 
 def timelines(red: Reduction, loops: list[InferredLoop], main_id: int | None,
