@@ -499,9 +499,9 @@ def structure(trace: Trace, *, rank: int | None = None,
         trace=plain(info),
         parameters={**o.to_dict(), "rank": rank},
         loop_tree=loop_tree,
-        timeline=tuple(plain(t) for t in timelines(
+        timeline=timelines(  # plain Python lists and numbers already
             red, loops, None if main is None else int(main["id"]),
-            *(np.asarray(trace.arrays[c]) for c in ("rank", "time_s", "duration_s")))),
+            *(np.asarray(trace.arrays[c]) for c in ("rank", "time_s", "duration_s"))),
         calls=tuple(plain(_call_dicts(red, straight_calls, body))),
         body_refs=tuple(plain(_body_refs(body, straight_calls))),
         filtered=tuple(plain(_entry_dict(red, e)) for e in np.flatnonzero(red.filtered)),

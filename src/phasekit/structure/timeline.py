@@ -65,7 +65,7 @@ def loop_timeline(red: Reduction, loop: InferredLoop, calls: Mapping[int, tuple[
         finish = np.append(begin[1:], max(spans[r][1], begin[-1] + typical))
         time, duration = calls.get(r, (np.zeros(0), np.zeros(0)))
         k = np.searchsorted(begin, time, side="right") - 1
-        inside = (k >= 0) & (time < finish[np.clip(k, 0, None)]) & np.isfinite(duration)
+        inside = (k >= 0) & (time < finish[np.clip(k, 0, None)])
         mpi = np.bincount(k[inside], weights=duration[inside], minlength=begin.size)
         cut = np.arange(0, begin.size, group)
         block_start = begin[cut]
@@ -82,7 +82,8 @@ def loop_timeline(red: Reduction, loop: InferredLoop, calls: Mapping[int, tuple[
 def rank_calls(rank: np.ndarray, time: np.ndarray, duration: np.ndarray,
                ranks: Sequence[int]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     """Per rank of ``ranks``, the entry times and durations of its calls (the trace's
-    ``rank``, ``time_s`` and ``duration_s`` columns). A trace's calls are sorted by rank,
+    ``rank``, ``time_s`` and ``duration_s`` columns; a call the trace ends inside, NaN,
+    lasts 0 here). A trace's calls are sorted by rank,
     so each rank's are one slice (found by bisection, not a pass over every call); other
     orders are masked."""
     out = {}
@@ -93,7 +94,7 @@ def rank_calls(rank: np.ndarray, time: np.ndarray, duration: np.ndarray,
                                              int(np.searchsorted(rank, r, side="right")))
         else:
             mine = rank == r
-        out[int(r)] = (time[mine], duration[mine])
+        out[int(r)] = (time[mine], np.nan_to_num(duration[mine], nan=0.0))
     return out
 
 
