@@ -413,7 +413,7 @@ def test_cli_choose_reports_regret_and_uncertainty(campaign_file: Path) -> None:
                           "10", "--design", "random", "--seed", "2", "--tolerance", "0")
     assert code == 0, err
     assert "How sure" in text and "regret %" in text and "mean" in text
-    assert "not sure" in text and "measure next" in text
+    assert "not sure" in text and "measure next" in text and "likeliest better" in text
     code, out, err = run("energy", "choose", str(campaign_file), "--model", "pt", "--train",
                          "10", "--no-uncertainty", "--json")
     assert code == 0, err

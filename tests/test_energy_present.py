@@ -76,6 +76,25 @@ def test_choose_says_where_each_input_uses_the_least_energy(campaign: Path) -> N
                         f"{choice.regret_denoised:.1f} % with the noise smoothed out)")
 
 
+def test_an_unsure_choice_says_why_in_its_headline(campaign: Path) -> None:
+    """Where a choice is not sure, the headline names the larger error against the
+    tolerance: the model's on configurations it did not see, or a single reading's."""
+    _, data = _text_and_json("energy", "choose", campaign)
+    for choice in data["choices"]:
+        choice["uncertainty"].update(loss_probability=0.9, model_error=0.31,
+                                     reading_error=0.02, tolerance=5.0)
+    headline = ChoiceResult.from_dict(data).present().headline
+    assert "0 of 2 sure: the model misses configurations it did not see by 31 % (1 sigma), " \
+           "more than the 5 % a choice may lose" in headline
+    for choice in data["choices"]:
+        choice["uncertainty"].update(model_error=0.04, reading_error=0.12)
+    headline = ChoiceResult.from_dict(data).present().headline
+    assert "0 of 2 sure: single readings scatter by 12 % (1 sigma)" in headline
+    for choice in data["choices"]:
+        choice["uncertainty"].update(loss_probability=0.0)
+    assert "2 of 2 sure;" in ChoiceResult.from_dict(data).present().headline
+
+
 def test_suggest_says_what_to_measure_next(campaign: Path) -> None:
     lines, data = _text_and_json("energy", "suggest", campaign, "--train", "6", "-k", "2")
     result = SuggestResult.from_dict(data)

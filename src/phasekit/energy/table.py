@@ -169,7 +169,8 @@ def choice_headline(result: Any) -> str:
                 f"{_where(choice.best.frequency_ghz, choice.best.cores, controlled)}{saving}")
         tail += [how] if how else []
         if choice.uncertainty is not None:
-            tail.append("sure" if choice.uncertainty.sure else "not sure")
+            tail.append("sure" if choice.uncertainty.sure
+                        else "not sure" + _why_unsure([choice.uncertainty]))
         if _finite(choice.regret):
             tail.append(_above_best(choice.regret, choice.regret_denoised))
     else:
@@ -181,11 +182,28 @@ def choice_headline(result: Any) -> str:
             tail.append(f"{len(result.choices) - len(chosen)} with none within the limits")
         sureness = [c.uncertainty for c in chosen if c.uncertainty is not None]
         if sureness:
-            tail.append(f"{sum(u.sure for u in sureness)} of {len(sureness)} sure")
+            tail.append(f"{sum(u.sure for u in sureness)} of {len(sureness)} sure"
+                        + _why_unsure(sureness))
         if _finite(result.mean_regret):
             tail.append("on average " + _above_best(result.mean_regret,
                                                     result.mean_regret_denoised))
     return line + (f" ({'; '.join(tail)})" if tail else "")
+
+
+def _why_unsure(sureness: Sequence[Any]) -> str:
+    """Why choices are not sure, in words (empty when all are): the larger of the model's
+    error on configurations it did not see and a reading's error, against the tolerance."""
+    if all(u.sure for u in sureness):
+        return ""
+    u = sureness[0]
+    model, reading = 100 * u.model_error, 100 * u.reading_error
+    if not (math.isfinite(model) and math.isfinite(reading)):
+        return ""
+    if model >= reading:
+        return (f": the model misses configurations it did not see by {model:.0f} % (1 sigma), "
+                f"more than the {u.tolerance:g} % a choice may lose")
+    return (f": single readings scatter by {reading:.0f} % (1 sigma), more than the "
+            f"{u.tolerance:g} % a choice may lose")
 
 
 def _above_best(regret: float, denoised: float) -> str:
@@ -268,9 +286,11 @@ def _choice_parts(result: Any, name: str | None) -> tuple[list[View], list[str]]
             f"({100 * first.model_error:.1f} %) and a measured energy's "
             f"({100 * first.reading_error:.1f} %); sure at {100 * first.risk:.0f} % or less",
             ("input", f"{100 * first.level:.0f} % interval J",
-             f"chance of losing > {first.tolerance:g} %", "sure", "measure next"), sure))
+             f"chance of losing > {first.tolerance:g} %", "sure", "likeliest better"), sure))
     notes = [CHOSEN_BY + ("; f* GHz: the frequency of least predicted energy at the chosen "
-                          "cores, between the grid's frequencies" if controlled else "")]
+                          "cores, between the grid's frequencies" if controlled else "")
+             + ("; likeliest better: the configuration most often below the choice by more "
+                "than the tolerance under those errors" if sure else "")]
     if with_regret:
         notes.append(f"regret (measured energy of the choice / the lowest measured - 1, where "
                      f"every feasible configuration was measured): mean "
@@ -314,7 +334,9 @@ def choice_presentation(result: Any, name: str | None = None) -> Presentation:
                      + ", ".join(c.input_label for c in unsure))
         if result.suggestions:
             controlled = result.frequency_controlled
-            notes.append("measure next (`phasekit energy suggest`): " + "; ".join(
+            notes.append("measure next (`phasekit energy suggest`'s batch, which also weighs "
+                         "where the refits expect a lower reading, so it may differ from the "
+                         "likeliest better): " + "; ".join(
                 f"input {s.input_label} " + (f"{s.frequency_ghz:g} GHz " if controlled else "")
                 + f"{s.cores} cores" for s in result.suggestions))
     return Presentation(choice_headline(result), tuple(views), tuple(notes))
