@@ -16,7 +16,9 @@ from phasekit.campaign import write_campaign
 from phasekit.energy.fit import (
     BASELINES,
     EnergyFitResult,
+    SparseColumns,
     _Objective,
+    _triangle,
     bounded_least_squares,
     bounded_minimum,
     candidate_label,
@@ -475,6 +477,57 @@ def test_bounded_least_squares_takes_the_steps_of_scipys_trf(problem: Any) -> No
     assert ours.cost == pytest.approx(theirs.cost, rel=1e-12, abs=1e-15)
     assert ours.nfev == theirs.nfev and ours.status == theirs.status
     assert ours.status > 0
+
+
+def test_the_triangle_from_sparse_columns_is_the_qr_triangle(monkeypatch: Any) -> None:
+    """Columns zero outside known rows (one deviation per input): the Gram-matrix triangle
+    is the QR factorization's, up to the signs of its rows; a pattern left unstated, or a
+    rank-deficient matrix, goes to QR."""
+    import phasekit.energy.fit as fit
+
+    rng = np.random.default_rng(3)
+    m, dense, levels = 600, 4, 30
+    which = rng.integers(0, levels, m)
+    J = np.zeros((dense + levels, m + levels))
+    J[:dense, :m] = rng.normal(size=(dense, m)) * np.exp(3 * rng.normal(size=(dense, 1)))
+    J[dense + which, np.arange(m)] = rng.normal(size=m)
+    J[dense + np.arange(levels), m + np.arange(levels)] = 0.3
+    J = J.T                                             # columns contiguous, as the fit's
+    f = rng.normal(size=m + levels)
+    pattern = SparseColumns.of(range(dense, dense + levels),
+                               [np.concatenate([np.flatnonzero(which == k), [m + k]])
+                                for k in range(levels)])
+    monkeypatch.setattr(fit, "GRAM_WORK", 0)
+    expected = np.linalg.qr(np.column_stack([J, f]), mode="r")
+    got = _triangle(J, f, pattern)
+    np.testing.assert_allclose(np.abs(got), np.abs(expected), rtol=1e-7,
+                               atol=1e-9 * np.abs(expected).max())
+    np.testing.assert_allclose(got.T @ got, expected.T @ expected, rtol=1e-9,
+                               atol=1e-9 * np.abs(expected).max() ** 2)
+    assert np.array_equal(_triangle(J, f), expected)
+    J[:, dense] = 0.0                                     # a column of zeros: no Cholesky
+    np.testing.assert_array_equal(_triangle(J, f, pattern),
+                                  np.linalg.qr(np.column_stack([J, f]), mode="r"))
+
+
+def test_many_inputs_fit_as_with_the_qr_triangle(monkeypatch: Any) -> None:
+    """A campaign of 40 inputs fits to the same model whether the solver's triangles come
+    from the Gram matrix of its sparse deviation columns or from QR."""
+    import phasekit.energy.fit as fit
+
+    truth = realistic_campaign(inputs=tuple(range(1, 41)), cores=(1, 4, 8, 16, 32),
+                               frequencies=(1.2, 1.6, 2.0, 2.2), seed=2)
+    configs = configurations(truth.campaign)
+    arrays = [configs[k].to_numpy(float) for k in ("frequency_ghz", "cores", "input",
+                                                    "energy_j", "time_s")]
+    monkeypatch.setattr(fit, "GRAM_WORK", 0)
+    gram = fit_model(*arrays, starts=2)
+    monkeypatch.setattr(fit, "GRAM_WORK", np.inf)
+    qr = fit_model(*arrays, starts=2)
+    assert gram.params == pytest.approx(qr.params, rel=1e-5, abs=1e-9)
+    assert list(gram.input_deviation.values()) == pytest.approx(
+        list(qr.input_deviation.values()), abs=1e-6)
+    assert gram.cost == pytest.approx(qr.cost, rel=1e-8)
 
 
 def test_nonnegative_least_squares_matches_scipys_nnls() -> None:

@@ -622,7 +622,8 @@ def _norm(v: np.ndarray) -> float:
 def bounded_least_squares(residuals: Callable[[np.ndarray], np.ndarray],
                           jacobian: Callable[[np.ndarray], np.ndarray], x0: np.ndarray,
                           lower: np.ndarray, upper: np.ndarray, x_scale: np.ndarray,
-                          max_nfev: int) -> LeastSquaresSolution:
+                          max_nfev: int, sparse: SparseColumns | None = None
+                          ) -> LeastSquaresSolution:
     """Minimize 0.5 ||residuals(x)||^2 subject to lower <= x <= upper.
 
     The trust-region reflective method (Branch, Coleman and Li 1999) as
@@ -645,6 +646,8 @@ def bounded_least_squares(residuals: Callable[[np.ndarray], np.ndarray],
         The characteristic size of each parameter: the trust region is a ball in x / x_scale.
     max_nfev
         At most this many evaluations of ``residuals``.
+    sparse
+        Columns of the Jacobian known to be zero outside some rows (:func:`_triangle`).
     """
     x = _strictly_feasible(np.asarray(x0, float), lower, upper, rstep=1e-10)
     f = residuals(x)
@@ -653,7 +656,7 @@ def bounded_least_squares(residuals: Callable[[np.ndarray], np.ndarray],
     m, n = J.shape
     cost = 0.5 * float(f @ f)
     g = J.T @ f
-    triangle = np.linalg.qr(np.column_stack([J, f]), mode="r")   # [R, Q^T f]
+    triangle = _triangle(J, f, sparse)   # [R, Q^T f]
     scale, scale_inv = x_scale, 1.0 / x_scale
     v, dv = _coleman_li(x, g, lower, upper)
     v[dv != 0] *= scale_inv[dv != 0]
@@ -671,7 +674,8 @@ def bounded_least_squares(residuals: Callable[[np.ndarray], np.ndarray],
         d = v**0.5 * scale                    # x = d x_hat: the scaled ("hat") variables
         diag_h = g * dv * scale
         g_h = d * g
-        J_h = J * d
+        def J_h(v: np.ndarray, J: np.ndarray = J, d: np.ndarray = d) -> np.ndarray:
+            return J @ (d * v)          # (J d) v without forming J d
         # the SVD of [J_h; diag(diag_h)^0.5] = [Q 0; 0 I] [R d; diag(diag_h)^0.5]
         U, s, Vt = np.linalg.svd(np.vstack([triangle[:, :n] * d, np.diag(diag_h**0.5)]),
                                  full_matrices=False)
@@ -707,8 +711,78 @@ def bounded_least_squares(residuals: Callable[[np.ndarray], np.ndarray],
             x, f, cost = x_new, f_new, cost_new
             J = jacobian(x)
             g = J.T @ f
-            triangle = np.linalg.qr(np.column_stack([J, f]), mode="r")
+            triangle = _triangle(J, f, sparse)
     return LeastSquaresSolution(x=x, cost=cost, nfev=nfev, status=status or 0)
+
+
+#: Above this many multiply-adds (rows x columns^2) a triangle of a Jacobian with sparse
+#: columns is taken from its Gram matrix (:func:`_triangle`); below it, from its QR
+#: factorization.
+GRAM_WORK = 20_000_000
+#: The least squared pivot of the equilibrated Gram matrix's Cholesky factor (the squared
+#: sine of a column's angle to the ones before it) trusted; below it, QR.
+GRAM_PIVOT = 1e-8
+
+
+@dataclass(frozen=True)
+class SparseColumns:
+    """Columns of a Jacobian that are zero outside known rows: column ``columns[a]`` may be
+    nonzero only in rows ``rows[pointers[a]:pointers[a + 1]]`` (increasing)."""
+
+    columns: np.ndarray
+    rows: np.ndarray
+    pointers: np.ndarray
+
+    @staticmethod
+    def of(columns: Sequence[int], rows: Sequence[np.ndarray]) -> SparseColumns:
+        sizes = [len(r) for r in rows]
+        return SparseColumns(np.asarray(columns, int),
+                             np.concatenate([np.sort(np.asarray(r, int)) for r in rows]),
+                             np.concatenate([[0], np.cumsum(sizes)]).astype(int))
+
+
+def _triangle(J: np.ndarray, f: np.ndarray, sparse: SparseColumns | None = None
+              ) -> np.ndarray:
+    """The upper triangle R of [J f] = Q R (up to the signs of its rows).
+
+    By default, and for small problems, the QR factorization. With ``sparse`` columns (a
+    per-input deviation in each of many inputs makes a column that is zero outside its
+    input's rows) on a large problem: R from the Cholesky factor of the Gram matrix
+    [J f]^T [J f], each sparse column summed over its rows only, so the work grows with
+    rows x dense columns instead of rows x columns^2. The columns are scaled to unit norm
+    first (van der Sluis), and an ill-conditioned factor (a squared pivot under
+    :data:`GRAM_PIVOT`) falls back to QR. R^T R is the same matrix either way, so the
+    trust-region steps are the same up to rounding.
+    """
+    m, n = J.shape
+    if sparse is None or m <= n or m * (n + 1) ** 2 < GRAM_WORK:
+        return np.linalg.qr(np.column_stack([J, f]), mode="r")
+    from scipy.sparse import csr_array
+
+    by_column = J.T                                      # contiguous when J is a transpose
+    dense = np.setdiff1d(np.arange(n), sparse.columns)
+    dense_f = np.vstack([by_column[dense], f])           # the dense columns, then f
+    k = dense_f.shape[0]
+    blocks = np.empty((n + 1, n + 1))
+    blocks[:k, :k] = dense_f @ dense_f.T
+    column_of = np.repeat(sparse.columns, np.diff(sparse.pointers))
+    sparse_part = csr_array((by_column[column_of, sparse.rows], sparse.rows, sparse.pointers),
+                            shape=(sparse.columns.size, m))
+    blocks[k:, :k] = sparse_part @ dense_f.T
+    blocks[k:, k:] = (sparse_part @ sparse_part.T).toarray()
+    blocks[:k, k:] = blocks[k:, :k].T
+    order = np.concatenate([dense, [n], sparse.columns])  # where each block goes in [J f]
+    gram = np.empty((n + 1, n + 1))
+    gram[np.ix_(order, order)] = blocks
+    norm = np.sqrt(np.diag(gram))
+    norm = np.where(norm > 0, norm, 1.0)
+    try:
+        lower = np.linalg.cholesky(gram / norm[:, None] / norm[None, :])
+    except np.linalg.LinAlgError:
+        return np.linalg.qr(np.column_stack([J, f]), mode="r")
+    if np.min(np.diag(lower)[:n]) ** 2 < GRAM_PIVOT:
+        return np.linalg.qr(np.column_stack([J, f]), mode="r")
+    return lower.T * norm[None, :]
 
 
 def bounded_minimum(func: Callable[[float], float], low: float, high: float, *,
@@ -879,9 +953,10 @@ def _step_to_bound(x: np.ndarray, s: np.ndarray, lower: np.ndarray, upper: np.nd
     return t, np.equal(steps, t) * np.sign(s).astype(int)
 
 
-def _quadratic(J: np.ndarray, g: np.ndarray, diag: np.ndarray, s: np.ndarray) -> float:
-    """0.5 s^T (J^T J + diag(diag)) s + g^T s."""
-    Js = J @ s
+def _quadratic(J: Callable[[np.ndarray], np.ndarray], g: np.ndarray, diag: np.ndarray,
+               s: np.ndarray) -> float:
+    """0.5 s^T (J^T J + diag(diag)) s + g^T s (``J``: the product with J)."""
+    Js = J(s)
     return 0.5 * float(Js @ Js + (s * diag) @ s) + float(s @ g)
 
 
@@ -896,7 +971,7 @@ def _line_minimum(a: float, b: float, c: float, low: float, high: float
     return t[best], values[best]
 
 
-def _select_step(x: np.ndarray, J_h: np.ndarray, diag_h: np.ndarray, g_h: np.ndarray,
+def _select_step(x: np.ndarray, J_h: Callable[[np.ndarray], np.ndarray], diag_h: np.ndarray, g_h: np.ndarray,
                  p: np.ndarray, p_h: np.ndarray, d: np.ndarray, radius: float,
                  lower: np.ndarray, upper: np.ndarray, theta: float
                  ) -> tuple[np.ndarray, np.ndarray, float]:
@@ -926,7 +1001,7 @@ def _select_step(x: np.ndarray, J_h: np.ndarray, diag_h: np.ndarray, g_h: np.nda
         r_low, r_high = 0.0, -1.0
     r_value = np.inf
     if r_low <= r_high:
-        Jr, Jp = J_h @ r_h, J_h @ p_h
+        Jr, Jp = J_h(r_h), J_h(p_h)
         a = 0.5 * float(Jr @ Jr + (r_h * diag_h) @ r_h)
         b = float(g_h @ r_h + Jp @ Jr + (p_h * diag_h) @ r_h)
         c = 0.5 * float(Jp @ Jp) + float(g_h @ p_h) + 0.5 * float((p_h * diag_h) @ p_h)
@@ -941,7 +1016,7 @@ def _select_step(x: np.ndarray, J_h: np.ndarray, diag_h: np.ndarray, g_h: np.nda
     to_region = radius / _norm(ag_h)
     to_bound, _ = _step_to_bound(x, ag, lower, upper)
     ag_stride = theta * to_bound if to_bound < to_region else to_region
-    Jg = J_h @ ag_h
+    Jg = J_h(ag_h)
     a = 0.5 * float(Jg @ Jg + (ag_h * diag_h) @ ag_h)
     ag_stride, ag_value = _line_minimum(a, float(g_h @ ag_h), 0.0, 0.0, ag_stride)
     if p_value < r_value and p_value < ag_value:
@@ -1004,8 +1079,14 @@ class _Objective:
                               if k in power_basis]
         self.time_columns = [(i, k) for i, k in enumerate(self.free) if k not in power_basis]
         size = len(self.free) + self.levels.size
-        self.in_level = (np.equal.outer(np.arange(self.levels.size), self.which).astype(float)
-                         if self.which is not None else None)
+        self.sparse = None
+        if self.which is not None:   # a deviation moves its input's rows and its penalty's
+            m, blocks = f.size, (2 if t_meas is not None else 1)
+            self.sparse = SparseColumns.of(
+                range(len(self.free), size),
+                [np.concatenate([np.flatnonzero(self.which == level) + b * m
+                                 for b in range(blocks)] + [[blocks * m + level]])
+                 for level in range(self.levels.size)])
         penalties = [self.deviation_penalty * np.eye(self.levels.size, size, len(self.free))]
         shrinking = np.zeros((self.shrunk.size, size))
         shrinking[np.arange(self.shrunk.size), self.shrunk] = prior / self.shrink_scale
@@ -1053,18 +1134,21 @@ class _Objective:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             for block, (q, error) in enumerate(zip(ratios, errors, strict=True)):
                 slope = over_cost_slope(np.log(q)) if self.robust else q
-                slope = np.where(np.isfinite(error), slope, 0.0)
+                slope = np.where(np.isfinite(error) & np.isfinite(slope), slope, 0.0)
                 columns = Jt[:, block * m:(block + 1) * m]
                 for i, k in self.time_columns:
                     columns[i] = slope * gradient[k]
-                if self.in_level is not None:
-                    columns[free:] = self.in_level * slope
+                if self.which is not None:   # each row moves with its input's deviation
+                    columns[free + self.which, np.arange(m)] = slope
                 if block == 0:                   # the power is in the energy, not the time
                     for i, basis in self.power_columns:
                         columns[i] = slope * basis / power
         Jt[:, m * len(ratios):] = self.penalty_rows.T
-        finite = np.isfinite(Jt)
-        return (Jt if finite.all() else np.where(finite, Jt, 0.0)).T
+        model_rows = Jt[:free]          # the deviations' rows hold finite slopes only
+        finite = np.isfinite(model_rows)
+        if not finite.all():
+            Jt[:free] = np.where(finite, model_rows, 0.0)
+        return Jt.T
 
 
 def fit_model(f: Any, p: Any, n: Any, energy: Any, time: Any | None = None, *,
@@ -1135,7 +1219,7 @@ def fit_model(f: Any, p: Any, n: Any, energy: Any, time: Any | None = None, *,
                 warnings.simplefilter("ignore", RuntimeWarning)
                 fitted = bounded_least_squares(objective.residuals, objective.jacobian, start,
                                                lower, upper, np.maximum(magnitude, 1e-12),
-                                               100 * x0.size)
+                                               100 * x0.size, objective.sparse)
             if best is not None and fitted.cost <= best.cost * (1 + AGREE) + 1e-15:
                 hits += 1
             if best is None or fitted.cost < best.cost * (1 - AGREE) - 1e-15:

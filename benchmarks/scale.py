@@ -1,0 +1,255 @@
+"""How the cost of whole commands grows with their input: `energy fit` with many inputs, and
+`analyze` and `phases` on long 5 ms profiles, each answer checked against the generator's
+truth at every size.
+
+Every command runs as a fresh process (``phasekit ...``: start-up and imports included), one
+at a time; its wall time and peak resident memory (``wait4``'s ``ru_maxrss`` of that process
+alone) are recorded, and a command still running after ``--limit`` seconds is stopped and
+marked so. The growth exponent is the least-squares slope of log time over log size (rows
+for `energy fit`, samples for the profiles) over the sizes that finished.
+
+- `energy fit`: ``realistic_campaign`` (PARSEC-like, 11 frequencies x 17 core counts) with
+  5, 27, 107 and 214 inputs (935 to 40 018 rows, one per-input deviation parameter each),
+  written as a CSV with times. Checked: the fitted model's mean error against the campaign's
+  noiseless energies (the generator's truth). ``--base REV`` runs the same commands with the
+  sources of an earlier revision (``git archive``; the checkout is left as it is).
+- `analyze` and `phases` (``--profiles``): ``phasekit synth nemo --minutes M`` (one
+  periodicity of about 1.1 s over about 77 % of the run). Checked: `analyze`'s period and
+  coverage against the truth's instances; `phases` reports how many phases it found.
+
+Run: ``python benchmarks/scale.py [--quick] [--base REV] [--profiles 10,45,120]
+[--limit 600]`` (``--quick``: 5 and 27 inputs, no profiles; writes RESULTS.md only with
+``--results``).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import _common
+
+SECTION = "scale"
+ROOT = _common.HERE.parent
+INPUTS = (5, 27, 107, 214)
+QUICK_INPUTS = (5, 27)
+TARGET_FIT_S = 10.0          # 20 009 rows over 107 inputs
+TARGET_FIT_INPUTS = 107
+#: The command as a user runs it (its sources from PYTHONPATH: this checkout or a base).
+PHASEKIT = [shutil.which("phasekit") or "phasekit"]
+
+
+def base_sources(revision: str, folder: Path) -> Path:
+    """The ``src`` folder of ``revision`` (``git archive``), with this checkout's compiled
+    extensions."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision, "src"],
+                             capture_output=True, check=True).stdout
+    target = folder / f"base-{revision}"
+    target.mkdir()
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(target, filter="data")
+    for built in (ROOT / "src").rglob("*.so"):
+        shutil.copy2(built, target / built.relative_to(ROOT))
+    return target / "src"
+
+
+def measured(argv: list[str], env: dict[str, str], limit: float) -> dict:
+    """Wall time (s), peak RSS (MiB), exit code and stdout of one run of ``argv``; stopped
+    after ``limit`` seconds (``stopped``)."""
+    with tempfile.TemporaryFile() as out:
+        start = time.perf_counter()
+        process = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.DEVNULL,
+                                   start_new_session=True)
+        stopped = False
+        while True:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() - start > limit:
+                os.killpg(process.pid, signal.SIGKILL)
+                pid, status, usage = os.wait4(process.pid, 0)
+                stopped = True
+                break
+            time.sleep(0.02)
+        wall = time.perf_counter() - start
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        text = out.read().decode(errors="replace")
+    return {"wall_s": wall, "rss_mib": usage.ru_maxrss / 1024, "code": process.returncode,
+            "stopped": stopped, "stdout": text}
+
+
+def growth(sizes: list[float], times: list[float]) -> float:
+    """The least-squares slope of log time over log size (NaN with fewer than 2 points)."""
+    if len(sizes) < 2:
+        return float("nan")
+    return float(np.polyfit(np.log(sizes), np.log(times), 1)[0])
+
+
+def campaign_file(inputs: int, folder: Path) -> tuple[Path, int, np.ndarray]:
+    """A PARSEC-like campaign of ``inputs`` inputs as a CSV; its rows and noiseless
+    energies."""
+    import pandas as pd
+
+    from phasekit.energy.fit import configurations
+    from phasekit.synth.campaigns import realistic_campaign
+
+    made = realistic_campaign(inputs=tuple(range(1, inputs + 1)), seed=0)
+    configs = configurations(made.campaign)
+    path = folder / f"campaign_{inputs}.csv"
+    pd.DataFrame({k: configs[k] for k in ("frequency_ghz", "cores", "input", "energy_j",
+                                          "time_s")}).to_csv(path, index=False)
+    noiseless = {(round(r.frequency_ghz, 9), int(r.cores), float(r.input)): float(e)
+                 for r, e in zip(made.campaign.runs, made.energy_j, strict=True)}
+    truth = np.array([noiseless[(round(f, 9), int(c), float(n))] for f, c, n in zip(
+        configs["frequency_ghz"], configs["cores"], configs["input"], strict=True)])
+    return path, len(configs), truth
+
+
+def truth_error(stdout: str, path: Path, energies: np.ndarray) -> float:
+    """The fitted model's mean |predicted / noiseless - 1| over the campaign, percent."""
+    import pandas as pd
+
+    from phasekit.energy.fit import EnergyFitResult
+
+    fitted = EnergyFitResult.from_dict(json.loads(stdout)).fitted
+    table = pd.read_csv(path)
+    predicted = fitted.predict_energy(table["frequency_ghz"].to_numpy(float),
+                                      table["cores"].to_numpy(float),
+                                      table["input"].to_numpy(float))
+    return float(100 * np.mean(np.abs(predicted / energies - 1)))
+
+
+def energy_rows(folder: Path, sizes: tuple[int, ...], versions: dict[str, dict[str, str]],
+                limit: float) -> tuple[list[list[str]], dict[str, tuple[list, list]]]:
+    rows, series = [], {label: ([], []) for label in versions}
+    for inputs in sizes:
+        path, n_rows, energies = campaign_file(inputs, folder)
+        for label, env in versions.items():
+            got = measured([*PHASEKIT, "energy", "fit", str(path), "--json"], env, limit)
+            ok = got["code"] == 0 and not got["stopped"]
+            error = truth_error(got["stdout"], path, energies) if ok else float("nan")
+            if ok:
+                series[label][0].append(n_rows)
+                series[label][1].append(got["wall_s"])
+            when = (f"stopped at {limit:.0f} s" if got["stopped"]
+                    else _common.seconds(got["wall_s"]) if ok else f"exit {got['code']}")
+            rows.append([label, f"{n_rows:,}", str(inputs), when, f"{got['rss_mib']:.0f}",
+                         f"{error:.2f}" if ok else "-"])
+            print(f"energy fit {label}: {inputs} inputs, {n_rows} rows: {when}, "
+                  f"{got['rss_mib']:.0f} MiB, truth error {error:.2f} %", flush=True)
+    return rows, series
+
+
+def profile_rows(folder: Path, minutes: list[float], env: dict[str, str], limit: float
+                 ) -> tuple[list[list[str]], dict[str, tuple[list, list]]]:
+    rows, series = [], {"analyze": ([], []), "phases": ([], [])}
+    for m in minutes:
+        path = folder / f"nemo_{m:g}.parquet"
+        subprocess.run([*PHASEKIT, "synth", "nemo", "--minutes", f"{m:g}", "--seed", "1", "-o", str(path)], env=env, check=True,
+                       capture_output=True)
+        truth = json.loads(path.with_name(path.name + ".truth.json").read_text())
+        samples = int(truth["n_samples"])
+        lengths = np.asarray(truth["instances"]["length"], float)
+        true_period = float(np.mean(lengths)) * float(truth["period"])
+        true_coverage = 100 * float(lengths.sum()) / samples
+        for verb in ("analyze", "phases"):
+            got = measured([*PHASEKIT, verb, str(path), "--json"], env,
+                           limit)
+            ok = got["code"] == 0 and not got["stopped"]
+            answer = "-"
+            if ok and verb == "analyze":
+                data = json.loads(got["stdout"])
+                first = data["patterns"][0] if data["patterns"] else {}
+                period = float(first.get("period_s", float("nan")))
+                answer = (f"period {period:.2f} s (truth {true_period:.2f}), coverage "
+                          f"{100 * data['coverage']:.1f} % (truth {true_coverage:.1f}), "
+                          f"{len(data['patterns'])} pattern(s)")
+            elif ok:
+                data = json.loads(got["stdout"])
+                answer = f"{len(data.get('phases', []))} phase(s)"
+            if ok:
+                series[verb][0].append(samples)
+                series[verb][1].append(got["wall_s"])
+            when = (f"stopped at {limit:.0f} s" if got["stopped"]
+                    else _common.seconds(got["wall_s"]) if ok else f"exit {got['code']}")
+            rows.append([verb, f"{m:g} min", f"{samples:,}", when, f"{got['rss_mib']:.0f}",
+                         answer])
+            print(f"{verb} {m:g} min: {when}, {got['rss_mib']:.0f} MiB, {answer}", flush=True)
+    return rows, series
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _common.arg_parser(__doc__, quick="5 and 27 inputs, no profiles")
+    parser.add_argument("--base", default=None, metavar="REV",
+                        help="also run `energy fit` with the sources of this revision")
+    parser.add_argument("--profiles", default="", metavar="MINUTES",
+                        help="comma-separated profile lengths in minutes for analyze and "
+                             "phases (default: none)")
+    parser.add_argument("--limit", type=float, default=600.0,
+                        help="stop a command after this many seconds (default 600)")
+    args = parser.parse_args(argv)
+    run = _common.Run()
+    sizes = QUICK_INPUTS if args.quick else INPUTS
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    with tempfile.TemporaryDirectory(prefix="pk-scale-") as tmp:
+        folder = Path(tmp)
+        versions = {"now": env}
+        if args.base:
+            versions[f"base {args.base}"] = {**os.environ,
+                                             "PYTHONPATH": str(base_sources(args.base, folder))}
+        fit_rows, fit_series = energy_rows(folder, sizes, versions, args.limit)
+        minutes = [float(m) for m in args.profiles.split(",") if m.strip()]
+        prof_rows, prof_series = (profile_rows(folder, minutes, env, args.limit) if minutes
+                                  else ([], {}))
+    lines = ["## Cost against input size (`benchmarks/scale.py`)", "",
+             *_common.machine_lines(run),
+             f"- {_common.cores_used()}; total {_common.seconds(run.elapsed())}. Command: "
+             f"`python benchmarks/scale.py{' --base ' + args.base if args.base else ''}"
+             f"{' --profiles ' + args.profiles if minutes else ''}`; each command a fresh "
+             f"process (start-up and imports included), stopped after {args.limit:.0f} s; "
+             "peak RSS of that process (wait4).",
+             "- `energy fit FILE --json` on `realistic_campaign` (11 frequencies x 17 core "
+             "counts x N inputs, one deviation parameter per input). Truth error: the fitted "
+             "model's mean |predicted / noiseless - 1| over every configuration, %.", "",
+             _common.markdown_table(["revision", "rows", "inputs", "whole command",
+                                     "peak RSS MiB", "truth error %"], fit_rows, "lrrrrr"),
+             ""]
+    for label, (n, t) in fit_series.items():
+        target = ""
+        if label == "now" and TARGET_FIT_INPUTS in sizes:
+            at = [w for r, w in zip(n, t, strict=True) if r == 11 * 17 * TARGET_FIT_INPUTS]
+            if at:
+                target = (f"; {TARGET_FIT_INPUTS} inputs in {_common.seconds(at[0])} "
+                          f"(target <= {TARGET_FIT_S:g} s: "
+                          f"{'meets' if at[0] <= TARGET_FIT_S else 'misses'})")
+        lines.append(f"- {label}: growth exponent of the whole command over rows "
+                     f"{growth(n, t):.2f} ({len(n)} sizes finished){target}.")
+    if prof_rows:
+        lines += ["", "- `analyze` and `phases` on `phasekit synth nemo --minutes M --seed 1` "
+                  "(5 ms samples).", "",
+                  _common.markdown_table(["command", "profile", "samples", "whole command",
+                                          "peak RSS MiB", "answer"], prof_rows, "llrrrl"), ""]
+        for verb, (n, t) in prof_series.items():
+            lines.append(f"- {verb}: growth exponent over samples {growth(n, t):.2f} "
+                         f"({len(n)} sizes finished).")
+    body = "\n".join(lines)
+    print()
+    print(body)
+    _common.publish(SECTION, body, args.results, quick=args.quick)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
