@@ -29,6 +29,7 @@ from phasekit.periodicity import PeriodicityResult, analyze
 from phasekit.periodicity.analyze import PREVIEW_POINTS, profile_preview
 from phasekit.profile import Profile
 from phasekit.report import ReportItem, build_report
+from phasekit.report.html import Safe
 from phasekit.synth import generate
 from phasekit.synth.campaigns import seed_campaign
 from phasekit.synth.power import generate_fingerprint_runs, generate_power_profiles
@@ -299,6 +300,26 @@ def test_periodicity_figures_show_the_profile_and_the_instances(results: dict[st
     thick = re.findall(r'<path d="([^"]*)"[^>]*style="[^"]*stroke: #000000; stroke-width: 2\.4',
                        figures_svg[1])
     assert max((t.count("L") for t in thick), default=0) > 10  # (the legend has its own)
+
+
+def test_figures_say_how_narrow_they_may_be_drawn(report_html: str) -> None:
+    """A figure carries the width at which its smallest text (of a ``<text>``; a ``<tspan>``
+    is styled as its text) reads at MIN_TEXT_PX; the figures beside a result's words are
+    never narrower than the widest of them."""
+    import math
+
+    from phasekit.report.html import FIT, beside
+    from phasekit.report.svg import MIN_TEXT_PX, narrowest
+
+    svg = ('<svg width="648pt" viewBox="0 0 648 300"><text style="font-size: 10px">a</text>'
+           '<text style="font-size: 8px">b<tspan style="font-size: 5px">c</tspan></text></svg>')
+    assert narrowest(svg) == math.ceil(648 * MIN_TEXT_PX / 8) == 584
+    assert narrowest('<svg viewBox="0 0 10 10"><g/></svg>') is None
+    pair = beside("words", Safe(f'<figure {FIT}="500"></figure><figure {FIT}="640"></figure>'))
+    assert '<div class="words">words</div><div class="figures" style="--fit: 640px">' in pair
+    assert beside("words", "") == "words"
+    figures = re.findall(r'<figure class="fig"( data-fit="\d+")?>', report_html)
+    assert len(figures) >= 15 and all(figures)
 
 
 def test_ids_in_figures_are_unique(report_html: str) -> None:

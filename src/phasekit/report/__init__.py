@@ -2,13 +2,16 @@
 
 :func:`build_report` takes results as they are stored (their JSON, as dicts, with the name of
 the file each came from) and returns the page: a short header (how many results, when, the
-phasekit version), a summary that leads with the answers (each result's headline, the line
-the command line prints first, under its title and file, linked to its section), and one
-section per result, named by what it is, its node or trace and its file, drawn by the
-renderer of its ``"kind"`` (:data:`phasekit.report.kinds.RENDERERS`); a kind
-without one, or a result its renderer cannot read, is shown generically (its values and JSON),
-never an error. Figures are inline SVG, the style sheet is inline, there is no script: the file
-is viewed without network access. Every string from a result is escaped.
+phasekit version), a summary that leads with the answers (each result's headline, the line the
+command line prints first, beside its title (after it in a narrow window), which links to its
+section and names its file on hover), and one section per result, named by what it is, its node
+or trace and its file, drawn by the renderer of its ``"kind"``
+(:data:`phasekit.report.kinds.RENDERERS`); a kind without one, or a result its renderer cannot
+read, is shown generically (its values and JSON), never an error. In a window 1240 px wide or
+more a section sets its figures beside its words (:func:`phasekit.report.html.beside`);
+narrower, under them, in a column of 1100 px at most. Figures are inline SVG, the style sheet
+is inline, there is no script: the file is viewed without network access. Every string from a
+result is escaped.
 
 The report reads no file (the CLI does, :mod:`phasekit.cli.report`) and writes none
 (:func:`write_report` writes atomically).

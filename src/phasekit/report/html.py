@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Safe", "Section", "esc", "fmt", "kv_table", "note", "page", "table"]
+__all__ = ["Safe", "Section", "beside", "esc", "fmt", "kv_table", "note", "page", "table"]
 
 
 class Safe(str):
@@ -151,6 +152,25 @@ def details(summary: Any, content: Any) -> Safe:
     return Safe(f"<details>{tag('summary', summary)}{esc(content)}</details>")
 
 
+#: The attribute of a ``<figure>`` giving the narrowest width (CSS px) at which its text
+#: still reads (:class:`phasekit.report.svg.FigureMaker` writes it).
+FIT = "data-fit"
+_FIT = re.compile(FIT + r'="(\d+)"')
+
+
+def beside(text: Any, figures: Any) -> Safe:
+    """A result's words (headline, tables, notes) and its figures: side by side where the
+    page is wide enough for both (the words on the left, the figures never narrower than
+    the widest :data:`FIT` among them, folded ones too), the figures under the words
+    otherwise (a narrow window, or a table too wide to share the line)."""
+    if not figures:
+        return esc(text)
+    fits = [int(width) for width in _FIT.findall(str(figures))]
+    style = f' style="--fit: {max(fits)}px"' if fits else ""
+    return Safe(f'<div class="beside"><div class="words">{esc(text)}</div>'
+                f'<div class="figures"{style}>{esc(figures)}</div></div>')
+
+
 @dataclass(frozen=True)
 class Section:
     """One result's part of the report; ``headline``: its one line in plain words (what the
@@ -168,24 +188,30 @@ _STYLE = """
 :root { color-scheme: light; }
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial,
        sans-serif; color: #1d1d1f; background: #fff; margin: 0; }
-main { max-width: 1100px; margin: 0 auto; padding: 16px 24px 48px; }
-header { border-bottom: 2px solid #d0d7de; margin-bottom: 12px; }
-h1 { font-size: 1.6em; margin: 0.4em 0 0.2em; }
-h2 { font-size: 1.3em; margin: 1.6em 0 0.4em; padding-top: 0.4em;
-     border-top: 1px solid #d0d7de; }
-h3 { font-size: 1.05em; margin: 1.2em 0 0.3em; }
-.meta { color: #57606a; font-size: 0.9em; margin: 0.2em 0 0.8em; }
+main { max-width: 1100px; margin: 0 auto; padding: 12px 24px 32px; }
+header { border-bottom: 2px solid #d0d7de; margin-bottom: 8px; }
+h1 { font-size: 1.6em; margin: 0.3em 0 0.1em; }
+h2 { font-size: 1.3em; margin: 0; }
+h3 { font-size: 1.05em; margin: 1em 0 0.3em; }
+p { margin: 0.45em 0; }
+section { border-top: 1px solid #d0d7de; margin-top: 1.1em; padding-top: 0.5em; }
+.head { display: flex; flex-wrap: wrap; align-items: baseline; column-gap: 1em; }
+.meta { color: #57606a; font-size: 0.9em; margin: 0.2em 0; }
 .kind { font: 0.75em ui-monospace, "DejaVu Sans Mono", monospace; background: #eaeef2;
         border-radius: 4px; padding: 1px 6px; vertical-align: middle; color: #24292f; }
-nav ol { margin: 0.2em 0 0.8em; padding-left: 1.6em; }
-nav.summary li { margin: 0.35em 0; }
-nav.summary .source { color: #57606a; font-size: 0.85em; }
-nav.summary .headline { display: block; }
+nav.summary h2 { margin: 0.2em 0; }
+nav.summary ol { margin: 0 0 0.4em; padding: 0; list-style: none; counter-reset: result;
+                 display: grid; grid-template-columns: fit-content(30em) minmax(0, 1fr);
+                 column-gap: 1.2em; }
+nav.summary li { display: grid; grid-column: 1 / -1; grid-template-columns: subgrid;
+                 counter-increment: result; padding: 0.15em 0;
+                 border-bottom: 1px solid #eaeef2; }
+nav.summary .what::before { content: counter(result) ". "; color: #57606a; }
 p.headline { font-weight: 600; }
 .scroll { overflow-x: auto; max-width: 100%; }
-table { border-collapse: collapse; margin: 0.4em 0 0.8em; font-size: 0.9em; }
+table { border-collapse: collapse; margin: 0.3em 0 0.5em; font-size: 0.9em; }
 caption { text-align: left; font-weight: 600; padding: 2px 0; }
-th, td { padding: 3px 10px; border-bottom: 1px solid #e1e4e8; text-align: left;
+th, td { padding: 2px 8px; border-bottom: 1px solid #e1e4e8; text-align: left;
          vertical-align: top; }
 thead th { background: #f6f8fa; border-bottom: 2px solid #d0d7de; white-space: nowrap; }
 table.kv th { background: #f6f8fa; font-weight: 600; white-space: nowrap; }
@@ -196,32 +222,41 @@ tr.outlier td:first-child { box-shadow: inset 4px 0 0 #cf222e; }
          font-size: 0.8em; margin-left: 4px; }
 table.code td { font: 0.92em/1.3 ui-monospace, "DejaVu Sans Mono", monospace;
                 white-space: pre; border-bottom: none; padding: 1px 10px; }
-p.note { color: #57606a; font-size: 0.9em; }
+p.note { color: #57606a; font-size: 0.9em; margin: 0.3em 0; }
 p.warn { background: #fff8c5; border-left: 4px solid #d4a72c; padding: 4px 10px; }
 p.fail { background: #ffebe9; border-left: 4px solid #cf222e; padding: 4px 10px; }
-figure { margin: 0.8em 0 1.2em; }
+figure { margin: 0.5em 0 0.6em; }
 figure svg { display: block; max-width: 100%; height: auto; }
 figcaption { color: #57606a; font-size: 0.88em; margin-top: 2px; }
-details { margin: 0.4em 0; }
+details { margin: 0.3em 0; }
 details pre { background: #f6f8fa; padding: 8px; overflow: auto; max-height: 420px;
               font-size: 0.82em; }
-footer { color: #57606a; font-size: 0.85em; margin-top: 2em; }
+footer { color: #57606a; font-size: 0.85em; margin-top: 1.5em; }
+@media (min-width: 1240px) {
+  main { max-width: 1400px; }
+  .beside { display: flex; flex-wrap: wrap; align-items: flex-start; column-gap: 24px; }
+  .beside > .words { flex: 1 1 360px; max-width: 100%; }
+  .beside > .figures { flex: 100 1 0; min-width: min(var(--fit, 0px), 100vw - 64px);
+                       max-width: max(780px, var(--fit, 0px)); }
+}
 @media (max-width: 900px) {
-  main { padding: 8px 12px 32px; }
+  main { padding: 8px 12px 24px; }
   body { font-size: 14px; }
   thead th { white-space: normal; }
-  th, td { padding: 3px 6px; }
-  nav.summary li { margin: 0.2em 0; }
+  th, td { padding: 2px 6px; }
+  nav.summary ol, nav.summary li { display: block; }
+  nav.summary .headline::before { content: " \\2014  "; color: #57606a; }
 }
 """
 
 
 def summary(sections: Sequence[Section]) -> Safe:
-    """The answers first: per section, its title (a link to it), its kind and file, and its
-    headline."""
+    """The answers first: per section, its title (a link to it, its file named on hover) and
+    kind, beside its headline."""
     items = "".join(tag("li", join([
-        Safe(f'<a href="#{esc(s.anchor)}">{esc(s.title)}</a> '),
-        tag("span", s.kind, class_="kind"), " ", tag("span", s.source, class_="source"),
+        tag("span", join([Safe(f'<a href="#{esc(s.anchor)}" title="{esc(s.source)}">'
+                               f'{esc(s.title)}</a> '), tag("span", s.kind, class_="kind")]),
+            class_="what"),
         tag("span", s.headline, class_="headline") if s.headline else ""]))
         for s in sections)
     return Safe(f'<nav class="summary">{tag("h2", "Summary")}<ol>{items}</ol></nav>')
@@ -235,9 +270,9 @@ def page(title: str, header: Safe, sections: Sequence[Section], footer: str = ""
         parts.append(summary(sections))
     for s in sections:
         head = Safe(f"{esc(s.title)} {tag('span', s.kind, class_='kind')}")
-        parts.append(f'<section id="{esc(s.anchor)}">{tag("h2", head)}'
+        parts.append(f'<section id="{esc(s.anchor)}"><div class="head">{tag("h2", head)}'
                      f"{tag('p', Safe('from ' + str(tag('code', s.source))), class_='meta')}"
-                     f"{s.body}</section>")
+                     f"</div>{s.body}</section>")
     if footer:
         parts.append(tag("footer", footer))
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"

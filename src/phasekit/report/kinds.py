@@ -22,6 +22,7 @@ from phasekit.present import plural
 from phasekit.report import figures
 from phasekit.report.html import (
     Safe,
+    beside,
     details,
     duration,
     fmt,
@@ -150,11 +151,11 @@ def periodicity(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     from phasekit.periodicity import PeriodicityResult
 
     result = PeriodicityResult.from_dict(dict(data))
-    parts = [presented(result.present())]
+    words = [presented(result.present())]
     preview = _map(result.preview.get("profile"))
-    parts.append(maker.safely("the profile figure", lambda: _profile_figure(result, maker)))
+    parts = [maker.safely("the profile figure", lambda: _profile_figure(result, maker))]
     if not preview:
-        parts.append(note("This result carries no profile preview (written by an older "
+        words.append(note("This result carries no profile preview (written by an older "
                           "phasekit): the figure shows where the periodic regions are, not "
                           "the metric; analyze the profile again to get both."))
     if result.patterns:
@@ -167,7 +168,7 @@ def periodicity(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
                     preview.get("units")).items()}),
             "Each representative pattern (thick) over random instances it was inferred from "
             "(thin), like Phase-TA's Fig. 3."))])
-    return join(parts)
+    return beside(join(words), join(parts))
 
 
 def _profile_figure(result: Any, maker: FigureMaker) -> Safe:
@@ -197,15 +198,15 @@ def multinode(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     def outlier(v: Any, row: Any) -> str | None:  # a row of a node that stands out
         return "outlier" if v.headers[0] == "node" and row[0] in flagged else None
 
-    parts = [presented(result.present(), limit=500, row_class=outlier)]
+    words = [presented(result.present(), limit=500, row_class=outlier)]
     if result.errors:
-        parts.append(note(f"{len(result.errors)} file(s) could not be analyzed:", "warn"))
-        parts.append(table(["file", "error"], ([e.file, e.message] for e in result.errors),
+        words.append(note(f"{len(result.errors)} file(s) could not be analyzed:", "warn"))
+        words.append(table(["file", "error"], ([e.file, e.message] for e in result.errors),
                            limit=MAX_ROWS))
     names = [n.node for n in result.nodes]
     matrices = _agreement_matrices(_map(data.get("agreement")), names, maker)
+    parts: list[Safe] = []
     more: list[Safe] = []
-    flagged = {o.node for o in result.outliers}
     flags = [name in flagged for name in names]
     coverage = np.array([n.coverage for n in result.nodes], dtype=float)
     patterns = [[plain(p.to_dict()) for p in sorted(n.patterns, key=lambda p: -p.coverage)]
@@ -233,7 +234,7 @@ def multinode(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
             "turned to the reference node's phase.")))
     parts += folded("distance to the reference, periods per node, agreement matrices",
                     [*more, *matrices])
-    return join(parts)
+    return beside(join(words), join(parts))
 
 
 def _agreement_matrices(agreement: Mapping[str, Any], names: list[str], maker: FigureMaker
@@ -273,7 +274,7 @@ def phases(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
         result.plot(),
         "Top: phases in time order, coloured by id (recurring phases share a colour). Middle: "
         "one row per id. Bottom (when the result has it): the detector's score and limit."))
-    return join([presented(result.present()), figure])
+    return beside(presented(result.present()), figure)
 
 
 # --- structure (Martínez Vera) --------------------------------------------------------------------
@@ -284,8 +285,9 @@ def structure(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     from phasekit.structure import PSEUDOCODE_COLUMNS, StructureResult
 
     result = StructureResult.from_dict(dict(data))
-    parts = [presented(result.present(), limit=2000, first_rows=None, class_of=lambda view: (
-        "code" if view.headers == PSEUDOCODE_COLUMNS else None))]
+    words = presented(result.present(), limit=2000, first_rows=None, class_of=lambda view: (
+        "code" if view.headers == PSEUDOCODE_COLUMNS else None))
+    parts: list[Safe] = []
     if result.timeline:
         parts.append(maker.safely("the timeline", lambda: maker.from_figure(
             result.plot(), "The main loop's iterations per rank over time, alternating "
@@ -298,7 +300,7 @@ def structure(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
             figures.clusters_figure(clusters, eps if math.isfinite(eps) else 0.2),
             "Every reduced MPI call per rank in the space DBSCAN clusters in, coloured by "
             "the loop it was assigned to.")))
-    return join(parts)
+    return beside(words, join(parts))
 
 
 # --- energy (Silva 2024) -----------------------------------------------------------------------
@@ -317,8 +319,8 @@ def campaign(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
             ("runs", f"{len(runs)} ({ok} ok)"),
             ("inputs", ", ".join(str(i) for i in _list(data.get("inputs"))) or "-")]
     campaign_ = Campaign.from_dict(dict(data))
-    return join([kv_table(rows), campaign_views(efficiency_tables(campaign_),
-                                                configuration_table(campaign_), maker)])
+    return campaign_views(efficiency_tables(campaign_), configuration_table(campaign_), maker,
+                          lead=kv_table(rows))
 
 
 def energy_view(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
@@ -333,17 +335,20 @@ def energy_view(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
             "configurations": data["configurations"], "has_energy": data.get("has_energy"),
             "has_time": data.get("has_time", True)})
     rows = [("campaign", str(data.get("campaign", "-"))), ("view", str(data.get("view", "-")))]
-    return join([kv_table(rows), campaign_views(tables, configs, maker),
-                 *(note(str(n)) for n in _list(data.get("notes")))])
+    return campaign_views(tables, configs, maker, lead=kv_table(rows),
+                          trail=join(note(str(n)) for n in _list(data.get("notes"))))
 
 
-def campaign_views(tables: list[Any], configs: Any | None, maker: FigureMaker) -> Safe:
-    """A campaign's presentation (:func:`phasekit.energy.table.campaign_presentation`), its
-    efficiency heatmaps and its energy and time figure."""
+def campaign_views(tables: list[Any], configs: Any | None, maker: FigureMaker, *,
+                   lead: Safe | str = "", trail: Safe | str = "") -> Safe:
+    """A campaign's presentation (:func:`phasekit.energy.table.campaign_presentation`)
+    between ``lead`` and ``trail``, beside its efficiency heatmaps and its energy and time
+    figure."""
     from phasekit.energy.table import campaign_presentation
     from phasekit.plot.energy import energy_figure
 
-    parts = [presented(campaign_presentation(tables, configs))]
+    words = join([lead, presented(campaign_presentation(tables, configs)), trail])
+    parts: list[Safe] = []
     mode = "both" if len(tables) <= 2 else "discrete"
     if tables:
         parts.append(maker.safely("the efficiency heatmaps", lambda: maker.from_figure(
@@ -358,7 +363,7 @@ def campaign_views(tables: list[Any], configs: Any | None, maker: FigureMaker) -
             "with the frontiers (Silva 2024, section 4.11); time relative to the fastest when no "
             "energy was measured, the energy heatmaps alone when no time was."))]
         parts += folded("energy over the configurations", energy) if tables else energy
-    return join(parts)
+    return beside(words, join(parts))
 
 
 def energy_choice(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
@@ -369,13 +374,13 @@ def energy_choice(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     from phasekit.energy.choose import ChoiceResult
 
     result = ChoiceResult.from_dict(dict(data))
-    parts = [presented(result.present())]
+    parts: list[Safe] = []
     if any(c.drawn_points() for c in result.choices):
         parts.append(maker.safely("the choice figure", lambda: maker.from_figure(
             result.plot(), "Per input: energy over frequency and cores as the model predicts "
             "it and as the campaign measured it, relative to the least (white line: within "
             "5 %); star: the choice, black box: the lowest reading.")))
-    return join(parts)
+    return beside(presented(result.present()), join(parts))
 
 
 def energy_fit(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
@@ -384,7 +389,7 @@ def energy_fit(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     from phasekit.energy.fit import EnergyFitResult
 
     result = EnergyFitResult.from_dict(dict(data))
-    parts = [presented(result.present())]
+    parts: list[Safe] = []
     models = [(f"{result.model} (this fit)", result.mpe_train, result.mpe_holdout)]
     for group in (result.other_models, result.baselines):
         models += [(str(name), number(scores.get("mpe_train")),
@@ -392,7 +397,7 @@ def energy_fit(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     if any(math.isfinite(a) or math.isfinite(b) for _, a, b in models):
         parts.append(maker.safely("the accuracy figure", lambda: maker.from_figure(
             figures.accuracy_figure(models), "Mean percentage error of the energy.")))
-    return join(parts)
+    return beside(presented(result.present()), join(parts))
 
 
 def phase_division(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
@@ -407,7 +412,7 @@ def phase_division(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
         energy_phases_figure(result),
         "Left: energy against the number of phases. Right: the configuration chosen over the "
         "execution."))
-    return join([presented(result.present()), figure])
+    return beside(presented(result.present()), figure)
 
 
 def fingerprints(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
@@ -418,13 +423,13 @@ def fingerprints(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     from phasekit.plot.fingerprint import fingerprints_figure
 
     result = FingerprintResult.from_dict(dict(data))
-    parts = [presented(result.present())]
+    parts: list[Safe] = []
     if result.fingerprints.size:  # the runs carry their fingerprint series
         parts.append(maker.safely("the fingerprint figure", lambda: maker.from_figure(
             fingerprints_figure(result),
             "Left: the Ward dendrogram on Canberra distances. Right: the fingerprints, "
             "coloured by cluster.")))
-    return join(parts)
+    return beside(presented(result.present()), join(parts))
 
 
 def schedule(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
@@ -434,13 +439,13 @@ def schedule(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
     from phasekit.schedule.simulate import ScheduleResult
 
     result = ScheduleResult.from_dict(dict(data))
-    parts = [presented(result.present())]
+    parts: list[Safe] = []
     if result.policies:
         parts.append(maker.safely("the schedule figure", lambda: maker.from_figure(
             schedule_figure(result),
             "A Gantt chart per policy (one row per core of each server) and the data-center "
             "power over time.")))
-    return join(parts)
+    return beside(presented(result.present()), join(parts))
 
 
 def demo_comparison(data: Mapping[str, Any], maker: FigureMaker) -> Safe:

@@ -3,19 +3,22 @@
 Text stays text (``svg.fonttype`` none: smaller, searchable; matplotlib escapes it, quotes are
 escaped here too), the XML prologue, the metadata block and the comments are dropped, and
 every ``id`` (with the references to it) gets a prefix unique in the report, so that several
-figures in one page do not share clip paths or markers. Figures of :mod:`phasekit.plot` (which write files) are drawn into a temporary
-``.svg`` file and read back.
+figures in one page do not share clip paths or markers. Each ``<figure>`` carries the narrowest
+width at which its smallest text still reads (:data:`~phasekit.report.html.FIT`,
+:data:`MIN_TEXT_PX`): where the page sets figures beside their words, they are never drawn
+narrower.
 """
 
 from __future__ import annotations
 
 import io
 import logging
+import math
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from phasekit.report.html import Safe, esc, note
+from phasekit.report.html import FIT, Safe, esc, note
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -29,6 +32,23 @@ _TEXT = re.compile(r"(?<=>)[^<>]+(?=<)")
 _ID = re.compile(r'(\sid=")([^"]+")')
 _HREF = re.compile(r'((?:xlink:)?href="#)([^"]+")')
 _URL = re.compile(r"(url\(#)([^)]+\))")
+_VIEW_WIDTH = re.compile(r'<svg [^>]*viewBox="[-\d.]+ [-\d.]+ ([\d.]+) ')
+_TEXT_SIZE = re.compile(r'<text [^>]*font-size: ?([\d.]+)px')
+
+#: Smallest text of a figure as shown (CSS px) where the page may narrow it (7 px: the
+#: browser test's limit, and a little to spare).
+MIN_TEXT_PX = 7.2
+
+
+def narrowest(svg: str) -> int | None:
+    """The width (CSS px) at which the smallest text of ``svg`` (its ``<text>`` elements, as
+    the browser styles them) is shown at :data:`MIN_TEXT_PX`; None without a viewBox or
+    text."""
+    width = _VIEW_WIDTH.search(svg)
+    sizes = [float(size) for size in _TEXT_SIZE.findall(svg) if float(size) > 0]
+    if width is None or not sizes:
+        return None
+    return math.ceil(float(width.group(1)) * MIN_TEXT_PX / min(sizes))
 
 
 class FigureMaker:
@@ -70,7 +90,9 @@ class FigureMaker:
 
     def _wrap(self, svg: Safe, caption: str) -> Safe:
         cap = f"<figcaption>{esc(caption)}</figcaption>" if caption else ""
-        return Safe(f'<figure class="fig">{svg}{cap}</figure>')
+        fit = narrowest(svg)
+        narrowest_width = f' {FIT}="{fit}"' if fit is not None else ""
+        return Safe(f'<figure class="fig"{narrowest_width}>{svg}{cap}</figure>')
 
     def from_figure(self, fig: Figure, caption: str = "") -> Safe:
         """A figure drawn here (on its own canvas)."""
