@@ -187,6 +187,34 @@ def test_resampling_and_neighbours_match_naive() -> None:
     assert (np.diff(i * 30 + j) > 0).all()  # distinct pairs in lexicographic order
 
 
+def test_projected_neighbours_find_the_exact_ones_on_clustered_instances(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above the size for the exact search, the neighbours come from projected candidates:
+    on instances of three templates that vary in a few ways (amplitude, drift, a bump's
+    height) plus a little noise, as a long run's cycles do, they are nearly all the exact
+    ones, and single linkage on the DTW_2 of either candidate set gives the same clusters."""
+    import phasekit.periodicity.cluster as cluster
+
+    rng = np.random.default_rng(5)
+    templates = rng.normal(size=(3, 60)).cumsum(axis=1)
+    which = rng.integers(0, 3, 900)
+    t = np.linspace(0, 1, 60)
+    ways = np.stack([np.ones(60), t, np.exp(-((t - 0.5) / 0.1) ** 2)])
+    Y = (templates[which] * rng.uniform(0.9, 1.1, (900, 1))
+         + rng.normal(size=(900, 3)) @ ways + 0.01 * rng.normal(size=(900, 60)))
+    exact = set(zip(*(v.tolist() for v in euclidean_neighbors(Y, 6)), strict=True))
+    i, j = euclidean_neighbors(Y, 6, approximate_above=0)
+    projected = set(zip(i.tolist(), j.tolist(), strict=True))
+    assert (np.diff(i * 900 + j) > 0).all()
+    assert len(exact & projected) >= 0.9 * len(exact)
+    assert all(which[a] == which[b] for a, b in projected)
+    X = Y[:, :, None]
+    lengths = np.full(900, 60)
+    whole = single_linkage(X, lengths, band=0.1, exact_below=0)
+    monkeypatch.setattr(cluster, "APPROXIMATE_ABOVE", 0)
+    assert labels_ari(whole, single_linkage(X, lengths, band=0.1, exact_below=0)) == 1.0
+
+
 def test_batched_phase_alignment_equals_the_one_batch_computation() -> None:
     rng = np.random.default_rng(12)
     for dims in (1, 2):
