@@ -156,6 +156,30 @@ def test_dba_never_increases_wgss_and_starts_from_medoid() -> None:
     assert to_template < per_instance
 
 
+def test_dba_of_a_sample_of_a_large_cluster_is_the_whole_clusters() -> None:
+    """Above ``sample`` instances DBA averages evenly spaced ones: the average is about as
+    close to the template as the whole cluster's (the two may differ in length, as their
+    medoids do), its WGSS is within a few per cent and computed over every instance."""
+    rng = np.random.default_rng(8)
+    template = np.sin(np.linspace(0, 2 * np.pi, 40)) + 0.3 * np.sin(np.linspace(0, 6, 40))
+    lengths = rng.integers(37, 44, size=400)
+    series = [np.interp(np.linspace(0, 1, n), np.linspace(0, 1, 40), template)
+              + rng.normal(0, 0.1, n) for n in lengths]
+    x = np.concatenate(series)[:, None]
+    X = padded(x, np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+    whole = dba(X, lengths, band=0.1)
+    sampled = dba(X, lengths, band=0.1, sample=100)
+    assert sampled.wgss == pytest.approx(wgss(sampled.pattern, X, lengths, band=0.1))
+    assert sampled.wgss == pytest.approx(whole.wgss, rel=0.03)
+    to_template = [kernels.dtw2(a.pattern, template[:, None], 4) for a in (sampled, whole)]
+    per_instance = np.mean([kernels.dtw2(s[:, None], template[:, None], 4) for s in series])
+    assert to_template[0] < min(1.5 * to_template[1], 0.5 * per_instance)
+    assert sampled.wgss_trace[-1] == pytest.approx(whole.wgss, rel=0.05)
+    evenly = np.unique(np.linspace(0, 399, 100).round().astype(int))
+    np.testing.assert_array_equal(sampled.pattern,
+                                  dba(X[evenly], lengths[evenly], band=0.1).pattern)
+
+
 # --- edge cases of the C kernels ---------------------------------------------------------
 def _padded(series: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     lengths = np.array([len(s) for s in series], np.int64)
