@@ -5,10 +5,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import logging
 import math
 import os
 import re
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +35,8 @@ from phasekit.io.api import (
 )
 from phasekit.many import check_metrics
 from phasekit.present import Presentation, number, percent
+
+LOG = logging.getLogger("phasekit.progress")
 
 if TYPE_CHECKING:
     from phasekit import Profile
@@ -293,8 +297,13 @@ def progress_reporter(enabled: bool, description: str
 
     Yields None (no bar) unless ``enabled`` and stderr is a terminal. The bar shows at most
     :data:`PROGRESS_CAP` until the block ends (:func:`bar_fraction`): the work is done when
-    the caller is, and rich stops the elapsed-time column of a task at 100 %.
+    the caller is, and rich stops the elapsed-time column of a task at 100 %. When stderr is
+    not a terminal (a batch job's log) and ``-v`` asked for information, each new stage is
+    one log line with the time since the start instead.
     """
+    if enabled and not sys.stderr.isatty() and LOG.isEnabledFor(logging.INFO):
+        yield _stage_logger(description)
+        return
     if not (enabled and sys.stderr.isatty()):
         yield None
         return
@@ -320,6 +329,22 @@ def progress_reporter(enabled: bool, description: str
 
 #: The largest fraction a progress bar shows while its block runs.
 PROGRESS_CAP = 0.99
+
+
+def _stage_logger(description: str) -> Callable[[str, float], None]:
+    """``progress(stage, fraction)`` that logs each new stage: ``analyzing x.csv: clustering
+    instances (40 %, 12.3 s)``."""
+    started = time.perf_counter()
+    last = [""]
+
+    def report(stage: str, fraction: float) -> None:
+        if stage == last[0]:
+            return
+        last[0] = stage
+        LOG.info("%s: %s (%.0f %%, %.1f s)", description, stage,
+                 100 * bar_fraction(fraction), time.perf_counter() - started)
+
+    return report
 
 
 def bar_fraction(fraction: float) -> float:
