@@ -111,6 +111,29 @@ def test_synthetic_changes_are_found(make, margin: float, seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", SEEDS)
+def test_a_long_series_is_searched_on_block_means(seed: int) -> None:
+    """Above ``exact_up_to`` samples the search runs on block means: the same changes as
+    the exact search, each within a block of it, the factor and the window in the result."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(6000)
+    x = np.r_[np.sin(2 * np.pi * t / 160), signal.square(2 * np.pi * t / 160),
+              np.sin(2 * np.pi * t / 90) ** 3]
+    x = x + 0.1 * rng.standard_normal(x.size)
+    exact = shape_change_points(x, exact_up_to=None)
+    coarse = shape_change_points(x, exact_up_to=4000)
+    assert coarse.coarse_factor == 5 and exact.coarse_factor == 1
+    assert len(coarse.change_points) == len(exact.change_points) == 2
+    assert np.all(coarse.change_points % 5 == 0)
+    assert np.all(np.abs(coarse.change_points - exact.change_points) <= 5 * coarse.window)
+    assert f1_score([6000, 12000], coarse.change_points, margin=180)[0] == 1.0
+    assert coarse.profile.shape == x.shape and coarse.n_samples == x.size
+    assert "means of 5 samples" in coarse.explanation
+    assert ShapeSegmentation.from_dict(coarse.to_dict()).coarse_factor == 5
+    given = shape_change_points(x, exact_up_to=4000, window=160)
+    assert given.window == 32 and given.window_method == "given"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
 def test_stationary_periodic_series_is_not_cut(seed: int) -> None:
     rng = np.random.default_rng(seed)
     t = np.arange(3000) + int(rng.integers(100))
@@ -201,7 +224,9 @@ def test_non_finite_series_is_an_input_error() -> None:
 
 @pytest.mark.parametrize("kwargs", [{"window": 2}, {"window": 4.5}, {"window": True},
                                     {"max_changes": -1}, {"max_changes": 1.5},
-                                    {"threshold": 0.0}, {"threshold": 2.0}])
+                                    {"threshold": 0.0}, {"threshold": 2.0},
+                                    {"exact_up_to": 10}, {"exact_up_to": 1e5},
+                                    {"exact_up_to": True}])
 def test_bad_parameters_are_usage_errors(kwargs) -> None:
     with pytest.raises(UsageError):
         shape_change_points(np.sin(np.arange(500.0)), **kwargs)

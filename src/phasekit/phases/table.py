@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from phasekit.present import Presentation, View, percent
+from phasekit.present import Presentation, View, percent, quantity
 
 __all__ = ["headline", "left_out_line", "presentation", "short_name"]
 
@@ -34,8 +34,9 @@ def headline(result: Any) -> str:
     """One line in plain words: how many phases of how many kinds, and the kind that recurs
     most (its occurrences and share of the run)."""
     n, kinds = len(result.phases), result.n_ids
+    hours = result.duration_s / 3600
     line = (f"{n} phase{'s' if n != 1 else ''} of {kinds} kind{'s' if kinds != 1 else ''} "
-            f"in {result.duration_s:.4g} s")
+            f"in {quantity(result.duration_s)} s" + (f" ({hours:.3g} h)" if hours >= 2 else ""))
     recurring = {i: (count, time) for i, (count, time) in _by_id(result).items() if count > 1}
     if recurring:
         top = max(recurring, key=lambda i: recurring[i][1])
