@@ -154,6 +154,29 @@ def test_result_round_trips_through_json() -> None:
         PeriodicityResult.from_dict({"kind": "phases"})
 
 
+def test_lengths_one_sample_apart_are_one_group() -> None:
+    """A period of 11.07 samples is read as 11 or 12: one group, whatever the tolerance."""
+    from phasekit.periodicity.tune import group_lengths
+
+    assert group_lengths(np.array([12, 11, 11, 20, 21, 23])).tolist() == [0, 0, 0, 1, 1, 2]
+
+
+def test_a_period_of_few_samples_is_found_and_said_to_be_coarse() -> None:
+    """The same NEMO-like run sampled every 100 ms (a 1.1 s period is 11 samples): one
+    pattern of the true period, most of the 5 ms run's coverage, and a note that says the
+    sampling is coarse for the period and what would resolve it."""
+    fine = analyze(generate("nemo", minutes=10, seed=1)[0])
+    profile, truth = generate("nemo", minutes=10, seed=1, period=0.1)
+    coarse = analyze(profile)
+    assert len(coarse.patterns) == 1
+    assert coarse.patterns[0].period_s == pytest.approx(fine.patterns[0].period_s, rel=0.03)
+    assert coarse.coverage >= fine.coverage - 0.15
+    assert coarse.window < 32                       # tuned below the grid's smallest window
+    assert "the period is only" in coarse.explanation
+    assert "or faster would resolve it" in coarse.explanation
+    assert "the period is only" not in fine.explanation
+
+
 def test_too_short_profile_is_an_input_error() -> None:
     with pytest.raises(InputError, match="valid samples"):
         analyze(Profile(np.arange(10.0), 0.005, ("ipc",)))
