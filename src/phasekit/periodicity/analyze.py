@@ -434,7 +434,6 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
     else:
         best, tuning = tune.tune_window(objective, min_window=o.min_window, max_window=upper,
                                         workers=workers)
-        best, tuning = _short_periods(best, tuning, run, objective, o.min_window, workers)
     report("extracting instances", 0.3)
     batches = run(best)
     groups, covered = tune.kept_groups(batches, n_valid, alpha=o.alpha, tolerance=o.length_tolerance)
@@ -706,27 +705,6 @@ def valid_coverage(valid: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -
     return float(np.count_nonzero(inside & valid)) / n_valid
 
 
-def _short_periods(best: int, tuning: list[tune.TuningStep],
-                   run: Callable[[int], detect.Batches], objective: Callable[[int], float],
-                   min_window: int, workers: int
-                   ) -> tuple[int, list[tune.TuningStep]]:
-    """The window tuned again from :data:`~phasekit.periodicity.tune.FLOOR_WINDOW` when the
-    instances of ``best`` are shorter than half of it and ``best`` is near the grid's
-    smallest window (short periods for the sampling; module docstring of
-    :mod:`~phasekit.periodicity.tune`), if that covers more; else as it was."""
-    found = run(best)
-    if (best >= 2 * min_window or min_window <= tune.FLOOR_WINDOW or not found.length.size
-            or 2 * float(np.median(found.length)) >= best):
-        return best, tuning
-    again, steps = tune.tune_window(objective, min_window=tune.FLOOR_WINDOW,
-                                    max_window=best, workers=workers)
-    coverage = {t.window: t.coverage for t in tuning}
-    if objective(again) <= coverage.get(best, objective(best)) + tune.TIE:
-        return best, tuning
-    merged = coverage | {t.window: t.coverage for t in steps}
-    return again, [tune.TuningStep(w, c) for w, c in sorted(merged.items())]
-
-
 #: A period of fewer samples than this is said to be coarsely sampled (ours: a sample is then
 #: over 5 % of the period, the length tolerance of a periodicity).
 FEW_SAMPLES = 20
@@ -738,8 +716,8 @@ def _coarse_sampling(length: int, sampling_period: float) -> str:
     faster = length * sampling_period / FEW_SAMPLES
     return (f"the period is only {length} samples: at this sampling an instance's start and "
             f"length are uncertain by a sample ({100 / length:.0f} % of the period), so the "
-            f"coverage may be underestimated; a sample every {quantity(faster, 2)} s or faster "
-            f"would resolve it")
+            f"coverage may be underestimated and patterns a sample apart may be one cycle; a "
+            f"sample every {quantity(faster, 2)} s or faster would resolve it")
 
 
 def _pattern(avg: average.Average, starts: np.ndarray, lengths: np.ndarray, valid: np.ndarray,

@@ -15,12 +15,6 @@ that a window size producing scattered, marginal detections is not rewarded. Cov
 smallest L: such differences are within the noise of the detector, and a smaller window is
 cheaper, more local, and loses less at region edges.
 
-When the instances of the chosen window are shorter than half of it and that window is
-below twice the smallest of the grid, the periods are short for the sampling (a 1.1 s cycle
-sampled every 100 ms is 11 samples, the grid starts at 32): ``analyze`` tunes again from
-:data:`FLOOR_WINDOW` samples and keeps the result if it covers more (ours; on a 10-minute
-NEMO-like run at 100 ms the coverage rose from 43 % to 64 %, 77 % at 5 ms).
-
 Every window tried is kept with its coverage (the result's ``tuning``): a run that repeats
 at two scales shows two peaks of coverage over L, and :func:`scan_peaks` gives them to
 :mod:`phasekit.periodicity.scales` (ours).
@@ -39,7 +33,6 @@ from phasekit.periodicity.detect import Batches
 ALPHA = 0.05
 LENGTH_TOLERANCE = 0.05
 MIN_WINDOW = 32
-FLOOR_WINDOW = 8
 MAX_WINDOW = 10_000
 TIE = 0.01
 PRECISION = 0.05
@@ -50,13 +43,11 @@ def group_lengths(lengths: np.ndarray, *, tolerance: float = LENGTH_TOLERANCE) -
     one group while each is within ``tolerance`` (relative) of the previous one (Phase-TA,
     III-B groups instances "according to their lengths"; the gap rule is ours: the lengths of
     one periodicity spread by a sample or two around its period, and a group boundary falls
-    in the empty stretch between two periodicities, never inside one). Lengths one sample
-    apart always stay together: a period of 11.07 samples is read as 11 or 12 by the
-    sampling alone, which no tolerance below 9 % would keep together."""
+    in the empty stretch between two periodicities, never inside one)."""
     if lengths.size == 0:
         return np.empty(0, np.int64)
     values, inverse = np.unique(lengths, return_inverse=True)
-    breaks = np.diff(values) > np.maximum(tolerance * values[:-1], 1)
+    breaks = np.diff(values) > tolerance * values[:-1]
     return np.concatenate([[0], np.cumsum(breaks)])[inverse].astype(np.int64)
 
 
