@@ -44,6 +44,8 @@ SECTION = "scale"
 ROOT = _common.HERE.parent
 INPUTS = (5, 27, 107, 214)
 QUICK_INPUTS = (5, 27)
+PROFILES = "10,45,120,360,720,1440"
+TARGET_ANALYZE_S, TARGET_PHASES_S, TARGET_RSS_MIB = 60.0, 60.0, 4096.0
 TARGET_FIT_S = 10.0          # 20 009 rows over 107 inputs
 TARGET_FIT_INPUTS = 107
 #: The command as a user runs it (its sources from PYTHONPATH: this checkout or a base).
@@ -152,51 +154,96 @@ def energy_rows(folder: Path, sizes: tuple[int, ...], versions: dict[str, dict[s
     return rows, series
 
 
+def nemo(folder: Path, minutes: float, env: dict[str, str], period: float = 0.005
+         ) -> tuple[Path, dict]:
+    """A NEMO-like profile of ``minutes`` at ``period`` seconds, and its truth: samples,
+    period and coverage of the instances, and the phases' boundaries (s): the first
+    instance's start and the last one's end."""
+    path = folder / f"nemo_{minutes:g}_{period:g}.parquet"
+    subprocess.run([*PHASEKIT, "synth", "nemo", "--minutes", f"{minutes:g}", "--seed", "1",
+                    "--period", f"{period:g}", "-o", str(path)], env=env, check=True,
+                   capture_output=True)
+    truth = json.loads(path.with_name(path.name + ".truth.json").read_text())
+    starts = np.asarray(truth["instances"]["start"], float)
+    lengths = np.asarray(truth["instances"]["length"], float)
+    dt = float(truth["period"])
+    return path, {"samples": int(truth["n_samples"]), "period_s": float(np.mean(lengths)) * dt,
+                  "coverage": 100 * float(lengths.sum()) / int(truth["n_samples"]),
+                  "bounds_s": [float(starts.min()) * dt, float((starts + lengths).max()) * dt],
+                  "duration_s": int(truth["n_samples"]) * dt}
+
+
+def analyze_answer(data: dict, truth: dict) -> tuple[str, bool]:
+    """`analyze`'s period, coverage and patterns against the truth; whether the period is
+    within 2 % and the coverage within 2 points with one pattern."""
+    first = data["patterns"][0] if data["patterns"] else {}
+    period = float(first.get("period_s", float("nan")))
+    coverage = 100 * float(data["coverage"])
+    ok = (abs(period / truth["period_s"] - 1) <= 0.02 and len(data["patterns"]) == 1
+          and abs(coverage - truth["coverage"]) <= 2)
+    return (f"period {period:.2f} s (truth {truth['period_s']:.2f}), coverage {coverage:.1f} % "
+            f"(truth {truth['coverage']:.1f}), {len(data['patterns'])} pattern(s)"), ok
+
+
+def phases_answer(data: dict, truth: dict) -> tuple[str, bool]:
+    """`phases`' boundaries against the truth's (the periodic part's start and end), F1 with
+    a margin of 1 % of the run (as the TSSB evaluation)."""
+    from phasekit.metrics.segmentation import f1_score
+
+    found = [p["start_s"] for p in data["phases"][1:]]
+    scale = 1000.0   # ms: integer change points
+    f1 = f1_score([round(scale * b) for b in truth["bounds_s"]],
+                  [round(scale * b) for b in found],
+                  margin=round(scale * 0.01 * truth["duration_s"]))[0]
+    return (f"{len(data['phases'])} phase(s), boundaries at "
+            + ", ".join(f"{b:,.0f}" for b in found)
+            + f" s (truth {', '.join(f'{b:,.0f}' for b in truth['bounds_s'])}), F1 {f1:.2f}",
+            f1 == 1.0)
+
+
 def profile_rows(folder: Path, minutes: list[float], env: dict[str, str], limit: float
                  ) -> tuple[list[list[str]], dict[str, tuple[list, list]]]:
     rows, series = [], {"analyze": ([], []), "phases": ([], [])}
+    answers = {"analyze": analyze_answer, "phases": phases_answer}
     for m in minutes:
-        path = folder / f"nemo_{m:g}.parquet"
-        subprocess.run([*PHASEKIT, "synth", "nemo", "--minutes", f"{m:g}", "--seed", "1", "-o", str(path)], env=env, check=True,
-                       capture_output=True)
-        truth = json.loads(path.with_name(path.name + ".truth.json").read_text())
-        samples = int(truth["n_samples"])
-        lengths = np.asarray(truth["instances"]["length"], float)
-        true_period = float(np.mean(lengths)) * float(truth["period"])
-        true_coverage = 100 * float(lengths.sum()) / samples
+        path, truth = nemo(folder, m, env)
         for verb in ("analyze", "phases"):
-            got = measured([*PHASEKIT, verb, str(path), "--json"], env,
-                           limit)
+            got = measured([*PHASEKIT, verb, str(path), "--json"], env, limit)
             ok = got["code"] == 0 and not got["stopped"]
-            answer = "-"
-            if ok and verb == "analyze":
-                data = json.loads(got["stdout"])
-                first = data["patterns"][0] if data["patterns"] else {}
-                period = float(first.get("period_s", float("nan")))
-                answer = (f"period {period:.2f} s (truth {true_period:.2f}), coverage "
-                          f"{100 * data['coverage']:.1f} % (truth {true_coverage:.1f}), "
-                          f"{len(data['patterns'])} pattern(s)")
-            elif ok:
-                data = json.loads(got["stdout"])
-                answer = f"{len(data.get('phases', []))} phase(s)"
+            answer, right = answers[verb](json.loads(got["stdout"]), truth) if ok else ("-", False)
             if ok:
-                series[verb][0].append(samples)
+                series[verb][0].append(truth["samples"])
                 series[verb][1].append(got["wall_s"])
             when = (f"stopped at {limit:.0f} s" if got["stopped"]
                     else _common.seconds(got["wall_s"]) if ok else f"exit {got['code']}")
-            rows.append([verb, f"{m:g} min", f"{samples:,}", when, f"{got['rss_mib']:.0f}",
-                         answer])
+            rows.append([verb, f"{m:g} min", f"{truth['samples']:,}", when,
+                         f"{got['rss_mib']:.0f}", "yes" if right else "**no**", answer])
             print(f"{verb} {m:g} min: {when}, {got['rss_mib']:.0f} MiB, {answer}", flush=True)
     return rows, series
+
+
+def coarse_rows(folder: Path, env: dict[str, str], limit: float) -> list[list[str]]:
+    """`analyze` on the same 10-minute run sampled at 5 ms and at 100 ms."""
+    rows = []
+    for period in (0.005, 0.1):
+        path, truth = nemo(folder, 10, env, period)
+        got = measured([*PHASEKIT, "analyze", str(path), "--json"], env, limit)
+        ok = got["code"] == 0 and not got["stopped"]
+        answer, right = (analyze_answer(json.loads(got["stdout"]), truth) if ok
+                         else ("-", False))
+        rows.append([f"{1000 * period:g} ms", f"{truth['samples']:,}",
+                     _common.seconds(got["wall_s"]), "yes" if right else "**no**", answer])
+        print(f"analyze 10 min at {period:g} s: {answer}", flush=True)
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = _common.arg_parser(__doc__, quick="5 and 27 inputs, no profiles")
     parser.add_argument("--base", default=None, metavar="REV",
                         help="also run `energy fit` with the sources of this revision")
-    parser.add_argument("--profiles", default="", metavar="MINUTES",
+    parser.add_argument("--profiles", default=PROFILES, metavar="MINUTES",
                         help="comma-separated profile lengths in minutes for analyze and "
-                             "phases (default: none)")
+                             f"phases (default {PROFILES}; '' for none)")
     parser.add_argument("--limit", type=float, default=600.0,
                         help="stop a command after this many seconds (default 600)")
     args = parser.parse_args(argv)
@@ -210,9 +257,11 @@ def main(argv: list[str] | None = None) -> int:
             versions[f"base {args.base}"] = {**os.environ,
                                              "PYTHONPATH": str(base_sources(args.base, folder))}
         fit_rows, fit_series = energy_rows(folder, sizes, versions, args.limit)
-        minutes = [float(m) for m in args.profiles.split(",") if m.strip()]
+        minutes = ([] if args.quick else
+                   [float(m) for m in args.profiles.split(",") if m.strip()])
         prof_rows, prof_series = (profile_rows(folder, minutes, env, args.limit) if minutes
                                   else ([], {}))
+        sampled = coarse_rows(folder, env, args.limit) if minutes else []
     lines = ["## Cost against input size (`benchmarks/scale.py`)", "",
              *_common.machine_lines(run),
              f"- {_common.cores_used()}; total {_common.seconds(run.elapsed())}. Command: "
@@ -238,12 +287,25 @@ def main(argv: list[str] | None = None) -> int:
                      f"{growth(n, t):.2f} ({len(n)} sizes finished){target}.")
     if prof_rows:
         lines += ["", "- `analyze` and `phases` on `phasekit synth nemo --minutes M --seed 1` "
-                  "(5 ms samples).", "",
+                  "(5 ms samples). Right: `analyze`'s period within 2 % and coverage within 2 "
+                  "points of the truth's instances, one pattern; `phases`' boundaries at the "
+                  "periodic part's start and end (F1 1.0, margin 1 % of the run).", "",
                   _common.markdown_table(["command", "profile", "samples", "whole command",
-                                          "peak RSS MiB", "answer"], prof_rows, "llrrrl"), ""]
+                                          "peak RSS MiB", "right", "answer"], prof_rows,
+                                         "llrrrll"), ""]
         for verb, (n, t) in prof_series.items():
+            day = [w for r, w in zip(n, t, strict=True) if r == 17_280_000]
+            target = TARGET_ANALYZE_S if verb == "analyze" else TARGET_PHASES_S
             lines.append(f"- {verb}: growth exponent over samples {growth(n, t):.2f} "
-                         f"({len(n)} sizes finished).")
+                         f"({len(n)} sizes finished)"
+                         + (f"; 24 h in {_common.seconds(day[0])} (target <= {target:g} s: "
+                            f"{'meets' if day[0] <= target else 'misses'})" if day else "")
+                         + ".")
+    if sampled:
+        lines += ["", "- The same 10-minute run sampled at 5 ms and at 100 ms (a 1.1 s period "
+                  "is 11 samples at 100 ms):", "",
+                  _common.markdown_table(["sampling", "samples", "whole command", "right",
+                                          "answer"], sampled, "lrrll")]
     body = "\n".join(lines)
     print()
     print(body)
