@@ -89,10 +89,27 @@ def test_an_unsure_choice_says_why_in_its_headline(campaign: Path) -> None:
     for choice in data["choices"]:
         choice["uncertainty"].update(model_error=0.04, reading_error=0.12)
     headline = ChoiceResult.from_dict(data).present().headline
-    assert "0 of 2 sure: single readings scatter by 12 % (1 sigma)" in headline
+    assert "0 of 2 sure: measured energies are uncertain by 12 % (1 sigma)" in headline
     for choice in data["choices"]:
         choice["uncertainty"].update(loss_probability=0.0)
     assert "2 of 2 sure;" in ChoiceResult.from_dict(data).present().headline
+
+
+def test_how_sure_says_when_a_measured_energy_is_a_neighbourhoods_median(
+        campaign: Path) -> None:
+    """The error of a measured energy counted with its neighbours' median is smaller than a
+    single reading's: the table's title gives both, so it agrees with the noise line."""
+    _, data = _text_and_json("energy", "choose", campaign)
+    data["noise"] = {"relative": 0.09, "n_used": 20, "step_j": None, "step_evidence": 0.0}
+    for choice in data["choices"]:
+        choice["uncertainty"].update(reading_error=0.038)
+    titles = [v.title for v in ChoiceResult.from_dict(data).present().views]
+    assert any("counted with its neighbours' median (3.8 %; a single reading's 9.0 %)" in t
+               for t in titles), titles
+    for choice in data["choices"]:
+        choice["uncertainty"].update(reading_error=0.09)
+    titles = [v.title for v in ChoiceResult.from_dict(data).present().views]
+    assert any("and a measured energy's (9.0 %)" in t for t in titles), titles
 
 
 def test_suggest_says_what_to_measure_next(campaign: Path) -> None:

@@ -971,14 +971,15 @@ def _line_minimum(a: float, b: float, c: float, low: float, high: float
     return t[best], values[best]
 
 
-def _select_step(x: np.ndarray, J_h: Callable[[np.ndarray], np.ndarray], diag_h: np.ndarray, g_h: np.ndarray,
-                 p: np.ndarray, p_h: np.ndarray, d: np.ndarray, radius: float,
+def _select_step(x: np.ndarray, J_h: Callable[[np.ndarray], np.ndarray], diag_h: np.ndarray,
+                 g_h: np.ndarray, p: np.ndarray, p_h: np.ndarray, d: np.ndarray, radius: float,
                  lower: np.ndarray, upper: np.ndarray, theta: float
                  ) -> tuple[np.ndarray, np.ndarray, float]:
     """The trust-region reflective step: the trust-region step when inside the bounds,
     else the best (lowest model value) of that step cut at the first bound it crosses (times
     ``theta``), its reflection off that bound and the Cauchy step along the anti-gradient;
-    with the reduction the quadratic model predicts. Steps in x and in the scaled variables."""
+    with the reduction the quadratic model predicts. Steps in x and in the scaled variables
+    (``J_h``: the product with the scaled Jacobian)."""
     if np.all((x + p >= lower) & (x + p <= upper)):
         return p, p_h, -_quadratic(J_h, g_h, diag_h, p_h)
     p_stride, hits = _step_to_bound(x, p, lower, upper)

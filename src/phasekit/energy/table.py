@@ -202,7 +202,7 @@ def _why_unsure(sureness: Sequence[Any]) -> str:
     if model >= reading:
         return (f": the model misses configurations it did not see by {model:.0f} % (1 sigma), "
                 f"more than the {u.tolerance:g} % a choice may lose")
-    return (f": single readings scatter by {reading:.0f} % (1 sigma), more than the "
+    return (f": measured energies are uncertain by {reading:.0f} % (1 sigma), more than the "
             f"{u.tolerance:g} % a choice may lose")
 
 
@@ -280,11 +280,18 @@ def _choice_parts(result: Any, name: str | None) -> tuple[list[View], list[str]]
                            ("input", *policies), savings))
     if sure:
         first = sureness[0]
+        single = (ReadingNoise.from_dict(result.noise).relative if result.noise is not None
+                  else float("nan"))
+        measured_error = (f"a measured energy's, counted with its neighbours' median "
+                          f"({100 * first.reading_error:.1f} %; a single reading's "
+                          f"{100 * single:.1f} %)"
+                          if math.isfinite(single) and first.reading_error < 0.99 * single
+                          else f"a measured energy's ({100 * first.reading_error:.1f} %)")
         views.append(table(
             f"How sure: the chance that the choice loses more than {first.tolerance:g} % "
             f"against the best, given the model's error on configurations it did not see "
-            f"({100 * first.model_error:.1f} %) and a measured energy's "
-            f"({100 * first.reading_error:.1f} %); sure at {100 * first.risk:.0f} % or less",
+            f"({100 * first.model_error:.1f} %) and {measured_error}; sure at "
+            f"{100 * first.risk:.0f} % or less",
             ("input", f"{100 * first.level:.0f} % interval J",
              f"chance of losing > {first.tolerance:g} %", "sure", "likeliest better"), sure))
     notes = [CHOSEN_BY + ("; f* GHz: the frequency of least predicted energy at the chosen "
