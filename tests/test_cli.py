@@ -118,6 +118,23 @@ def test_analyze_with_progress_bar_on_a_terminal(nemo: Path, monkeypatch: pytest
     assert "analyzing nemo.csv" in err.getvalue()
 
 
+def test_progress_in_a_log_is_one_line_per_stage(nemo: Path) -> None:
+    """With -v and stderr not a terminal (a batch job's log), each stage of analyze and
+    phases is one info line with its share and the time since the start; without -v, none."""
+    code, _, err = run("-v", "analyze", nemo, "--half-window", "256")
+    assert code == 0, err
+    stages = [line for line in err.splitlines() if "phasekit.progress" in line]
+    assert "analyzing nemo.csv: tuning the window (0 %" in stages[0]
+    assert any("clustering instances" in line for line in stages)
+    assert len(stages) == len({line.split(": ")[-1].split(" (")[0] for line in stages})
+    code, _, err = run("-v", "phases", nemo)
+    assert code == 0, err
+    assert "phases of nemo.csv: detecting the changes (shape, " in err
+    assert "identifying the phases" in err
+    code, _, err = run("analyze", nemo, "--half-window", "256")
+    assert code == 0 and "phasekit.progress" not in err
+
+
 def test_the_bar_never_reads_done_while_the_work_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     from rich.progress import Progress
 

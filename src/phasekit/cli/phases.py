@@ -17,6 +17,7 @@ from phasekit.cli.common import (
     load_profile,
     name_file,
     print_json,
+    progress_reporter,
     with_binning_note,
     write_outputs,
 )
@@ -138,8 +139,9 @@ def phases(
     profile = profiles[0]
     data = load_profile(profile, period, bin_s, rank)
     try:
-        result = run_phases(data, method=method, threshold=threshold, smooth=smooth,
-                            metrics=list(sensor) if sensor else None)
+        with progress_reporter(not json_output, f"phases of {profile.name}") as progress:
+            result = run_phases(data, method=method, threshold=threshold, smooth=smooth,
+                                metrics=list(sensor) if sensor else None, progress=progress)
     except PhasekitError as exc:
         raise name_file(exc, profile) from exc
     written = write_outputs(output, plot, result.saved_dict,
@@ -156,7 +158,6 @@ def phases_many(paths: list[Path], *, options: dict[str, Any], workers: int | No
                 period: float | None = None) -> int:
     """``phasekit phases`` on several profiles (:func:`phasekit.many.phases_many`); returns
     the exit code."""
-    from phasekit.cli.common import progress_reporter
     from phasekit.many import phases_runs
 
     with progress_reporter(not json_output, "detecting the phases of") as progress:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -234,6 +234,7 @@ def _positive(value: float) -> bool:
 
 def phases(profile: Profile, *, metrics: Sequence[str] | None = None,
            sensors: Sequence[str] | None = None, options: PhaseOptions | None = None,
+           progress: Callable[[str, float], None] | None = None,
            **keywords: Any) -> PhaseResult:
     """Phase changes and recurring phases of ``profile`` (Tsafack Chetsa et al., sections III and IV).
 
@@ -265,9 +266,10 @@ def phases(profile: Profile, *, metrics: Sequence[str] | None = None,
     An InputError when the chosen sensors have no valid vector (all NaN) or nothing varies.
     ``sensors`` is the former name of ``metrics``, the name shared with
     :func:`phasekit.periodicity.analyze` and the command line's ``--metric`` (give one or
-    the other).
+    the other). ``progress(stage, fraction)`` is told of each stage.
     """
     o = PhaseOptions.of(options, keywords, verb="phases")
+    report = progress or (lambda stage, fraction: None)
     method = o.method
     if metrics is not None:
         if sensors is not None:
@@ -293,12 +295,15 @@ def phases(profile: Profile, *, metrics: Sequence[str] | None = None,
                              + ")")
     else:
         choice = SensorChoice(tuple(sensors), {}, "given")
+    report("building the vectors", 0.0)
     vectors = execution_vectors(profile, sensors=choice.sensors, smooth_window=o.smooth)
     if not vectors.valid.any():
         raise InputError("no valid execution vector: every sample of the sensors "
                          + ", ".join(vectors.sensors) + " has a missing value")
+    report(f"detecting the changes ({method}, {len(vectors.values):,} samples)", 0.1)
     found = detect(vectors.values, method=method, threshold=o.threshold,
                    period=vectors.period, sensors=vectors.sensors, **o.detector)
+    report("identifying the phases", 0.9)
     result = _result(profile, vectors, chosen, found, o.id_threshold,
                      chosen.params(dict(o.detector), found, method_choice), choice)
     if len(result.phases) == 1 and found.explanation:

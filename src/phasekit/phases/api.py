@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +17,7 @@ __all__ = ["detectors", "figure", "phases"]
 
 def phases(profile: Profile | PathLike, *, metrics: Sequence[str] | str | None = None,
            sensors: Sequence[str] | str | None = None, options: PhaseOptions | None = None,
+           progress: Callable[[str, float], None] | None = None,
            **keywords: Any) -> PhaseResult:
     """Phase changes and recurring phases of a profile (``phasekit phases``; Tsafack Chetsa
     et al.): :func:`phasekit.phases.analyze.phases`.
@@ -36,13 +37,15 @@ def phases(profile: Profile | PathLike, *, metrics: Sequence[str] | str | None =
         detector, default "auto"), ``threshold`` (default: the detector's own), ``smooth``
         (the sliding-average window in vectors), ``id_threshold``, ``detector`` (the
         detector's own options). Checked before the profile is read.
+    progress
+        Told ``(stage, fraction)`` as the analysis goes (the command line's progress).
     """
     from phasekit.phases.analyze import PhaseOptions
     from phasekit.phases.analyze import phases as run_phases
 
     chosen = PhaseOptions.of(options, keywords, verb="phases")
     return run_phases(as_profile(profile), metrics=as_names(metrics), sensors=as_names(sensors),
-                      options=chosen)
+                      options=chosen, progress=progress)
 
 
 def detectors(*, online: bool = False) -> list[str]:
