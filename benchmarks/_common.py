@@ -195,6 +195,15 @@ def publish(name: str, body: str, results: Path | None, *, quick: bool) -> None:
         print(f"\nwrote the {name} section of {target}")
 
 
+def finish(name: str, body: str, args: argparse.Namespace) -> int:
+    """Print section ``name``'s ``body`` and publish it as ``args`` (``--results``,
+    ``--quick``) say; the exit code."""
+    print()
+    print(body)
+    publish(name, body, args.results, quick=args.quick)
+    return 0
+
+
 def seconds(value: float) -> str:
     """A duration with about three significant digits."""
     if value != value:  # NaN

@@ -24,14 +24,12 @@ Run: ``python benchmarks/scale.py [--quick] [--base REV] [--profiles 10,45,120]
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -39,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 import _common
+from cli_latency import base_sources
 
 SECTION = "scale"
 ROOT = _common.HERE.parent
@@ -50,20 +49,6 @@ TARGET_FIT_S = 10.0          # 20 009 rows over 107 inputs
 TARGET_FIT_INPUTS = 107
 #: The command as a user runs it (its sources from PYTHONPATH: this checkout or a base).
 PHASEKIT = [shutil.which("phasekit") or "phasekit"]
-
-
-def base_sources(revision: str, folder: Path) -> Path:
-    """The ``src`` folder of ``revision`` (``git archive``), with this checkout's compiled
-    extensions."""
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision, "src"],
-                             capture_output=True, check=True).stdout
-    target = folder / f"base-{revision}"
-    target.mkdir()
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(target, filter="data")
-    for built in (ROOT / "src").rglob("*.so"):
-        shutil.copy2(built, target / built.relative_to(ROOT))
-    return target / "src"
 
 
 def measured(argv: list[str], env: dict[str, str], limit: float) -> dict:
@@ -307,10 +292,7 @@ def main(argv: list[str] | None = None) -> int:
                   _common.markdown_table(["sampling", "samples", "whole command", "right",
                                           "answer"], sampled, "lrrll")]
     body = "\n".join(lines)
-    print()
-    print(body)
-    _common.publish(SECTION, body, args.results, quick=args.quick)
-    return 0
+    return _common.finish(SECTION, body, args)
 
 
 if __name__ == "__main__":

@@ -70,10 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         "these, are segmented exactly).", "",
         _common.markdown_table(["search", "mean F1", "mean Covering", "F1 - exact", "time"],
                                rows, "lrrrr")])
-    print()
-    print(body)
-    _common.publish(SECTION, body, args.results, quick=args.quick)
-    return 0
+    return _common.finish(SECTION, body, args)
 
 
 if __name__ == "__main__":
