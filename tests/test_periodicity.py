@@ -154,6 +154,31 @@ def test_result_round_trips_through_json() -> None:
         PeriodicityResult.from_dict({"kind": "phases"})
 
 
+def test_a_long_run_says_which_approximations_it_took(monkeypatch: pytest.MonkeyPatch
+                                                      ) -> None:
+    """Above the exact sizes (lowered here to a 5-minute run's) the result names the k-d tree
+    neighbours and the sampled average in its params and its notes, with the same answer;
+    below them, nothing is said."""
+    import phasekit.periodicity.average as average
+    import phasekit.periodicity.cluster as cluster
+
+    profile, _ = generate("nemo", minutes=5, seed=3)
+    exact = analyze(profile)
+    assert "approximations" not in exact.params
+    n = exact.patterns[0].n_instances
+    monkeypatch.setattr(cluster, "APPROXIMATE_ABOVE", 100)
+    monkeypatch.setattr(average, "DBA_SAMPLE", 100)
+    approximate = analyze(profile)
+    said = approximate.params["approximations"]
+    assert any("k-d tree over 16 principal components (exact up to 100)" in a for a in said)
+    assert any(f"averaged on 100 of its {n:,} instances" in a for a in said)
+    notes = approximate.present().notes
+    assert any(line.startswith("long run, approximated: ") for line in notes)
+    assert approximate.coverage == pytest.approx(exact.coverage, abs=0.01)
+    assert [p.n_instances for p in approximate.patterns] == [p.n_instances
+                                                               for p in exact.patterns]
+
+
 def test_a_period_of_few_samples_is_said_to_be_coarsely_sampled() -> None:
     """The same NEMO-like run sampled every 100 ms (a 1.1 s period is 11 samples): the true
     period, and a note that the sampling is coarse for it and what would resolve it; none

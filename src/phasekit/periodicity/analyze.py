@@ -469,12 +469,18 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
 
         params["binned"] = binning_note(profile)
     clusters: list[merge.Cluster] = []
+    approximations: list[str] = []     # the long-run paths taken (cluster, average)
     n_groups = int(groups.max()) + 1 if groups.size and groups.max() >= 0 else 0
     for g in range(n_groups):
         members = np.flatnonzero(inst_group == g)
         if members.size == 0:
             continue
         report("clustering instances", 0.4 + 0.5 * g / max(1, n_groups))
+        if members.size > cluster.APPROXIMATE_ABOVE:
+            approximations.append(
+                f"the nearest neighbours of {members.size:,} instances from a k-d tree over "
+                f"{cluster.PROJECTED} principal components (exact up to "
+                f"{cluster.APPROXIMATE_ABOVE:,})")
         X = padded(x, starts[members], lengths[members])
         labels = cluster.single_linkage(X, lengths[members], band=o.band, cut_ratio=o.cut_ratio,
                                         neighbors=o.neighbors, exact_below=o.exact_below,
@@ -482,9 +488,16 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
         for label in range(int(labels.max()) + 1):
             chosen = members[labels == label]
             inside = labels == label
+            if chosen.size > average.DBA_SAMPLE:
+                approximations.append(
+                    f"a pattern averaged on {average.DBA_SAMPLE:,} of its {chosen.size:,} "
+                    f"instances, evenly spaced (on all up to {average.DBA_SAMPLE:,})")
             avg = average.dba(X[inside], lengths[chosen], band=o.band, max_iter=o.max_iter,
-                              n_consecutive=o.n_consecutive, tolerance=o.tolerance)
+                              n_consecutive=o.n_consecutive, tolerance=o.tolerance,
+                              sample=average.DBA_SAMPLE)
             clusters.append(merge.Cluster(X[inside], starts[chosen], lengths[chosen], avg))
+    if approximations:
+        params["approximations"] = approximations
     clusters = merge.merge_same_shape(
         x, clusters, band=o.band, period_tolerance=o.length_tolerance,
         sampling_period=profile.period, ratio=merge.MERGE_RATIO,

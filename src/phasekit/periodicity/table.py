@@ -201,6 +201,8 @@ def presentation(result: Any, name: str | None = None) -> Presentation:
         views.append(View(notation.title, notation.headers, notation.rows, notation.numeric,
                           notation.wrap, detail=True))
     notes = [f"note: {result.explanation}"] if result.explanation else []
+    if approximated := result.params.get("approximations"):
+        notes.append("long run, approximated: " + "; ".join(approximated))
     if missing := result.params.get("data_quality"):
         notes.append(f"missing data: {missing}")
     if binned := result.params.get("binned"):
