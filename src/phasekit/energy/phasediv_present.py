@@ -60,9 +60,10 @@ def presentation(result: Any, name: str | None = None) -> Presentation:
     curve = View("Energy against the number of phases (switch costs included)", headers,
                  tuple(rows), numeric=(True,) * len(headers))
     single = result.labels[result.single_config]
-    notes = [f"best: {result.best_k} phase(s), {quantity(result.energy_j, 6)} J in {quantity(result.time_s)} s; "
-             f"best single configuration {single}: {quantity(result.single_energy_j, 6)} J in "
-             f"{quantity(result.single_time_s)} s; savings {100 * result.savings:.2f}%"]
+    notes = [f"best: {result.best_k} phase(s), {quantity(result.energy_j, 6)} J in "
+             f"{quantity(result.time_s)} s; best single configuration {single}: "
+             f"{quantity(result.single_energy_j, 6)} J in {quantity(result.single_time_s)} s; "
+             f"savings {100 * result.savings:.2f}%"]
     if result.explanation:
         notes.append(f"note: {result.explanation}")
     return Presentation(headline(result), (phases, curve), tuple(notes))

@@ -385,7 +385,8 @@ def suggest_presentation(result: Any, name: str | None = None) -> Presentation:
     headers = ("#", "input", *(("GHz",) if controlled else ()), "cores", "energy J",
                "interval J", "+/- %", "why")
     rows = tuple((str(rank), s.input_label, *((f"{s.frequency_ghz:g}",) if controlled else ()),
-                  str(s.cores), quantity(s.energy_j), f"{quantity(s.energy_low_j)}-{quantity(s.energy_high_j)}",
+                  str(s.cores), quantity(s.energy_j),
+                  f"{quantity(s.energy_low_j)}-{quantity(s.energy_high_j)}",
                   f"{100 * math.expm1(s.spread):.1f}", _why(s, result.members))
                  for rank, s in enumerate(result.suggestions, start=1))
     table = View(f"Next {len(result.suggestions)} configurations to measure{_of(name, 'for')} "

@@ -638,8 +638,8 @@ def _on_block_means(arr: np.ndarray, filled: int, factor: int, *, window: int | 
     """The segmentation of ``arr`` (NaN-free) on its means over blocks of ``factor`` samples
     (the last block may be shorter), its change points and profile back on the samples."""
     n = arr.shape[0]
-    blocks = np.add.reduceat(arr, np.arange(0, n, factor)) / np.diff(np.append(
-        np.arange(0, n, factor), n))
+    starts = np.arange(0, n, factor)
+    blocks = np.add.reduceat(arr, starts) / np.diff(np.append(starts, n))
     coarse = shape_change_points(
         blocks, window=None if window is None else max(3, round(window / factor)),
         max_changes=max_changes, threshold=threshold, seed=seed, exact_up_to=None)
