@@ -62,18 +62,39 @@ raise InputError. A constant series, or one shorter than two minimum segments (a
 least 40 samples are needed to search at all), returns no change point with an explanation.
 
 Long series (ours): the exact neighbour search grows with the square of the series' length
-(a 10-minute profile at 5 ms, 120 000 samples, took minutes). Above ``exact_up_to`` samples
-(:data:`EXACT_UP_TO`, 32 768: about 2.7 minutes at 5 ms, a dozen seconds of search) the series
-is first averaged over blocks of ``f = ceil(n / EXACT_UP_TO)`` samples, the segmentation above
-runs on those block means (the window found by SuSS on them, or the given one divided by
-``f``), and each change point is placed at the first sample of its block: located within
-``f`` samples, at a cost that no longer grows with the run (``coarse_factor`` in the result).
-What the block means keep is the shape at scales above ``f`` samples: a shape that changes
-only within one block (a cycle of a few samples) is averaged away: forced on the TSSB series
-(windows of 10-53 samples) with blocks of 2 samples, the mean F1 falls from 0.801 to 0.718
-(benchmarks/shape_coarse.py), so series of their length keep the exact search; on NEMO-like
-runs of 10 minutes to 24 hours the boundaries are found at every length
-(benchmarks/scale.py). ``exact_up_to=None`` keeps the exact search at any length.
+(a 10-minute profile at 5 ms, 120 000 samples, took minutes). Two stated approximations keep
+the cost near-linear:
+
+- **Approximate neighbours** for a search over more than ``exact_up_to`` subsequences
+  (:data:`EXACT_UP_TO`, 32 768; smaller segments of the binary segmentation are searched
+  exactly). Every ``q``-th subsequence (``q = max(1, w // 4)``, half the trivial-match
+  radius) is an anchor, sketched by the piecewise aggregate approximation of its
+  z-normalized values (16 segment means, scaled so that the sketch distance is a lower bound
+  of the z-normalized Euclidean distance: Keogh et al. 2001, PAA). A k-d tree over the
+  sketches gives each anchor its 17 nearest anchors ((1 + 1)-approximate, scipy's ``eps``),
+  the ``q`` subsequences around each are scored exactly, and the anchor keeps its 6 best
+  non-trivial matches. Every subsequence then scores exactly the matches of its two
+  surrounding anchors shifted by its offset from them, each one sample either way (a match
+  of ``i`` shifted by one is usually a match of ``i + 1``: the diagonals of the distance
+  matrix the exact search runs along), and keeps the best ``k``. O(m log m) for the tree,
+  O(m w) for the scoring, O(m) memory. On the TSSB series, with every search forced through
+  it, the mean F1 is 0.840 against 0.801 exact (benchmarks/shape_coarse.py): the neighbours
+  differ, the change points mostly not.
+- **Block means** above ``full_resolution_up_to`` samples (:data:`FULL_RESOLUTION_UP_TO`,
+  1 048 576: about 87 minutes at 5 ms): the series is first averaged over blocks of
+  ``f = ceil(n / full_resolution_up_to)`` samples, the segmentation above runs on those
+  block means (the window found by SuSS on every sample, or the given one, divided by
+  ``f``: SuSS on the means finds about as many blocks as it finds samples, a window ``f``
+  times too wide), and
+  each change point is placed at the first sample of its block: located within ``f``
+  samples (``coarse_factor`` in the result). A shape that changes only within one block is
+  averaged away: forced on the TSSB series (windows of 10-53 samples) with blocks of 2
+  samples, the mean F1 falls to about 0.72 (benchmarks/shape_coarse.py); on NEMO-like runs
+  of 10 minutes to 24 hours the boundaries are found at every length (benchmarks/scale.py).
+
+``exact_up_to=None`` keeps the exact search and ``full_resolution_up_to=None`` every sample,
+at any length; the result says which approximation ran (``approximate``,
+``coarse_factor``, the explanation).
 
 Cost: the neighbour search is O(m²) per segment, about twice that for a whole binary
 segmentation (halving segments); the profile is O(m). On the 25 TSSB development series
@@ -108,7 +129,12 @@ SUSS_THRESHOLD = 0.89     # claspy ``suss(threshold=.89)``
 SUSS_LOWER = 10           # claspy ``suss(lbound=10)``
 MIN_SAMPLES = 40          # below this no search at all (our choice: 2 segments of 2 windows)
 FLAT_STD = 1e-8           # a subsequence whose std is below this (series scaled to std 1) is flat
-EXACT_UP_TO = 32_768      # longer series are segmented on block means (module docstring)
+EXACT_UP_TO = 32_768      # larger searches use approximate neighbours (module docstring)
+FULL_RESOLUTION_UP_TO = 1_048_576  # longer series are segmented on block means
+ANCHOR_SKETCH = 16        # PAA segments of an anchor's sketch
+ANCHOR_EXTRA = 8          # nearest anchors asked beyond k and the trivial ones
+ANCHOR_KEEP = 6           # matches an anchor keeps for its neighbours to shift
+TREE_EPS = 1.0            # the k-d tree's (1 + eps)-approximate nearest anchors
 
 
 @dataclass(frozen=True, eq=False)
@@ -125,6 +151,8 @@ class ShapeSegmentation:
     - ``explanation``: why nothing (or what) was found, in one sentence.
     - ``coarse_factor``: the samples per block mean the search ran on (1: every sample;
       ``window`` is then in blocks, and the change points are within that many samples).
+    - ``approximate``: whether the whole series' neighbours were searched approximately
+      (more than ``exact_up_to`` subsequences; module docstring).
     """
 
     change_points: np.ndarray
@@ -137,6 +165,7 @@ class ShapeSegmentation:
     filled: int = 0
     explanation: str = ""
     coarse_factor: int = 1
+    approximate: bool = False
 
     @property
     def n_segments(self) -> int:
@@ -155,7 +184,7 @@ class ShapeSegmentation:
                 "scores": [float(s) for s in self.scores],
                 "p_values": [float(p) for p in self.p_values], "profile": profile,
                 "filled": self.filled, "explanation": self.explanation,
-                "coarse_factor": self.coarse_factor}
+                "coarse_factor": self.coarse_factor, "approximate": self.approximate}
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> ShapeSegmentation:
@@ -168,7 +197,8 @@ class ShapeSegmentation:
             p_values=np.asarray(data.get("p_values", []), dtype=np.float64),
             profile=profile, window_method=str(data.get("window_method", "suss")),
             filled=int(data.get("filled", 0)), explanation=str(data.get("explanation", "")),
-            coarse_factor=int(data.get("coarse_factor", 1)))
+            coarse_factor=int(data.get("coarse_factor", 1)),
+            approximate=bool(data.get("approximate", False)))
 
     def __repr__(self) -> str:
         return (f"ShapeSegmentation({len(self.change_points)} change points "
@@ -364,8 +394,12 @@ def _knn_parallel(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.ndarra
     return best_i
 
 
-def _knn(x: np.ndarray, w: int, k: int = K_NEIGHBOURS) -> np.ndarray:
-    """(m, k) neighbour indices of the m = len(x) - w + 1 subsequences of ``x``."""
+def _knn(x: np.ndarray, w: int, k: int = K_NEIGHBOURS, exact_up_to: int | None = None
+         ) -> np.ndarray:
+    """(m, k) neighbour indices of the m = len(x) - w + 1 subsequences of ``x``: exact, or
+    approximate when m exceeds ``exact_up_to`` (module docstring)."""
+    if exact_up_to is not None and x.shape[0] - w + 1 > exact_up_to:
+        return _approximate_knn(x, w, k)
     mu, sd, flat = _sliding_stats(x, w)
     m = mu.shape[0]
     excl = w // 2
@@ -376,6 +410,114 @@ def _knn(x: np.ndarray, w: int, k: int = K_NEIGHBOURS) -> np.ndarray:
     cuts = np.searchsorted(cells, cells[-1] * np.arange(1, blocks) / blocks) + g0
     bounds = np.unique(np.concatenate(([g0], cuts, [m]))).astype(np.int64)
     return _knn_parallel(np.ascontiguousarray(x), mu, sd, flat, w, k, excl, bounds)
+
+
+@njit(cache=True, inline="always")
+def _distance(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.ndarray, w: int,
+              i: int, j: int) -> float:
+    """z-normalized squared Euclidean distance of subsequences i and j (flat ones as in
+    the exact search)."""
+    if flat[i] or flat[j]:
+        return 0.0 if (flat[i] and flat[j]) else 2.0 * w
+    dot = 0.0
+    for t in range(w):
+        dot += x[i + t] * x[j + t]
+    return 2.0 * w * (1.0 - (dot - w * mu[i] * mu[j]) / (w * sd[i] * sd[j]))
+
+
+@njit(cache=True, inline="always")
+def _insert_new(best_d: np.ndarray, best_i: np.ndarray, row: int, d: float, j: int) -> None:
+    """:func:`_insert`, unless ``j`` is already in the row."""
+    if d >= best_d[row, best_d.shape[1] - 1]:
+        return
+    for t in range(best_i.shape[1]):
+        if best_i[row, t] == j:
+            return
+    _insert(best_d, best_i, row, d, j)
+
+
+@njit(cache=True, parallel=True)
+def _anchor_matches(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.ndarray, w: int,
+                    excl: int, q: int, nearest: np.ndarray, keep: int) -> np.ndarray:
+    """The ``keep`` best non-trivial matches of every anchor (subsequence a * q), scored
+    exactly over the q subsequences around each of its ``nearest`` anchors."""
+    n_anchors = nearest.shape[0]
+    m = mu.shape[0]
+    out = np.full((n_anchors, keep), -1, np.int64)
+    for a in prange(n_anchors):
+        i = a * q
+        best_d = np.full((1, keep), np.inf)
+        best_i = np.full((1, keep), -1, np.int64)
+        for c in range(nearest.shape[1]):
+            centre = nearest[a, c] * q
+            for j in range(max(0, centre - q // 2), min(m, centre + q - q // 2)):
+                if abs(j - i) > excl:
+                    _insert_new(best_d, best_i, 0, _distance(x, mu, sd, flat, w, i, j), j)
+        out[a] = best_i[0]
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _shifted_matches(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.ndarray, w: int,
+                     excl: int, q: int, matches: np.ndarray, k: int) -> np.ndarray:
+    """The k best of every subsequence among its two surrounding anchors' matches, shifted
+    by its offset from each anchor and one sample either way, scored exactly."""
+    m = mu.shape[0]
+    n_anchors = matches.shape[0]
+    out = np.full((m, k), -1, np.int64)
+    for i in prange(m):
+        best_d = np.full((1, k), np.inf)
+        best_i = np.full((1, k), -1, np.int64)
+        for a in range(i // q, i // q + 2):
+            if a >= n_anchors:
+                continue
+            for c in range(matches.shape[1]):
+                if matches[a, c] < 0:
+                    continue
+                centre = matches[a, c] + i - a * q
+                for j in range(max(0, centre - 1), min(m, centre + 2)):
+                    if abs(j - i) > excl:
+                        _insert_new(best_d, best_i, 0, _distance(x, mu, sd, flat, w, i, j), j)
+        spare = excl + 1      # a row left short (never seen in practice) takes far offsets
+        for t in range(k):
+            if best_i[0, t] < 0:
+                while abs((i + spare) % m - i) <= excl:
+                    spare += 1
+                best_i[0, t] = (i + spare) % m
+                spare += 1
+        out[i] = best_i[0]
+    return out
+
+
+def _sketches(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.ndarray, w: int,
+              starts: np.ndarray) -> np.ndarray:
+    """PAA of the z-normalized subsequences at ``starts``, scaled so that the Euclidean
+    distance of two sketches is at most that of the subsequences (Keogh et al. 2001)."""
+    cumulative = np.concatenate(([0.0], np.cumsum(x)))
+    edges = np.round(np.linspace(0, w, min(ANCHOR_SKETCH, w) + 1)).astype(np.int64)
+    sketch = np.empty((starts.size, edges.size - 1))
+    for s, (lo, hi) in enumerate(itertools.pairwise(edges)):
+        means = (cumulative[starts + hi] - cumulative[starts + lo]) / (hi - lo)
+        sketch[:, s] = (means - mu[starts]) / sd[starts] * math.sqrt(hi - lo)
+    sketch[flat[starts]] = 0.0
+    return sketch
+
+
+def _approximate_knn(x: np.ndarray, w: int, k: int = K_NEIGHBOURS) -> np.ndarray:
+    """(m, k) approximate neighbour indices: anchors, their sketches' k-d tree, matches
+    shifted along the diagonals (module docstring)."""
+    from scipy.spatial import cKDTree
+
+    x = np.ascontiguousarray(x)
+    mu, sd, flat = _sliding_stats(x, w)
+    excl = w // 2
+    q = max(1, excl // 2)
+    sketch = _sketches(x, mu, sd, flat, w, np.arange(0, mu.shape[0], q))
+    asked = min(sketch.shape[0], k + 2 * (excl // q + 1) + ANCHOR_EXTRA)
+    _, nearest = cKDTree(sketch).query(sketch, k=asked, eps=TREE_EPS, workers=-1)
+    nearest = np.asarray(nearest, dtype=np.int64).reshape(sketch.shape[0], asked)
+    matches = _anchor_matches(x, mu, sd, flat, w, excl, q, nearest, ANCHOR_KEEP)
+    return _shifted_matches(x, mu, sd, flat, w, excl, q, matches, k)
 
 
 @njit(cache=True)
@@ -462,11 +604,11 @@ class _Split:
     lo: int            # the sub-range the split came from, relative to the searched range
 
 
-def _clasp(x: np.ndarray, w: int, min_seg: int, total: int
+def _clasp(x: np.ndarray, w: int, min_seg: int, total: int, exact_up_to: int | None
            ) -> tuple[int, float, float, float, np.ndarray, np.ndarray, np.ndarray]:
     """One ClaSP on ``x``: best split, its AUC, p value, priority score, the profile and the
     counts a, b of every split (for testing other splits of the same range)."""
-    nbr = _knn(x, w)
+    nbr = _knn(x, w, exact_up_to=exact_up_to)
     auc, a, b = _profile(nbr, w, min_seg)
     if not np.isfinite(auc).any():
         return -1, np.nan, 1.0, -np.inf, auc, a, b
@@ -476,8 +618,8 @@ def _clasp(x: np.ndarray, w: int, min_seg: int, total: int
     return cp, float(auc[cp]), p, float(score), auc, a, b
 
 
-def _ensemble(x: np.ndarray, w: int, min_seg: int, threshold: float, seed: int
-              ) -> _Split | None:
+def _ensemble(x: np.ndarray, w: int, min_seg: int, threshold: float, seed: int,
+              exact_up_to: int | None) -> _Split | None:
     """ClaSP with temporal constraints and early stopping (module docstring, step 4)."""
     n = x.shape[0]
     ranges = [(0, n)]
@@ -494,7 +636,7 @@ def _ensemble(x: np.ndarray, w: int, min_seg: int, threshold: float, seed: int
     best: _Split | None = None
     whole: tuple[np.ndarray, np.ndarray] | None = None
     for lo, hi in ranges:
-        cp, auc, p, score, profile, a, b = _clasp(x[lo:hi], w, min_seg, n)
+        cp, auc, p, score, profile, a, b = _clasp(x[lo:hi], w, min_seg, n, exact_up_to)
         if whole is None:
             whole = (a, b)
         elif cp >= 0:  # a sub-range's split must also separate the whole range
@@ -521,7 +663,8 @@ def _explain_none(n: int, w: int, min_seg: int, reason: str) -> str:
 
 def shape_change_points(x: np.ndarray, *, window: int | None = None,
                         max_changes: int | None = None, threshold: float = P_THRESHOLD,
-                        seed: int = 2357, exact_up_to: int | None = EXACT_UP_TO
+                        seed: int = 2357, exact_up_to: int | None = EXACT_UP_TO,
+                        full_resolution_up_to: int | None = FULL_RESOLUTION_UP_TO
                         ) -> ShapeSegmentation:
     """Change points between shape (or periodic) regimes of one series (module docstring).
 
@@ -533,8 +676,10 @@ def shape_change_points(x: np.ndarray, *, window: int | None = None,
         5 windows, allows).
     threshold : p value under which a split is significant (claspy's default 1e-15).
     seed : seed of the random temporal constraints of the ensemble (claspy's 2357).
-    exact_up_to : above this many samples the search runs on block means (module docstring);
-        None: on every sample, at any length.
+    exact_up_to : a search over more subsequences than this finds approximate neighbours
+        (module docstring); None: exact at any length.
+    full_resolution_up_to : above this many samples the search runs on block means (module
+        docstring); None: on every sample, at any length.
     """
     if window is not None and (isinstance(window, bool) or not isinstance(window, int | np.integer)
                                or window < 3):
@@ -545,16 +690,19 @@ def shape_change_points(x: np.ndarray, *, window: int | None = None,
         raise UsageError(f"max_changes must be a non-negative integer, got {max_changes!r}")
     if not (isinstance(threshold, float | int) and 0.0 < threshold < 1.0):
         raise UsageError(f"threshold must be a p value in (0, 1), got {threshold!r}")
-    if exact_up_to is not None and (isinstance(exact_up_to, bool)
-                                    or not isinstance(exact_up_to, int | np.integer)
-                                    or exact_up_to < 2 * MIN_SAMPLES):
-        raise UsageError(f"exact_up_to must be None or an integer of at least "
-                         f"{2 * MIN_SAMPLES} samples, got {exact_up_to!r}")
+    for name, limit in (("exact_up_to", exact_up_to),
+                        ("full_resolution_up_to", full_resolution_up_to)):
+        if limit is not None and (isinstance(limit, bool)
+                                  or not isinstance(limit, int | np.integer)
+                                  or limit < 2 * MIN_SAMPLES):
+            raise UsageError(f"{name} must be None or an integer of at least "
+                             f"{2 * MIN_SAMPLES} samples, got {limit!r}")
     arr, filled = _prepare(x)
     n = arr.shape[0]
-    if exact_up_to is not None and n > exact_up_to:
-        return _on_block_means(arr, filled, math.ceil(n / exact_up_to), window=window,
-                               max_changes=max_changes, threshold=threshold, seed=seed)
+    if full_resolution_up_to is not None and n > full_resolution_up_to:
+        return _on_block_means(arr, filled, math.ceil(n / full_resolution_up_to),
+                               window=window, max_changes=max_changes, threshold=threshold,
+                               seed=seed, exact_up_to=exact_up_to)
     empty = np.zeros(0, dtype=np.int64)
     nan_profile = np.full(n, np.nan)
 
@@ -595,7 +743,7 @@ def shape_change_points(x: np.ndarray, *, window: int | None = None,
         nonlocal counter
         if hi - lo < 2 * min_seg:
             return
-        split = _ensemble(z[lo:hi], w, min_seg, threshold, seed)
+        split = _ensemble(z[lo:hi], w, min_seg, threshold, seed, exact_up_to)
         if split is None:
             return
         part = profile[lo:hi]
@@ -616,42 +764,53 @@ def shape_change_points(x: np.ndarray, *, window: int | None = None,
         search(lo, cp)
         search(cp, hi)
 
+    approximate = exact_up_to is not None and n - w + 1 > exact_up_to
+    approximated = (f"; neighbours approximated in searches over {exact_up_to} "
+                    "subsequences" if approximate else "")
     if not found:
         return ShapeSegmentation(
             change_points=empty, window=w, n_samples=n, scores=np.zeros(0),
             p_values=np.zeros(0), profile=profile, window_method=method, filled=filled,
             explanation=_explain_none(n, w, min_seg, f"no split is significant "
-                                                     f"(rank-sum p > {threshold:g})"))
+                                                     f"(rank-sum p > {threshold:g})")
+            + approximated, approximate=approximate)
     found.sort()
     cp_arr = np.array([f[0] for f in found], dtype=np.int64)
     return ShapeSegmentation(
         change_points=cp_arr, window=w, n_samples=n,
         scores=np.array([f[1] for f in found]), p_values=np.array([f[2] for f in found]),
-        profile=profile, window_method=method, filled=filled,
+        profile=profile, window_method=method, filled=filled, approximate=approximate,
         explanation=(f"{len(cp_arr)} shape change(s) in {n} samples (window {w} by "
-                     f"{method}, minimum segment {min_seg}, p <= {threshold:g})"))
+                     f"{method}, minimum segment {min_seg}, p <= {threshold:g})"
+                     + approximated))
 
 
 def _on_block_means(arr: np.ndarray, filled: int, factor: int, *, window: int | None,
-                    max_changes: int | None, threshold: float, seed: int
-                    ) -> ShapeSegmentation:
+                    max_changes: int | None, threshold: float, seed: int,
+                    exact_up_to: int | None) -> ShapeSegmentation:
     """The segmentation of ``arr`` (NaN-free) on its means over blocks of ``factor`` samples
     (the last block may be shorter), its change points and profile back on the samples."""
     n = arr.shape[0]
     starts = np.arange(0, n, factor)
     blocks = np.add.reduceat(arr, starts) / np.diff(np.append(starts, n))
+    method = "given"
+    if window is None:
+        method = "suss"
+        spread = float(arr.std())
+        window = suss_window((arr - arr.mean()) / spread) if spread > 0 else 3
     coarse = shape_change_points(
-        blocks, window=None if window is None else max(3, round(window / factor)),
-        max_changes=max_changes, threshold=threshold, seed=seed, exact_up_to=None)
+        blocks, window=max(3, round(window / factor)), max_changes=max_changes,
+        threshold=threshold, seed=seed, exact_up_to=exact_up_to, full_resolution_up_to=None)
     profile = np.repeat(coarse.profile, factor)[:n]
     means = f"in {blocks.size} samples"
     explanation = (coarse.explanation.replace(
         means, f"in {n} samples, searched on {blocks.size} means of {factor} samples", 1)
+        .replace(" by given,", f" by {method},", 1)
         + ("" if coarse.change_points.size == 0 else
            f"; each change point within {factor} samples"))
     return replace(coarse, change_points=coarse.change_points * factor, n_samples=n,
                    profile=profile, filled=filled, explanation=explanation,
-                   coarse_factor=factor)
+                   coarse_factor=factor, window_method=method)
 
 
 @register_detector
