@@ -135,7 +135,7 @@ def test_a_long_series_is_searched_on_block_means(seed: int) -> None:
     assert f1_score([6000, 12000], coarse.change_points, margin=180)[0] == 1.0
     assert coarse.profile.shape == x.shape and coarse.n_samples == x.size
     assert "means of 5 samples" in coarse.explanation and "by suss" in coarse.explanation
-    assert coarse.window == round(suss_window((x - x.mean()) / x.std()) / 5)
+    assert coarse.window == max(10, round(suss_window((x - x.mean()) / x.std()) / 5))
     assert ShapeSegmentation.from_dict(coarse.to_dict()).coarse_factor == 5
     given = shape_change_points(x, full_resolution_up_to=4000, window=160)
     assert given.window == 32 and given.window_method == "given"

@@ -91,8 +91,9 @@ the cost near-linear:
   1 048 576: about 87 minutes at 5 ms): the series is first averaged over blocks of
   ``f = ceil(n / full_resolution_up_to)`` samples, the segmentation above runs on those
   block means (the window found by SuSS on every sample, or the given one, divided by
-  ``f``: SuSS on the means finds about as many blocks as it finds samples, a window ``f``
-  times too wide), and
+  ``f``, and at least SuSS's lower bound of 10: SuSS on the means finds about as many blocks
+  as it finds samples, a window ``f`` times too wide, and a window of a few means has no
+  shape to compare), and
   each change point is placed at the first sample of its block: located within ``f``
   samples (``coarse_factor`` in the result). A shape that changes only within one block is
   averaged away: forced on the TSSB series (windows of 10-53 samples) with blocks of 2
@@ -809,7 +810,7 @@ def _on_block_means(arr: np.ndarray, filled: int, factor: int, *, window: int | 
         spread = float(arr.std())
         window = suss_window((arr - arr.mean()) / spread) if spread > 0 else 3
     coarse = shape_change_points(
-        blocks, window=max(3, round(window / factor)), max_changes=max_changes,
+        blocks, window=max(SUSS_LOWER, round(window / factor)), max_changes=max_changes,
         threshold=threshold, seed=seed, exact_up_to=exact_up_to, full_resolution_up_to=None)
     profile = np.repeat(coarse.profile, factor)[:n]
     means = f"in {blocks.size} samples"
