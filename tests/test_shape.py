@@ -167,6 +167,24 @@ def test_an_approximate_search_does_not_split_at_chance_level() -> None:
     assert found.approximate and found.change_points.size == 0, found.explanation
 
 
+def test_the_phases_result_says_what_was_approximated() -> None:
+    """A long series' phases say, in a note, which approximation the shape method took."""
+    import phasekit
+
+    profile = phasekit.Profile(values=three_regimes(0)[:, None], period=0.01, metrics=("ipc",))
+    approximate = phasekit.phases(profile, method="shape", detector={"exact_up_to": 4000})
+    coarse = phasekit.phases(profile, method="shape",
+                             detector={"exact_up_to": None, "full_resolution_up_to": 4000})
+    exact = phasekit.phases(profile, method="shape", detector={"exact_up_to": None})
+    assert approximate.params["approximate"] and coarse.params["coarse_factor"] == 5
+    notes = {name: [n for n in result.present().notes if n.startswith("long run")]
+             for name, result in (("approximate", approximate), ("coarse", coarse),
+                                  ("exact", exact))}
+    assert "found approximately" in notes["approximate"][0]
+    assert "means of 5 samples" in notes["coarse"][0]
+    assert notes["exact"] == []
+
+
 def znorm_distances(x: np.ndarray, w: int, i: int, js: np.ndarray) -> np.ndarray:
     def z(s: np.ndarray) -> np.ndarray:
         return (s - s.mean()) / s.std()

@@ -421,7 +421,7 @@ def _knn(x: np.ndarray, w: int, k: int = K_NEIGHBOURS, exact_up_to: int | None =
     return _knn_parallel(np.ascontiguousarray(x), mu, sd, flat, w, k, excl, bounds)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _distance(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.ndarray, w: int,
               i: int, j: int) -> float:
     """z-normalized squared Euclidean distance of subsequences i and j (flat ones as in
@@ -434,35 +434,41 @@ def _distance(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.ndarray, w
     return 2.0 * w * (1.0 - (dot - w * mu[i] * mu[j]) / (w * sd[i] * sd[j]))
 
 
-@njit(cache=True, inline="always")
-def _insert_new(best_d: np.ndarray, best_i: np.ndarray, row: int, d: float, j: int) -> None:
-    """:func:`_insert`, unless ``j`` is already in the row."""
-    if d >= best_d[row, best_d.shape[1] - 1]:
+@njit(cache=True)
+def _keep(best_d: np.ndarray, best_i: np.ndarray, d: float, j: int) -> None:
+    """Insert (d, j) into the sorted lists unless it is no better than the last or ``j`` is
+    already there."""
+    k = best_d.shape[0]
+    if d >= best_d[k - 1]:
         return
-    for t in range(best_i.shape[1]):
-        if best_i[row, t] == j:
+    for t in range(k):
+        if best_i[t] == j:
             return
-    _insert(best_d, best_i, row, d, j)
+    p = k - 1
+    while p > 0 and best_d[p - 1] > d:
+        best_d[p] = best_d[p - 1]
+        best_i[p] = best_i[p - 1]
+        p -= 1
+    best_d[p] = d
+    best_i[p] = j
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def _anchor_matches(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.ndarray, w: int,
                     excl: int, q: int, nearest: np.ndarray, keep: int) -> np.ndarray:
     """The ``keep`` best non-trivial matches of every anchor (subsequence a * q), scored
     exactly over the q subsequences around each of its ``nearest`` anchors."""
-    n_anchors = nearest.shape[0]
     m = mu.shape[0]
-    out = np.full((n_anchors, keep), -1, np.int64)
-    for a in prange(n_anchors):
+    out = np.full((nearest.shape[0], keep), -1, np.int64)
+    best_d = np.empty(keep)
+    for a in range(nearest.shape[0]):
         i = a * q
-        best_d = np.full((1, keep), np.inf)
-        best_i = np.full((1, keep), -1, np.int64)
+        best_d[:] = np.inf
         for c in range(nearest.shape[1]):
             centre = nearest[a, c] * q
             for j in range(max(0, centre - q // 2), min(m, centre + q - q // 2)):
                 if abs(j - i) > excl:
-                    _insert_new(best_d, best_i, 0, _distance(x, mu, sd, flat, w, i, j), j)
-        out[a] = best_i[0]
+                    _keep(best_d, out[a], _distance(x, mu, sd, flat, w, i, j), j)
     return out
 
 
@@ -470,31 +476,30 @@ def _anchor_matches(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.ndar
 def _shifted_matches(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.ndarray, w: int,
                      excl: int, q: int, matches: np.ndarray, k: int) -> np.ndarray:
     """The k best of every subsequence among its two surrounding anchors' matches, shifted
-    by its offset from each anchor and one sample either way, scored exactly."""
+    by its offset from each anchor and one sample either way, scored exactly (rows in
+    parallel chunks of one anchor's subsequences)."""
     m = mu.shape[0]
     n_anchors = matches.shape[0]
     out = np.full((m, k), -1, np.int64)
-    for i in prange(m):
-        best_d = np.full((1, k), np.inf)
-        best_i = np.full((1, k), -1, np.int64)
-        for a in range(i // q, i // q + 2):
-            if a >= n_anchors:
-                continue
-            for c in range(matches.shape[1]):
-                if matches[a, c] < 0:
-                    continue
-                centre = matches[a, c] + i - a * q
-                for j in range(max(0, centre - 1), min(m, centre + 2)):
-                    if abs(j - i) > excl:
-                        _insert_new(best_d, best_i, 0, _distance(x, mu, sd, flat, w, i, j), j)
-        spare = excl + 1      # a row left short (never seen in practice) takes far offsets
-        for t in range(k):
-            if best_i[0, t] < 0:
-                while abs((i + spare) % m - i) <= excl:
+    for first in prange(n_anchors):
+        best_d = np.empty(k)
+        for i in range(first * q, min(m, first * q + q)):
+            best_d[:] = np.inf
+            for a in range(first, min(n_anchors, first + 2)):
+                for c in range(matches.shape[1]):
+                    if matches[a, c] < 0:
+                        continue
+                    centre = matches[a, c] + i - a * q
+                    for j in range(max(0, centre - 1), min(m, centre + 2)):
+                        if abs(j - i) > excl:
+                            _keep(best_d, out[i], _distance(x, mu, sd, flat, w, i, j), j)
+            spare = excl + 1  # a row left short (never seen in practice) takes far offsets
+            for t in range(k):
+                if out[i, t] < 0:
+                    while abs((i + spare) % m - i) <= excl:
+                        spare += 1
+                    out[i, t] = (i + spare) % m
                     spare += 1
-                best_i[0, t] = (i + spare) % m
-                spare += 1
-        out[i] = best_i[0]
     return out
 
 
@@ -854,7 +859,9 @@ class ShapeDetector(PhaseDetector):
                          threshold=threshold,
                          params={"window": segmentation.window,
                                  "window_method": segmentation.window_method,
-                                 "filled": segmentation.filled},
+                                 "filled": segmentation.filled,
+                                 "approximate": segmentation.approximate,
+                                 "coarse_factor": segmentation.coarse_factor},
                          explanation=segmentation.explanation)
 
     def id_threshold(self, given: float | None, found: Detection) -> float | None:
@@ -864,5 +871,5 @@ class ShapeDetector(PhaseDetector):
     def params(self, options: dict[str, Any], found: Detection, method_choice: str
                ) -> dict[str, Any]:
         """The young part left out of identification, the method choice and the
-        segmentation's window and filled samples."""
+        segmentation's window, filled samples and approximations."""
         return {"min_length": ID_SKIP, "method_choice": method_choice, **found.params}

@@ -86,4 +86,20 @@ def presentation(result: Any, name: str | None = None) -> Presentation:
         notes.append(line)
     if result.explanation:
         notes.append(f"note: {result.explanation}")
+    if line := _approximated_line(result.params):
+        notes.append(line)
     return Presentation(headline(result), (phases, ids, vectors), tuple(notes))
+
+
+def _approximated_line(params: dict) -> str:
+    """What the shape segmentation approximated on a long series, in one line ("" when
+    nothing)."""
+    parts = []
+    if params.get("approximate"):
+        parts.append("the nearest subsequences found approximately (a k-d tree over "
+                     "sketches), as the series is long")
+    factor = int(params.get("coarse_factor", 1) or 1)
+    if factor > 1:
+        parts.append(f"searched on means of {factor} samples, so each boundary is placed "
+                     f"within {factor} samples")
+    return "long run, approximated: " + "; ".join(parts) if parts else ""
