@@ -117,6 +117,18 @@ def test_two_shapes_stay_apart_and_other_periods_are_not_compared() -> None:
     assert len(out) == 3 and merge.records(out) == []
 
 
+def test_periods_a_sample_apart_are_compared_when_the_cycle_is_short() -> None:
+    # a loop of 11 samples whose instances came out 11 and 12 samples long (two length
+    # groups, 8 % apart): the shape test decides, not the 5 % tolerance on the period
+    def of(period: float) -> merge.Cluster:
+        return merge.Cluster(np.zeros((3, 12, 1)), np.arange(3), np.full(3, period),
+                             average.Average(np.zeros((12, 1)), 0.0, 1, ()))
+    assert merge.same_period(of(11.07), of(11.86), 0.05)
+    assert not merge.same_period(of(11.0), of(13.0), 0.05)
+    assert merge.same_period(of(220.0), of(230.0), 0.05)
+    assert not merge.same_period(of(220.0), of(234.0), 0.05)  # 1 sample adds 0.5 % at 220
+
+
 def test_a_cluster_cut_at_another_phase_is_recut_at_the_larger_ones() -> None:
     """The instances of B start a third of a cycle later: the rotation finds it, B's instances
     are cut again at A's phase and the representative keeps the shape (not a blur of two

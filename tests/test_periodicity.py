@@ -192,6 +192,17 @@ def test_a_period_of_few_samples_is_said_to_be_coarsely_sampled() -> None:
     assert "the period is only" not in fine.explanation
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_period_of_few_samples_keeps_its_coverage_and_one_pattern(seed: int) -> None:
+    """The same NEMO-like run read every 100 ms (11 samples a period; its lengths come out
+    10, 11 and 12 samples, three length groups) is one pattern with the coverage the 5 ms
+    reading has, within 5 points."""
+    fine = analyze(generate("nemo", minutes=10, seed=seed)[0])
+    coarse = analyze(generate("nemo", minutes=10, seed=seed, period=0.1)[0])
+    assert len(fine.patterns) == len(coarse.patterns) == 1
+    assert coarse.patterns[0].coverage == pytest.approx(fine.patterns[0].coverage, abs=0.05)
+
+
 def test_too_short_profile_is_an_input_error() -> None:
     with pytest.raises(InputError, match="valid samples"):
         analyze(Profile(np.arange(10.0), 0.005, ("ipc",)))

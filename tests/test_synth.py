@@ -175,6 +175,21 @@ def test_period_scales_lengths() -> None:
     assert truth.coverage() == pytest.approx(0.77, abs=0.03)
 
 
+def test_coarse_sampling_is_the_fine_run_averaged_over_each_interval() -> None:
+    """At 100 ms the run is the one generated at 5 ms, averaged over blocks of 20 samples,
+    its instances from the interval of their start to that of their end."""
+    fine, fine_truth = generate("nemo", minutes=2, seed=4)
+    coarse, truth = generate("nemo", minutes=2, seed=4, period=0.1)
+    assert coarse.period == truth.period == 0.1 and coarse.n_samples == truth.n_samples == 1200
+    np.testing.assert_allclose(coarse.values[:, 0],
+                               fine.values[:, 0].reshape(1200, 20).mean(axis=1))
+    np.testing.assert_array_equal(truth.starts, np.rint(fine_truth.starts / 20))
+    ends = np.rint((fine_truth.starts + fine_truth.lengths) / 20)
+    np.testing.assert_array_equal(truth.starts + truth.lengths, ends)
+    assert truth.templates[0].size == fine_truth.templates[0].size // 20
+    assert truth.coverage() == pytest.approx(fine_truth.coverage(), abs=0.01)
+
+
 def test_sixty_minutes() -> None:
     profile, truth = generate("nemo", minutes=60, seed=0)
     assert profile.n_samples == 720_000

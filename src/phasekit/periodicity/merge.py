@@ -11,7 +11,10 @@ noise-free instances (19 cycles of a square wave as 10 + 5 + 4 instances).
 
 Two clusters A and B (A the one with more instances) are compared when their periods (mean
 instance lengths) are within ``period_tolerance`` (``analyze`` passes its
-``length_tolerance``, 5 %, the length grouping's tolerance for one periodicity). Every
+``length_tolerance``, 5 %, the length grouping's tolerance for one periodicity) plus one
+sample (``SAMPLE_SLACK``: lengths are whole samples, so a loop of 11.1 samples whose
+instances jitter by a sample comes out as groups of 10, 11 and 12, 9 % apart; the shape test
+then decides; at 5 ms, 220 samples, the sample adds 0.5 %). Every
 quantity is a mean squared difference per sample, summed over the metrics; the instances are
 resampled linearly to A's mean length:
 
@@ -67,6 +70,7 @@ from phasekit.periodicity.cluster import resample_series
 MERGE_RATIO = 4.0
 OVERLAP = 0.25
 KEEP_CUT = 0.1
+SAMPLE_SLACK = 1.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -147,8 +151,11 @@ def compare(into: Cluster, other: Cluster) -> Comparison:
 
 
 def same_period(a: Cluster, b: Cluster, tolerance: float) -> bool:
-    """Mean lengths within ``tolerance`` (relative to the longer)."""
-    return abs(a.period - b.period) <= tolerance * max(a.period, b.period)
+    """Mean lengths within ``tolerance`` (relative to the longer) plus one sample: a length
+    is a whole number of samples, so the instances of one loop of period P (samples) jitter
+    between floor(P) and ceil(P), and when P is short the length grouping (a relative
+    tolerance) splits them by length; a sample of slack lets the shape test decide."""
+    return abs(a.period - b.period) <= tolerance * max(a.period, b.period) + SAMPLE_SLACK
 
 
 def recut(x: np.ndarray, into: Cluster, other: Cluster, rotation: int
