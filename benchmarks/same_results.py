@@ -123,9 +123,10 @@ def main(argv: list[str] | None = None) -> int:
         try:
             rows, same = [], 0
             for k, command in enumerate(commands(args.data, work, args.quick)):
-                before = run(tree, command, work / f"before{k}.json", work)
-                after = run(here, command, work / f"after{k}.json", work)
-                where = differences(before, after)
+                code_before, before = run(tree, command, work / f"before{k}.json", work)
+                code_after, after = run(here, command, work / f"after{k}.json", work)
+                where = ([f"exit code {code_before} -> {code_after}"]
+                         if code_before != code_after else []) + differences(before, after)
                 same += not where
                 label = " ".join(Path(c).name if c.startswith("/") else c for c in command)
                 rows.append((label, "same" if not where else "differs: " + ", ".join(where[:3])))

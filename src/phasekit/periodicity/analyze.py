@@ -729,8 +729,8 @@ def _coarse_sampling(length: int, sampling_period: float) -> str:
     faster = length * sampling_period / FEW_SAMPLES
     return (f"the period is only {length} samples: at this sampling an instance's start and "
             f"length are uncertain by a sample ({100 / length:.0f} % of the period), so the "
-            f"coverage may be underestimated and patterns a sample apart may be one cycle; a "
-            f"sample every {quantity(faster, 2)} s or faster would resolve it")
+            f"coverage may be underestimated; a sample every {quantity(faster, 2)} s or "
+            f"faster would resolve it")
 
 
 def _pattern(avg: average.Average, starts: np.ndarray, lengths: np.ndarray, valid: np.ndarray,
