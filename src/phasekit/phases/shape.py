@@ -97,7 +97,7 @@ the cost near-linear:
   each change point is placed at the first sample of its block: located within ``f``
   samples (``coarse_factor`` in the result). A shape that changes only within one block is
   averaged away: forced on the TSSB series (windows of 10-53 samples) with blocks of 2
-  samples, the mean F1 falls to about 0.72 (benchmarks/shape_coarse.py); on NEMO-like runs
+  samples, the mean F1 falls to 0.67 (benchmarks/shape_coarse.py); on NEMO-like runs
   of 10 minutes to 24 hours the boundaries are found at every length (benchmarks/scale.py).
 
 ``exact_up_to=None`` keeps the exact search and ``full_resolution_up_to=None`` every sample,
@@ -496,7 +496,7 @@ def _shifted_matches(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.nda
             spare = excl + 1  # a row left short (never seen in practice) takes far offsets
             for t in range(k):
                 if out[i, t] < 0:
-                    while abs((i + spare) % m - i) <= excl:
+                    while abs((i + spare) % m - i) <= excl and spare < m:
                         spare += 1
                     out[i, t] = (i + spare) % m
                     spare += 1
@@ -781,7 +781,7 @@ def shape_change_points(x: np.ndarray, *, window: int | None = None,
         search(cp, hi)
 
     approximate = exact_up_to is not None and n - w + 1 > exact_up_to
-    approximated = (f"; neighbours approximated in searches over {exact_up_to} "
+    approximated = (f"; neighbours approximated in searches over {exact_up_to:,} "
                     "subsequences" if approximate else "")
     if not found:
         return ShapeSegmentation(

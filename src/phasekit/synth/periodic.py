@@ -464,9 +464,8 @@ def generate(kind: str, *, minutes: float = 10.0, seed: int = 0,
     if int(seed) != seed or seed < 0:
         raise UsageError("expected a non-negative integer", parameter="seed", value=seed)
     seed = int(seed)
-    shortest = min(p.length for p in _layout(kind, np.random.default_rng([seed,
-                                                                          kind_code(kind), 1]))
-                   if isinstance(p, _Periodic))
+    layout = _layout(kind, np.random.default_rng([seed, kind_code(kind), 1]))
+    shortest = min(p.length for p in layout if isinstance(p, _Periodic))
     if round(shortest * _BASE_PERIOD / period) < _MIN_LENGTH:
         raise UsageError(f"too long for {kind!r}: its shortest iteration would last fewer "
                          f"than {_MIN_LENGTH} samples", parameter="period", value=period)
