@@ -195,9 +195,9 @@ def znorm_distances(x: np.ndarray, w: int, i: int, js: np.ndarray) -> np.ndarray
 def test_approximate_neighbours_are_near_the_exact_ones(seed: int, w: int) -> None:
     """On a noisy periodic series with a change of shape at 1500, the approximate neighbours
     are distinct and non-trivial, vote for the same side of the change as the exact ones
-    for nearly every subsequence, and are nearly as near: the third
-    neighbour's correlation at most 0.005 lower in the median, 0.03 at the 95th
-    percentile (z-normalized distance = 2 w (1 - correlation))."""
+    for nearly every subsequence, and are nearly as near: the third neighbour's correlation
+    at most 0.005 lower in the median, 0.03 at the 95th percentile (z-normalized distance
+    = 2 w (1 - correlation))."""
     rng = np.random.default_rng(seed)
     t = np.arange(1500)
     x = np.r_[np.sin(2 * np.pi * t / 47), signal.sawtooth(2 * np.pi * t / 31)]
