@@ -62,12 +62,33 @@ def test_debug_after_the_verb_shows_the_traceback(steps: Path,
         assert code == 1 and "Traceback" in err and "boom" in err, args
 
 
+def test_verbose_after_the_verb_logs_as_before_it(steps: Path) -> None:
+    """``-v`` after the verb (or both sides) gives the stage log lines ``phasekit -v VERB``
+    gives; ``-vv`` after it turns on debug logging; without it there are none."""
+    import logging
+
+    def stages(*args: object) -> list[str]:
+        code, _, err = run(*args)
+        assert code == 0, err
+        return [line.rsplit(" (", 1)[0] for line in err.splitlines()   # without the times
+                if line.startswith("phasekit: info:")]
+
+    before = stages("-v", "phases", steps)
+    assert before and stages("phases", steps, "-v") == before
+    assert stages("phases", "--verbose", steps) == before
+    assert stages("phases", steps) == []
+    run("phases", steps, "-vv")
+    assert logging.getLogger("phasekit").getEffectiveLevel() == logging.DEBUG
+    run("-v", "phases", steps, "-v")
+    assert logging.getLogger("phasekit").getEffectiveLevel() == logging.DEBUG
+
+
 @pytest.mark.parametrize("verb", [["sources"], ["energy", "plot"], ["campaign", "import"],
                                   ["powermodel", "eval"], ["signature", "run"]])
 def test_every_command_takes_debug(verb: list[str]) -> None:
-    code, out, _ = run(*verb, "--debug", "--help")
+    code, out, _ = run(*verb, "--debug", "-v", "--help")
     assert code == 0 and "Usage:" in out
-    assert "--debug" not in out  # hidden: the global option documents it
+    assert "--debug" not in out and "--verbose" not in out  # hidden: documented globally
 
 
 def test_debug_after_double_dash_belongs_to_the_command(tmp_path: Path) -> None:

@@ -101,7 +101,8 @@ class _Verbs(typer.core.TyperGroup):
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         if cmd_name not in self.commands and cmd_name in _VERBS:
             command = _build_verb(cmd_name)
-            _debug_after_the_verb(command, next(p for p in self.params if p.name == "debug"))
+            _global_options_after_the_verb(
+                command, [p for p in self.params if p.name in ("debug", "verbose")])
             self.commands[cmd_name] = command
         return self.commands.get(cmd_name)
 
@@ -143,7 +144,7 @@ def _global(
     ] = False,
     verbose: Annotated[int, typer.Option(
         "--verbose", "-v", count=True, show_default=False,
-        help="More log messages (-v info, -vv debug).")] = 0,
+        help="More log messages (-v info, -vv debug; also accepted after the verb).")] = 0,
 ) -> None:
     """Characterize how an HPC application behaves over time, from node-level profiles.
 
@@ -222,19 +223,32 @@ def _set_debug(ctx: Any, param: Any, value: bool) -> bool:
     return value
 
 
-def _debug_after_the_verb(command: Any, debug: Any) -> None:
-    """``phasekit VERB ... --debug`` as ``phasekit --debug VERB ...``: a hidden copy of the
-    global ``--debug`` option ``debug`` on ``command`` and each of its subcommands (parsed by
-    click, so never taken from the arguments after ``--`` of ``record`` or ``campaign run``)."""
+def _set_verbose(ctx: Any, param: Any, value: int) -> int:
+    if value:
+        STATE.verbose += value
+        _configure_logging(STATE.verbose)
+    return value
+
+
+def _global_options_after_the_verb(command: Any, options: list[Any]) -> None:
+    """``phasekit VERB ... --debug -v`` as ``phasekit --debug -v VERB ...``: hidden copies of
+    the global options ``--debug`` and ``--verbose``/``-v`` on ``command`` and each of its
+    subcommands (parsed by click, so never taken from the arguments after ``--`` of
+    ``record`` or ``campaign run``); a ``-v`` on either side counts."""
     import copy
 
     subcommands = getattr(command, "commands", None)
     if subcommands is not None:
         for sub in subcommands.values():
-            _debug_after_the_verb(sub, debug)
-    elif not any(p.name == "debug" for p in command.params):
-        late = copy.copy(debug)
-        late.hidden, late.expose_value, late.callback = True, False, _set_debug
+            _global_options_after_the_verb(sub, options)
+        return
+    taken = {name for p in command.params for name in (*p.opts, *p.secondary_opts)}
+    for option in options:
+        if any(p.name == option.name for p in command.params) or taken & set(option.opts):
+            continue
+        late = copy.copy(option)
+        late.hidden, late.expose_value = True, False
+        late.callback = _set_debug if option.name == "debug" else _set_verbose
         command.params.append(late)
 
 
