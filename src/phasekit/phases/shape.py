@@ -124,6 +124,7 @@ import numpy as np
 from numba import njit, prange
 
 from phasekit.errors import InputError, UsageError
+from phasekit.parallel import worker_threads
 from phasekit.phases.identify import ID_SKIP
 from phasekit.phases.registry import Detection, PhaseDetector, register_detector
 
@@ -403,11 +404,16 @@ def _knn_parallel(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.ndarra
     return best_i
 
 
+def _approximate(m: int, exact_up_to: int | None) -> bool:
+    """Whether a search over ``m`` subsequences finds approximate neighbours."""
+    return exact_up_to is not None and m > exact_up_to
+
+
 def _knn(x: np.ndarray, w: int, k: int = K_NEIGHBOURS, exact_up_to: int | None = None
          ) -> np.ndarray:
     """(m, k) neighbour indices of the m = len(x) - w + 1 subsequences of ``x``: exact, or
     approximate when m exceeds ``exact_up_to`` (module docstring)."""
-    if exact_up_to is not None and x.shape[0] - w + 1 > exact_up_to:
+    if _approximate(x.shape[0] - w + 1, exact_up_to):
         return _approximate_knn(x, w, k)
     mu, sd, flat = _sliding_stats(x, w)
     m = mu.shape[0]
@@ -528,7 +534,8 @@ def _approximate_knn(x: np.ndarray, w: int, k: int = K_NEIGHBOURS) -> np.ndarray
     q = max(1, excl // 2)
     sketch = _sketches(x, mu, sd, flat, w, np.arange(0, mu.shape[0], q))
     asked = min(sketch.shape[0], k + 2 * (excl // q + 1) + ANCHOR_EXTRA)
-    _, nearest = cKDTree(sketch).query(sketch, k=asked, eps=TREE_EPS, workers=-1)
+    _, nearest = cKDTree(sketch).query(sketch, k=asked, eps=TREE_EPS,
+                                       workers=worker_threads())
     nearest = np.asarray(nearest, dtype=np.int64).reshape(sketch.shape[0], asked)
     matches = _anchor_matches(x, mu, sd, flat, w, excl, q, nearest, ANCHOR_KEEP)
     return _shifted_matches(x, mu, sd, flat, w, excl, q, matches, k)
@@ -628,7 +635,7 @@ def _clasp(x: np.ndarray, w: int, min_seg: int, total: int, exact_up_to: int | N
         return -1, np.nan, 1.0, -np.inf, auc, a, b
     cp = int(np.nanargmax(auc))
     p = _rank_sum_p(cp, nbr.shape[0], int(b[cp]), int(a[cp] + b[cp]))
-    if exact_up_to is not None and nbr.shape[0] > exact_up_to and auc[cp] < APPROXIMATE_AUC:
+    if _approximate(nbr.shape[0], exact_up_to) and auc[cp] < APPROXIMATE_AUC:
         p = 1.0
     score = (auc[cp] + x.shape[0] / total) / 2.0
     return cp, float(auc[cp]), p, float(score), auc, a, b
@@ -780,7 +787,7 @@ def shape_change_points(x: np.ndarray, *, window: int | None = None,
         search(lo, cp)
         search(cp, hi)
 
-    approximate = exact_up_to is not None and n - w + 1 > exact_up_to
+    approximate = _approximate(n - w + 1, exact_up_to)
     approximated = (f"; neighbours approximated in searches over {exact_up_to:,} "
                     "subsequences" if approximate else "")
     if not found:
