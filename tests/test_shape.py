@@ -323,3 +323,33 @@ def test_one_column_input_is_accepted() -> None:
     x, truth = sine_period_change(1)
     res = shape_change_points(x[:, None])
     assert f1_score(truth, res.change_points, margin=24)[0] == 1.0
+
+
+@pytest.mark.parametrize("seed, w", [(0, 12), (3, 29)])
+def test_shifted_matches_against_a_naive_scoring(seed: int, w: int) -> None:
+    """Every subsequence's k neighbours are the k nearest, by the z-normalized distance
+    computed afresh, among its two anchors' matches shifted along the diagonals and one
+    sample either way: the running dot products change none of them."""
+    rng = np.random.default_rng(seed)
+    x = np.cumsum(rng.standard_normal(900))
+    x[300:340] = 1.0                                     # flat subsequences too
+    mu, sd, flat = shape._sliding_stats(x, w)
+    m, excl = mu.size, w // 2
+    q = max(1, excl // 2)
+    anchors = np.arange(0, m, q)
+    matches = rng.integers(0, m, (anchors.size, shape.ANCHOR_KEEP))
+    matches[::7, -1] = -1                                # an anchor may keep fewer
+    found = shape._shifted_matches(x, mu, sd, flat, w, excl, q, matches, 3)
+
+    def distance(i: int, j: int) -> float:
+        if flat[i] or flat[j]:
+            return 0.0 if flat[i] and flat[j] else 2.0 * w
+        return float(znorm_distances(x, w, i, np.array([j]))[0])
+    for i in range(m):
+        a = i // q
+        candidates = {int(c) + i - b * q + d for b in (a, a + 1) if b < anchors.size
+                      for c in matches[b] if c >= 0 for d in (-1, 0, 1)}
+        candidates = [j for j in candidates if 0 <= j < m and abs(j - i) > excl]
+        expected = np.sort([distance(i, j) for j in candidates])[:3]
+        got = np.sort([distance(i, int(j)) for j in found[i]])
+        assert got[:expected.size] == pytest.approx(expected, abs=1e-6)

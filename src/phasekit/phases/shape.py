@@ -69,22 +69,25 @@ the cost near-linear:
   (:data:`EXACT_UP_TO`, 32 768; smaller segments of the binary segmentation are searched
   exactly). Every ``q``-th subsequence (``q = max(1, w // 4)``, half the trivial-match
   radius) is an anchor, sketched by the piecewise aggregate approximation of its
-  z-normalized values (16 segment means, scaled so that the sketch distance is a lower bound
-  of the z-normalized Euclidean distance: Keogh et al. 2001, PAA). A k-d tree over the
+  z-normalized values (8 segment means, scaled so that the sketch distance is a lower bound
+  of the z-normalized Euclidean distance: Keogh et al. 2001, PAA; with 16 the k-d tree took
+  38 s of a 53 s search over 2.9 million samples, with 8 it takes 5 s, and the TSSB F1
+  below moved from 0.840 to 0.838). A k-d tree over the
   sketches gives each anchor its 17 nearest anchors ((1 + 1)-approximate, scipy's ``eps``),
   the ``q`` subsequences around each are scored exactly, and the anchor keeps its 6 best
   non-trivial matches. Every subsequence then scores exactly the matches of its two
   surrounding anchors shifted by its offset from them, each one sample either way (a match
   of ``i`` shifted by one is usually a match of ``i + 1``: the diagonals of the distance
-  matrix the exact search runs along), and keeps the best ``k``. O(m log m) for the tree,
-  O(m w) for the scoring, O(m) memory. A split of such a search must also score at least
+  matrix the exact search runs along, and along each of them the dot product runs from one
+  subsequence to the next in O(1)), and keeps the best ``k``. O(m log m) for the tree,
+  O(m w) for the anchors' scoring, O(m) memory. A split of such a search must also score at least
   :data:`APPROXIMATE_AUC` (0.55, where chance is 0.5): over many subsequences the rank-sum
   test finds chance-level differences significant, and the approximate neighbours'
   predictions, shifted from a few anchors' matches, differ from chance more than exact ones
   do (in the 81 000-sample aperiodic start of a NEMO-like run the approximate search's best
   split scored 0.52 with p 5e-20, the exact search's 0.54 with p 0.09). Every change point
   the exact search finds on the TSSB and DCSLab series scores 0.60 or more. With every
-  search forced through the approximation, the mean F1 on the TSSB series is 0.840 against
+  search forced through the approximation, the mean F1 on the TSSB series is 0.838 against
   0.801 exact (benchmarks/shape_coarse.py): the neighbours differ, the change points mostly
   not.
 - **Block means** above ``full_resolution_up_to`` samples (:data:`FULL_RESOLUTION_UP_TO`,
@@ -141,7 +144,7 @@ FLAT_STD = 1e-8           # a subsequence whose std is below this (series scaled
 EXACT_UP_TO = 32_768      # larger searches use approximate neighbours (module docstring)
 APPROXIMATE_AUC = 0.55    # an approximate search's split scores at least this (chance: 0.5)
 FULL_RESOLUTION_UP_TO = 1_048_576  # longer series are segmented on block means
-ANCHOR_SKETCH = 16        # PAA segments of an anchor's sketch
+ANCHOR_SKETCH = 8         # PAA segments of an anchor's sketch
 ANCHOR_EXTRA = 8          # nearest anchors asked beyond k and the trivial ones
 ANCHOR_KEEP = 6           # matches an anchor keeps for its neighbours to shift
 TREE_EPS = 1.0            # the k-d tree's (1 + eps)-approximate nearest anchors
@@ -459,17 +462,17 @@ def _keep(best_d: np.ndarray, best_i: np.ndarray, d: float, j: int) -> None:
     best_i[p] = j
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def _anchor_matches(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.ndarray, w: int,
                     excl: int, q: int, nearest: np.ndarray, keep: int) -> np.ndarray:
     """The ``keep`` best non-trivial matches of every anchor (subsequence a * q), scored
-    exactly over the q subsequences around each of its ``nearest`` anchors."""
+    exactly over the q subsequences around each of its ``nearest`` anchors (anchors in
+    parallel)."""
     m = mu.shape[0]
     out = np.full((nearest.shape[0], keep), -1, np.int64)
-    best_d = np.empty(keep)
-    for a in range(nearest.shape[0]):
+    for a in prange(nearest.shape[0]):
         i = a * q
-        best_d[:] = np.inf
+        best_d = np.full(keep, np.inf)
         for c in range(nearest.shape[1]):
             centre = nearest[a, c] * q
             for j in range(max(0, centre - q // 2), min(m, centre + q - q // 2)):
@@ -478,27 +481,60 @@ def _anchor_matches(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.ndar
     return out
 
 
+@njit(cache=True)
+def _offsets(matches: np.ndarray, first: int, q: int, excl: int) -> np.ndarray:
+    """The distinct diagonals (offsets j - i) of anchor ``first``'s and the next anchor's
+    matches, each one sample either way, beyond the trivial-match radius."""
+    n_anchors, keep = matches.shape
+    found = np.empty(2 * keep * 3, np.int64)
+    count = 0
+    for a in range(first, min(n_anchors, first + 2)):
+        for c in range(keep):
+            if matches[a, c] < 0:
+                continue
+            for d in range(-1, 2):
+                offset = matches[a, c] - a * q + d
+                if abs(offset) > excl:
+                    found[count] = offset
+                    count += 1
+    return np.unique(found[:count])
+
+
 @njit(cache=True, parallel=True)
 def _shifted_matches(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.ndarray, w: int,
                      excl: int, q: int, matches: np.ndarray, k: int) -> np.ndarray:
     """The k best of every subsequence among its two surrounding anchors' matches, shifted
-    by its offset from each anchor and one sample either way, scored exactly (rows in
-    parallel chunks of one anchor's subsequences)."""
+    by its offset from each anchor and one sample either way, scored exactly: along each
+    such diagonal of the distance matrix the dot product runs from one subsequence to the
+    next in O(1) (rows in parallel chunks of one anchor's subsequences)."""
     m = mu.shape[0]
     n_anchors = matches.shape[0]
     out = np.full((m, k), -1, np.int64)
     for first in prange(n_anchors):
-        best_d = np.empty(k)
-        for i in range(first * q, min(m, first * q + q)):
-            best_d[:] = np.inf
-            for a in range(first, min(n_anchors, first + 2)):
-                for c in range(matches.shape[1]):
-                    if matches[a, c] < 0:
-                        continue
-                    centre = matches[a, c] + i - a * q
-                    for j in range(max(0, centre - 1), min(m, centre + 2)):
-                        if abs(j - i) > excl:
-                            _keep(best_d, out[i], _distance(x, mu, sd, flat, w, i, j), j)
+        offsets = _offsets(matches, first, q, excl)
+        lo, hi = first * q, min(m, first * q + q)
+        best = np.full((hi - lo, k), np.inf)
+        for offset in offsets:
+            running = False
+            dot = 0.0
+            for i in range(lo, hi):
+                j = i + offset
+                if j < 0 or j >= m:
+                    running = False
+                    continue
+                if running:
+                    dot += x[i + w - 1] * x[j + w - 1] - x[i - 1] * x[j - 1]
+                else:
+                    dot = 0.0
+                    for t in range(w):
+                        dot += x[i + t] * x[j + t]
+                    running = True
+                if flat[i] or flat[j]:
+                    d = 0.0 if (flat[i] and flat[j]) else 2.0 * w
+                else:
+                    d = 2.0 * w * (1.0 - (dot - w * mu[i] * mu[j]) / (w * sd[i] * sd[j]))
+                _keep(best[i - lo], out[i], d, j)
+        for i in range(lo, hi):
             spare = excl + 1  # a row left short (never seen in practice) takes far offsets
             for t in range(k):
                 if out[i, t] < 0:
