@@ -100,7 +100,7 @@ the cost near-linear:
   each change point is placed at the first sample of its block: located within ``f``
   samples (``coarse_factor`` in the result). A shape that changes only within one block is
   averaged away: forced on the TSSB series (windows of 10-53 samples) with blocks of 2
-  samples, the mean F1 falls to 0.67 (benchmarks/shape_coarse.py); on NEMO-like runs
+  samples, the mean F1 falls to 0.69 (benchmarks/shape_coarse.py); on NEMO-like runs
   of 10 minutes to 24 hours the boundaries are found at every length (benchmarks/scale.py).
 
 ``exact_up_to=None`` keeps the exact search and ``full_resolution_up_to=None`` every sample,
