@@ -30,6 +30,7 @@ pk.periodicity("{DATA / 'real_backtoback_1s.parquet'}")
 pk.periodicity("{DATA / 'lulesh_chop8_dram_10ms.csv'}")
 profile, _ = generate("openfoam", minutes=3.0, seed=5)
 pk.periodicity(profile)
+pk.phases(profile, method="shape", detector={{"exact_up_to": 2048}})  # approximate neighbours
 pk.phases("{DATA / 'real_backtoback_1s.parquet'}")
 pk.structure(read_trace("{DATA / 'paraver' / 'lulesh_7+1_chop8.prv.gz'}"))
 """

@@ -63,6 +63,8 @@ def _phases(folder: Path) -> None:
     # one series with changes of shape, long enough for the neighbour search
     series, _ = generate("hpcg", minutes=0.5, seed=0)
     phases(series, method="shape")
+    # and its approximate neighbours, which searches over long series use
+    phases(series, method="shape", detector={"exact_up_to": 1024})
 
 
 def _phase_division(folder: Path) -> None:

@@ -435,11 +435,20 @@ def _distance(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.ndarray, w
               i: int, j: int) -> float:
     """z-normalized squared Euclidean distance of subsequences i and j (flat ones as in
     the exact search)."""
+    dot = 0.0
+    if not (flat[i] or flat[j]):
+        for t in range(w):
+            dot += x[i + t] * x[j + t]
+    return _from_dot(dot, mu, sd, flat, w, i, j)
+
+
+@njit(cache=True)
+def _from_dot(dot: float, mu: np.ndarray, sd: np.ndarray, flat: np.ndarray, w: int, i: int,
+              j: int) -> float:
+    """The z-normalized squared Euclidean distance of subsequences i and j from their dot
+    product (flat ones as in the exact search)."""
     if flat[i] or flat[j]:
         return 0.0 if (flat[i] and flat[j]) else 2.0 * w
-    dot = 0.0
-    for t in range(w):
-        dot += x[i + t] * x[j + t]
     return 2.0 * w * (1.0 - (dot - w * mu[i] * mu[j]) / (w * sd[i] * sd[j]))
 
 
@@ -529,11 +538,7 @@ def _shifted_matches(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.nda
                     for t in range(w):
                         dot += x[i + t] * x[j + t]
                     running = True
-                if flat[i] or flat[j]:
-                    d = 0.0 if (flat[i] and flat[j]) else 2.0 * w
-                else:
-                    d = 2.0 * w * (1.0 - (dot - w * mu[i] * mu[j]) / (w * sd[i] * sd[j]))
-                _keep(best[i - lo], out[i], d, j)
+                _keep(best[i - lo], out[i], _from_dot(dot, mu, sd, flat, w, i, j), j)
         for i in range(lo, hi):
             spare = excl + 1  # a row left short (never seen in practice) takes far offsets
             for t in range(k):
