@@ -811,3 +811,26 @@ def test_cli_prints_the_held_out_error_against_the_mean_first(table: Path,
     assert out.splitlines()[0].endswith(" on the 300 rows of counters.csv")
     code, _, err = run("powermodel", "fit", table, "--split", "sideways")
     assert code == 2 and err.startswith("phasekit: error: --split sideways: expected one of")
+
+
+def test_an_expression_beats_the_mean_only_beyond_chance() -> None:
+    """The paired test behind GE's choice against the training mean: a model that explains
+    the target wins; one whose lower error over 100 rows lies about 2 standard errors below
+    the mean's wins alone but not as the best of 15; no gain never wins."""
+    from phasekit.signature.powermodels.ge import beats_the_mean
+
+    rng = np.random.default_rng(0)
+    signal = rng.normal(0, 5, 100)
+    y = 100 + signal + rng.normal(0, 1, 100)
+    assert beats_the_mean(100 + signal, y, 100.0, compared=15)
+    assert not beats_the_mean(np.full(100, 100.0), y, 100.0, compared=1)
+    proxy = signal + rng.normal(0, 8, 100)             # a poor predictor of the signal
+    z_of = {}
+    for scale in np.linspace(0.001, 0.3, 300):
+        diff = (100 + scale * proxy - y) ** 2 - (y - 100) ** 2
+        z_of[scale] = diff.mean() / (diff.std(ddof=1) / np.sqrt(diff.size))
+    scale = min(z_of, key=lambda s: abs(z_of[s] + 2.0))
+    assert z_of[scale] == pytest.approx(-2.0, abs=0.05)
+    guess = 100 + scale * proxy
+    assert beats_the_mean(guess, y, 100.0, compared=1)       # 1.645 < 2
+    assert not beats_the_mean(guess, y, 100.0, compared=15)  # 2.71 > 2
