@@ -97,8 +97,9 @@ def _power_models(folder: Path) -> None:
     from phasekit.synth.counters import ge_power_data
 
     data = ge_power_data(300, seed=0)
-    fit_ge(data.frame, "power_w", features=list(data.features), generations=3, restarts=1,
-           population=20)
+    for validation in (0.2, 0.0):  # without validation rows the expression is always refitted
+        fit_ge(data.frame, "power_w", features=list(data.features), generations=3,
+               restarts=1, population=20, validation=validation)
 
 
 #: The computations run, by the verb they stand for.
