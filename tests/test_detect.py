@@ -7,7 +7,7 @@ import pytest
 
 import naive
 from phasekit.periodicity import _kernels, detect
-from phasekit.periodicity.tune import group_lengths, kept_groups, tune_window
+from phasekit.periodicity.tune import excerpts, group_lengths, kept_groups, tune_window
 
 
 def _periodic(rng: np.random.Generator, n: int, period: int, noise: float = 0.05,
@@ -162,3 +162,22 @@ def test_window_search_finds_the_narrow_optimum() -> None:
     best, steps = tune_window(coverage, min_window=8, max_window=10_000, workers=2)
     assert 333 <= best <= 345
     assert len(steps) < 30
+
+
+def test_excerpts_spread_evenly_over_the_valid_samples() -> None:
+    """Stretches of a long run for the window search: of the asked length, inside the valid
+    segments (cut where a segment ends), one in each equal share of the valid samples, about
+    the budget in all; a run within the budget is searched whole."""
+    segments = [(0, 400_000), (400_010, 1_000_000), (1_200_000, 2_000_000)]
+    spans = excerpts(segments, budget=200_000, length=20_000)
+    inside = [any(s <= a < b <= e for s, e in segments) for a, b in spans]
+    assert all(inside) and all(b - a <= 20_000 for a, b in spans)
+    assert 190_000 <= sum(b - a for a, b in spans) <= 200_000
+    valid = np.zeros(2_000_000, bool)
+    for s, e in segments:
+        valid[s:e] = True
+    before = np.concatenate([[0], np.cumsum(valid)])  # valid samples before each index
+    share = before[-1] / 10
+    middles = [(before[a] + before[b]) / 2 for a, b in spans]
+    assert sorted({int(m // share) for m in middles}) == list(range(10))
+    assert excerpts(segments, budget=2_000_000, length=20_000) == segments

@@ -161,6 +161,7 @@ def test_a_long_run_says_which_approximations_it_took(monkeypatch: pytest.Monkey
     below them, nothing is said."""
     import phasekit.periodicity.average as average
     import phasekit.periodicity.cluster as cluster
+    import phasekit.periodicity.tune as tune
 
     profile, _ = generate("nemo", minutes=5, seed=3)
     exact = analyze(profile)
@@ -168,8 +169,13 @@ def test_a_long_run_says_which_approximations_it_took(monkeypatch: pytest.Monkey
     n = exact.patterns[0].n_instances
     monkeypatch.setattr(cluster, "APPROXIMATE_ABOVE", 100)
     monkeypatch.setattr(average, "DBA_SAMPLE", 100)
+    monkeypatch.setattr(tune, "EXCERPTS_ABOVE", 10_000)
+    monkeypatch.setattr(tune, "EXCERPT_BUDGET", 40_000)
+    monkeypatch.setattr(tune, "EXCERPT_WINDOWS", 1)
     approximate = analyze(profile)
     said = approximate.params["approximations"]
+    assert any("window tuned on 2 evenly spaced stretches of the run (40,000 of its 60,000 "
+               "samples)" in a for a in said)
     assert any("k-d tree over 16 principal components (exact up to 100)" in a for a in said)
     assert any(f"averaged on 100 of its {n:,} instances" in a for a in said)
     notes = approximate.present().notes

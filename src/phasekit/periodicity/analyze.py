@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -407,20 +408,16 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
     detector = {"min_period": o.min_period, "near_zero": o.near_zero, "rise": o.rise,
                 "aperiodic_step": o.aperiodic_step}
 
-    prepared = [detect.prepare(x[s:e]) for s, e in segments]  # shared by every pass
-    passes: dict[int, detect.Batches] = {}  # the tuning's passes, so the chosen one is not redone
+    run, passes = _passes(x, segments, detector)  # the tuning's, so the chosen one is not redone
+    approximations: list[str] = []     # the long-run paths taken (tuning, cluster, average)
 
-    def run(window: int) -> detect.Batches:
-        if window not in passes:
-            passes[window] = detect.Batches.concat([
-                detect.detect(segment, window, **detector).shifted(s)
-                for segment, (s, _) in zip(prepared, segments, strict=True)])
-        return passes[window]
-
-    def objective(window: int) -> float:
-        _, covered = tune.kept_groups(run(window), n_valid, alpha=o.alpha,
-                                      tolerance=o.length_tolerance, min_instances=o.min_instances)
-        return float(covered.sum()) / n_valid
+    def objective_over(run: Callable[[int], detect.Batches], n: int) -> Callable[[int], float]:
+        def objective(window: int) -> float:
+            _, covered = tune.kept_groups(run(window), n, alpha=o.alpha,
+                                          tolerance=o.length_tolerance,
+                                          min_instances=o.min_instances)
+            return float(covered.sum()) / n
+        return objective
 
     report("tuning the window", 0.0)
     upper = min(o.max_window, longest // 2)
@@ -428,12 +425,29 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
         if not 2 <= o.half_window <= upper:
             raise UsageError(f"the detector's half-window must be in 2..{upper} samples for "
                              "this profile", parameter="half_window", value=o.half_window)
-        best, tuning = o.half_window, [tune.TuningStep(o.half_window, objective(o.half_window))]
+        best = o.half_window
+        tuning = [tune.TuningStep(best, objective_over(run, n_valid)(best))]
     elif upper < o.min_window:
-        best, tuning = upper, [tune.TuningStep(upper, objective(upper))]
+        best, tuning = upper, [tune.TuningStep(upper, objective_over(run, n_valid)(upper))]
     else:
+        spans = (tune.excerpts(segments, budget=tune.EXCERPT_BUDGET,
+                               length=tune.EXCERPT_WINDOWS * 2 * upper)
+                 if n_valid > tune.EXCERPTS_ABOVE else segments)
+        if spans == segments:
+            objective = objective_over(run, n_valid)
+        else:
+            in_spans = sum(int(measured[s:e].sum()) for s, e in spans)
+            objective = objective_over(_passes(x, spans, detector)[0], in_spans)
+            approximations.append(
+                f"the window tuned on {len(spans)} evenly spaced stretches of the run "
+                f"({in_spans:,} of its {n_valid:,} samples), then run over all of it")
         best, tuning = tune.tune_window(objective, min_window=o.min_window, max_window=upper,
                                         workers=workers)
+        # the whole run's passes at the chosen window and at the scan's other peaks
+        wanted = [w for w in {best, *tune.scan_peaks(tuning, alpha=o.alpha)} if w not in passes]
+        if wanted:
+            with ThreadPoolExecutor(max_workers=max(1, min(workers, len(wanted)))) as pool:
+                list(pool.map(run, sorted(wanted, reverse=True)))
     report("extracting instances", 0.3)
     batches = run(best)
     groups, covered = tune.kept_groups(batches, n_valid, alpha=o.alpha, tolerance=o.length_tolerance)
@@ -469,7 +483,6 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
 
         params["binned"] = binning_note(profile)
     clusters: list[merge.Cluster] = []
-    approximations: list[str] = []     # the long-run paths taken (cluster, average)
     n_groups = int(groups.max()) + 1 if groups.size and groups.max() >= 0 else 0
     for g in range(n_groups):
         members = np.flatnonzero(inst_group == g)
@@ -543,6 +556,23 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
     if not patterns and choice.get("rule") == "ipc" and not metrics:
         return _instead_of_ipc(whole, result, same)
     return result
+
+
+def _passes(x: np.ndarray, spans: list[tuple[int, int]], detector: dict[str, Any]
+            ) -> tuple[Callable[[int], detect.Batches], dict[int, detect.Batches]]:
+    """The detector's pass over the ``spans`` of ``x`` at a half-window (a function, each
+    window's pass computed once) and the passes made so far, by half-window."""
+    prepared = [detect.prepare(x[s:e]) for s, e in spans]  # shared by every pass
+    made: dict[int, detect.Batches] = {}
+
+    def run(window: int) -> detect.Batches:
+        if window not in made:
+            made[window] = detect.Batches.concat([
+                detect.detect(segment, window, **detector).shifted(s)
+                for segment, (s, _) in zip(prepared, spans, strict=True)])
+        return made[window]
+
+    return run, made
 
 
 def _missing_data(profile: Profile, names: Sequence[str]) -> str | None:
