@@ -233,8 +233,10 @@ def test_the_tree_source_reads_a_childs_totals(tmp_path: Path) -> None:
         source.close()
     grew = {name: after[name] - before[name] for name in names}
     cpu = float(own_cpu.read_text())  # 0.3 s of loop, the writes and page touches beside
-    assert cpu >= 0.3 and grew["cmd_cpu_user_s"] + grew["cmd_cpu_system_s"] == pytest.approx(
-        cpu, abs=0.05)
+    tree_cpu = grew["cmd_cpu_user_s"] + grew["cmd_cpu_system_s"]
+    # /proc counts in 10 ms ticks, and the tree also spends what the child does after it
+    # writes its figure (freeing 64 MiB, the interpreter's exit): 0.02-0.04 s on two machines
+    assert cpu >= 0.3 and cpu - 0.02 <= tree_cpu <= cpu + 0.15
     assert grew["cmd_runnable_s"] >= 0.3
     assert grew["cmd_write_bytes"] == pytest.approx(8 << 20, rel=0.01)
     assert grew["cmd_disk_write_bytes"] >= 8 << 20
