@@ -164,6 +164,26 @@ def _solve(M: np.ndarray, rhs: np.ndarray) -> np.ndarray:  # pragma: no cover - 
     return x
 
 
+@njit(cache=True)
+def _normal_equations(J: np.ndarray, r: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover
+    """J'J and J'r summed row by row in a fixed order: the same bits on every CPU, where
+    BLAS picks its kernel (and its order of summation) by the processor, and the search
+    of expressions then takes another path from the first differing digit."""
+    n, m = J.shape
+    A = np.zeros((m, m))
+    g = np.zeros(m)
+    for i in range(n):
+        for a in range(m):
+            g[a] += J[i, a] * r[i]
+            for b in range(a, m):
+                A[a, b] += J[i, a] * J[i, b]
+    for a in range(m):
+        for b in range(a):
+            A[a, b] = A[b, a]
+    return A, g
+
+
 @njit(cache=True, error_model="numpy")
 def fit_constants(ops: np.ndarray, args: np.ndarray, c0: np.ndarray, X: np.ndarray,
                   y: np.ndarray, max_iter: int) -> tuple[np.ndarray, float]:  # pragma: no cover
@@ -207,8 +227,7 @@ def fit_constants(ops: np.ndarray, args: np.ndarray, c0: np.ndarray, X: np.ndarr
                 J[i, 2 + j] = params[1] * Jf[i, j]
         if not np.all(np.isfinite(J)):
             break
-        A = J.T @ J
-        g = J.T @ r
+        A, g = _normal_equations(J, r)
         top = 0.0
         for j in range(m):
             top = max(top, A[j, j])
