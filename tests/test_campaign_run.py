@@ -74,7 +74,8 @@ def test_runs_every_configuration_with_regions(program: list[str], tmp_path: Pat
 
 def test_failures_are_recorded_and_the_campaign_goes_on(program: list[str], tmp_path: Path
                                                          ) -> None:
-    plan = CampaignPlan(tuple(program), inputs=("bad", "slow", "a"), timeout_s=0.5,
+    # "a" must end within the limit: Python's start took up to 0.7 s under load; "slow" 30 s
+    plan = CampaignPlan(tuple(program), inputs=("bad", "slow", "a"), timeout_s=5.0,
                         use_rapl=False)
     campaign = run_campaign(plan, tmp_path / "c.jsonl")
     runs = {r.input: r for r in campaign.runs}

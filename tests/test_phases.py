@@ -377,13 +377,21 @@ def test_cli_watch_replays_a_file_and_reads_csv_lines_from_stdin(tmp_path) -> No
 
 @pytest.mark.slow
 def test_cli_watch_follows_a_recording_in_progress(tmp_path) -> None:
+    """The changes found while the recording runs are where the command switched, by its
+    own clock (not at times that count its interpreter's start)."""
+    import datetime
     import json
     import subprocess
     import sys
 
+    from phasekit.io import read_profile
+
     output = tmp_path / "live.parquet"
-    script = ("import time\nfor busy in (False, True, False):\n    end = time.time() + 2.5\n"
-              "    while time.time() < end:\n        None if busy else time.sleep(0.01)\n")
+    switched = tmp_path / "switched.json"
+    script = ("import json, time\nswitches = []\nfor busy in (False, True, False):\n"
+              "    switches.append(time.time())\n    end = time.time() + 2.5\n"
+              "    while time.time() < end:\n        None if busy else time.sleep(0.01)\n"
+              f"open({str(switched)!r}, 'w').write(json.dumps(switches[1:]))\n")
     recorder = subprocess.Popen(
         [sys.executable, "-m", "phasekit.cli", "record", "--sources", "perf-sw", "--scope",
          "process", "--interval", "50ms", "-o", str(output), "--", sys.executable, "-c",
@@ -398,8 +406,17 @@ def test_cli_watch_follows_a_recording_in_progress(tmp_path) -> None:
     reports = [json.loads(line) for line in done.stdout.strip().splitlines()[:-1]
                if line.startswith("{\"phase\"")]
     starts = [r["start_s"] for r in reports]
-    # busy from ~2.5 s to ~5 s (after the interpreter's start): two changes near them
-    assert any(abs(s - 2.6) < 0.8 for s in starts) and any(abs(s - 5.1) < 0.8 for s in starts)
+    began = datetime.datetime.fromisoformat(
+        read_profile(output).meta["recording"]["start_utc"]).timestamp()
+    switches = [t - began for t in json.loads(switched.read_text())]  # busy, then idle
+    found = [min(starts, key=lambda s: abs(s - switch)) for switch in switches]
+    # a change starts at the 50 ms sample that holds its switch (or the next); the
+    # recording's time 0, its first reading, comes a little after start_utc (0.01-0.3 s
+    # measured, more under load), so the switches read late by that much
+    for switch, start in zip(switches, found, strict=True):
+        assert -0.1 <= switch - start <= 0.6, (switches, starts)
+    # the busy phase's length, free of that offset: within three samples
+    assert abs((found[1] - found[0]) - (switches[1] - switches[0])) <= 0.15, (switches, starts)
     assert all("wall_latency_s" in r for r in reports)
 
 

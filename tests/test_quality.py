@@ -206,17 +206,32 @@ def test_many_spans_are_counted_and_the_longest_kept() -> None:
 
 
 def test_ten_minutes_at_5_ms_of_20_metrics_is_fast() -> None:
+    """Every check is vectorized: the report costs about as much as a few plain numpy passes
+    over the same matrix, timed in the same run so that a slower or loaded machine slows
+    both (1.3-1.7 times as much, measured; one plain Python loop over the samples, 25
+    times as much)."""
     rng = np.random.default_rng(0)
     values = rng.normal(size=(120_000, 20))
     values[1000:3000, 3] = np.nan
     values[5000:6000, 4] = 0.0
     profile = Profile(values, period=0.005, metrics=[f"m{k}" for k in range(20)])
-    times = []
-    for _ in range(5):
-        start = time.perf_counter()
+
+    def report() -> None:
         data_quality(profile)
-        times.append(time.perf_counter() - start)
-    assert min(times) < 0.05
+
+    def plain_numpy_passes() -> None:
+        lacking = ~np.isfinite(values)
+        np.count_nonzero(np.ascontiguousarray(lacking.T), axis=1)
+        np.count_nonzero((values[1:] == values[:-1]).T, axis=1)
+        np.diff(values, axis=0)
+
+    best = {report: np.inf, plain_numpy_passes: np.inf}
+    for _ in range(8):  # interleaved: a burst of load slows both
+        for run in best:
+            start = time.perf_counter()
+            run()
+            best[run] = min(best[run], time.perf_counter() - start)
+    assert best[report] < 4 * best[plain_numpy_passes], list(best.values())
 
 
 # --- real files ----------------------------------------------------------------------------------

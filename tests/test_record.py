@@ -127,9 +127,11 @@ def test_missed_ticks_are_gaps_not_bursts(tmp_path: Path) -> None:
     ticks = profile.values[:, 0]
     assert np.isnan(ticks).sum() >= summary.missed_ticks  # skipped ticks are NaN rows
     finite = ticks[np.isfinite(ticks)]
-    # unscaled, a late sample would hold 10 to 25 ticks; a preemption of this VM between the
-    # read and its timestamp moves a scaled one by a few tenths (once 0.5 in a full run)
-    assert np.all(np.abs(finite - 5.0) < 2.5), "a late sample must be scaled to one interval"
+    # unscaled, each late sample (about 10 here) would hold 10 to 25 ticks; a preemption of
+    # this VM between a read and its timestamp moves the two samples beside it (by 7.2 once,
+    # under load)
+    off = finite[np.abs(finite - 5.0) >= 2.5]
+    assert off.size <= 2, f"a late sample must be scaled to one interval: {off}"
 
 
 def test_a_source_that_fails_mid_run_is_dropped_with_a_warning(tmp_path: Path) -> None:
@@ -176,7 +178,11 @@ def test_the_command_exit_code_is_returned(tmp_path: Path) -> None:
     assert summary.exit_code == 3 and summary.stopped_by == "command exited"
     assert source.closed
     profile = read_profile(tmp_path / "exit.csv")
-    assert 20 <= profile.n_samples <= 40
+    # a sample per 10 ms tick until the exit, but for the ticks missed under load
+    assert 0.3 <= summary.duration < 3, summary
+    ticks = summary.n_samples + summary.missed_ticks
+    assert abs(ticks - summary.duration / 0.01) <= 2, summary
+    assert summary.n_samples <= profile.n_samples <= ticks
     assert profile.meta["recording"]["command"] == ["sh", "-c", "sleep 0.3; exit 3"]
     killed = Recorder([Fake()], interval=0.01).run(
         tmp_path / "killed.parquet", command=["sh", "-c", "kill -9 $$"])

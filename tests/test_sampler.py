@@ -130,12 +130,19 @@ def test_long_reads_skip_ticks_instead_of_taking_slivers() -> None:
 
 
 def test_no_reads_at_all_still_keeps_time() -> None:
-    sampler = Sampler([], 0.02, 0.1, 0.25, 0.2)
+    """Ticks of 20 ms until the first sample at or past 0.2 s: the tenth, or a later one
+    when a late wake-up skipped to it (a skipped tick counts as missed, not as a sample)."""
+    interval, end = 0.02, 0.2
+    sampler = Sampler([], interval, 0.1, 0.25, end)
     _t0, _end, raw = sampler.first()
     assert raw == []
     sampler.start()
-    ticks, _times, _late, rows = take_all(sampler)
-    assert rows == [[] for _ in ticks] and 9 <= len(ticks) <= 11
+    ticks, times, _late, rows = take_all(sampler)
+    assert rows == [[] for _ in ticks]
+    assert len(ticks) + sampler.status()["missed"] == ticks[-1]  # each tick: sample or miss
+    assert max(times[:-1], default=0.0) < end <= times[-1]
+    # taken less than an interval late, plus one for a preemption before the read's end
+    assert ticks[-1] * interval <= times[-1] < (ticks[-1] + 2) * interval, (ticks, times)
 
 
 def test_bad_arguments_are_errors_not_crashes() -> None:

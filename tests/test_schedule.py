@@ -6,6 +6,7 @@ small scenario, synthetic ground truth, and the CLI's JSON contract and exit cod
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -366,6 +367,21 @@ def test_milp_reaches_the_brute_force_optimum_on_tiny_batches(seed: int,
         assert execute(other, batch, dc).makespan_s >= opt - 1e-9
 
 
+def test_the_solver_process_gets_the_whole_model_however_late_it_reads(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model (121 kB here, more than a pipe holds) reaches HiGHS's process even when
+    the parent first looks at it before the child has read it all (every look here):
+    communicate() retried after a timeout would not send the rest."""
+    from phasekit.schedule import policies
+    from phasekit.schedule.budget import Deadline
+
+    monkeypatch.setattr(policies, "HIGHS_POLL_S", 0.001)
+    batch = generate_batch(16, seed=1)
+    plan = milp_schedule(batch.threads, batch.time_s, DataCenter(3, 12), time_limit_s=20,
+                         deadline=Deadline(10.0), stop_at_bound=False)
+    assert plan.info["status"] == "optimal", plan.info
+
+
 def test_compact_milp_is_smaller_and_keeps_its_start() -> None:
     batch = generate_batch(14, seed=4)
     dc = DataCenter(4, 12)
@@ -524,15 +540,23 @@ def test_a_deadline_stops_the_annealing_and_says_the_plan_depends_on_the_machine
 
 @pytest.mark.slow
 def test_time_limit_bounds_the_whole_comparison() -> None:
-    """--policy all: the annealing and the MILP share one limit (they each had it). A
-    small comparison first loads (or compiles) the kernels, which the limit leaves out."""
-    schedule_batch(generate_batch(12, seed=1), DataCenter(2, 12), time_limit_s=0.5)
+    """--policy all: the annealing and the MILP share one limit (they each had it). The
+    same comparison first loads (or compiles) the kernels it runs; numba's compile time,
+    which the limit leaves out, is left out of the measured time too (the first run may
+    not have reached every kernel: a slow start leaves the annealing no time)."""
+    from numba.core import event
+
     batch, sc = scenario_batch("small", seed=0)
+    dc = DataCenter(sc.servers, sc.cores)
     limit = 2.0
-    started = time.perf_counter()
-    result = schedule_batch(batch, DataCenter(sc.servers, sc.cores), policies="all",
-                            time_limit_s=limit)
-    assert time.perf_counter() - started <= limit + 0.5
+    schedule_batch(batch, dc, policies="all", time_limit_s=limit)
+    compiling = event.TimingListener()
+    with event.install_listener("numba:compile", compiling):
+        started = time.perf_counter()
+        result = schedule_batch(batch, dc, policies="all", time_limit_s=limit)
+        elapsed = time.perf_counter() - started
+    compiled = compiling.duration if compiling.done else 0.0
+    assert elapsed - compiled <= limit + 0.5, (elapsed, compiled)
     milp = result.get("milp")
     assert milp.info["time_limit_s"] < limit
 
@@ -725,14 +749,31 @@ def test_same_seed_and_limit_give_the_same_plan_cold_or_warm_within_the_limit(
 
 
 @pytest.mark.slow
-def test_progress_counts_truthfully() -> None:
+def test_progress_counts_truthfully(monkeypatch: pytest.MonkeyPatch) -> None:
     """One bar over the annealing and the MILP: it never goes back, never reads as finished
     before the end (rich stops its elapsed time then), and the MILP's clock starts with
-    the solver, so it never counts past its limit."""
-    batch, sc = scenario_batch("small", seed=0)
+    the solver, so it never counts past its limit. The deadline's clock starts with the
+    MILP, so that however long the annealing and loading the kernels take (a fresh
+    process on a loaded machine), the MILP has its time and HiGHS runs."""
+    from phasekit.schedule import simulate
+    from phasekit.schedule.budget import Deadline
+
     calls: list[tuple[str, float]] = []
-    schedule_batch(batch, DataCenter(sc.servers, sc.cores), policies="all", time_limit_s=1.5,
-                   progress=lambda stage, fraction: calls.append((stage, fraction)))
+    milp_began: list[float] = []
+
+    def report(stage: str, fraction: float) -> None:
+        if stage.startswith("MILP") and not milp_began:
+            milp_began.append(time.perf_counter())
+        calls.append((stage, fraction))
+
+    def clock_from_the_milp() -> float:
+        return time.perf_counter() - milp_began[0] if milp_began else 0.0
+
+    monkeypatch.setattr(simulate, "Deadline",
+                        functools.partial(Deadline, clock=clock_from_the_milp))
+    batch, sc = scenario_batch("small", seed=0)
+    schedule_batch(batch, DataCenter(sc.servers, sc.cores), policies="all", time_limit_s=2.0,
+                   progress=report)
     fractions = [f for _, f in calls]
     assert fractions == sorted(fractions) and max(fractions) <= PROGRESS_CAP < 1
     stages = [s for s, _ in calls]

@@ -157,9 +157,10 @@ def lower_bound(threads: np.ndarray, times: np.ndarray, dc: DataCenter) -> float
     if times.size == 0:
         return 0.0
     cores, servers = dc.cores, dc.servers
-    best = max(float(times.max()), float(np.dot(threads, times)) / (servers * cores))
+    # np.sum, not np.dot: the same bound whatever order the CPU's BLAS sums in
+    best = max(float(times.max()), float(np.sum(threads * times)) / (servers * cores))
     for k in range(1, min(cores, BOUND_MAX_K) + 1):
-        best = max(best, float(np.dot(dual_feasible(threads, cores, k), times)) / servers)
+        best = max(best, float(np.sum(dual_feasible(threads, cores, k) * times)) / servers)
         wide = np.sort(times[threads * (k + 1) > cores])[::-1]
         machines = k * servers
         if wide.size <= machines:

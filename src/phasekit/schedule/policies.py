@@ -37,7 +37,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 from numba import njit
@@ -767,7 +767,12 @@ def _highs_in_child(cost: np.ndarray, a: Any, lo: np.ndarray, hi: np.ndarray,
     except OSError as exc:
         _log.info("no process for HiGHS (%s); solving here", exc)
         return None
-    payload: bytes | None = pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
+    # communicate() retried after a timeout never sends the rest of its input (CPython
+    # 3.11), and the model is larger than a pipe: a thread sends it, communicate() reads
+    sender = threading.Thread(target=_send_and_close, daemon=True, args=(
+        child.stdin, pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)))
+    child.stdin = None
+    sender.start()
     begun = time.perf_counter()
     budget = min(float(time_limit_s), left)
     stopped = False
@@ -775,10 +780,10 @@ def _highs_in_child(cost: np.ndarray, a: Any, lo: np.ndarray, hi: np.ndarray,
         while True:
             wait = max(0.0, min(HIGHS_POLL_S, deadline.remaining()))
             try:
-                out, err = child.communicate(input=payload, timeout=wait)
+                out, err = child.communicate(timeout=wait)
                 break
             except subprocess.TimeoutExpired:
-                payload = None
+                pass
             if deadline.remaining() <= 0:
                 child.kill()
                 out, err = child.communicate()
@@ -806,6 +811,12 @@ def _highs_in_child(cost: np.ndarray, a: Any, lo: np.ndarray, hi: np.ndarray,
         _log.info("HiGHS in a child process failed (%s); solving here", result["error"])
         return None
     return result
+
+
+def _send_and_close(pipe: IO[bytes], payload: bytes) -> None:
+    """Write ``payload`` to a child's input and close it; a child killed first ends it."""
+    with contextlib.suppress(OSError), pipe:
+        pipe.write(payload)
 
 
 _WORKER = str(Path(__file__).with_name("_highs_worker.py"))

@@ -140,7 +140,9 @@ def execute(plan: Plan, batch: Batch, dc: DataCenter, *,
     start, server = execute_arrays(plan, threads, times, decide, dc)
     end = start + times
     makespan = float(end.max()) if end.size else 0.0
-    energy_it = dc.servers * dc.static_w * makespan + float(np.dot(power, times))
+    # np.sum, not np.dot: BLAS sums in an order that depends on the CPU (the energies'
+    # last digits did), numpy's pairwise sum in one fixed order
+    energy_it = dc.servers * dc.static_w * makespan + float(np.sum(power * times))
     t, w, used = _profile(start, end, power, threads, dc)
     core_lists = _assign_cores(start, end, server, threads, dc) if cores else ()
     return Execution(start_s=start, end_s=end, server=server, cores=core_lists,
