@@ -93,6 +93,24 @@ def test_watch_start_detection_and_latency_are_consistent(tmp_path, period: floa
         assert latency_s == pytest.approx(detected_s - start_s, abs=1e-5)
 
 
+def test_a_missed_sample_does_not_move_the_later_changes(tmp_path) -> None:
+    """A recording followed live has no row for a missed tick: each change is placed at its
+    own sample's time stamp, not at its index times the period (one period early per
+    sample missed before it)."""
+    period = 0.2
+    path, values = steps_csv(tmp_path, period, 100.0)
+    lines = path.read_text().splitlines()
+    del lines[1 + 90]  # the sample at 118.0 s, between the first and second change
+    expected = reference_changes(np.delete(values, 90, axis=0), period)
+    done = CliRunner().invoke(app, ["watch", "-", "--json"], input="\n".join(lines) + "\n")
+    assert done.exit_code == 0, done.output
+    reports = [json.loads(line) for line in done.stdout.strip().splitlines()][:-1]
+    assert len(reports) == len(expected) == 3
+    for report, (start, detected) in zip(reports, expected, strict=True):
+        row_time = [100.0 + period * (i + (i >= 90)) for i in (start, detected)]
+        assert [report["start_s"], report["detected_at_s"]] == pytest.approx(row_time)
+
+
 def test_phases_reports_detection_as_watch_does(tmp_path) -> None:
     period = 0.2
     path, values = steps_csv(tmp_path, period)

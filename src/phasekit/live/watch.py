@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+from array import array
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,9 @@ class Watch:
         changes = 0
         starts: list[float] = []  # the first phase starts at the first sample's time
         first_time: float | None = None
+        # every sample's time stamp: a recording followed live has no row for a missed tick,
+        # so a sample's index times the period would drift earlier by one period per miss
+        times = array("d")
         cut: Cut | None = None
         n_samples = 0
         for item in self.rows:
@@ -84,6 +88,7 @@ class Watch:
                 break
             t, values = item
             n_samples += 1
+            times.append(t)
             if first_time is None:
                 first_time = t
                 starts.append(t)
@@ -99,9 +104,9 @@ class Watch:
             # start_s: time stamp of the phase's first sample (the located change point);
             # detected_at_s: time stamp of the sample that confirmed it, as in the result of
             # 'phasekit phases'; latency_s = detected_at_s - start_s (0: its first sample
-            # confirmed it at once). Rounded to 1 ns: no float noise from index x period.
-            start_s = round(first_time + change.start * period, 9)
-            detected_s = round(first_time + change.detected_at * period, 9)
+            # confirmed it at once). Rounded to 1 ns.
+            start_s = round(times[change.start], 9)
+            detected_s = round(times[change.detected_at], 9)
             starts.append(start_s)
             if live is not None:
                 live.phase_changed(changes + 1, start_s - first_time)
