@@ -24,7 +24,9 @@ longer than the gap between two of them is sure to be seen: a 24-hour run at 5 m
 stretches of 160,000 samples, 2.9 % of the run apart, below the 5 % a pattern needs. The search's
 cost stops growing with the run, where it was about 15 passes over all of it; the
 stretches' edges lose up to one window each, which weighs the largest windows down by up
-to an eighth of their coverage.
+to an eighth of their coverage. The estimate can also move the choice within the tie below:
+on a 12-hour NEMO-like run the stretches chose 220 samples, tied within a point with 232,
+which covers 77.0 % of the whole run where 220 covers 76.3 %.
 
 Every window tried is kept with its coverage (the result's ``tuning``): a run that repeats
 at two scales shows two peaks of coverage over L, and :func:`scan_peaks` gives them to
