@@ -725,6 +725,15 @@ def test_a_choice_is_never_worse_than_what_was_measured(campaign_file: Path,
         assert smooth[at][0] <= (1 + threshold) * smooth[rows].min() + 1e-9
         if choice.why:
             assert choice.basis == "measured" and "not lower beyond the noise" in choice.why
+            # the line quotes the reading the table shows, then the value it counted as
+            reading = float(choice.why.split("measured ", 1)[1].split(" J", 1)[0]
+                            .replace(",", ""))
+            assert reading == pytest.approx(choice.best.measured_energy_j, rel=5e-4)
+            if "counted as" in choice.why:
+                counted = float(choice.why.split("counted as ", 1)[1].split(" J", 1)[0]
+                                .replace(",", ""))
+                assert counted > reading
+    assert any("counted as" in c.why for c in result.choices)
 
 
 def test_the_smoothed_estimate_against_a_naive_computation() -> None:

@@ -1004,7 +1004,11 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
             if lowest != best_i and estimate[best_i] >= (1 - noise) * ran[lowest]:
                 where = (f"{F[best_i]:g} GHz, " if frequency_controlled else "") \
                     + f"{P[best_i]} cores"
-                why = (f"measured {quantity(ran[lowest])} J here; the lowest estimate elsewhere "
+                reading = lookup[keys[lowest]][1]
+                counted = ("" if np.isclose(reading, ran[lowest]) else
+                           f" (counted as {quantity(ran[lowest])} J, its neighbours' median)")
+                why = (f"measured {quantity(reading)} J here{counted}; the lowest estimate "
+                       "elsewhere "
                        f"({where}) is {quantity(estimate[best_i])} J, not lower beyond the noise "
                        f"({100 * noise:.0f} %)")
                 best_i = lowest
