@@ -92,7 +92,11 @@ class Campaign:
         self.denoised = denoised_energy(self.configs)
         self.frequency = self.configs["frequency_ghz"].to_numpy(float)
         self.inputs = self.configs["input"].to_numpy(float)
-        self.threshold = reading_noise(self.configs).threshold()
+        noise = reading_noise(self.configs)
+        self.threshold = noise.threshold()
+        #: the median reading in meter steps (inf where the readings show no step)
+        self.steps_per_reading = (float(np.median(self.energy)) / noise.step_j
+                                  if noise.step_j else float("inf"))
         self.grid_f = np.searchsorted(np.unique(self.frequency), self.frequency)
         cores = self.configs["cores"].to_numpy(float)
         self.grid_p = np.searchsorted(np.unique(cores), cores)
@@ -298,6 +302,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     warnings.simplefilter("ignore")
     from phasekit.energy.fit import choose_training
+    from phasekit.energy.noise import COARSE_STEP
 
     bench = _common.Run()
     paths = sorted(DATA.glob("completo_*.csv"))
@@ -312,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
               "max f, all cores", "max f, best cores"]
     pooled: dict[str, list[dict]] = {name: [] for name in [*loop_names, "every reading",
                                                            "whole file"]}
-    rows, table = [], []
+    rows, table, coarse, per_reading = [], [], [], []
     frequency: list[dict] = []
     below: list[bool] = []
     minima = 0
@@ -339,6 +344,8 @@ def main(argv: list[str] | None = None) -> int:
                                        "whole file", "max f, all cores",
                                        "max f, best cores"]]
         table.append(ordered)
+        coarse.append(campaign.steps_per_reading <= 1 / COARSE_STEP)
+        per_reading.append(campaign.steps_per_reading)
         rows.append([campaign.name + (" (2^k cores)" if "fluid" in campaign.name else ""),
                      *[cell(v) for v in ordered]])
         print(_common.text_table(header, rows[-1:]), flush=True)
@@ -385,8 +392,28 @@ def main(argv: list[str] | None = None) -> int:
         f"denoised best: their choices lost {np.mean([c['denoised'] for c in near]):.1f} %; "
         f"the other {len(far)}, {np.mean([c['denoised'] for c in far]):.1f} % (the best "
         f"measured there {np.mean([c['best_measured'] for c in far]):.1f} %).")
+    stepped = np.array(coarse, bool)
+    meter_line = ""
+    if stepped.any() and not stepped.all():
+        def split_mean(i: int) -> str:
+            there = [t[i][1] for t, c in zip(table, stepped, strict=True) if c]
+            elsewhere = [t[i][1] for t, c in zip(table, stepped, strict=True) if not c]
+            return f"{header[1 + i]} {np.mean(there):.1f} ({np.mean(elsewhere):.1f})"
+
+        finest = max(s for s, c in zip(per_reading, coarse, strict=True) if c)
+        shown = [i for i, name in enumerate(header[1:])
+                 if name in ("10 D-optimal", "+10 suggested", "+20 suggested", "BO +10")]
+        meter_line = (
+            f"- Where the meter is coarse: in {int(stepped.sum())} of {len(table)} campaigns "
+            f"the median reading is at most {1 / COARSE_STEP:g} meter steps (the step found "
+            "on the whole campaign, `phasekit.energy.noise.meter_step`; `energy choose` says "
+            "so in its noise line): one step is "
+            f"{100 / finest:.0f} % or more of a reading, and readings of neighbouring "
+            "configurations differ by whole steps. Mean denoised regret there (elsewhere), "
+            "D-optimal start: " + ", ".join(split_mean(i) for i in shown) + " %.")
     print(frequency_line)
     print(exploration_line)
+    print(meter_line)
     md = [
         "## Choices of `energy choose` on the real PaScal campaigns: regret, calibration of "
         "\"sure\", against Bayesian optimization (`benchmarks/energy_choose.py`)", "",
@@ -425,6 +452,7 @@ def main(argv: list[str] | None = None) -> int:
         _common.markdown_table(reliability_header, reliable), "",
         frequency_line,
         exploration_line,
+        *([meter_line] if meter_line else []),
     ]
     _common.publish(SECTION, "\n".join(md), args.results, quick=args.quick)
     return 0

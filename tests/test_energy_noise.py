@@ -8,7 +8,9 @@ import pandas as pd
 import pytest
 
 from phasekit.energy.noise import (
+    COARSE_STEP,
     DISTINGUISH,
+    ReadingNoise,
     denoised_energy,
     meter_step,
     reading_noise,
@@ -53,6 +55,22 @@ def test_the_meter_step_of_quantized_readings(step: float) -> None:
     *_, true = grid()
     found, evidence = meter_step(np.round(true / step) * step)
     assert found == pytest.approx(step, rel=0.03) and evidence > 100
+
+
+@pytest.mark.parametrize(("step", "coarse"), [(1.5, True), (0.3, False)])
+def test_the_noise_line_says_when_the_meter_is_coarse(step: float, coarse: bool) -> None:
+    """The step is put against the median reading; a step of 10 % or more of it says that
+    readings one step apart may be the same energy."""
+    *_, true = grid()
+    readings = np.round(true / step) * step
+    noise = reading_noise(campaign(readings))
+    median = float(np.median(readings))
+    assert noise.median_j == pytest.approx(median)
+    line = noise.sentence()
+    assert f"{100 * noise.step_j / median:.0f} % of the median reading" in line
+    assert (step / median >= COARSE_STEP) == coarse
+    assert ("readings one step apart may be the same energy" in line) == coarse
+    assert ReadingNoise.from_dict(noise.to_dict()) == noise
 
 
 def test_no_step_in_readings_that_have_none() -> None:

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
     from phasekit.energy.columns import Configurations
 
-__all__ = ["DISTINGUISH", "NEAR_MINIMUM", "STEP_EVIDENCE", "ReadingNoise", "denoised_energy",
+__all__ = ["COARSE_STEP", "DISTINGUISH", "NEAR_MINIMUM", "STEP_EVIDENCE", "ReadingNoise", "denoised_energy",
            "meter_step", "reading_noise"]
 
 #: Configurations whose denoised energy is within this share of their input's lowest are
@@ -66,6 +66,10 @@ DISTINGUISH = 2.0 * math.sqrt(2.0)
 #: The fewest configurations near the minimum with both neighbours measured for a noise
 #: estimate.
 MIN_NEIGHBOURHOODS = 8
+#: A meter step of at least this share of the median reading is coarse: single readings of
+#: configurations one step apart cannot be told apart (ours: 10 %, ten steps a reading;
+#: benchmarks/energy_choose.py reports the regret on such campaigns apart).
+COARSE_STEP = 0.10
 #: The error of a denoised energy (the median of a configuration's and its 8 neighbours'
 #: readings) over a single reading's: a median's standard error, sqrt(pi / 2) / sqrt(9).
 DENOISED_ERROR = math.sqrt(math.pi / 2.0) / 3.0
@@ -81,6 +85,8 @@ class ReadingNoise:
     n_used: int
     step_j: float | None
     step_evidence: float
+    #: The median reading (J), to which the step compares.
+    median_j: float = float("nan")
 
     @property
     def known(self) -> bool:
@@ -103,11 +109,18 @@ class ReadingNoise:
                     f"{100 * self.threshold():.0f} % are within the noise")
         if self.step_j is not None:
             text += f"; the meter steps in about {self.step_j:.3g} J"
+            if math.isfinite(self.median_j) and self.median_j > 0:
+                text += (f", {100 * self.step_j / self.median_j:.0f} % of the median reading "
+                         f"({self.median_j:.3g} J)")
+                if self.step_j >= COARSE_STEP * self.median_j:
+                    text += (": readings one step apart may be the same energy; repeated or "
+                             "longer runs tell them apart")
         return text
 
     def to_dict(self) -> dict[str, Any]:
         return {"relative": self.relative, "n_used": self.n_used, "step_j": self.step_j,
-                "step_evidence": self.step_evidence, "threshold": self.threshold()}
+                "step_evidence": self.step_evidence, "threshold": self.threshold(),
+                "median_j": self.median_j}
 
     @staticmethod
     def from_dict(data: Mapping[str, Any]) -> ReadingNoise:
@@ -116,7 +129,12 @@ class ReadingNoise:
         return ReadingNoise(float("nan") if relative is None else float(relative),
                             int(data.get("n_used") or 0),
                             None if step is None else float(step),
-                            float(data.get("step_evidence") or 0.0))
+                            float(data.get("step_evidence") or 0.0),
+                            _number(data.get("median_j")))
+
+
+def _number(value: Any) -> float:
+    return float("nan") if value is None else float(value)
 
 
 def _matrices(configs: Configurations | pd.DataFrame
@@ -222,8 +240,11 @@ def reading_noise(configs: Configurations | pd.DataFrame) -> ReadingNoise:
         near = smooth[1:-1] <= (1 + NEAR_MINIMUM) * np.nanmin(smooth)
         residuals.append(second[near & np.isfinite(second)])
     step, evidence = meter_step(configs["energy_j"])
+    energies = np.asarray(configs["energy_j"], float)
+    energies = energies[np.isfinite(energies)]
+    median = float(np.median(energies)) if energies.size else float("nan")
     r = np.concatenate(residuals) if residuals else np.zeros(0)
     if r.size < MIN_NEIGHBOURHOODS:
-        return ReadingNoise(float("nan"), int(r.size), step, evidence)
+        return ReadingNoise(float("nan"), int(r.size), step, evidence, median)
     scale = 1.4826 * float(np.median(np.abs(r - np.median(r))))
-    return ReadingNoise(scale / math.sqrt(1.5), int(r.size), step, evidence)
+    return ReadingNoise(scale / math.sqrt(1.5), int(r.size), step, evidence, median)
