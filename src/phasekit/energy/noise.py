@@ -18,7 +18,9 @@ estimate, from the campaign itself:
   step is the period ``q`` at which the readings' phases ``2 pi e / q`` concentrate most
   (Rayleigh's statistic ``n R^2``, over the readings up to the median, where the step is
   the largest share of a reading), reported when that concentration is beyond what chance
-  gives over the periods searched (:data:`STEP_EVIDENCE`);
+  gives over the periods searched (:data:`STEP_EVIDENCE`), and put against the median
+  reading: a step of :data:`COARSE_STEP` of it or more is a coarse meter, whose single
+  readings of configurations one step apart may be the same energy;
 - **the denoised energy** of a configuration: the median of its own reading and its
   neighbours' (a 3 x 3 neighbourhood of frequency and core-count steps, fewer at the grid's
   edges). The denoised best of an input is the lowest denoised energy; a choice's denoised
@@ -44,8 +46,8 @@ if TYPE_CHECKING:
 
     from phasekit.energy.columns import Configurations
 
-__all__ = ["COARSE_STEP", "DISTINGUISH", "NEAR_MINIMUM", "STEP_EVIDENCE", "ReadingNoise", "denoised_energy",
-           "meter_step", "reading_noise"]
+__all__ = ["COARSE_STEP", "DISTINGUISH", "NEAR_MINIMUM", "STEP_EVIDENCE", "ReadingNoise",
+           "denoised_energy", "meter_step", "reading_noise"]
 
 #: Configurations whose denoised energy is within this share of their input's lowest are
 #: "near the minimum", where the noise is measured (our choice: 20 %).
