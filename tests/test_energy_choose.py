@@ -28,6 +28,7 @@ from phasekit.energy.choose import (
 from phasekit.energy.fit import FittedModel, choose_training, configurations, fit_energy
 from phasekit.energy.models import optimal_frequency, pt_energy, pt_time
 from phasekit.errors import InputError, UsageError
+from phasekit.present import View
 from phasekit.synth.campaigns import seed_campaign
 
 SEED_PARAMS = {"c1": 0.3, "c2": 0.5, "c3": 90.0, "d1": 400.0, "d2": 1.2, "w": 0.97}
@@ -620,6 +621,25 @@ def test_cli_choose_titles_are_whole_lines(campaign_file: Path) -> None:
     assert code == 0, err
     assert ("Savings vs ondemand (maximum frequency) at the worst, a random, the best core "
             "count, %: predicted (measured)") in out.splitlines()
+
+
+def test_savings_the_same_for_every_input_are_one_row_that_says_why() -> None:
+    """The thesis's model scales energy with the input by one factor, so its predicted
+    savings are the same for every input: one row, with the reason in the title; savings
+    that differ keep a row per input."""
+    def savings_view(result: ChoiceResult) -> View:
+        return next(v for v in result.present().views if v.title.startswith("Savings"))
+
+    alike = savings_view(choose(MODEL, [1, 2, 3], frequencies_ghz=FREQS, cores=CORES))
+    assert [row[0] for row in alike.rows] == ["every input"]
+    assert "the same for every input" in alike.title
+    # Gustafson's term: the serial share shrinks with the input, so the best core count
+    # and the savings differ by input
+    gustafson = FittedModel(model="extended", params={**SEED_PARAMS, "w": 0.8, "d3": 1.0,
+                                                       "k": 0.0, "m": 0.0})
+    differ = savings_view(choose(gustafson, [1, 4], frequencies_ghz=FREQS, cores=CORES))
+    assert [row[0] for row in differ.rows] == ["1", "4"]
+    assert "the same for every input" not in differ.title
 
 
 # --- a time limit nothing meets: said, with the fastest prediction (docs/energy.md) ---------

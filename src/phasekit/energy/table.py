@@ -275,8 +275,14 @@ def _choice_parts(result: Any, name: str | None) -> tuple[list[View], list[str]]
     if savings:
         at = (f"{user_cores} cores" if user_cores
               else "the worst, a random, the best core count")
+        alike = ""
+        if len(savings) > 1 and len({row[1:] for row in savings}) == 1:
+            # predicted only and equal: the model's energy scales with the input by one factor
+            savings = [("every input", *savings[0][1:])]
+            alike = (" (the same for every input: in the fitted model the input scales every "
+                     "configuration's energy alike)")
         views.append(table((f"Savings vs ondemand (maximum frequency) at {at}" if controlled
-                            else f"Savings vs {at}") + ", %: predicted (measured)",
+                            else f"Savings vs {at}") + ", %: predicted (measured)" + alike,
                            ("input", *policies), savings))
     if sure:
         first = sureness[0]
