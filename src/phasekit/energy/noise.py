@@ -128,7 +128,7 @@ class ReadingNoise:
     def from_dict(data: Mapping[str, Any]) -> ReadingNoise:
         relative = data.get("relative")
         step = data.get("step_j")
-        return ReadingNoise(float("nan") if relative is None else float(relative),
+        return ReadingNoise(_number(relative),
                             int(data.get("n_used") or 0),
                             None if step is None else float(step),
                             float(data.get("step_evidence") or 0.0),
