@@ -70,7 +70,21 @@ def test_the_noise_line_says_when_the_meter_is_coarse(step: float, coarse: bool)
     assert f"{100 * noise.step_j / median:.0f} % of the median reading" in line
     assert (step / median >= COARSE_STEP) == coarse
     assert ("readings one step apart may be the same energy" in line) == coarse
+    # said where one step exceeds what the scatter of most readings calls within the noise
+    assert ("more than the scatter of most readings says" in line) == (
+        coarse and noise.step_j / median > noise.threshold())
     assert ReadingNoise.from_dict(noise.to_dict()) == noise
+
+
+@pytest.mark.parametrize(("relative", "beyond"), [(0.05, True), (0.15, False)])
+def test_a_step_beyond_the_noise_threshold_says_so(relative: float, beyond: bool) -> None:
+    """A step of 20 % of the median reading against a threshold of 14 % (scatter 5 %) or
+    42 % (scatter 15 %): only the first is more than the scatter of most readings says."""
+    noise = ReadingNoise(relative, 20, 0.52, 100.0, 2.6)
+    assert noise.threshold() == pytest.approx(DISTINGUISH * relative)
+    line = noise.sentence()
+    assert "20 % of the median reading (2.6 J)" in line
+    assert ("more than the scatter of most readings says" in line) == beyond
 
 
 def test_no_step_in_readings_that_have_none() -> None:

@@ -114,9 +114,15 @@ class ReadingNoise:
             if math.isfinite(self.median_j) and self.median_j > 0:
                 text += (f", {100 * self.step_j / self.median_j:.0f} % of the median reading "
                          f"({self.median_j:.3g} J)")
-                if self.step_j >= COARSE_STEP * self.median_j:
-                    text += (": readings one step apart may be the same energy; repeated or "
-                             "longer runs tell them apart")
+                share = self.step_j / self.median_j
+                if share >= COARSE_STEP:
+                    # the scatter is a robust one: most neighbours read the same count of
+                    # steps, and the occasional reading a whole step off is an outlier to it
+                    beyond = (", more than the scatter of most readings says" if self.known
+                              and share > self.threshold() else "")
+                    text += (f": a reading can be a whole step off{beyond}, so readings one "
+                             "step apart may be the same energy; repeated or longer runs tell "
+                             "them apart")
         return text
 
     def to_dict(self) -> dict[str, Any]:
