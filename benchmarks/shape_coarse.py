@@ -1,16 +1,17 @@
 """What the shape method's two approximations for long series cost in accuracy, where the
-truth is known: the approximate neighbour search and the block means, forced on series short
-enough for the exact search, and scored beside it.
+truth is known: the approximate neighbour search and the subsequences compared every f-th
+sample, forced on series short enough for the exact search, and scored beside it.
 
 Long series are searched with approximate neighbours (over 32 768 subsequences,
-``exact_up_to``) and, above a million samples, on block means (``full_resolution_up_to``):
-``phasekit.phases.shape``. The series here are shorter, so their default is the exact
-search; the approximations are forced on them:
+``exact_up_to``) and, above a million samples, compare only the subsequences that start
+every ``f`` samples (``full_resolution_up_to``): ``phasekit.phases.shape``. The series here
+are shorter, so their default is the exact search; the approximations are forced on them:
 
 - ``approximate neighbours``: ``exact_up_to = 80``: every search of the binary segmentation
   finds its neighbours approximately;
-- ``means of f + approximate``: ``full_resolution_up_to = ceil(n / f)`` as well, so that
-  each block holds ``f`` samples.
+- ``every f-th``: ``full_resolution_up_to = ceil(n / f)``, so that subsequences start every
+  ``f`` samples; with exact neighbours (``exact_up_to = None``), or approximate ones as
+  well (``+ approximate``, the path of a long series).
 
 Data, both kept beside the checkout:
 - the 25 TSSB series (``segmentation/tssb_dev``; ``--data DIR``): F1 with a margin of 1 % of
@@ -40,13 +41,20 @@ from phases_real import load_runs
 from segmentation_tssb import DATA, QUICK, read_desc
 
 SECTION = "shape_coarse"
+
+
+def every(n: int, f: int) -> int:
+    """The ``full_resolution_up_to`` at which subsequences of ``n`` samples start every
+    ``f`` samples."""
+    return max(80, math.ceil(n / f))
+
+
 SEARCHES: dict[str, Callable[[int], dict]] = {
     "exact": lambda n: {"exact_up_to": None, "full_resolution_up_to": None},
     "approximate neighbours": lambda n: {"exact_up_to": 80, "full_resolution_up_to": None},
-    "means of 2 + approximate": lambda n: {"exact_up_to": 80,
-                                           "full_resolution_up_to": max(80, math.ceil(n / 2))},
-    "means of 4 + approximate": lambda n: {"exact_up_to": 80,
-                                           "full_resolution_up_to": max(80, math.ceil(n / 4))},
+    "every 2nd": lambda n: {"exact_up_to": None, "full_resolution_up_to": every(n, 2)},
+    "every 2nd + approximate": lambda n: {"exact_up_to": 80, "full_resolution_up_to": every(n, 2)},
+    "every 4th + approximate": lambda n: {"exact_up_to": 80, "full_resolution_up_to": every(n, 4)},
 }
 
 
@@ -121,9 +129,10 @@ def main(argv: list[str] | None = None) -> int:
     parts += [f"- {_common.cores_used()}; total {_common.seconds(run.elapsed())}. The "
               "approximations forced on series short enough for the exact search (by default "
               "a search over more than 32 768 subsequences finds approximate neighbours, and "
-              "a series of more than 1 048 576 samples is searched on block means): "
-              "`approximate neighbours` with `exact_up_to = 80` (every search), `means of f` "
-              "with `full_resolution_up_to = ceil(n / f)` as well. Means over the series.",
+              "a series of more than 1 048 576 samples compares the subsequences starting "
+              "every f-th sample): `approximate neighbours` with `exact_up_to = 80` (every "
+              "search), `every f-th` with `full_resolution_up_to = ceil(n / f)`, exact or "
+              "`+ approximate` neighbours. Means over the series.",
               "", *tables]
     return _common.finish(SECTION, "\n".join(parts), args)
 

@@ -314,11 +314,12 @@ def paraver_calls(text: str, application: int = 1) -> list[dict]:
 
 
 # --- shape segmentation (phasekit.phases.shape), after claspy ---------------------------------
-def znorm_knn(x: np.ndarray, w: int, k: int) -> list[list[int]]:
-    """The k nearest subsequences (length w, z-normalized Euclidean distance, trivial matches
-    |i - j| <= w // 2 excluded) of every subsequence, nearest first."""
+def znorm_knn(x: np.ndarray, w: int, k: int, stride: int = 1) -> list[list[int]]:
+    """The k nearest subsequences (length w, starting every ``stride`` samples, z-normalized
+    Euclidean distance, trivial matches starting within w // 2 samples excluded) of every
+    subsequence, nearest first, as indices of the subsequences."""
     subs = []
-    for i in range(len(x) - w + 1):
+    for i in range(0, len(x) - w + 1, stride):
         s = [float(v) for v in x[i:i + w]]
         mean = sum(s) / w
         sd = (sum((v - mean) ** 2 for v in s) / w) ** 0.5
@@ -326,7 +327,7 @@ def znorm_knn(x: np.ndarray, w: int, k: int) -> list[list[int]]:
     out = []
     for i, a in enumerate(subs):
         dists = sorted((sum((p - q) ** 2 for p, q in zip(a, b, strict=True)), j)
-                       for j, b in enumerate(subs) if abs(i - j) > w // 2)
+                       for j, b in enumerate(subs) if abs(i - j) * stride > w // 2)
         out.append([j for _, j in dists[:k]])
     return out
 

@@ -90,18 +90,26 @@ the cost near-linear:
   search forced through the approximation, the mean F1 on the TSSB series is 0.838 against
   0.801 exact (benchmarks/shape_coarse.py): the neighbours differ, the change points mostly
   not.
-- **Block means** above ``full_resolution_up_to`` samples (:data:`FULL_RESOLUTION_UP_TO`,
-  1 048 576: about 87 minutes at 5 ms): the series is first averaged over blocks of
-  ``f = ceil(n / full_resolution_up_to)`` samples, the segmentation above runs on those
-  block means (the window found by SuSS on every sample, or the given one, divided by
-  ``f``, and at least SuSS's lower bound of 10: SuSS on the means finds about as many blocks
-  as it finds samples, a window ``f`` times too wide, and a window of a few means has no
-  shape to compare), and
-  each change point is placed at the first sample of its block: located within ``f``
-  samples (``coarse_factor`` in the result). A shape that changes only within one block is
-  averaged away: forced on the TSSB series (windows of 10-53 samples) with blocks of 2
-  samples, the mean F1 falls to 0.69 (benchmarks/shape_coarse.py); on NEMO-like runs
-  of 10 minutes to 24 hours the boundaries are found at every length (benchmarks/scale.py).
+- **Subsequences every f-th sample** above ``full_resolution_up_to`` samples
+  (:data:`FULL_RESOLUTION_UP_TO`, 1 048 576: about 87 minutes at 5 ms): only the
+  subsequences starting every ``f = ceil(n / full_resolution_up_to)`` samples are compared,
+  each still ``w`` samples long (the window found by SuSS on every sample, or the given
+  one), and everything above runs on them as on every subsequence: the trivial-match radius
+  is ``w // 2`` samples, the ``w`` straddling subsequences and the minimum segment are
+  counted in strides, the ensemble's sub-ranges start on a stride, and each change point
+  is the start of a compared subsequence, located within ``f`` samples (``coarse_factor``
+  in the result). Along a diagonal the dot product moves a stride at a time, in ``2 f``
+  products (afresh, ``w`` products, when ``2 f >= w``); so that an exact search costs no
+  more than one over ``exact_up_to`` subsequences of every sample, it compares at most
+  ``exact_up_to / sqrt(min(2 f, w))`` of them. Above :data:`ANCHORS_MAX` anchors (262 144)
+  the anchors are spaced further apart: the k-d tree's query was the largest cost at 24 h
+  (21 s of a search over a million subsequences). Forced on the TSSB series (windows of
+  10-53 samples) with subsequences every 2 samples and exact neighbours, the mean F1 is
+  0.797 against 0.801 exact; with approximate neighbours as well, 0.748, and every 4
+  samples 0.726 (benchmarks/shape_coarse.py). Averaging blocks of ``f`` samples instead, as
+  this module did before, gave 0.686 and 0.600: a shape that changes within a block is
+  averaged away, and a window of a few means has no shape to compare. On NEMO-like runs of
+  10 minutes to 24 hours the boundaries are found at every length (benchmarks/scale.py).
 
 ``exact_up_to=None`` keeps the exact search and ``full_resolution_up_to=None`` every sample,
 at any length; the result says which approximation ran (``approximate``,
@@ -119,7 +127,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numba
@@ -143,8 +151,9 @@ MIN_SAMPLES = 40          # below this no search at all (our choice: 2 segments 
 FLAT_STD = 1e-8           # a subsequence whose std is below this (series scaled to std 1) is flat
 EXACT_UP_TO = 32_768      # larger searches use approximate neighbours (module docstring)
 APPROXIMATE_AUC = 0.55    # an approximate search's split scores at least this (chance: 0.5)
-FULL_RESOLUTION_UP_TO = 1_048_576  # longer series are segmented on block means
+FULL_RESOLUTION_UP_TO = 1_048_576  # longer series compare every f-th subsequence
 ANCHOR_SKETCH = 8         # PAA segments of an anchor's sketch
+ANCHORS_MAX = 262_144     # at most this many anchors in one search (the k-d tree's cost)
 ANCHOR_EXTRA = 8          # nearest anchors asked beyond k and the trivial ones
 ANCHOR_KEEP = 6           # matches an anchor keeps for its neighbours to shift
 TREE_EPS = 1.0            # the k-d tree's (1 + eps)-approximate nearest anchors
@@ -162,8 +171,8 @@ class ShapeSegmentation:
       each sample over all the segments searched (NaN where no split was scored).
     - ``filled``: how many NaN samples were interpolated for the search.
     - ``explanation``: why nothing (or what) was found, in one sentence.
-    - ``coarse_factor``: the samples per block mean the search ran on (1: every sample;
-      ``window`` is then in blocks, and the change points are within that many samples).
+    - ``coarse_factor``: the subsequences compared start every this many samples (1: at
+      every sample); the change points are within that many samples.
     - ``approximate``: whether the whole series' neighbours were searched approximately
       (more than ``exact_up_to`` subsequences; module docstring).
     """
@@ -335,12 +344,15 @@ def suss_window(x: np.ndarray, *, lower: int = SUSS_LOWER,
 
 
 # --- kernels -------------------------------------------------------------------------------
-def _sliding_stats(x: np.ndarray, w: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean, standard deviation and a flat flag of every subsequence of length ``w``."""
+def _sliding_stats(x: np.ndarray, w: int, stride: int = 1
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean, standard deviation and a flat flag of the subsequences of length ``w`` that
+    start every ``stride`` samples."""
     c1 = np.concatenate(([0.0], np.cumsum(x)))
     c2 = np.concatenate(([0.0], np.cumsum(x * x)))
-    mu = (c1[w:] - c1[:-w]) / w
-    var = (c2[w:] - c2[:-w]) / w - mu * mu
+    starts = np.arange(0, x.shape[0] - w + 1, stride)
+    mu = (c1[starts + w] - c1[starts]) / w
+    var = (c2[starts + w] - c2[starts]) / w - mu * mu
     sd = np.sqrt(np.clip(var, 0.0, None))
     flat = sd < FLAT_STD + 1e-7 * np.abs(mu)
     return mu, np.where(flat, 1.0, sd), flat
@@ -360,22 +372,35 @@ def _insert(best_d: np.ndarray, best_i: np.ndarray, row: int, d: float, j: int) 
     best_i[row, p] = j
 
 
+@njit(cache=True, inline="always")
+def _next_dot(x: np.ndarray, w: int, stride: int, dot: float, fresh: bool, i: int, j: int
+              ) -> float:
+    """The dot product of the subsequences starting at samples i and j, from ``dot``, that
+    of the pair ``stride`` samples earlier (or afresh: ``fresh``, or a stride of half a
+    window or more)."""
+    if fresh or 2 * stride >= w:
+        dot = 0.0
+        for t in range(w):
+            dot += x[i + t] * x[j + t]
+        return dot
+    for t in range(stride):
+        dot += x[i + w - stride + t] * x[j + w - stride + t] - x[i - stride + t] * x[j - stride + t]
+    return dot
+
+
 @njit(cache=True)
 def _knn_block(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.ndarray, w: int,
-               g0: int, g1: int, best_d: np.ndarray, best_i: np.ndarray) -> None:
-    """Neighbours along diagonals g0 <= j - i < g1 of the subsequences of ``x`` (length w)."""
+               stride: int, g0: int, g1: int, best_d: np.ndarray, best_i: np.ndarray) -> None:
+    """Neighbours along diagonals g0 <= j - i < g1 of the subsequences of ``x`` (length w,
+    subsequence i starting at sample i * stride)."""
     m = mu.shape[0]
     two_w = 2.0 * w
     for g in range(g0, g1):
         dot = 0.0
         for i in range(m - g):
             j = i + g
-            if i % 2048 == 0:  # fresh dot product now and then: no drift along long diagonals
-                dot = 0.0
-                for t in range(w):
-                    dot += x[i + t] * x[j + t]
-            else:
-                dot += x[i + w - 1] * x[j + w - 1] - x[i - 1] * x[j - 1]
+            # fresh dot product now and then: no drift along long diagonals
+            dot = _next_dot(x, w, stride, dot, i % 2048 == 0, i * stride, j * stride)
             if flat[i] or flat[j]:
                 d = 0.0 if (flat[i] and flat[j]) else two_w
             else:
@@ -387,16 +412,17 @@ def _knn_block(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.ndarray, 
 
 @njit(cache=True, parallel=True)
 def _knn_parallel(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.ndarray, w: int,
-                  k: int, excl: int, bounds: np.ndarray) -> np.ndarray:
-    """k nearest neighbours (indices, nearest first) of every subsequence of ``x``, trivial
-    matches within ``excl`` excluded; blocks of diagonals ``bounds[b]:bounds[b+1]`` in
-    parallel, each with its own lists, merged at the end."""
+                  stride: int, k: int, bounds: np.ndarray) -> np.ndarray:
+    """k nearest neighbours (indices, nearest first) of every subsequence of ``x`` (one
+    every ``stride`` samples), trivial matches excluded by the first diagonal ``bounds[0]``;
+    blocks of diagonals ``bounds[b]:bounds[b+1]`` in parallel, each with its own lists,
+    merged at the end."""
     m = mu.shape[0]
     nb = bounds.shape[0] - 1
     all_d = np.full((nb, m, k), np.inf)
     all_i = np.full((nb, m, k), -1, np.int64)
     for b in prange(nb):
-        _knn_block(x, mu, sd, flat, w, bounds[b], bounds[b + 1], all_d[b], all_i[b])
+        _knn_block(x, mu, sd, flat, w, stride, bounds[b], bounds[b + 1], all_d[b], all_i[b])
     best_d = all_d[0].copy()
     best_i = all_i[0].copy()
     for b in range(1, nb):
@@ -407,38 +433,58 @@ def _knn_parallel(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.ndarra
     return best_i
 
 
+def _exact_limit(exact_up_to: int | None, w: int, stride: int) -> int | None:
+    """The most subsequences an exact search compares: ``exact_up_to`` when they start at
+    every sample; fewer when they start every ``stride`` samples, as each cell of the
+    distance matrix then costs up to ``min(2 stride, w)`` products instead of one, so that
+    the exact search's cost stays within that of ``exact_up_to`` subsequences."""
+    if exact_up_to is None or stride == 1:
+        return exact_up_to
+    return max(2 * MIN_SAMPLES, math.isqrt(exact_up_to ** 2 // min(2 * stride, w)))
+
+
 def _approximate(m: int, exact_up_to: int | None) -> bool:
-    """Whether a search over ``m`` subsequences finds approximate neighbours."""
+    """Whether a search over ``m`` subsequences finds approximate neighbours (``exact_up_to``:
+    the limit of :func:`_exact_limit`)."""
     return exact_up_to is not None and m > exact_up_to
 
 
-def _knn(x: np.ndarray, w: int, k: int = K_NEIGHBOURS, exact_up_to: int | None = None
-         ) -> np.ndarray:
-    """(m, k) neighbour indices of the m = len(x) - w + 1 subsequences of ``x``: exact, or
-    approximate when m exceeds ``exact_up_to`` (module docstring)."""
-    if _approximate(x.shape[0] - w + 1, exact_up_to):
-        return _approximate_knn(x, w, k)
-    mu, sd, flat = _sliding_stats(x, w)
+def _starts(n: int, w: int, stride: int) -> int:
+    """How many subsequences of length ``w`` start every ``stride`` samples of ``n``."""
+    return (n - w) // stride + 1
+
+
+def _trivial(w: int, stride: int) -> int:
+    """The trivial-match radius in subsequences (``w // 2`` samples; ClaSP section 4.1)."""
+    return (w // 2) // stride
+
+
+def _knn(x: np.ndarray, w: int, k: int = K_NEIGHBOURS, exact_up_to: int | None = None,
+         stride: int = 1) -> np.ndarray:
+    """(m, k) neighbour indices of the m subsequences of ``x`` that start every ``stride``
+    samples: exact, or approximate when m exceeds ``exact_up_to`` (module docstring)."""
+    if _approximate(_starts(x.shape[0], w, stride), _exact_limit(exact_up_to, w, stride)):
+        return _approximate_knn(x, w, k, stride)
+    mu, sd, flat = _sliding_stats(x, w, stride)
     m = mu.shape[0]
-    excl = w // 2
-    g0 = excl + 1
+    g0 = _trivial(w, stride) + 1
     blocks = max(1, min(4 * numba.get_num_threads(), (m - g0) // 64))
     # equal work per block: diagonal g has m - g cells
     cells = np.cumsum(np.arange(m - g0, 0, -1, dtype=np.float64))
     cuts = np.searchsorted(cells, cells[-1] * np.arange(1, blocks) / blocks) + g0
     bounds = np.unique(np.concatenate(([g0], cuts, [m]))).astype(np.int64)
-    return _knn_parallel(np.ascontiguousarray(x), mu, sd, flat, w, k, excl, bounds)
+    return _knn_parallel(np.ascontiguousarray(x), mu, sd, flat, w, stride, k, bounds)
 
 
 @njit(cache=True)
 def _distance(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.ndarray, w: int,
-              i: int, j: int) -> float:
-    """z-normalized squared Euclidean distance of subsequences i and j (flat ones as in
-    the exact search)."""
+              stride: int, i: int, j: int) -> float:
+    """z-normalized squared Euclidean distance of subsequences i and j (starting at samples
+    i * stride and j * stride; flat ones as in the exact search)."""
     dot = 0.0
     if not (flat[i] or flat[j]):
         for t in range(w):
-            dot += x[i + t] * x[j + t]
+            dot += x[i * stride + t] * x[j * stride + t]
     return _from_dot(dot, mu, sd, flat, w, i, j)
 
 
@@ -473,7 +519,8 @@ def _keep(best_d: np.ndarray, best_i: np.ndarray, d: float, j: int) -> None:
 
 @njit(cache=True, parallel=True)
 def _anchor_matches(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.ndarray, w: int,
-                    excl: int, q: int, nearest: np.ndarray, keep: int) -> np.ndarray:
+                    stride: int, excl: int, q: int, nearest: np.ndarray, keep: int
+                    ) -> np.ndarray:
     """The ``keep`` best non-trivial matches of every anchor (subsequence a * q), scored
     exactly over the q subsequences around each of its ``nearest`` anchors (anchors in
     parallel)."""
@@ -486,7 +533,7 @@ def _anchor_matches(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.ndar
             centre = nearest[a, c] * q
             for j in range(max(0, centre - q // 2), min(m, centre + q - q // 2)):
                 if abs(j - i) > excl:
-                    _keep(best_d, out[a], _distance(x, mu, sd, flat, w, i, j), j)
+                    _keep(best_d, out[a], _distance(x, mu, sd, flat, w, stride, i, j), j)
     return out
 
 
@@ -511,7 +558,8 @@ def _offsets(matches: np.ndarray, first: int, q: int, excl: int) -> np.ndarray:
 
 @njit(cache=True, parallel=True)
 def _shifted_matches(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.ndarray, w: int,
-                     excl: int, q: int, matches: np.ndarray, k: int) -> np.ndarray:
+                     stride: int, excl: int, q: int, matches: np.ndarray, k: int
+                     ) -> np.ndarray:
     """The k best of every subsequence among its two surrounding anchors' matches, shifted
     by its offset from each anchor and one sample either way, scored exactly: along each
     such diagonal of the distance matrix the dot product runs from one subsequence to the
@@ -531,13 +579,8 @@ def _shifted_matches(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.nda
                 if j < 0 or j >= m:
                     running = False
                     continue
-                if running:
-                    dot += x[i + w - 1] * x[j + w - 1] - x[i - 1] * x[j - 1]
-                else:
-                    dot = 0.0
-                    for t in range(w):
-                        dot += x[i + t] * x[j + t]
-                    running = True
+                dot = _next_dot(x, w, stride, dot, not running, i * stride, j * stride)
+                running = True
                 _keep(best[i - lo], out[i], _from_dot(dot, mu, sd, flat, w, i, j), j)
         for i in range(lo, hi):
             spare = excl + 1  # a row left short (never seen in practice) takes far offsets
@@ -551,35 +594,39 @@ def _shifted_matches(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.nda
 
 
 def _sketches(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.ndarray, w: int,
-              starts: np.ndarray) -> np.ndarray:
-    """PAA of the z-normalized subsequences at ``starts``, scaled so that the Euclidean
-    distance of two sketches is at most that of the subsequences (Keogh et al. 2001)."""
+              stride: int, anchors: np.ndarray) -> np.ndarray:
+    """PAA of the z-normalized subsequences ``anchors`` (starting at ``anchors * stride``),
+    scaled so that the Euclidean distance of two sketches is at most that of the
+    subsequences (Keogh et al. 2001)."""
+    starts = anchors * stride
     cumulative = np.concatenate(([0.0], np.cumsum(x)))
     edges = np.round(np.linspace(0, w, min(ANCHOR_SKETCH, w) + 1)).astype(np.int64)
     sketch = np.empty((starts.size, edges.size - 1))
     for s, (lo, hi) in enumerate(itertools.pairwise(edges)):
         means = (cumulative[starts + hi] - cumulative[starts + lo]) / (hi - lo)
-        sketch[:, s] = (means - mu[starts]) / sd[starts] * math.sqrt(hi - lo)
-    sketch[flat[starts]] = 0.0
+        sketch[:, s] = (means - mu[anchors]) / sd[anchors] * math.sqrt(hi - lo)
+    sketch[flat[anchors]] = 0.0
     return sketch
 
 
-def _approximate_knn(x: np.ndarray, w: int, k: int = K_NEIGHBOURS) -> np.ndarray:
-    """(m, k) approximate neighbour indices: anchors, their sketches' k-d tree, matches
-    shifted along the diagonals (module docstring)."""
+def _approximate_knn(x: np.ndarray, w: int, k: int = K_NEIGHBOURS, stride: int = 1
+                     ) -> np.ndarray:
+    """(m, k) approximate neighbour indices of the subsequences starting every ``stride``
+    samples: anchors, their sketches' k-d tree, matches shifted along the diagonals (module
+    docstring)."""
     from scipy.spatial import cKDTree
 
     x = np.ascontiguousarray(x)
-    mu, sd, flat = _sliding_stats(x, w)
-    excl = w // 2
-    q = max(1, excl // 2)
-    sketch = _sketches(x, mu, sd, flat, w, np.arange(0, mu.shape[0], q))
+    mu, sd, flat = _sliding_stats(x, w, stride)
+    excl = _trivial(w, stride)
+    q = max(1, excl // 2, math.ceil(mu.shape[0] / ANCHORS_MAX))
+    sketch = _sketches(x, mu, sd, flat, w, stride, np.arange(0, mu.shape[0], q))
     asked = min(sketch.shape[0], k + 2 * (excl // q + 1) + ANCHOR_EXTRA)
     _, nearest = cKDTree(sketch).query(sketch, k=asked, eps=TREE_EPS,
                                        workers=worker_threads())
     nearest = np.asarray(nearest, dtype=np.int64).reshape(sketch.shape[0], asked)
-    matches = _anchor_matches(x, mu, sd, flat, w, excl, q, nearest, ANCHOR_KEEP)
-    return _shifted_matches(x, mu, sd, flat, w, excl, q, matches, k)
+    matches = _anchor_matches(x, mu, sd, flat, w, stride, excl, q, nearest, ANCHOR_KEEP)
+    return _shifted_matches(x, mu, sd, flat, w, stride, excl, q, matches, k)
 
 
 @njit(cache=True)
@@ -666,25 +713,30 @@ class _Split:
     lo: int            # the sub-range the split came from, relative to the searched range
 
 
-def _clasp(x: np.ndarray, w: int, min_seg: int, total: int, exact_up_to: int | None
+def _clasp(x: np.ndarray, w: int, min_seg: int, total: int, exact_up_to: int | None,
+           stride: int = 1
            ) -> tuple[int, float, float, float, np.ndarray, np.ndarray, np.ndarray]:
-    """One ClaSP on ``x``: best split, its AUC, p value, priority score, the profile and the
-    counts a, b of every split (for testing other splits of the same range)."""
-    nbr = _knn(x, w, exact_up_to=exact_up_to)
-    auc, a, b = _profile(nbr, w, min_seg)
+    """One ClaSP on ``x`` with subsequences starting every ``stride`` samples: best split
+    (a sample), its AUC, p value, priority score, the profile by sample and the counts a, b
+    of every split between subsequences (for testing other splits of the same range)."""
+    nbr = _knn(x, w, exact_up_to=exact_up_to, stride=stride)
+    auc, a, b = _profile(nbr, math.ceil(w / stride), math.ceil(min_seg / stride))
+    by_sample = auc if stride == 1 else np.repeat(auc, stride)[:x.shape[0]]
     if not np.isfinite(auc).any():
-        return -1, np.nan, 1.0, -np.inf, auc, a, b
+        return -1, np.nan, 1.0, -np.inf, by_sample, a, b
     cp = int(np.nanargmax(auc))
     p = _rank_sum_p(cp, nbr.shape[0], int(b[cp]), int(a[cp] + b[cp]))
-    if _approximate(nbr.shape[0], exact_up_to) and auc[cp] < APPROXIMATE_AUC:
+    if (_approximate(nbr.shape[0], _exact_limit(exact_up_to, w, stride))
+            and auc[cp] < APPROXIMATE_AUC):
         p = 1.0
     score = (auc[cp] + x.shape[0] / total) / 2.0
-    return cp, float(auc[cp]), p, float(score), auc, a, b
+    return cp * stride, float(auc[cp]), p, float(score), by_sample, a, b
 
 
 def _ensemble(x: np.ndarray, w: int, min_seg: int, threshold: float, seed: int,
-              exact_up_to: int | None) -> _Split | None:
-    """ClaSP with temporal constraints and early stopping (module docstring, step 4)."""
+              exact_up_to: int | None, stride: int = 1) -> _Split | None:
+    """ClaSP with temporal constraints and early stopping (module docstring, step 4); the
+    sub-ranges start on a multiple of ``stride``, as the subsequences do."""
     n = x.shape[0]
     ranges = [(0, n)]
     if n > 3 * min_seg:
@@ -693,6 +745,7 @@ def _ensemble(x: np.ndarray, w: int, min_seg: int, threshold: float, seed: int,
         while len(ranges) < N_ESTIMATORS and tries < 1000:
             tries += 1
             lo, area = (int(v) for v in rng.choice(n, 2, replace=True))
+            lo -= lo % stride
             hi = lo + min(area, n - lo)
             if hi - lo >= 2 * min_seg:
                 ranges.append((lo, hi))
@@ -700,11 +753,12 @@ def _ensemble(x: np.ndarray, w: int, min_seg: int, threshold: float, seed: int,
     best: _Split | None = None
     whole: tuple[np.ndarray, np.ndarray] | None = None
     for lo, hi in ranges:
-        cp, auc, p, score, profile, a, b = _clasp(x[lo:hi], w, min_seg, n, exact_up_to)
+        cp, auc, p, score, profile, a, b = _clasp(x[lo:hi], w, min_seg, n, exact_up_to,
+                                                  stride)
         if whole is None:
             whole = (a, b)
         elif cp >= 0:  # a sub-range's split must also separate the whole range
-            c = lo + cp
+            c = (lo + cp) // stride
             a0, b0 = whole
             p = max(p, _rank_sum_p(c, a0.shape[0] - 1, int(b0[c]), int(a0[c] + b0[c])))
         if cp < 0:
@@ -742,8 +796,9 @@ def shape_change_points(x: np.ndarray, *, window: int | None = None,
     seed : seed of the random temporal constraints of the ensemble (claspy's 2357).
     exact_up_to : a search over more subsequences than this finds approximate neighbours
         (module docstring); None: exact at any length.
-    full_resolution_up_to : above this many samples the search runs on block means (module
-        docstring); None: on every sample, at any length.
+    full_resolution_up_to : above this many samples only the subsequences starting every
+        ``ceil(n / full_resolution_up_to)`` samples are compared (module docstring); None:
+        every subsequence, at any length.
     """
     if window is not None and (isinstance(window, bool) or not isinstance(window, int | np.integer)
                                or window < 3):
@@ -763,10 +818,9 @@ def shape_change_points(x: np.ndarray, *, window: int | None = None,
                              f"{2 * MIN_SAMPLES} samples, got {limit!r}")
     arr, filled = _prepare(x)
     n = arr.shape[0]
+    stride = 1
     if full_resolution_up_to is not None and n > full_resolution_up_to:
-        return _on_block_means(arr, filled, math.ceil(n / full_resolution_up_to),
-                               window=window, max_changes=max_changes, threshold=threshold,
-                               seed=seed, exact_up_to=exact_up_to)
+        stride = math.ceil(n / full_resolution_up_to)
     empty = np.zeros(0, dtype=np.int64)
     nan_profile = np.full(n, np.nan)
 
@@ -807,7 +861,7 @@ def shape_change_points(x: np.ndarray, *, window: int | None = None,
         nonlocal counter
         if hi - lo < 2 * min_seg:
             return
-        split = _ensemble(z[lo:hi], w, min_seg, threshold, seed, exact_up_to)
+        split = _ensemble(z[lo:hi], w, min_seg, threshold, seed, exact_up_to, stride)
         if split is None:
             return
         part = profile[lo:hi]
@@ -828,53 +882,30 @@ def shape_change_points(x: np.ndarray, *, window: int | None = None,
         search(lo, cp)
         search(cp, hi)
 
-    approximate = _approximate(n - w + 1, exact_up_to)
-    approximated = (f"; neighbours approximated in searches over {exact_up_to:,} "
+    exact_limit = _exact_limit(exact_up_to, w, stride)
+    approximate = _approximate(_starts(n, w, stride), exact_limit)
+    approximated = (f"; neighbours approximated in searches over {exact_limit:,} "
                     "subsequences" if approximate else "")
+    strided = ("" if stride == 1 else
+               f"; subsequences start every {stride} samples, so each change point is within "
+               f"{stride} samples")
     if not found:
         return ShapeSegmentation(
             change_points=empty, window=w, n_samples=n, scores=np.zeros(0),
             p_values=np.zeros(0), profile=profile, window_method=method, filled=filled,
             explanation=_explain_none(n, w, min_seg, f"no split is significant "
                                                      f"(rank-sum p > {threshold:g})")
-            + approximated, approximate=approximate)
+            + approximated + strided, approximate=approximate, coarse_factor=stride)
     found.sort()
     cp_arr = np.array([f[0] for f in found], dtype=np.int64)
     return ShapeSegmentation(
         change_points=cp_arr, window=w, n_samples=n,
         scores=np.array([f[1] for f in found]), p_values=np.array([f[2] for f in found]),
         profile=profile, window_method=method, filled=filled, approximate=approximate,
+        coarse_factor=stride,
         explanation=(f"{len(cp_arr)} shape change(s) in {n} samples (window {w} by "
                      f"{method}, minimum segment {min_seg}, p <= {threshold:g})"
-                     + approximated))
-
-
-def _on_block_means(arr: np.ndarray, filled: int, factor: int, *, window: int | None,
-                    max_changes: int | None, threshold: float, seed: int,
-                    exact_up_to: int | None) -> ShapeSegmentation:
-    """The segmentation of ``arr`` (NaN-free) on its means over blocks of ``factor`` samples
-    (the last block may be shorter), its change points and profile back on the samples."""
-    n = arr.shape[0]
-    starts = np.arange(0, n, factor)
-    blocks = np.add.reduceat(arr, starts) / np.diff(np.append(starts, n))
-    method = "given"
-    if window is None:
-        method = "suss"
-        spread = float(arr.std())
-        window = suss_window((arr - arr.mean()) / spread) if spread > 0 else 3
-    coarse = shape_change_points(
-        blocks, window=max(SUSS_LOWER, round(window / factor)), max_changes=max_changes,
-        threshold=threshold, seed=seed, exact_up_to=exact_up_to, full_resolution_up_to=None)
-    profile = np.repeat(coarse.profile, factor)[:n]
-    means = f"in {blocks.size} samples"
-    explanation = (coarse.explanation.replace(
-        means, f"in {n} samples, searched on {blocks.size} means of {factor} samples", 1)
-        .replace(" by given,", f" by {method},", 1)
-        + ("" if coarse.change_points.size == 0 else
-           f"; each change point within {factor} samples"))
-    return replace(coarse, change_points=coarse.change_points * factor, n_samples=n,
-                   profile=profile, filled=filled, explanation=explanation,
-                   coarse_factor=factor, window_method=method)
+                     + approximated + strided))
 
 
 @register_detector

@@ -100,6 +100,6 @@ def _approximated_line(params: dict) -> str:
                      "sketches), as the series is long")
     factor = int(params.get("coarse_factor", 1) or 1)
     if factor > 1:
-        parts.append(f"searched on means of {factor} samples, so each boundary is placed "
-                     f"within {factor} samples")
+        parts.append(f"subsequences compared every {factor} samples, so each boundary is "
+                     f"placed within {factor} samples")
     return "long run, approximated: " + "; ".join(parts) if parts else ""
