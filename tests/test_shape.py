@@ -188,7 +188,8 @@ def test_the_phases_result_says_what_was_approximated() -> None:
              for name, result in (("approximate", approximate), ("coarse", coarse),
                                   ("exact", exact))}
     assert "found approximately" in notes["approximate"][0]
-    assert "every 5 samples" in notes["coarse"][0]
+    assert ("every 5 samples, so each boundary is placed within 5 samples (50 ms)"
+            in notes["coarse"][0])
     assert notes["exact"] == []
 
 

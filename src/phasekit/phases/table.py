@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from phasekit.present import Presentation, View, percent, quantity
+from phasekit.quality import seconds
 
 __all__ = ["headline", "left_out_line", "presentation", "short_name"]
 
@@ -86,14 +87,14 @@ def presentation(result: Any, name: str | None = None) -> Presentation:
         notes.append(line)
     if result.explanation:
         notes.append(f"note: {result.explanation}")
-    if line := _approximated_line(result.params):
+    if line := _approximated_line(result.params, result.period):
         notes.append(line)
     return Presentation(headline(result), (phases, ids, vectors), tuple(notes))
 
 
-def _approximated_line(params: dict) -> str:
+def _approximated_line(params: dict, period: float) -> str:
     """What the shape segmentation approximated on a long series, in one line ("" when
-    nothing)."""
+    nothing; ``period``: the sampling period, s)."""
     parts = []
     if params.get("approximate"):
         parts.append("the nearest subsequences found approximately (a k-d tree over "
@@ -101,5 +102,5 @@ def _approximated_line(params: dict) -> str:
     factor = int(params.get("coarse_factor", 1) or 1)
     if factor > 1:
         parts.append(f"subsequences compared every {factor} samples, so each boundary is "
-                     f"placed within {factor} samples")
+                     f"placed within {factor} samples ({seconds(factor * period)})")
     return "long run, approximated: " + "; ".join(parts) if parts else ""
