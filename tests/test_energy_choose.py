@@ -756,6 +756,32 @@ def test_a_choice_is_never_worse_than_what_was_measured(campaign_file: Path,
     assert any("counted as" in c.why for c in result.choices)
 
 
+def test_a_lower_reading_not_taken_where_the_noise_is_unknown_says_why() -> None:
+    """Every configuration measured at the model's energy but one, read 20 % below the
+    model's minimum among neighbours that read higher: with the reading noise unknown the
+    smoothed estimate keeps the model's choice, and ``why`` says that the lower reading was
+    seen, its estimate, and to measure it again; with the noise known, no such line."""
+    freqs, cores = (1.2, 1.6, 2.2), (1, 4, 16)
+    chosen = choose(MODEL, [1], frequencies_ghz=freqs, cores=cores).choices[0].best
+    low = (1.6, 16)
+    assert (chosen.frequency_ghz, chosen.cores) != low
+    table = _measured_table({low: 0.8 * chosen.energy_j
+                             / float(pt_energy(*low, 1, **SEED_PARAMS))}, inputs=(1,))
+    pick = choose(MODEL, [1], frequencies_ghz=freqs, cores=cores, measured=table,
+                  trusted=table).choices[0]
+    assert (pick.best.frequency_ghz, pick.best.cores) == (chosen.frequency_ghz, chosen.cores)
+    reading = 0.8 * chosen.energy_j
+    assert pick.why.startswith(f"1.6 GHz, 16 cores read {reading:.4g} J, below this choice's "
+                               "estimate (")
+    estimate = float(pick.why.split("estimate (", 1)[1].split(" J", 1)[0])
+    elsewhere = float(pick.why.split("estimated at ", 1)[1].split(" J", 1)[0])
+    assert reading < estimate < elsewhere
+    assert "reading noise unknown" in pick.why and pick.why.endswith("measure it again to tell")
+    known = choose(MODEL, [1], frequencies_ghz=freqs, cores=cores, measured=table,
+                   trusted=table, reading_error=0.05).choices[0]
+    assert known.why == ""
+
+
 def test_the_smoothed_estimate_against_a_naive_computation() -> None:
     """The prediction times exp of a kernel-weighted mean of the readings' log residuals,
     with a prior weight on 0: computed here point by point, and its limits."""

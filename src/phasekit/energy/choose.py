@@ -858,6 +858,20 @@ def check_grid(frequencies_ghz: Sequence[float], cores: Sequence[int], *,
                      option=", ".join(_LIMIT_OPTIONS[c] for c in culprits) or None)
 
 
+def _where(setting: tuple[np.ndarray, np.ndarray, bool], i: int) -> str:
+    """``2.2 GHz, 8 cores`` (``8 cores`` without frequency control) of grid point ``i``."""
+    F, P, frequency_controlled = setting
+    return (f"{F[i]:g} GHz, " if frequency_controlled else "") + f"{P[i]} cores"
+
+
+def _reading_text(reading: float, counted: float) -> str:
+    """The reading the table shows, and the value it was counted as where the denoising
+    raised it to its neighbours' median."""
+    return f"{quantity(reading)} J" + ("" if np.isclose(reading, counted) else
+                                       f" (counted as {quantity(counted)} J, its neighbours' "
+                                       "median)")
+
+
 def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequence[float],
            cores: Sequence[int], max_time_s: float | None = None, max_cores: int | None = None,
            min_frequency_ghz: float | None = None, max_frequency_ghz: float | None = None,
@@ -900,7 +914,8 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
     starts), raised the mean denoised regret from 4.0 to 4.7 %, and a margin of 0 (the
     lowest reading taken wherever no estimate elsewhere lies below it) to 4.3 % (after 20
     suggested runs 4.3 % against 3.5 %), the lowest of few readings being as often lucky
-    as best.
+    as best. Where the lowest trusted reading then lies below the choice's estimate,
+    ``why`` says so, with that reading's own estimate, and that measuring it again tells.
     A model fitted on energy alone (``model.with_time`` False) predicts no time: no time or
     power in the candidates, no Pareto frontier, and ``max_time_s`` is a UsageError.
     """
@@ -1001,19 +1016,22 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
         best_i = int(feasible[np.argmin(estimate[feasible])])
         why = ""
         read = feasible[np.isfinite(ran[feasible])]
-        if read.size and noise > 0:
-            lowest = int(read[np.argmin(ran[read])])
-            if lowest != best_i and estimate[best_i] >= (1 - noise) * ran[lowest]:
-                where = (f"{F[best_i]:g} GHz, " if frequency_controlled else "") \
-                    + f"{P[best_i]} cores"
-                reading = lookup[keys[lowest]][1]
-                counted = ("" if np.isclose(reading, ran[lowest]) else
-                           f" (counted as {quantity(ran[lowest])} J, its neighbours' median)")
-                why = (f"measured {quantity(reading)} J here{counted}; the lowest estimate "
-                       "elsewhere "
-                       f"({where}) is {quantity(estimate[best_i])} J, not lower beyond the noise "
-                       f"({100 * noise:.0f} %)")
-                best_i = lowest
+        lowest = int(read[np.argmin(ran[read])]) if read.size else best_i
+        setting = (F, P, frequency_controlled)
+        if lowest != best_i and noise > 0 and estimate[best_i] >= (1 - noise) * ran[lowest]:
+            why = (f"measured {_reading_text(lookup[keys[lowest]][1], ran[lowest])} here; the "
+                   f"lowest estimate elsewhere ({_where(setting, best_i)}) is "
+                   f"{quantity(estimate[best_i])} J, not lower beyond the noise "
+                   f"({100 * noise:.0f} %)")
+            best_i = lowest
+        elif (lowest != best_i and not np.isfinite(reading_error)
+              and ran[lowest] < estimate[best_i]):
+            why = (f"{_where(setting, lowest)} read "
+                   f"{_reading_text(lookup[keys[lowest]][1], ran[lowest])}, below this "
+                   f"choice's estimate ({quantity(estimate[best_i])} J); with the reading "
+                   "noise unknown one low reading is as often lucky as best, and with its "
+                   "neighbours and the model it is estimated at "
+                   f"{quantity(estimate[lowest])} J: measure it again to tell")
         best = candidate(best_i)
         front = (feasible[pareto_front(t[feasible], e[feasible])] if with_time
                  else np.zeros(0, int))
