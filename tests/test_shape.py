@@ -236,17 +236,17 @@ def test_approximate_neighbours_are_near_the_exact_ones(seed: int, w: int,
 
 def test_an_exact_search_over_strided_subsequences_compares_fewer() -> None:
     """Each step along a diagonal costs up to ``min(2 f, w)`` products when subsequences
-    start every ``f`` samples, so the exact search's limit shrinks by its square root; at
-    every sample it is ``exact_up_to`` itself."""
+    start every ``f`` samples, against two at every sample, so the exact search's limit
+    shrinks by the square root of the ratio; at every sample it is ``exact_up_to``."""
     assert shape._exact_limit(32_768, 43, 1) == 32_768
     assert shape._exact_limit(None, 43, 17) is None
-    assert shape._exact_limit(32_768, 43, 17) == math.isqrt(32_768 ** 2 // 34)
-    assert shape._exact_limit(32_768, 43, 30) == math.isqrt(32_768 ** 2 // 43)
+    assert shape._exact_limit(32_768, 43, 17) == math.isqrt(32_768 ** 2 // 17)
+    assert shape._exact_limit(32_768, 43, 30) == math.isqrt(32_768 ** 2 // 21)
     x = three_regimes(0)                                  # 18 000 samples
     strided = shape_change_points(x, exact_up_to=6000, full_resolution_up_to=4500)
-    # about 4 500 subsequences: fewer than 6 000, more than the 2 121 of an exact search
+    # about 4 500 subsequences: fewer than 6 000, more than the 3 000 of an exact search
     assert strided.coarse_factor == 4 and strided.window >= 8 and strided.approximate
-    assert f"searches over {math.isqrt(6000 ** 2 // 8):,} subsequences" in strided.explanation
+    assert f"searches over {math.isqrt(6000 ** 2 // 4):,} subsequences" in strided.explanation
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -276,8 +276,9 @@ class Choice:
     basis: str = "model"
     #: The fastest configuration when none meets the time limit (None otherwise).
     fastest: Candidate | None = None
-    #: Why a measured configuration stands where the model predicts a lower one elsewhere
-    #: (empty otherwise): the prediction does not beat the reading beyond the noise.
+    #: Why the choice and the readings seem to disagree (empty otherwise): a measured
+    #: configuration stands where the model predicts a lower one elsewhere that does not beat
+    #: the reading beyond the noise; or, with the noise unknown, a lower reading was not taken.
     why: str = ""
     #: Every configuration within the limits, predicted and measured (for the figure; in
     #: the JSON as columns).
@@ -1026,10 +1027,9 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
             best_i = lowest
         elif (lowest != best_i and not np.isfinite(reading_error)
               and ran[lowest] < estimate[best_i]):
-            why = (f"{_where(setting, lowest)} read "
-                   f"{_reading_text(lookup[keys[lowest]][1], ran[lowest])}, below this "
+            why = (f"{_where(setting, lowest)} read {quantity(ran[lowest])} J, below this "
                    f"choice's estimate ({quantity(estimate[best_i])} J); with the reading "
-                   "noise unknown one low reading is as often lucky as best, and with its "
+                   "noise unknown a low reading is as often lucky as best, and with its "
                    "neighbours and the model it is estimated at "
                    f"{quantity(estimate[lowest])} J: measure it again to tell")
         best = candidate(best_i)

@@ -68,12 +68,15 @@ the cost near-linear:
 - **Approximate neighbours** for a search over more than ``exact_up_to`` subsequences
   (:data:`EXACT_UP_TO`, 32 768; smaller segments of the binary segmentation are searched
   exactly). Every ``q``-th subsequence (``q = max(1, w // 4)``, half the trivial-match
-  radius) is an anchor, sketched by the piecewise aggregate approximation of its
+  radius, or wider so that a search keeps at most :data:`ANCHORS_MAX` anchors, 262 144: the
+  k-d tree's query was the largest cost of a search over a million subsequences, 21 s) is
+  an anchor, sketched by the piecewise aggregate approximation of its
   z-normalized values (8 segment means, scaled so that the sketch distance is a lower bound
   of the z-normalized Euclidean distance: Keogh et al. 2001, PAA; with 16 the k-d tree took
   38 s of a 53 s search over 2.9 million samples, with 8 it takes 5 s, and the TSSB F1
   below moved from 0.840 to 0.838). A k-d tree over the
-  sketches gives each anchor its 17 nearest anchors ((1 + 1)-approximate, scipy's ``eps``),
+  sketches gives each anchor its 17 nearest anchors (fewer when anchors are wider apart
+  than half the trivial-match radius; (1 + 1)-approximate, scipy's ``eps``),
   the ``q`` subsequences around each are scored exactly, and the anchor keeps its 6 best
   non-trivial matches. Every subsequence then scores exactly the matches of its two
   surrounding anchors shifted by its offset from them, each one sample either way (a match
@@ -100,10 +103,11 @@ the cost near-linear:
   is the start of a compared subsequence, located within ``f`` samples (``coarse_factor``
   in the result). Along a diagonal the dot product moves a stride at a time, in ``2 f``
   products (afresh, ``w`` products, when ``2 f >= w``); so that an exact search costs no
-  more than one over ``exact_up_to`` subsequences of every sample, it compares at most
-  ``exact_up_to / sqrt(min(2 f, w))`` of them. Above :data:`ANCHORS_MAX` anchors (262 144)
-  the anchors are spaced further apart: the k-d tree's query was the largest cost at 24 h
-  (21 s of a search over a million subsequences). Forced on the TSSB series (windows of
+  more than one over ``exact_up_to`` subsequences of every sample (two products a cell),
+  it compares at most ``exact_up_to / sqrt(min(f, w / 2))`` of them. Where ``f`` exceeds
+  the window (more than ``w`` million samples: a day at 5 ms with a window under 17
+  samples) the samples between two compared subsequences lie in none, and a shape that
+  lasts less than ``f`` samples can go unseen. Forced on the TSSB series (windows of
   10-53 samples) with subsequences every 2 samples and exact neighbours, the mean F1 is
   0.797 against 0.801 exact; with approximate neighbours as well, 0.748, and every 4
   samples 0.726 (benchmarks/shape_coarse.py). Averaging blocks of ``f`` samples instead, as
@@ -436,11 +440,11 @@ def _knn_parallel(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.ndarra
 def _exact_limit(exact_up_to: int | None, w: int, stride: int) -> int | None:
     """The most subsequences an exact search compares: ``exact_up_to`` when they start at
     every sample; fewer when they start every ``stride`` samples, as each cell of the
-    distance matrix then costs up to ``min(2 stride, w)`` products instead of one, so that
+    distance matrix then costs up to ``min(2 stride, w)`` products instead of two, so that
     the exact search's cost stays within that of ``exact_up_to`` subsequences."""
     if exact_up_to is None or stride == 1:
         return exact_up_to
-    return max(2 * MIN_SAMPLES, math.isqrt(exact_up_to ** 2 // min(2 * stride, w)))
+    return max(2 * MIN_SAMPLES, math.isqrt(exact_up_to ** 2 // max(1, min(stride, w // 2))))
 
 
 def _approximate(m: int, exact_up_to: int | None) -> bool:
@@ -539,8 +543,9 @@ def _anchor_matches(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.ndar
 
 @njit(cache=True)
 def _offsets(matches: np.ndarray, first: int, q: int, excl: int) -> np.ndarray:
-    """The distinct diagonals (offsets j - i) of anchor ``first``'s and the next anchor's
-    matches, each one sample either way, beyond the trivial-match radius."""
+    """The distinct diagonals (offsets j - i, in subsequences) of anchor ``first``'s and the
+    next anchor's matches, each one subsequence either way, beyond the trivial-match
+    radius."""
     n_anchors, keep = matches.shape
     found = np.empty(2 * keep * 3, np.int64)
     count = 0
@@ -561,9 +566,10 @@ def _shifted_matches(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.nda
                      stride: int, excl: int, q: int, matches: np.ndarray, k: int
                      ) -> np.ndarray:
     """The k best of every subsequence among its two surrounding anchors' matches, shifted
-    by its offset from each anchor and one sample either way, scored exactly: along each
-    such diagonal of the distance matrix the dot product runs from one subsequence to the
-    next in O(1) (rows in parallel chunks of one anchor's subsequences)."""
+    by its offset from each anchor and one subsequence either way, scored exactly: along
+    each such diagonal of the distance matrix the dot product runs from one subsequence to
+    the next in O(1) at every sample, O(stride) otherwise (:func:`_next_dot`; rows in
+    parallel chunks of one anchor's subsequences)."""
     m = mu.shape[0]
     n_anchors = matches.shape[0]
     out = np.full((m, k), -1, np.int64)
