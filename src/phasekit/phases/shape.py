@@ -68,7 +68,7 @@ the cost near-linear:
 - **Approximate neighbours** for a search over more than ``exact_up_to`` subsequences
   (:data:`EXACT_UP_TO`, 32 768; smaller segments of the binary segmentation are searched
   exactly). Every ``q``-th subsequence (``q = max(1, w // 4)``, half the trivial-match
-  radius, or wider so that a search keeps at most :data:`ANCHORS_MAX` anchors, 262 144: the
+  radius, or wider so that a search keeps at most :data:`ANCHORS_MAX` anchors, 131 072: the
   k-d tree's query was the largest cost of a search over a million subsequences, 21 s) is
   an anchor, sketched by the piecewise aggregate approximation of its
   z-normalized values (8 segment means, scaled so that the sketch distance is a lower bound
@@ -157,7 +157,7 @@ EXACT_UP_TO = 32_768      # larger searches use approximate neighbours (module d
 APPROXIMATE_AUC = 0.55    # an approximate search's split scores at least this (chance: 0.5)
 FULL_RESOLUTION_UP_TO = 1_048_576  # longer series compare every f-th subsequence
 ANCHOR_SKETCH = 8         # PAA segments of an anchor's sketch
-ANCHORS_MAX = 262_144     # at most this many anchors in one search (the k-d tree's cost)
+ANCHORS_MAX = 131_072     # at most this many anchors in one search (the k-d tree's cost)
 ANCHOR_EXTRA = 8          # nearest anchors asked beyond k and the trivial ones
 ANCHOR_KEEP = 6           # matches an anchor keeps for its neighbours to shift
 TREE_EPS = 1.0            # the k-d tree's (1 + eps)-approximate nearest anchors
