@@ -727,7 +727,7 @@ def _clasp(x: np.ndarray, w: int, min_seg: int, total: int, exact_up_to: int | N
     of every split between subsequences (for testing other splits of the same range)."""
     nbr = _knn(x, w, exact_up_to=exact_up_to, stride=stride)
     auc, a, b = _profile(nbr, math.ceil(w / stride), math.ceil(min_seg / stride))
-    by_sample = auc if stride == 1 else np.repeat(auc, stride)[:x.shape[0]]
+    by_sample = np.repeat(auc, stride)[:x.shape[0]]
     if not np.isfinite(auc).any():
         return -1, np.nan, 1.0, -np.inf, by_sample, a, b
     cp = int(np.nanargmax(auc))
