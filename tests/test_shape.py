@@ -383,3 +383,45 @@ def test_shifted_matches_against_a_naive_scoring(seed: int, w: int, stride: int)
         expected = np.sort([distance(i, j) for j in candidates])[:3]
         got = np.sort([distance(i, int(j)) for j in found[i]])
         assert got[:expected.size] == pytest.approx(expected, abs=1e-6)
+
+
+@pytest.mark.parametrize("seed, w, stride", [(0, 12, 1), (1, 20, 3), (2, 12, 7)])
+def test_neighbours_of_neighbours_against_a_naive_scoring(seed: int, w: int,
+                                                          stride: int) -> None:
+    """Every subsequence keeps the k nearest, by the z-normalized distance computed afresh,
+    among its own neighbours and their neighbours, each one subsequence either way, never
+    a trivial match: so it is never farther than before."""
+    rng = np.random.default_rng(seed)
+    x = np.cumsum(rng.standard_normal(900))
+    x[300:340] = 1.0                                     # flat subsequences too
+    mu, sd, flat = shape._sliding_stats(x, w, stride)
+    m, excl = mu.size, (w // 2) // stride
+    given = np.array([rng.choice([j for j in range(m) if abs(j - i) > excl], 3, replace=False)
+                      for i in range(m)])
+    found = shape._neighbours_of_neighbours(x, mu, sd, flat, w, stride, excl, given)
+
+    def distance(i: int, j: int) -> float:
+        if flat[i] or flat[j]:
+            return 0.0 if flat[i] and flat[j] else 2.0 * w
+        return float(znorm_distances(x, w, i * stride, np.array([j * stride]))[0])
+    for i in range(m):
+        candidates = {int(c) for c in given[i]} | {int(c) + d for j in given[i]
+                                                   for c in given[j] for d in (-1, 0, 1)}
+        candidates = [j for j in candidates if 0 <= j < m and abs(j - i) > excl]
+        expected = np.sort([distance(i, j) for j in candidates])[:3]
+        got = np.sort([distance(i, int(j)) for j in found[i]])
+        assert len(set(found[i].tolist())) == 3
+        assert got == pytest.approx(expected, abs=1e-6)
+        assert got[-1] <= max(distance(i, int(j)) for j in given[i]) + 1e-9
+
+
+@pytest.mark.parametrize("stride", [2, 5])
+def test_strided_moments_match_numpy(stride: int) -> None:
+    """The mean and standard deviation of each subsequence starting every ``stride``
+    samples, summed on its own, are numpy's."""
+    x = np.random.default_rng(stride).standard_normal(1001) * 3 + 7
+    mu, sd, flat = shape._sliding_stats(x, 25, stride)
+    windows = np.lib.stride_tricks.sliding_window_view(x, 25)[::stride]
+    assert mu == pytest.approx(windows.mean(axis=1), rel=1e-12)
+    assert sd == pytest.approx(windows.std(axis=1), rel=1e-9)
+    assert not flat.any()

@@ -158,8 +158,8 @@ APPROXIMATE_AUC = 0.55    # an approximate search's split scores at least this (
 FULL_RESOLUTION_UP_TO = 1_048_576  # longer series compare every f-th subsequence
 ANCHOR_SKETCH = 8         # PAA segments of an anchor's sketch
 ANCHORS_MAX = 131_072     # at most this many anchors in one search (the k-d tree's cost)
-ANCHOR_EXTRA = 8          # nearest anchors asked beyond k and the trivial ones
-ANCHOR_KEEP = 6           # matches an anchor keeps for its neighbours to shift
+ANCHOR_EXTRA = 4          # nearest anchors asked beyond k and the trivial ones
+ANCHOR_KEEP = 3           # matches an anchor keeps for its neighbours to shift
 TREE_EPS = 1.0            # the k-d tree's (1 + eps)-approximate nearest anchors
 
 
@@ -352,14 +352,35 @@ def _sliding_stats(x: np.ndarray, w: int, stride: int = 1
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean, standard deviation and a flat flag of the subsequences of length ``w`` that
     start every ``stride`` samples."""
-    c1 = np.concatenate(([0.0], np.cumsum(x)))
-    c2 = np.concatenate(([0.0], np.cumsum(x * x)))
-    starts = np.arange(0, x.shape[0] - w + 1, stride)
-    mu = (c1[starts + w] - c1[starts]) / w
-    var = (c2[starts + w] - c2[starts]) / w - mu * mu
+    if stride == 1:
+        c1 = np.concatenate(([0.0], np.cumsum(x)))
+        c2 = np.concatenate(([0.0], np.cumsum(x * x)))
+        starts = np.arange(0, x.shape[0] - w + 1, stride)
+        mu = (c1[starts + w] - c1[starts]) / w
+        var = (c2[starts + w] - c2[starts]) / w - mu * mu
+    else:
+        mu, var = _strided_moments(x, w, stride)
     sd = np.sqrt(np.clip(var, 0.0, None))
     flat = sd < FLAT_STD + 1e-7 * np.abs(mu)
     return mu, np.where(flat, 1.0, sd), flat
+
+
+@njit(cache=True, parallel=True)
+def _strided_moments(x: np.ndarray, w: int, stride: int) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and variance of the subsequences of length ``w`` starting every ``stride``
+    samples, each summed on its own (fewer passes over a long series than prefix sums)."""
+    m = (x.shape[0] - w) // stride + 1
+    mu = np.empty(m)
+    var = np.empty(m)
+    for i in prange(m):
+        s1 = 0.0
+        s2 = 0.0
+        for t in range(i * stride, i * stride + w):
+            s1 += x[t]
+            s2 += x[t] * x[t]
+        mu[i] = s1 / w
+        var[i] = s2 / w - mu[i] * mu[i]
+    return mu, var
 
 
 @njit(cache=True, inline="always")
@@ -599,18 +620,66 @@ def _shifted_matches(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.nda
     return out
 
 
+@njit(cache=True, parallel=True)
+def _neighbours_of_neighbours(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.ndarray,
+                              w: int, stride: int, excl: int,
+                              nbr: np.ndarray) -> np.ndarray:
+    """The k best of every subsequence among its k neighbours and their own k neighbours,
+    each one subsequence either way, scored exactly (one round of NN-descent: a neighbour's
+    neighbour is likely a neighbour; Dong, Charikar, Li 2011; rows in parallel)."""
+    m, k = nbr.shape
+    out = np.empty_like(nbr)
+    block = 4096
+    for first in prange((m + block - 1) // block):
+        best_d = np.empty(k)
+        seen = np.empty(k + 3 * k * k, np.int64)
+        for i in range(first * block, min(m, first * block + block)):
+            best_d[:] = np.inf
+            out[i, :] = -1
+            n_seen = 0
+            for t in range(k):
+                j = nbr[i, t]
+                seen[n_seen] = j
+                n_seen += 1
+                _keep(best_d, out[i], _distance(x, mu, sd, flat, w, stride, i, j), j)
+            for t in range(k):
+                j = nbr[i, t]
+                for u in range(k):
+                    for shift in range(-1, 2):
+                        c = nbr[j, u] + shift
+                        if c < 0 or c >= m or abs(c - i) <= excl or _among(seen, n_seen, c):
+                            continue
+                        seen[n_seen] = c
+                        n_seen += 1
+                        _keep(best_d, out[i], _distance(x, mu, sd, flat, w, stride, i, c), c)
+            if out[i, k - 1] < 0:  # fewer than k distinct candidates: the row as it was
+                out[i, :] = nbr[i]
+    return out
+
+
+@njit(cache=True)
+def _among(values: np.ndarray, count: int, v: int) -> bool:
+    """Whether ``v`` is among the first ``count`` values (a loop: numba has no any() of a
+    generator)."""
+    for t in range(count):  # noqa: SIM110
+        if values[t] == v:
+            return True
+    return False
+
+
 def _sketches(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.ndarray, w: int,
               stride: int, anchors: np.ndarray) -> np.ndarray:
     """PAA of the z-normalized subsequences ``anchors`` (starting at ``anchors * stride``),
     scaled so that the Euclidean distance of two sketches is at most that of the
     subsequences (Keogh et al. 2001)."""
     starts = anchors * stride
-    cumulative = np.concatenate(([0.0], np.cumsum(x)))
     edges = np.round(np.linspace(0, w, min(ANCHOR_SKETCH, w) + 1)).astype(np.int64)
     sketch = np.empty((starts.size, edges.size - 1))
     for s, (lo, hi) in enumerate(itertools.pairwise(edges)):
-        means = (cumulative[starts + hi] - cumulative[starts + lo]) / (hi - lo)
-        sketch[:, s] = (means - mu[anchors]) / sd[anchors] * math.sqrt(hi - lo)
+        sums = np.zeros(starts.size)
+        for t in range(lo, hi):  # the anchors' samples only, not a pass over the series
+            sums += x[starts + t]
+        sketch[:, s] = (sums / (hi - lo) - mu[anchors]) / sd[anchors] * math.sqrt(hi - lo)
     sketch[flat[anchors]] = 0.0
     return sketch
 
@@ -618,8 +687,8 @@ def _sketches(x: np.ndarray, mu: np.ndarray, sd: np.ndarray, flat: np.ndarray, w
 def _approximate_knn(x: np.ndarray, w: int, k: int = K_NEIGHBOURS, stride: int = 1
                      ) -> np.ndarray:
     """(m, k) approximate neighbour indices of the subsequences starting every ``stride``
-    samples: anchors, their sketches' k-d tree, matches shifted along the diagonals (module
-    docstring)."""
+    samples: anchors, their sketches' k-d tree, matches shifted along the diagonals, then
+    the neighbours' neighbours (module docstring)."""
     from scipy.spatial import cKDTree
 
     x = np.ascontiguousarray(x)
@@ -632,7 +701,8 @@ def _approximate_knn(x: np.ndarray, w: int, k: int = K_NEIGHBOURS, stride: int =
                                        workers=worker_threads())
     nearest = np.asarray(nearest, dtype=np.int64).reshape(sketch.shape[0], asked)
     matches = _anchor_matches(x, mu, sd, flat, w, stride, excl, q, nearest, ANCHOR_KEEP)
-    return _shifted_matches(x, mu, sd, flat, w, stride, excl, q, matches, k)
+    shifted = _shifted_matches(x, mu, sd, flat, w, stride, excl, q, matches, k)
+    return _neighbours_of_neighbours(x, mu, sd, flat, w, stride, excl, shifted)
 
 
 @njit(cache=True)
