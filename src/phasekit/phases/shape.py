@@ -73,26 +73,35 @@ the cost near-linear:
   an anchor, sketched by the piecewise aggregate approximation of its
   z-normalized values (8 segment means, scaled so that the sketch distance is a lower bound
   of the z-normalized Euclidean distance: Keogh et al. 2001, PAA; with 16 the k-d tree took
-  38 s of a 53 s search over 2.9 million samples, with 8 it takes 5 s, and the TSSB F1
-  below moved from 0.840 to 0.838). A k-d tree over the
-  sketches gives each anchor its 17 nearest anchors (fewer when anchors are wider apart
+  38 s of a 53 s search over 2.9 million samples, with 8 it takes 5 s). A k-d tree over the
+  sketches gives each anchor its 13 nearest anchors (fewer when anchors are wider apart
   than half the trivial-match radius; (1 + 1)-approximate, scipy's ``eps``),
-  the ``q`` subsequences around each are scored exactly, and the anchor keeps its 6 best
+  the ``q`` subsequences around each are scored exactly, and the anchor keeps its 3 best
   non-trivial matches. Every subsequence then scores exactly the matches of its two
   surrounding anchors shifted by its offset from them, each one sample either way (a match
   of ``i`` shifted by one is usually a match of ``i + 1``: the diagonals of the distance
   matrix the exact search runs along, and along each of them the dot product runs from one
-  subsequence to the next in O(1)), and keeps the best ``k``. O(m log m) for the tree,
-  O(m w) for the anchors' scoring, O(m) memory. A split of such a search must also score at least
+  subsequence to the next in O(1)), and keeps the best ``k``. Last, one round of
+  NN-descent (Dong, Charikar, Li 2011: a neighbour's neighbour is likely a neighbour):
+  every subsequence scores its neighbours' neighbours, each one sample either way, and
+  keeps the best ``k``. On a day-long run compared every 17 samples this round changes
+  about half the neighbours. Forced on the TSSB series it lowers the correlation lost at the
+  third neighbour from 0.0156 to 0.0141 (every 2 samples: 0.0135 to 0.0127), and with
+  subsequences every 2 samples it raises the F1 of three series and lowers none (Crop from
+  0.20 to 1.00: the whole series' best split was a short-edge one the rank-sum test
+  rejected, which ended the search). So that it costs no more, the anchors keep 3 matches
+  from 4 extra tree neighbours, where they kept 6 from 8. O(m log m) for the tree, O(m w)
+  for the anchors' scoring and the last round, O(m) memory. A split of such a search must
+  also score at least
   :data:`APPROXIMATE_AUC` (0.55, where chance is 0.5): over many subsequences the rank-sum
   test finds chance-level differences significant, and the approximate neighbours'
   predictions, shifted from a few anchors' matches, differ from chance more than exact ones
   do (in the 81 000-sample aperiodic start of a NEMO-like run the approximate search's best
   split scored 0.52 with p 5e-20, the exact search's 0.54 with p 0.09). Every change point
   the exact search finds on the TSSB and DCSLab series scores 0.60 or more. With every
-  search forced through the approximation, the mean F1 on the TSSB series is 0.838 against
+  search forced through the approximation, the mean F1 on the TSSB series is 0.858 against
   0.801 exact (benchmarks/shape_coarse.py): the neighbours differ, the change points mostly
-  not.
+  not (the F1 of 18 of the 25 series is the exact one's).
 - **Subsequences every f-th sample** above ``full_resolution_up_to`` samples
   (:data:`FULL_RESOLUTION_UP_TO`, 1 048 576: about 87 minutes at 5 ms): only the
   subsequences starting every ``f = ceil(n / full_resolution_up_to)`` samples are compared,
@@ -109,8 +118,9 @@ the cost near-linear:
   samples) the samples between two compared subsequences lie in none, and a shape that
   lasts less than ``f`` samples can go unseen. Forced on the TSSB series (windows of
   10-53 samples) with subsequences every 2 samples and exact neighbours, the mean F1 is
-  0.797 against 0.801 exact; with approximate neighbours as well, 0.748, and every 4
-  samples 0.726 (benchmarks/shape_coarse.py). Averaging blocks of ``f`` samples instead, as
+  0.797 against 0.801 exact; with approximate neighbours as well, 0.793. Every 4 samples,
+  0.748 with exact neighbours and 0.709 with approximate ones: a window of 10 samples is
+  then compared at 2 or 3 starts a window (benchmarks/shape_coarse.py). Averaging blocks of ``f`` samples instead, as
   this module did before, gave 0.686 and 0.600: a shape that changes within a block is
   averaged away, and a window of a few means has no shape to compare. On NEMO-like runs of
   10 minutes to 24 hours the boundaries are found at every length (benchmarks/scale.py).
