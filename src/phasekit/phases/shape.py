@@ -85,15 +85,15 @@ the cost near-linear:
   NN-descent (Dong, Charikar, Li 2011: a neighbour's neighbour is likely a neighbour):
   every subsequence scores its neighbours' neighbours, each one sample either way, and
   keeps the best ``k`` (a candidate on the diagonal of one of the previous subsequence's
-  takes its dot product from it in O(1)). On a day-long run compared every 17 samples this round changes
-  about half the neighbours. Forced on the TSSB series it lowers the correlation lost at the
-  third neighbour from 0.0156 to 0.0141 (every 2 samples: 0.0135 to 0.0127), and with
-  subsequences every 2 samples it raises the F1 of three series and lowers none (Crop from
-  0.20 to 1.00: the whole series' best split was a short-edge one the rank-sum test
-  rejected, which ended the search). So that it costs no more, the anchors keep 3 matches
-  from 4 extra tree neighbours, where they kept 6 from 8. O(m log m) for the tree, O(m w)
-  for the anchors' scoring and the last round, O(m) memory. A split of such a search must
-  also score at least
+  takes its dot product from it in O(1)). On a day-long run compared every 17 samples this
+  round changes about half the neighbours. Forced on the TSSB series it lowers the
+  correlation lost at the third neighbour from 0.0156 to 0.0141 (every 2 samples: 0.0135 to
+  0.0127), and with subsequences every 2 samples it raises the F1 of three series and
+  lowers none (Crop from 0.20 to 1.00: the whole series' best split was a short-edge one
+  the rank-sum test rejected, which ended the search). So that it costs no more, the
+  anchors keep 3 matches from 4 extra tree neighbours, where they kept 6 from 8. O(m log m)
+  for the tree, O(m w) for the anchors' scoring and the last round, O(m) memory. A split of
+  such a search must also score at least
   :data:`APPROXIMATE_AUC` (0.55, where chance is 0.5): over many subsequences the rank-sum
   test finds chance-level differences significant, and the approximate neighbours'
   predictions, shifted from a few anchors' matches, differ from chance more than exact ones
@@ -121,9 +121,10 @@ the cost near-linear:
   10-53 samples) with subsequences every 2 samples and exact neighbours, the mean F1 is
   0.797 against 0.801 exact; with approximate neighbours as well, 0.793. Every 4 samples,
   0.748 with exact neighbours and 0.709 with approximate ones: a window of 10 samples is
-  then compared at 2 or 3 starts a window (benchmarks/shape_coarse.py). Averaging blocks of ``f`` samples instead, as
-  this module did before, gave 0.686 and 0.600: a shape that changes within a block is
-  averaged away, and a window of a few means has no shape to compare. On NEMO-like runs of
+  then compared at 2 or 3 starts a window (benchmarks/shape_coarse.py). Averaging blocks of
+  ``f`` samples instead, as this module did before, gave 0.686 and 0.600: a shape that
+  changes within a block is averaged away, and a window of a few means has no shape to
+  compare. On NEMO-like runs of
   10 minutes to 24 hours the boundaries are found at every length (benchmarks/scale.py).
 
 ``exact_up_to=None`` keeps the exact search and ``full_resolution_up_to=None`` every sample,
