@@ -6,6 +6,7 @@ input whose answer is known, ``plot()`` returns a Figure (and draws on a given A
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -154,6 +155,21 @@ def test_phases_summary_one_row_per_phase(three_phases: PhaseResult) -> None:
     ids = table["id"].tolist()
     assert ids[0] == ids[2] != ids[1]
     assert (table["detected_at_s"] >= table["start_s"]).all()
+
+
+def test_phases_headline_says_which_kind_takes_most_of_the_run(
+        three_phases: PhaseResult) -> None:
+    """The first and last phases share a kind: two thirds of the run, in 2 phases; a run
+    whose longest kind is one phase says where it lies, and the kind that recurs after it."""
+    assert three_phases.present().headline == (
+        "3 phases of 2 kinds in 60 s; kind 1 is 66.67% of the run in 2 phases")
+    main = replace(three_phases, phases=(
+        replace(three_phases.phases[0], end_s=5.0),
+        replace(three_phases.phases[1], start_s=5.0),
+        three_phases.phases[2]))
+    assert main.present().headline == (
+        "3 phases of 2 kinds in 60 s; kind 2 is 58.33% of the run, 5-40 s; kind 1 recurs 2 "
+        "times, 41.67% of the run")
 
 
 def test_phases_contract(three_phases: PhaseResult, tmp_path: Path) -> None:
