@@ -159,17 +159,18 @@ def test_phases_summary_one_row_per_phase(three_phases: PhaseResult) -> None:
 
 def test_phases_headline_says_which_kind_takes_most_of_the_run(
         three_phases: PhaseResult) -> None:
-    """The first and last phases share a kind: two thirds of the run, in 2 phases; a run
-    whose longest kind is one phase says where it lies, and the kind that recurs after it."""
+    """The first and last phases share a kind (id): two thirds of the run, in 2 phases; a
+    run whose longest kind is one phase says where it lies, and the kind that recurs after
+    it."""
     assert three_phases.present().headline == (
-        "3 phases of 2 kinds in 60 s; kind 1 is 66.67% of the run in 2 phases")
+        "3 phases of 2 kinds in 60 s; id 1 is 66.67% of the run in 2 phases")
     main = replace(three_phases, phases=(
         replace(three_phases.phases[0], end_s=5.0),
         replace(three_phases.phases[1], start_s=5.0),
         three_phases.phases[2]))
     assert main.present().headline == (
-        "3 phases of 2 kinds in 60 s; kind 2 is 58.33% of the run, 5-40 s; kind 1 recurs 2 "
-        "times, 41.67% of the run")
+        "3 phases of 2 kinds in 60 s; id 2 is 58.33% of the run, from 5 to 40 s; id 1 occurs "
+        "in 2 phases, 41.67% of the run")
 
 
 def test_phases_contract(three_phases: PhaseResult, tmp_path: Path) -> None:

@@ -385,19 +385,25 @@ def test_shifted_matches_against_a_naive_scoring(seed: int, w: int, stride: int)
         assert got[:expected.size] == pytest.approx(expected, abs=1e-6)
 
 
-@pytest.mark.parametrize("seed, w, stride", [(0, 12, 1), (1, 20, 3), (2, 12, 7)])
-def test_neighbours_of_neighbours_against_a_naive_scoring(seed: int, w: int,
-                                                          stride: int) -> None:
+@pytest.mark.parametrize("seed, w, stride, n", [(0, 12, 1, 900), (1, 20, 3, 900),
+                                                (2, 12, 7, 900), (3, 16, 2, 4600)])
+def test_neighbours_of_neighbours_against_a_naive_scoring(seed: int, w: int, stride: int,
+                                                          n: int) -> None:
     """Every subsequence keeps the k nearest, by the z-normalized distance computed afresh,
     among its own neighbours and their neighbours, each one subsequence either way, never
-    a trivial match: so it is never farther than before."""
+    a trivial match: so it is never farther than before (the dot products running along a
+    diagonal from one row to the next at strides 1, 2 and 3, afresh at 7; 2 300 rows span
+    two blocks)."""
     rng = np.random.default_rng(seed)
-    x = np.cumsum(rng.standard_normal(900))
+    x = np.cumsum(rng.standard_normal(n))
     x[300:340] = 1.0                                     # flat subsequences too
     mu, sd, flat = shape._sliding_stats(x, w, stride)
     m, excl = mu.size, (w // 2) // stride
     given = np.array([rng.choice([j for j in range(m) if abs(j - i) > excl], 3, replace=False)
                       for i in range(m)])
+    offsets = rng.choice(np.arange(excl + 1, m // 2), 3, replace=False)
+    along = (np.arange(m) // 40) % 2 == 0      # runs of rows whose neighbours share diagonals
+    given[along] = (np.flatnonzero(along)[:, None] + offsets) % m
     found = shape._neighbours_of_neighbours(x, mu, sd, flat, w, stride, excl, given)
 
     def distance(i: int, j: int) -> float:

@@ -32,22 +32,22 @@ def left_out_line(left_out: Mapping[str, str]) -> str:
 
 
 def headline(result: Any) -> str:
-    """One line in plain words: how many phases of how many kinds, the kind that takes most
-    of the run (its share, and where when it is one phase) and the kind that recurs most
-    otherwise (its occurrences and share of the run)."""
+    """One line in plain words: how many phases of how many kinds, the kind (the tables' id)
+    that takes most of the run (its share, and where when it is one phase) and the kind that
+    recurs most otherwise (its phases and share of the run)."""
     n, kinds = len(result.phases), result.n_ids
     hours = result.duration_s / 3600
     line = (f"{n} phase{'s' if n != 1 else ''} of {kinds} kind{'s' if kinds != 1 else ''} "
             f"in {quantity(result.duration_s)} s" + (f" ({hours:.3g} h)" if hours >= 2 else ""))
-    if n < 2 or not result.duration_s:
+    if n < 2 or kinds < 2 or not result.duration_s:
         return line
     by_id = _by_id(result)
     main = max(by_id, key=lambda i: by_id[i][1])
     count, time = by_id[main]
-    line += f"; kind {main} is {percent(time / result.duration_s)} of the run"
+    line += f"; id {main} is {percent(time / result.duration_s)} of the run"
     if count == 1:
         phase = next(p for p in result.phases if p.id == main)
-        line += f", {quantity(phase.start_s)}-{quantity(phase.end_s)} s"
+        line += f", from {quantity(phase.start_s)} to {quantity(phase.end_s)} s"
     else:
         line += f" in {count} phases"
     recurring = {i: (count, time) for i, (count, time) in by_id.items()
@@ -55,9 +55,10 @@ def headline(result: Any) -> str:
     if recurring:
         top = max(recurring, key=lambda i: recurring[i][1])
         count, time = recurring[top]
-        line += f"; kind {top} recurs {count} times, {percent(time / result.duration_s)} of the run"
+        line += (f"; id {top} occurs in {count} phases, "
+                 f"{percent(time / result.duration_s)} of the run")
         if len(recurring) > 1:
-            line += f" ({len(recurring) - 1} more kind{'s' if len(recurring) > 2 else ''} recur)"
+            line += f" ({len(recurring) - 1} more id{'s' if len(recurring) > 2 else ''} recur)"
     return line
 
 
