@@ -86,14 +86,14 @@ the cost near-linear:
   every subsequence scores its neighbours' neighbours, each one subsequence either way,
   and keeps the best ``k`` (a candidate on the diagonal of one of the previous subsequence's
   takes its dot product from it in O(1)). On a day-long run compared every 17 samples this
-  round changes about half the neighbours. Forced on the TSSB series it lowers the
-  correlation lost at the third neighbour from 0.0156 to 0.0141 (every 2 samples: 0.0135 to
-  0.0127), and with subsequences every 2 samples it raises the F1 of three series and
-  lowers none (Crop from 0.20 to 1.00: the whole series' best split was a short-edge one
-  the rank-sum test rejected, which ended the search). So that it costs no more, the
-  anchors keep 3 matches from 4 extra tree neighbours, where they kept 6 from 8. O(m log m)
-  for the tree, O(m w) for the anchors' scoring and the last round, O(m) memory. A split of
-  such a search must also score at least
+  round replaces more than half the neighbours (a subsequence keeps 1.2 of its 3). Forced
+  on the TSSB series it lowers the correlation lost at the third neighbour from 0.0156 to
+  0.0141 (every 2 samples: 0.0135 to 0.0127), and with subsequences every 2 samples it
+  raises the F1 of three series and lowers none (Crop from 0.20 to 1.00: the whole series'
+  best split was a short-edge one the rank-sum test rejected, which ended the search). So
+  that it costs no more, the anchors keep 3 matches from 4 extra tree neighbours, where they
+  kept 6 from 8. O(m log m) for the tree, O(m w) for the anchors' scoring and the last
+  round, O(m) memory. A split of such a search must also score at least
   :data:`APPROXIMATE_AUC` (0.55, where chance is 0.5): over many subsequences the rank-sum
   test finds chance-level differences significant, and the approximate neighbours'
   predictions, shifted from a few anchors' matches, differ from chance more than exact ones
@@ -367,9 +367,8 @@ def _sliding_stats(x: np.ndarray, w: int, stride: int = 1
     if stride == 1:
         c1 = np.concatenate(([0.0], np.cumsum(x)))
         c2 = np.concatenate(([0.0], np.cumsum(x * x)))
-        starts = np.arange(0, x.shape[0] - w + 1, stride)
-        mu = (c1[starts + w] - c1[starts]) / w
-        var = (c2[starts + w] - c2[starts]) / w - mu * mu
+        mu = (c1[w:] - c1[:-w]) / w
+        var = (c2[w:] - c2[:-w]) / w - mu * mu
     else:
         mu, var = _strided_moments(x, w, stride)
     sd = np.sqrt(np.clip(var, 0.0, None))
