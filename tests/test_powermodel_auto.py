@@ -234,3 +234,117 @@ def test_a_server_model_chooses_between_the_classical_fits() -> None:
     assert PowerModelFit.from_dict(json.loads(json.dumps(fit.to_dict()))).choice == fit.choice
     with pytest.raises(UsageError, match=r"^generations=5: with a server model, auto chooses"):
         fit_power_model(data, server=server, generations=5)
+
+
+# --- the average of candidates validation cannot tell apart -----------------------------------
+class Offset:
+    """A fake fitted model: the truth ``y`` of its rows plus its own fixed error per row."""
+
+    def __init__(self, kind: str, error: np.ndarray, refitted: bool) -> None:
+        self.kind, self.error, self.refitted = kind, error, refitted
+        self.features = ("x",)
+
+    def predict(self, X: pd.DataFrame) -> np.ndarray:
+        return X["power_w"].to_numpy(float) + self.error[X.index.to_numpy()]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"model": self.kind}
+
+
+def fake_fits(errors: dict[str, np.ndarray]):  # type: ignore[no-untyped-def]
+    def fit_kind(kind, table, target, names, seed, options, server):  # type: ignore[no-untyped-def]
+        return Offset(kind, errors[kind], refitted=len(table) == len(errors[kind]))
+    return fit_kind
+
+
+def test_candidates_within_one_standard_error_are_averaged(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from phasekit.signature.powermodels import choice
+
+    n = 500
+    rng = np.random.default_rng(3)
+    table = pd.DataFrame({"x": rng.uniform(0, 1, n), "power_w": rng.uniform(100, 200, n)})
+    errors = {"linear": rng.normal(0, 5.0, n),  # clearly worse
+              "pls": rng.normal(0, 2.0, n), "boosting": rng.normal(0, 2.0, n)}
+    monkeypatch.setattr(choice, "fit_kind", fake_fits(errors))
+    picked = choice.choose_model(table, "power_w", ["x"], seed=0, split="time", options={},
+                                 candidates=("linear", "pls", "boosting"))
+    assert picked.chosen == "average" and picked.members == ("pls", "boosting")
+    held = np.arange(n - picked.n_validation, n)
+    # the average's validation RMSE is that of the mean of the two errors, below either's
+    expected = math.sqrt(np.mean(((errors["pls"][held] + errors["boosting"][held]) / 2) ** 2))
+    assert picked.validation["average"] == pytest.approx(expected, rel=1e-12)
+    assert picked.validation["average"] < min(picked.validation["pls"],
+                                              picked.validation["boosting"])
+    # the members refitted on every training row, averaged
+    average = picked.models["average"]
+    assert all(member.refitted for member in average.members)
+    assert np.allclose(average.predict(table), table["power_w"]
+                       + (errors["pls"] + errors["boosting"]) / 2)
+    assert average.label == "average of PLS and gradient boosting"
+
+
+def test_the_one_standard_error_rule_against_a_naive_paired_test() -> None:
+    from phasekit.signature.powermodels.choice import averaged_kinds
+
+    rng = np.random.default_rng(7)
+    y = rng.uniform(0, 100, 80)
+    predicted = {k: y + rng.normal(0, s, y.size) for k, s in
+                 (("a", 1.0), ("b", 1.05), ("c", 1.6), ("d", 1.0))}
+    predicted["d"] = predicted["a"] + 1e-3  # the same errors as a, all but equal
+    for best in predicted:
+        own = (predicted[best] - y) ** 2
+        naive = []
+        for kind, p in predicted.items():
+            d = [(p[i] - y[i]) ** 2 - own[i] for i in range(y.size)]
+            mean = sum(d) / len(d)
+            sd = math.sqrt(sum((v - mean) ** 2 for v in d) / (len(d) - 1))
+            if kind == best or mean <= sd / math.sqrt(len(d)):
+                naive.append(kind)
+        got = averaged_kinds(predicted, y, best)
+        assert got == (tuple(naive) if len(naive) > 1 else ())
+    assert "c" not in averaged_kinds(predicted, y, "a")  # 1.6x the error: told apart
+    assert averaged_kinds(predicted, y[:1], "a") == ()  # one row: no standard error
+
+
+def test_one_clearly_best_candidate_is_not_averaged(monkeypatch: pytest.MonkeyPatch) -> None:
+    from phasekit.signature.powermodels import choice
+
+    n = 400
+    rng = np.random.default_rng(4)
+    table = pd.DataFrame({"x": rng.uniform(0, 1, n), "power_w": rng.uniform(100, 200, n)})
+    errors = {"linear": rng.normal(0, 5.0, n), "pls": rng.normal(0, 1.0, n),
+              "boosting": rng.normal(0, 3.0, n)}
+    monkeypatch.setattr(choice, "fit_kind", fake_fits(errors))
+    picked = choice.choose_model(table, "power_w", ["x"], seed=0, split="random", options={},
+                                 candidates=("linear", "pls", "boosting"))
+    assert picked.chosen == "pls" and picked.members == () and "average" not in picked.validation
+
+
+def test_an_average_is_stored_read_back_and_said() -> None:
+    line = line_table()
+    from phasekit.signature.powermodels import LinearPowerModel
+    from phasekit.signature.powermodels.average import AveragePowerModel
+
+    members = [fit_boosting(line, "power_w", features=["a", "b"], seed=0),
+               LinearPowerModel("linear", ("a", "c"), 40.0, (8e-8, 2.0))]
+    average = AveragePowerModel.of(members)
+    assert average.features == ("a", "b", "c")
+    assert np.allclose(average.predict(line), (members[0].predict(line)
+                                               + members[1].predict(line)) / 2)
+    back = power_model_from_dict(json.loads(json.dumps(average.to_dict())))
+    assert np.array_equal(back.predict(line), average.predict(line))
+    assert back.label == "average of gradient boosting and linear"
+    assert "gradient boosting of" in back.text and "*a" in back.text
+    with pytest.raises(InputError, match="at least two 'members'"):
+        power_model_from_dict({**average.to_dict(), "members": [members[0].to_dict()]})
+    with pytest.raises(ValueError, match="at least two"):
+        AveragePowerModel.of(members[:1])
+    choice = {"chosen": "average", "members": ["ge", "boosting"], "n_validation": 120,
+              "n_fitted": 480, "split": "time",
+              "validation_rmse": {"linear": 5.0, "ge": 3.1, "boosting": 3.2, "average": 2.9}}
+    said = choice_line(choice)
+    assert said.startswith("model chosen by validation: average of GE and gradient "
+                           "boosting, RMSE 2.9 W on the last 120 training rows in time, "
+                           "against GE 3.1 W, gradient boosting 3.2 W, linear 5 W")
+    assert "validation cannot tell them apart" in said

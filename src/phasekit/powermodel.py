@@ -29,8 +29,9 @@ def fit(table: pd.DataFrame | str | os.PathLike[str], *, target: str = "power_w"
     (``phasekit powermodel fit``; Salinas Hilburg 2020, chapter 3):
     :func:`phasekit.signature.powermodels.fit_power_model`. By default (``model="auto"``)
     linear, PLS, grammatical evolution and gradient boosting are each fitted on the training
-    rows but a validation share and the one of lowest RMSE there is the model; the result's
-    ``choice_text`` says which and why, and ``formula`` keeps GE's expression when another
+    rows but a validation share and the one of lowest RMSE there is the model (or the
+    average of those within one standard error of it, when that validates lower); the
+    result's ``choice_text`` says which and why, and ``formula`` keeps GE's expression when another
     kind won.
 
     Parameters

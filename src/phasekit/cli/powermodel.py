@@ -35,7 +35,7 @@ powermodel_app = sub_app(
     "powermodel",
     "Server power models from hardware counters (Salinas Hilburg 2020): linear, partial least "
     "squares, grammatical evolution, gradient boosting, or the best of them on validation "
-    "rows.")
+    "rows (the average of those validation cannot tell apart).")
 
 FIT_EPILOG = """\
 Example:
@@ -79,7 +79,8 @@ def fit(
     model: Annotated[str, typer.Option(
         "--model", metavar="auto|linear|pls|ge|boosting",
         help="auto: the one of the four others with the lowest RMSE on the last 20 % of the "
-             "training rows (random ones with --split random), GE's formula shown beside; "
+             "training rows (random ones with --split random), or the average of those "
+             "within one standard error of it; GE's formula shown beside; "
              "linear: least squares with forward feature selection; pls: partial least "
              "squares on counters chosen by PCA (eq. 4.19); ge: grammatical evolution "
              "(eq. 4.20, Appendix A); boosting: scikit-learn's gradient-boosted trees.")
@@ -149,9 +150,11 @@ def fit(
     RMSE and MAE in watts and MPE in percent are reported on the training and test rows,
     and the training mean's scores on the test rows for reference. By default (--model auto)
     every kind is fitted on the training rows but the last 20 % (or a random 20 % with
-    --split random) and scored there: the lowest RMSE is the model, one line says which and
-    why, a table gives every kind's validation and test RMSE, and GE's formula is printed
-    when another kind won. Grammatical evolution prints the evolved expression in raw
+    --split random) and scored there: the lowest RMSE is the model, or the average of the
+    kinds whose errors there are within one standard error of its (validation cannot tell
+    them apart, and their average errs less); one line says which and why, a table gives
+    every kind's validation and test RMSE, and GE's formula is printed when another kind
+    won. Grammatical evolution prints the evolved expression in raw
     counter units and shows a progress bar. Rows with an empty cell in the target or a
     counter used are left out, and one line says how many. --restarts, --generations and
     --grammar go with --model ge or auto only.

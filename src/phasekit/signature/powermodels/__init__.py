@@ -27,13 +27,15 @@ checks, default counters), :mod:`.linear` (OLS, PLS, feature selection), :mod:`.
 genotype-to-phenotype mapping), :mod:`.expression` (the expression compiler), :mod:`.kernels`
 (numba interpreter and Levenberg-Marquardt), :mod:`.population` (a population mapped and
 compiled in numba), :mod:`.symbolic` (printing in raw units), :mod:`.split` (train, test and
-validation rows), :mod:`.ge` (grammatical evolution), :mod:`.server` (the server breakdown and
+validation rows), :mod:`.ge` (grammatical evolution), :mod:`.average` (the average of
+models), :mod:`.server` (the server breakdown and
 the reader of any stored model), :mod:`.fit` (fit and evaluate on a table, with
 :class:`PowerModelOptions`: what the CLI runs).
 """
 
 from __future__ import annotations
 
+from phasekit.signature.powermodels.average import AveragePowerModel
 from phasekit.signature.powermodels.expression import compile_expression
 from phasekit.signature.powermodels.features import (
     default_features,
@@ -82,6 +84,7 @@ __all__ = [
     "MODELS",
     "MODEL_VERSION",
     "SPLITS",
+    "AveragePowerModel",
     "GEPowerModel",
     "Grammar",
     "LinearPowerModel",

@@ -7,7 +7,16 @@ time-ordered split, a seeded random share for a random one) and scored on that s
 lowest RMSE wins, a tie going to the candidate listed first. The test rows take no part.
 Every candidate is then refitted on all the training rows, so the result can say what each
 would have scored on the test rows; grammatical evolution keeps the expression it found
-and refits its constants (one evolution per fit), so its formula is the one validated."""
+and refits its constants (one evolution per fit), so its formula is the one validated.
+
+When validation cannot tell the best candidates apart, their average is the model: the
+candidates whose squared errors on the validation rows exceed the best one's by less than one
+standard error of that excess (paired over the rows; the one-standard-error rule of Hastie,
+Tibshirani and Friedman 2009, section 7.10) are averaged (Bates and Granger 1969), if the
+average's validation RMSE is below the best one's (not for whole-server models, whose
+breakdown into parts is one model's). On the shared Kepler RAPL table and the
+synthetic tables (benchmarks/powermodels.py) this made the default no worse than gradient
+boosting on every target and split, where the best candidate alone was worse on two."""
 
 from __future__ import annotations
 
@@ -21,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from phasekit.errors import InputError
+from phasekit.signature.powermodels.average import LABELS, AveragePowerModel, kind_label
 from phasekit.signature.powermodels.boosting import fit_boosting
 from phasekit.signature.powermodels.features import counter_matrix, target_values
 from phasekit.signature.powermodels.ge import GEPowerModel
@@ -29,14 +39,14 @@ from phasekit.signature.powermodels.protocol import errors
 from phasekit.signature.powermodels.server import fit_model, fit_server
 from phasekit.signature.powermodels.split import validation_rows
 
-__all__ = ["CANDIDATES", "GE_DEFAULTS", "LABELS", "VALIDATION_SHARE", "ModelChoice",
-           "choice_line", "choose_model", "fit_kind", "refit_ge_constants"]
+__all__ = ["AVERAGE", "CANDIDATES", "GE_DEFAULTS", "LABELS", "VALIDATION_SHARE", "ModelChoice",
+           "averaged_kinds", "choice_label", "choice_line", "choose_model", "fit_kind",
+           "refit_ge_constants"]
 
 #: The kinds ``model="auto"`` chooses from, in the order that breaks ties.
 CANDIDATES = ("linear", "pls", "ge", "boosting")
-#: How each model kind reads in a sentence.
-LABELS = {"linear": "linear", "pls": "PLS", "ge": "GE", "boosting": "gradient boosting",
-          "server": "server"}
+#: The kind of model that averages candidates validation cannot tell apart.
+AVERAGE = "average"
 #: The share of the training rows that validates the candidates.
 VALIDATION_SHARE = 0.2
 #: The settings of the GE candidate where the caller gives none: the thesis's Grammar 1 with
@@ -54,7 +64,9 @@ class ModelChoice:
     """The candidates' validation RMSE (W; inf when a candidate could not be fitted, with
     the reason in ``failed``), the one chosen, and every candidate refitted on all the
     training rows (``models``). ``n_validation`` rows validated (0: too few training rows,
-    the first candidate that fits is taken), after fitting on ``n_fitted``."""
+    the first candidate that fits is taken), after fitting on ``n_fitted``. ``chosen``
+    :data:`AVERAGE`: the average of the candidates ``members`` (module docstring), whose
+    validation RMSE is ``validation["average"]``."""
 
     chosen: str
     validation: Mapping[str, float]
@@ -63,6 +75,7 @@ class ModelChoice:
     split: str
     models: Mapping[str, Any]
     failed: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    members: tuple[str, ...] = ()
 
     def to_dict(self, test: Mapping[str, Mapping[str, float]]) -> dict[str, Any]:
         """What a saved fit keeps: the choice, its validation and each candidate's ``test``
@@ -70,11 +83,22 @@ class ModelChoice:
         return {"chosen": self.chosen, "validation_rmse": dict(self.validation),
                 "n_validation": self.n_validation, "n_fitted": self.n_fitted,
                 "split": self.split, "failed": dict(self.failed),
+                "members": list(self.members),
                 "test": {name: dict(scores) for name, scores in test.items()}}
 
 
 def _watts(value: float) -> str:
     return f"{value:.3g} W" if math.isfinite(value) else "n/a"
+
+
+def choice_label(choice: Mapping[str, Any], kind: str | None = None) -> str:
+    """How ``kind`` (default: the chosen one) of ``choice`` (:meth:`ModelChoice.to_dict`)
+    reads: ``GE``, or ``average of GE and gradient boosting``."""
+    kind = str(choice["chosen"]) if kind is None else kind
+    members = [kind_label(str(m)) for m in choice.get("members") or ()]
+    if kind == AVERAGE and members:
+        return f"average of {', '.join(members[:-1])} and {members[-1]}"
+    return kind_label(kind)
 
 
 def choice_line(choice: Mapping[str, Any]) -> str:
@@ -84,19 +108,24 @@ def choice_line(choice: Mapping[str, Any]) -> str:
     chosen = str(choice["chosen"])
     validation = {str(k): float(v) for k, v in dict(choice["validation_rmse"]).items()}
     n = int(choice["n_validation"])
-    label = LABELS.get(chosen, chosen)
+    label = choice_label(choice)
     if not n:
         return (f"model: {label}, not validated ({choice['n_fitted']} training rows are "
                 "too few to hold some out)")
     rows = (f"the last {n} training rows in time" if choice["split"] == "time"
             else f"{n} training rows drawn at random")
+    order = (*CANDIDATES, AVERAGE)
     others = sorted((name for name in validation if name != chosen),
-                    key=lambda name: (validation[name], CANDIDATES.index(name)
-                                      if name in CANDIDATES else len(CANDIDATES)))
-    against = ", ".join(f"{LABELS.get(name, name)} {_watts(validation[name])}"
+                    key=lambda name: (validation[name], order.index(name)
+                                      if name in order else len(order)))
+    against = ", ".join(f"{choice_label(choice, name)} {_watts(validation[name])}"
                         for name in others)
-    return (f"model chosen by validation: {label}, RMSE {_watts(validation[chosen])} on "
+    line = (f"model chosen by validation: {label}, RMSE {_watts(validation[chosen])} on "
             f"{rows}" + (f", against {against}" if against else ""))
+    if chosen == AVERAGE:
+        line += ("; averaged, because validation cannot tell them apart (their squared "
+                 "errors differ by less than one standard error)")
+    return line
 
 
 def refit_ge_constants(model: GEPowerModel, X: pd.DataFrame, y: np.ndarray) -> GEPowerModel:
@@ -163,6 +192,7 @@ def choose_model(table: pd.DataFrame, target: str, names: Sequence[str], *, seed
     failed: dict[str, str] = {}
     refused: list[InputError] = []
     trial: dict[str, Any] = {}
+    checked: dict[str, np.ndarray] = {}
     for kind in candidates:
         kind_options = dict(options.get(kind, {}))
         if kind == "ge" and progress is not None:
@@ -175,8 +205,10 @@ def choose_model(table: pd.DataFrame, target: str, names: Sequence[str], *, seed
             validation[kind] = math.inf
             continue
         trial[kind] = model
-        validation[kind] = (errors(model.predict(check_part), values[check_rows])["rmse"]
-                            if len(check_rows) else math.nan)
+        validation[kind] = math.nan
+        if len(check_rows):
+            checked[kind] = np.asarray(model.predict(check_part), float)
+            validation[kind] = errors(checked[kind], values[check_rows])["rmse"]
     if not trial:
         raise refused[0]
     chosen = next(iter(trial))
@@ -185,6 +217,13 @@ def choose_model(table: pd.DataFrame, target: str, names: Sequence[str], *, seed
         for kind in trial:
             if validation[kind] < validation[chosen] - TIE * (validation[chosen] + spread):
                 chosen = kind
+    members = averaged_kinds(checked, values[check_rows], chosen) if server is None else ()
+    if members:
+        validation[AVERAGE] = errors(np.mean([checked[k] for k in members], axis=0),
+                                     values[check_rows])["rmse"]
+        if not validation[AVERAGE] < validation[chosen]:
+            members = ()
+            del validation[AVERAGE]
     models: dict[str, Any] = {}
     for kind, model in trial.items():
         if not len(check_rows):
@@ -194,6 +233,29 @@ def choose_model(table: pd.DataFrame, target: str, names: Sequence[str], *, seed
         else:
             models[kind] = fit_kind(kind, table, target, names, seed, dict(options.get(kind, {})),
                                 server)
+    if members:
+        chosen = AVERAGE
+        models[AVERAGE] = AveragePowerModel.of([models[k] for k in members])
     return ModelChoice(chosen=chosen, validation=validation, n_validation=len(check_rows),
-                       n_fitted=len(fitted_rows),
-                       split=split, models=models, failed=failed)
+                       n_fitted=len(fitted_rows), split=split, models=models, failed=failed,
+                       members=members)
+
+
+def averaged_kinds(predicted: Mapping[str, np.ndarray], measured: np.ndarray,
+                   best: str) -> tuple[str, ...]:
+    """The candidates validation cannot tell from ``best``: those whose squared errors on
+    the validation rows (``predicted`` against ``measured``) exceed ``best``'s by at most one
+    standard error of the mean excess, paired over the rows (module docstring); empty
+    when only ``best`` is, or with fewer than two rows."""
+    if measured.size < 2:
+        return ()
+    own = (predicted[best] - measured) ** 2
+
+    def indistinguishable(values: np.ndarray) -> bool:
+        excess = (values - measured) ** 2 - own
+        return bool(np.all(np.isfinite(excess))
+                    and excess.mean() <= excess.std(ddof=1) / math.sqrt(excess.size))
+
+    members = tuple(kind for kind, values in predicted.items()
+                    if kind == best or indistinguishable(values))
+    return members if len(members) > 1 else ()

@@ -16,11 +16,12 @@ import pandas as pd
 from phasekit.errors import InputError, PhasekitError, UsageError
 from phasekit.options import Options, Rule
 from phasekit.results import Result, check_version, plain, short_repr
+from phasekit.signature.powermodels.average import AveragePowerModel
 from phasekit.signature.powermodels.boosting import BoostedPowerModel
 from phasekit.signature.powermodels.choice import (
     CANDIDATES,
     GE_DEFAULTS,
-    LABELS,
+    choice_label,
     choice_line,
     choose_model,
     fit_kind,
@@ -137,7 +138,8 @@ class PowerModelFit(Result):
     @property
     def text(self) -> str:
         model = self.model
-        return model.text if isinstance(model, GEPowerModel | BoostedPowerModel) else \
+        return model.text if isinstance(model, GEPowerModel | BoostedPowerModel
+                                        | AveragePowerModel) else \
             f"{self.target} = {model.expression}"
 
     def __repr__(self) -> str:
@@ -216,7 +218,7 @@ class PowerModelFit(Result):
             return shown
         notes = list(shown.notes)
         at = next((i + 1 for i, note in enumerate(notes) if note.startswith("model: ")), 0)
-        if self.formula is not None:
+        if self.formula is not None and "ge" not in (self.choice.get("members") or ()):
             notes.insert(at, f"GE formula (not chosen): {self.formula.text}")
         notes.insert(0, str(self.choice_text))
         return replace(shown, views=(*shown.views, _choice_view(self.choice)),
@@ -246,6 +248,7 @@ def _read_choice(data: Any) -> dict[str, Any]:
             "n_validation": int(data["n_validation"]), "n_fitted": int(data["n_fitted"]),
             "split": str(data["split"]),
             "failed": {str(k): str(v) for k, v in (data.get("failed") or {}).items()},
+            "members": [str(m) for m in data.get("members") or ()],
             "test": {str(k): {str(m): number(v) for m, v in scores.items()}
                      for k, scores in (data.get("test") or {}).items()}}
 
@@ -259,7 +262,7 @@ def _choice_view(choice: Mapping[str, Any]) -> View:
     validation, test = dict(choice["validation_rmse"]), dict(choice.get("test") or {})
     split = ("the last training rows in time" if choice["split"] == "time"
              else "training rows drawn at random")
-    rows = tuple((LABELS.get(kind, kind) + (" (chosen)" if kind == choice["chosen"] else ""),
+    rows = tuple((choice_label(choice, kind) + (" (chosen)" if kind == choice["chosen"] else ""),
                   watts(validation.get(kind)),
                   watts(dict(test.get(kind) or {}).get("rmse")))
                  for kind in sorted(validation, key=lambda k: (
@@ -293,7 +296,8 @@ class PowerModelOptions(Options):
     equally, ``fit_power_model(table, model="ge", generations=200)``.
 
     ``model`` (:data:`KINDS`): "auto" (our default: the one of linear, pls, ge and
-    boosting with the lowest RMSE on a validation share of the training rows,
+    boosting with the lowest RMSE on a validation share of the training rows, or the average
+    of those validation cannot tell apart,
     :func:`~phasekit.signature.powermodels.choice.choose_model`), "linear", "pls", "ge" or
     "boosting" (scikit-learn's gradient-boosted trees); ``seed``: of the random split, the
     evolution and the trees; ``test_fraction``: the share of the rows held out, the last in
@@ -405,7 +409,9 @@ def fit_power_model(table: pd.DataFrame, *, target: str = "power_w",
     "auto" (:func:`~phasekit.signature.powermodels.choice.choose_model`): linear, pls, ge
     and boosting are fitted on the training rows but a validation share (the last 20 % in
     time, or a random 20 %, as the test rows are split off) and scored there; the lowest
-    RMSE is the model, refitted on every training row. The result's ``choice`` keeps every
+    RMSE is the model, refitted on every training row, or the average of the candidates
+    within one standard error of it (an :class:`~.average.AveragePowerModel`) when that
+    validates lower. The result's ``choice`` keeps every
     candidate's validation and test scores and :attr:`PowerModelFit.choice_text` says why in
     one line; ``formula`` keeps the GE model when another kind won.
 
@@ -595,7 +601,8 @@ def evaluate_power_model(model: Any, table: pd.DataFrame, *, target: str | None 
     for name in model.features:
         numeric_column(table, name, source)
     predicted = model.predict(table)
-    return PowerModelEval(method=model.to_dict()["model"], target=target, n=len(table),
+    return PowerModelEval(method=getattr(model, "label", None) or model.to_dict()["model"],
+                          target=target, n=len(table),
                           scores=errors(predicted, measured),
                           predicted_mean_w=float(np.mean(predicted)),
                           measured_mean_w=float(np.mean(measured)), source=source)

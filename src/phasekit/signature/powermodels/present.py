@@ -29,9 +29,10 @@ def watts(value: float | None, unit: str = "", scale: float = 0.0) -> str:
 
 
 def fit_method(result: Any) -> str:
-    """The kind of model fitted (linear, pls or ge): a server model's dynamic parts'."""
+    """The kind of model fitted (linear, pls, ge, boosting, or ``average of GE and
+    gradient boosting``): a server model's dynamic parts'."""
     model = getattr(result.model, "cpu", result.model)
-    return str(model.to_dict()["model"])
+    return str(getattr(model, "label", None) or model.to_dict()["model"])
 
 
 def _scores(title: str, rows: list[tuple[str, int, dict[str, float]]]) -> View:
@@ -48,7 +49,8 @@ def _table_name(name: str | None, source: str | None) -> str:
 def fit_headline(result: Any) -> str:
     """One line: the model, its error on the held-out rows (RMSE, MPE), against the training
     mean's."""
-    kind = "server model" if result.breakdown else "model"
+    kind = ("server model" if result.breakdown
+            else "models" if getattr(result.model, "members", None) else "model")
     n = len(result.model.features)
     what = (f"{fit_method(result)} {kind} of {result.target} from {n} "
             f"counter{'s' if n != 1 else ''}")

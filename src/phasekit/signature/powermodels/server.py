@@ -216,8 +216,16 @@ def power_model_from_dict(data: Mapping[str, Any], source: str | None = None) ->
         from phasekit.signature.powermodels.boosting import BoostedPowerModel
 
         return BoostedPowerModel.from_dict(data, source)
-    raise InputError(f"unknown power model {kind!r} (expected linear, pls, ge, boosting or "
-                     "server)", path=source)
+    if kind == "average":
+        from phasekit.signature.powermodels.average import AveragePowerModel
+
+        members = data.get("members")
+        if not isinstance(members, list) or len(members) < 2:
+            raise InputError("malformed average power model: expected a list of at least two "
+                             "'members'", path=source)
+        return AveragePowerModel.of([power_model_from_dict(m, source) for m in members])
+    raise InputError(f"unknown power model {kind!r} (expected linear, pls, ge, boosting, "
+                     "average or server)", path=source)
 
 
 def read_power_model(path: str | os.PathLike[str]) -> Any:
