@@ -348,3 +348,19 @@ def test_an_average_is_stored_read_back_and_said() -> None:
                            "boosting, RMSE 2.9 W on the last 120 training rows in time, "
                            "against GE 3.1 W, gradient boosting 3.2 W, linear 5 W")
     assert "validation cannot tell them apart" in said
+
+
+def test_a_stored_average_is_scored_from_the_command_line(tmp_path: Path) -> None:
+    from phasekit.signature.powermodels import LinearPowerModel
+    from phasekit.signature.powermodels.average import AveragePowerModel
+
+    line = line_table()
+    average = AveragePowerModel.of([fit_boosting(line, "power_w", features=["a", "b"], seed=0),
+                                    LinearPowerModel("linear", ("a", "c"), 40.0, (8e-8, 2.0))])
+    (tmp_path / "average.json").write_text(json.dumps(average.to_dict()))
+    line.to_csv(tmp_path / "line.csv", index=False)
+    code, out, err = run("powermodel", "eval", tmp_path / "average.json", tmp_path / "line.csv")
+    assert code == 0, err
+    rmse = math.sqrt(np.mean((average.predict(line) - line["power_w"]) ** 2))
+    assert out.splitlines()[0].startswith(
+        f"average of gradient boosting and linear models of power_w: {rmse:.3g} W RMSE")

@@ -116,7 +116,8 @@ def eval_presentation(result: Any, name: str | None = None) -> Presentation:
     """A stored model scored on a table (``name``: the table, in the title)."""
     table = _table_name(name, result.source)
     scores = dict(result.scores)
-    headline = (f"{result.method} model of {result.target}: {watts(scores.get('rmse'))} W RMSE "
+    kind = "models" if str(result.method).startswith("average of ") else "model"
+    headline = (f"{result.method} {kind} of {result.target}: {watts(scores.get('rmse'))} W RMSE "
                 f"(MPE {watts(scores.get('mpe'))} %) on the {result.n} rows of {table}")
     return Presentation(
         headline,
