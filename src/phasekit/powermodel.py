@@ -31,8 +31,8 @@ def fit(table: pd.DataFrame | str | os.PathLike[str], *, target: str = "power_w"
     linear, PLS, grammatical evolution and gradient boosting are each fitted on the training
     rows but a validation share and the one of lowest RMSE there is the model (or the
     average of those within one standard error of it, when that validates lower); the
-    result's ``choice_text`` says which and why, and ``formula`` keeps GE's expression when another
-    kind won.
+    result's ``choice_text`` says which and why, and ``formula`` keeps GE's expression when
+    another kind won.
 
     Parameters
     ----------

@@ -19,7 +19,7 @@ from phasekit.results import plain
 from phasekit.signature.powermodels.ge import GEPowerModel
 from phasekit.signature.powermodels.protocol import MODEL_VERSION
 
-__all__ = ["AveragePowerModel", "kind_label"]
+__all__ = ["AveragePowerModel", "average_label", "kind_label"]
 
 #: How each model kind reads in a sentence.
 LABELS = {"linear": "linear", "pls": "PLS", "ge": "GE", "boosting": "gradient boosting",
@@ -29,6 +29,13 @@ LABELS = {"linear": "linear", "pls": "PLS", "ge": "GE", "boosting": "gradient bo
 def kind_label(kind: str) -> str:
     """``kind`` (a stored model's ``model`` field) as it reads in a sentence."""
     return LABELS.get(kind, kind)
+
+
+def average_label(kinds: Sequence[str]) -> str:
+    """``average of GE and gradient boosting`` for ``kinds`` ("ge", "boosting")."""
+    names = [kind_label(kind) for kind in kinds]
+    listed = f"{', '.join(names[:-1])} and {names[-1]}" if len(names) > 1 else "".join(names)
+    return f"average of {listed}"
 
 
 def _formula(model: Any) -> str:
@@ -52,9 +59,7 @@ class AveragePowerModel:
     @property
     def label(self) -> str:
         """``average of GE and gradient boosting``."""
-        names = [kind_label(kind) for kind in self.kinds]
-        listed = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
-        return f"average of {listed}"
+        return average_label(self.kinds)
 
     @property
     def features(self) -> tuple[str, ...]:

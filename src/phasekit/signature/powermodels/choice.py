@@ -10,7 +10,7 @@ would have scored on the test rows; grammatical evolution keeps the expression i
 and refits its constants (one evolution per fit), so its formula is the one validated.
 
 When validation cannot tell the best candidates apart, their average is the model: the
-candidates whose squared errors on the validation rows exceed the best one's by less than one
+candidates whose squared errors on the validation rows exceed the best one's by at most one
 standard error of that excess (paired over the rows; the one-standard-error rule of Hastie,
 Tibshirani and Friedman 2009, section 7.10) are averaged (Bates and Granger 1969), if the
 average's validation RMSE is below the best one's (not for whole-server models, whose
@@ -30,7 +30,12 @@ import numpy as np
 import pandas as pd
 
 from phasekit.errors import InputError
-from phasekit.signature.powermodels.average import LABELS, AveragePowerModel, kind_label
+from phasekit.signature.powermodels.average import (
+    LABELS,
+    AveragePowerModel,
+    average_label,
+    kind_label,
+)
 from phasekit.signature.powermodels.boosting import fit_boosting
 from phasekit.signature.powermodels.features import counter_matrix, target_values
 from phasekit.signature.powermodels.ge import GEPowerModel
@@ -95,10 +100,8 @@ def choice_label(choice: Mapping[str, Any], kind: str | None = None) -> str:
     """How ``kind`` (default: the chosen one) of ``choice`` (:meth:`ModelChoice.to_dict`)
     reads: ``GE``, or ``average of GE and gradient boosting``."""
     kind = str(choice["chosen"]) if kind is None else kind
-    members = [kind_label(str(m)) for m in choice.get("members") or ()]
-    if kind == AVERAGE and members:
-        return f"average of {', '.join(members[:-1])} and {members[-1]}"
-    return kind_label(kind)
+    members = [str(m) for m in choice.get("members") or ()]
+    return average_label(members) if kind == AVERAGE and members else kind_label(kind)
 
 
 def choice_line(choice: Mapping[str, Any]) -> str:
