@@ -906,7 +906,8 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
     each configuration's 3 x 3 neighbourhood (a flat optimum before a sharp one), its mean
     4.2 % and median 4.3 %; the estimate raised by the refits' spread, exp(0.5 x the
     jackknife standard error of log energy), 4.2 %; the refits' mean prediction in place of
-    the fit's, 4.0 %).
+    the fit's, 4.0 %; with the noise unknown, the lowest reading taken where it lies below
+    the choice's estimate and the choice's chance of losing exceeds 90 % or 75 %, 4.3 %).
     ``failed_runs``: the (frequency, cores, input) the user measured as probable failed runs
     (the fit's ``suspect``: fluidanimate at a core count it cannot run on); they are not
     chosen. ``noise``: the relative difference below which two energies are
