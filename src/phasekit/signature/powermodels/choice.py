@@ -30,12 +30,7 @@ import numpy as np
 import pandas as pd
 
 from phasekit.errors import InputError
-from phasekit.signature.powermodels.average import (
-    LABELS,
-    AveragePowerModel,
-    average_label,
-    kind_label,
-)
+from phasekit.signature.powermodels.average import AveragePowerModel, average_label, kind_label
 from phasekit.signature.powermodels.boosting import fit_boosting
 from phasekit.signature.powermodels.features import counter_matrix, target_values
 from phasekit.signature.powermodels.ge import GEPowerModel
@@ -44,7 +39,7 @@ from phasekit.signature.powermodels.protocol import errors
 from phasekit.signature.powermodels.server import fit_model, fit_server
 from phasekit.signature.powermodels.split import validation_rows
 
-__all__ = ["AVERAGE", "CANDIDATES", "GE_DEFAULTS", "LABELS", "VALIDATION_SHARE", "ModelChoice",
+__all__ = ["AVERAGE", "CANDIDATES", "GE_DEFAULTS", "VALIDATION_SHARE", "ModelChoice",
            "averaged_kinds", "choice_label", "choice_line", "choose_model", "fit_kind",
            "refit_ge_constants"]
 
