@@ -809,3 +809,26 @@ def test_the_smoothed_estimate_against_a_naive_computation() -> None:
     assert smoothed_estimate(F, P, predicted, lone)[15] == pytest.approx(
         predicted[15] * np.sqrt(0.5), rel=1e-6)
 
+
+
+def test_choose_selects_its_model_by_cross_validation_on_few_readings(
+        campaign_file: Path) -> None:
+    from phasekit.campaign import read_campaign
+    from phasekit.energy.fit import SELECTION_LIMIT, SELECTION_MIN, select_model
+    from phasekit.energy.workflow import fit_then_choose
+
+    configs = configurations(read_campaign(campaign_file)).reset_index(drop=True)
+    few = configs.iloc[choose_training(configs, SELECTION_MIN, design="doptimal")]
+    run_few = fit_then_choose(few)
+    fitted, scores, _ = select_model(few["frequency_ghz"], few["cores"], few["input"],
+                                     few["energy_j"], few["time_s"])
+    assert len(scores) == 3 and run_few.result.model_selected
+    assert run_few.result.model == fitted.model
+    assert run_few.result.params == pytest.approx(dict(fitted.params))
+    back = ChoiceResult.from_dict(json.loads(json.dumps(run_few.result.to_dict())))
+    assert back.model_selected
+    assert "chosen by cross-validation" in run_few.result.present().to_text()
+    assert len(configs) > SELECTION_LIMIT
+    whole = fit_then_choose(configs).result
+    assert whole.model == "extended" and not whole.model_selected
+    assert "chosen by cross-validation" not in whole.present().to_text()

@@ -407,7 +407,7 @@ def test_input_fixed_mode(seed_configs: list[pd.DataFrame]) -> None:
 
 def test_auto_selects_the_candidate_of_lowest_cross_validated_loss() -> None:
     configs = configurations(realistic_campaign("memory", seed=0).campaign)
-    result = fit_energy(configs, model="auto", n_train=12)
+    result = fit_energy(configs, model="auto", n_train=20)
     assert set(result.selection) == {"extended", "extended (deviation penalty 0.5)", "pt"}
     chosen = min(result.selection, key=result.selection.__getitem__)
     assert candidate_label(result.model, result.deviation_penalty) == chosen
@@ -418,13 +418,12 @@ def test_auto_selects_the_candidate_of_lowest_cross_validated_loss() -> None:
 
 
 def test_cli_fit_auto_and_one_input(files: dict[str, Path]) -> None:
-    code, out, err = run("energy", "fit", files["json"], "--train", "12", "--model", "auto",
-                         "--json")
+    code, out, err = run("energy", "fit", files["json"], "--train", "20", "--json")
     assert code == 0, err
     data = json.loads(out)
     assert data["design"] == "doptimal" and len(data["selection"]) == 3
     assert data["model"] in ("extended", "pt")
-    code, out, err = run("energy", "fit", files["json"], "--train", "12", "--model", "auto")
+    code, out, err = run("energy", "fit", files["json"], "--train", "20", "--model", "auto")
     assert code == 0 and "chosen by cross-validated loss" in out, err
     code, out, err = run("energy", "fit", files["json"], "--train", "8", "--input", "2",
                          "--model", "pt", "--json")
@@ -611,3 +610,27 @@ def test_bounded_minimum_takes_the_steps_of_scipys_bounded_brent() -> None:
                                    options={"xatol": xatol}).x
         assert bounded_minimum(func, low, high, xatol=xatol) == expected
     assert bounded_minimum(lambda x: (x - 1.7) ** 2, 1.0, 3.0) == pytest.approx(1.7, abs=1e-5)
+
+
+def test_auto_fits_the_extended_model_alone_outside_the_selection_range(monkeypatch: Any
+                                                                        ) -> None:
+    import phasekit.energy.fit as fit_module
+
+    configs = configurations(realistic_campaign("memory", seed=0).campaign)
+    for n_train, limit in ((fit_module.SELECTION_MIN - 1, 100), (20, 19)):
+        monkeypatch.setattr(fit_module, "SELECTION_LIMIT", limit)
+        alone = fit_energy(configs, n_train=n_train, baselines=(), compare=False)
+        extended = fit_energy(configs, model="extended", n_train=n_train, baselines=(),
+                              compare=False)
+        assert alone.selection == {} and alone.other_models == {}
+        assert alone.model == "extended" and alone.params == pytest.approx(extended.params)
+    compared = fit_energy(configs, n_train=12, baselines=())
+    assert set(compared.other_models) == {"pt"}
+    monkeypatch.setattr(fit_module, "SELECTION_LIMIT", 20)
+    assert len(fit_energy(configs, n_train=20, baselines=(), compare=False).selection) == 3
+
+
+def test_the_design_for_auto_is_the_extended_models() -> None:
+    configs = configurations(realistic_campaign("memory", seed=0).campaign)
+    assert np.array_equal(choose_training(configs, 12, design="doptimal", model="auto"),
+                          choose_training(configs, 12, design="doptimal", model="extended"))

@@ -131,7 +131,7 @@ def test_options_and_keywords_together_or_a_wrong_kind(verb: Callable[..., Any],
     (FitOptions, "baselines", ("svr", "forest")),
     (FitOptions, "starts", 0),
     (FitOptions, "loss", "l1"),
-    (ChooseOptions, "model", "auto"),  # auto is the fit's: choose fits one model
+    (ChooseOptions, "model", "best"),
     (ChooseOptions, "design", "sobol"),
     (ChooseOptions, "train", -1),
     (ChooseOptions, "frequencies", ()),

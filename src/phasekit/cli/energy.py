@@ -134,7 +134,8 @@ def fit(
              "extended: adds a "
              "frequency-insensitive share, contention, an input-dependent serial share and "
              "per-input deviations; auto: the one of lowest cross-validated loss on the "
-             "training configurations (leave-one-out up to 10).")] = "extended",
+             "training configurations (leave-one-out up to 10) when there are 20 to 100 of "
+             "them, extended otherwise.")] = "auto",
     train: Annotated[int | None, typer.Option(
         "--train", metavar="N", show_default=False,
         help="Fit on N configurations and evaluate on all the others (the thesis: 10). "
@@ -267,7 +268,10 @@ def choose(
         "--fit", metavar="FIT.json", help="Use a saved `energy fit -o` result instead of "
         "fitting TABLE.")] = None,
     model: Annotated[str, typer.Option(
-        "--model", metavar="pt|extended", help="Model to fit (without --fit).")] = "extended",
+        "--model", metavar="auto|extended|pt",
+        help="Model to fit (without --fit): auto, the one of lowest cross-validated loss "
+             "on 20 to 100 measured configurations, extended otherwise; see energy fit "
+             "--help.")] = "auto",
     train: Annotated[int | None, typer.Option(
         "--train", metavar="N", show_default=False,
         help="Fit on N configurations only (default: all of TABLE).")] = None,
@@ -379,7 +383,9 @@ def suggest(
         "`energy fit -o` result as the measured ones (their energies are read from TABLE).")
                         ] = None,
     model: Annotated[str, typer.Option(
-        "--model", metavar="pt|extended", help="Model to fit.")] = "extended",
+        "--model", metavar="auto|extended|pt",
+        help="Model to fit: auto, the one of lowest cross-validated loss on 20 to 100 "
+             "measured configurations, extended otherwise; see energy fit --help.")] = "auto",
     seed: Annotated[int, typer.Option("--seed", metavar="S", help="Random seed.")] = 0,
     inputs: Annotated[list[str] | None, typer.Option(
         "--input", metavar="LABEL", show_default=False,

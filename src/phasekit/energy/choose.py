@@ -411,6 +411,8 @@ class ChoiceResult(Result):
     #: The campaign's reading noise (:meth:`phasekit.energy.noise.ReadingNoise.to_dict`),
     #: None when not estimated.
     noise: Mapping[str, Any] | None = None
+    #: Whether the model was chosen among several by cross-validation (``model="auto"``).
+    model_selected: bool = False
 
     KIND: ClassVar[str] = "energy_choice"
 
@@ -448,7 +450,7 @@ class ChoiceResult(Result):
     def to_dict(self) -> dict[str, Any]:
         return plain({
             "kind": "energy_choice", "version": RESULT_VERSION, "model": self.model,
-            "params": dict(self.params), "frequency_controlled": self.frequency_controlled,
+            "model_selected": self.model_selected, "params": dict(self.params), "frequency_controlled": self.frequency_controlled,
             "with_time": self.with_time,
             "grid": {"frequencies_ghz": list(self.frequencies_ghz) if self.frequency_controlled
                      else [], "cores": list(self.cores)},
@@ -487,7 +489,8 @@ class ChoiceResult(Result):
                 with_time=bool(data.get("with_time", True)),
                 notes=tuple(str(n) for n in data.get("notes", ())),
                 suggestions=tuple(Suggestion.from_dict(s) for s in data.get("suggestions", ())),
-                noise=dict(data["noise"]) if data.get("noise") is not None else None)
+                noise=dict(data["noise"]) if data.get("noise") is not None else None,
+                model_selected=bool(data.get("model_selected", False)))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise InputError(f"malformed energy_choice result: {exc}", path=source) from None
 
@@ -907,7 +910,9 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
     4.2 % and median 4.3 %; the estimate raised by the refits' spread, exp(0.5 x the
     jackknife standard error of log energy), 4.2 %; the refits' mean prediction in place of
     the fit's, 4.0 %; with the noise unknown, the lowest reading taken where it lies below
-    the choice's estimate and the choice's chance of losing exceeds 90 % or 75 %, 4.3 %).
+    the choice's estimate and the choice's chance of losing exceeds 90 % or 75 %, 4.3 %; the
+    configuration least often more than 5 % or 2 % above the best in the draws of
+    :func:`loss_chance`, 4.5 and 4.7 %).
     ``failed_runs``: the (frequency, cores, input) the user measured as probable failed runs
     (the fit's ``suspect``: fluidanimate at a core count it cannot run on); they are not
     chosen. ``noise``: the relative difference below which two energies are

@@ -101,7 +101,7 @@ class FitOptions(_EnergyOptions):
 
     SEQUENCES: ClassVar[dict[str, type[int] | type[float] | type[str]]] = {"baselines": str}
 
-    model: str = "extended"
+    model: str = AUTO
     train: int | None = None
     design: str = "doptimal"
     seed: int = 0
@@ -123,7 +123,8 @@ class FitOptions(_EnergyOptions):
             ("starts", self.starts >= 1, "expected at least 1"),
             ("loss", self.loss is None or self.loss in LOSSES, _one_of(LOSSES)),
             ("loss", self.loss is None or self.model != AUTO,
-             "the automatic selection fits each candidate with its own loss"),
+             "the automatic selection (the default model) fits each candidate with its "
+             "own loss; name the model to fit with this one"),
         ]
 
 
@@ -139,7 +140,7 @@ class GridOptions(_EnergyOptions):
     SEQUENCES: ClassVar[dict[str, type[int] | type[float] | type[str]]] = {
         "frequencies": float, "cores": int}
 
-    model: str = "extended"
+    model: str = AUTO
     train: int | None = None
     design: str = "doptimal"
     seed: int = 0
@@ -158,7 +159,8 @@ class GridOptions(_EnergyOptions):
 
         frequencies = self.frequencies or ()
         return [
-            *_model_and_design_rules(self.model, self.design, self.train, _MODEL_NAMES),
+            *_model_and_design_rules(self.model, self.design, self.train,
+                                     (*_MODEL_NAMES, AUTO)),
             ("frequencies", self.frequencies is None or bool(self.frequencies),
              "expected at least one frequency"),
             ("frequencies", all(positive(f) for f in frequencies),

@@ -52,7 +52,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -72,6 +72,7 @@ from phasekit.energy.choose import (
     fit_ensemble,
 )
 from phasekit.energy.fit import (
+    AUTO,
     DESIGNS,
     NOMINAL_FREQUENCY,
     Configurations,
@@ -82,6 +83,7 @@ from phasekit.energy.fit import (
     frequencies,
     load_fit,
     one_blas_thread,
+    select_model,
 )
 from phasekit.energy.noise import reading_noise
 from phasekit.errors import InputError, PhasekitError, UsageError
@@ -242,7 +244,7 @@ def training_rows(configs: Configurations | pd.DataFrame, fitted: EnergyFitResul
 
 def measured_rows(configs: Configurations | pd.DataFrame, *, train: int | None = None,
                   fit: EnergyFitResult | PathLike | None = None, design: str = "doptimal",
-                  seed: int = 0, model: str = "extended", source: str | None = None
+                  seed: int = 0, model: str = AUTO, source: str | None = None
                   ) -> tuple[Configurations, EnergyFitResult | None]:
     """The configurations of ``configs`` taken as measured (``phasekit energy suggest``): all
     of them; ``train`` of them chosen by ``design`` (to try the loop on a campaign that
@@ -387,7 +389,7 @@ def next_configurations(ensemble: Ensemble, choice: ChoiceResult,
 def suggest(measured: Configurations | pd.DataFrame, *, k: int = K,
             frequencies_ghz: Sequence[float] = (),
             cores: Sequence[int] = (), inputs: Sequence[float] = (),
-            labels: Mapping[float, str] | None = None, model: str = "extended",
+            labels: Mapping[float, str] | None = None, model: str = AUTO,
             max_time_s: float | None = None, max_cores: int | None = None,
             min_frequency_ghz: float | None = None, max_frequency_ghz: float | None = None,
             tolerance: float = TOLERANCE, level: float = LEVEL, seed: int = 0,
@@ -432,13 +434,17 @@ def suggest(measured: Configurations | pd.DataFrame, *, k: int = K,
     check_grid(freqs, core_counts, max_cores=max_cores, min_frequency_ghz=min_frequency_ghz,
                max_frequency_ghz=max_frequency_ghz, frequency_controlled=controlled)
     with one_blas_thread():  # small dense problems: BLAS threads only wait when busy
-        fitted = fit_model(f, p, n, energy, times if with_time else None, model=model,
-                           starts=fit_starts, seed=seed)
+        fit_args = (f, p, n, energy, times if with_time else None)
+        scores: dict[str, float] = {}
+        if model == AUTO:
+            fitted, scores, _ = select_model(*fit_args, starts=fit_starts, seed=seed)
+        else:
+            fitted = fit_model(*fit_args, model=model, starts=fit_starts, seed=seed)
         kept = np.ones(len(measured), bool)
         kept[list(fitted.suspect)] = False      # by position: the fit's probable failed runs
         # the refits see the readings the fit kept, as in `energy choose`
         ensemble = fit_ensemble(f[kept], p[kept], n[kept], energy[kept],
-                                times[kept] if with_time else None, model=model, groups=groups,
+                                times[kept] if with_time else None, groups=groups,
                                 starts=starts, seed=seed, fitted=fitted, progress=progress)
         asked = tuple(inputs) or tuple(float(v) for v in np.unique(n))
         if labels is None and "input_label" in measured:
@@ -451,6 +457,7 @@ def suggest(measured: Configurations | pd.DataFrame, *, k: int = K,
                         known_inputs=tuple(np.unique(n)), ensemble=ensemble, level=level,
                         failed_runs=list(zip(f[~kept], p[~kept], n[~kept], strict=True)),
                         reading_error=reading_error(measured))
+        result = replace(result, model_selected=len(scores) > 1)
         picked, candidates = next_configurations(ensemble, result, measured,
                                                  trusted=measured.select(kept), k=k,
                                                  tolerance=tolerance, level=level)

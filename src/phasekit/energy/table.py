@@ -270,8 +270,9 @@ def _choice_parts(result: Any, name: str | None) -> tuple[list[View], list[str]]
     def table(title: str, columns: tuple[str, ...], cells: list[tuple[str, ...]]) -> View:
         return View(title, columns, tuple(cells), numeric=tuple(c != "input" for c in columns))
 
-    views = [table(f"Minimum-energy configurations{_of(name, 'for')} ({result.model} model, "
-                   f"{grid})", headers, rows)]
+    chosen_by = ", chosen by cross-validation" if result.model_selected else ""
+    views = [table(f"Minimum-energy configurations{_of(name, 'for')} ({result.model} model"
+                   f"{chosen_by}, {grid})", headers, rows)]
     if savings:
         at = (f"{user_cores} cores" if user_cores
               else "the worst, a random, the best core count")
