@@ -450,8 +450,8 @@ class ChoiceResult(Result):
     def to_dict(self) -> dict[str, Any]:
         return plain({
             "kind": "energy_choice", "version": RESULT_VERSION, "model": self.model,
-            "model_selected": self.model_selected, "params": dict(self.params), "frequency_controlled": self.frequency_controlled,
-            "with_time": self.with_time,
+            "model_selected": self.model_selected, "params": dict(self.params),
+            "frequency_controlled": self.frequency_controlled, "with_time": self.with_time,
             "grid": {"frequencies_ghz": list(self.frequencies_ghz) if self.frequency_controlled
                      else [], "cores": list(self.cores)},
             "limits": dict(self.limits), "user_cores": self.user_cores,

@@ -1356,8 +1356,8 @@ CV_FOLDS = 10
 #: leave-one-out on 10 designed configurations, most at the grid's edges, favours the
 #: stiffer models, whose errors are larger inside the grid (mean holdout MPE 10.2 % against
 #: 9.9 % for the extended model alone; the choices from them lost 7.0 and 6.0 % instead of
-#: 4.8 and 1.2 % on two campaigns); on the 15 of the suggest loop it changed nothing.
-#: Between: the choices after 10 and 20 suggested runs lost 3.3 and 3.0 % against 3.9
+#: 4.8 and 1.2 % on two campaigns); on the 15 of the suggest loop it changed little.
+#: Between: the choices after 10 and 20 suggested runs lost 3.3 and 2.9 % against 3.9
 #: and 3.3 % (the thesis's stiffer model won where the readings are coarse: vips, dedup).
 #: Above: on the 22 whole campaigns (150-935 configurations) cross-validation chose an
 #: extended variant every time, the two deviation penalties' losses within 2 % of each
@@ -1762,8 +1762,8 @@ def fit_energy(configs: Configurations | pd.DataFrame, *, model: str = AUTO,
         others = {label: scores(fit) for label, fit in candidates.items() if label != chosen}
     elif compare:
         for name in MODELS:
-            if name != fitted.model and train.size >= _needed(MODELS[name], f[train], n[train],
-                                                       with_time):
+            if name != fitted.model and train.size >= _needed(MODELS[name], f[train],
+                                                              n[train], with_time):
                 others[name] = scores(fit_model(*fit_args, model=name, starts=starts,
                                                 seed=seed))
     base: dict[str, dict[str, float]] = {}
