@@ -52,6 +52,19 @@ def test_fit_says_the_model_and_its_error_on_what_it_did_not_see(campaign: Path)
     assert lines[0] == result.present(campaign.name).headline
 
 
+def test_a_selected_model_says_why_it_was_chosen() -> None:
+    from phasekit.energy.fit import SELECTION_MIN
+
+    whole = configurations(seed_campaign(seed=2).campaign)
+    result = fit_energy(whole, n_train=SELECTION_MIN, baselines=(), compare=False)
+    assert len(result.selection) == 3
+    assert result.present().headline.endswith(
+        "; chosen because it best predicts the configurations left out in turn "
+        "(cross-validation)")
+    alone = fit_energy(whole, model="extended", n_train=SELECTION_MIN, baselines=())
+    assert "cross-validation" not in alone.present().headline
+
+
 def test_choose_says_where_each_input_uses_the_least_energy(campaign: Path) -> None:
     lines, data = _text_and_json("energy", "choose", campaign)
     result = ChoiceResult.from_dict(data)

@@ -65,7 +65,9 @@ def _by_configuration(places: Sequence[tuple[str, str]]) -> str:
 # --- energy fit --------------------------------------------------------------------------------
 def fit_headline(result: Any) -> str:
     """The model and its error on the configurations it did not see (on those it was fitted
-    on when none was held out), and the best of the other methods scored beside it."""
+    on when none was held out), the best of the other methods scored beside it, and, when
+    the model was selected, why (a model that follows its training readings closer may
+    predict the others worse)."""
     held_out = result.n_holdout > 0 and _finite(result.mpe_holdout)
     key = "mpe_holdout" if held_out else "mpe_train"
     if held_out:
@@ -82,6 +84,9 @@ def fit_headline(result: Any) -> str:
     if others:
         best = min(others, key=lambda name: others[name])
         line += f" (best other: {best} {others[best]:.1f} %)"
+    if result.selection:
+        line += ("; chosen because it best predicts the configurations left out in turn "
+                 "(cross-validation)")
     return line
 
 
