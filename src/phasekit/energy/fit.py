@@ -393,7 +393,7 @@ def choose_training(configs: Configurations | pd.DataFrame, n: int, *, design: s
     level = np.unique(N, return_inverse=True)[1]
     if design == "maximin":
         return np.sort(pool[_maximin(_unit_coordinates(f, p, N), n, level)])
-    design_model = "extended" if model == AUTO else model
+    design_model = AUTO_CANDIDATES[0][0] if model == AUTO else model
     return np.sort(pool[_doptimal(get_model(design_model), f, p, N, n, with_time, level)])
 
 
@@ -1548,6 +1548,11 @@ class EnergyFitResult(Result):
     @property
     def n_holdout(self) -> int:
         return self.n_configs - self.n_train
+
+    @property
+    def model_selected(self) -> bool:
+        """Whether the model was chosen among several by cross-validation."""
+        return len(self.selection) > 1
 
     @property
     def fitted(self) -> FittedModel:

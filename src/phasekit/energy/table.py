@@ -84,7 +84,7 @@ def fit_headline(result: Any) -> str:
     if others:
         best = min(others, key=lambda name: others[name])
         line += f" (best other: {best} {others[best]:.1f} %)"
-    if result.selection:
+    if result.model_selected:
         line += ("; chosen because it best predicts the configurations left out in turn "
                  "(cross-validation)")
     return line

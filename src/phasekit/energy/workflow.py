@@ -219,8 +219,8 @@ def _fit_then_choose(configs: Configurations | pd.DataFrame, *,
                     failed_runs=fit.suspect, noise=noise.threshold(),
                     reading_error=reading_error)
     result = replace(result, noise=noise.to_dict())
-    run = ChoiceRun(result=replace(result, notes=tuple(notes),
-                                   model_selected=len(fit.selection) > 1), fitted=fit, ensemble=ensemble,
+    result = replace(result, notes=tuple(notes), model_selected=fit.model_selected)
+    run = ChoiceRun(result=result, fitted=fit, ensemble=ensemble,
                     training=training, trusted=trusted, notes=tuple(notes),
                     tolerance=o.tolerance)
     return replace(run, result=replace(run.result, suggestions=run.suggestions()))
