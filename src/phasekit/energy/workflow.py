@@ -218,8 +218,8 @@ def _fit_then_choose(configs: Configurations | pd.DataFrame, *,
                     ensemble=ensemble, tolerance=o.tolerance, trusted=measured,
                     failed_runs=fit.suspect, noise=noise.threshold(),
                     reading_error=reading_error)
-    result = replace(result, noise=noise.to_dict())
-    result = replace(result, notes=tuple(notes), model_selected=fit.model_selected)
+    result = replace(result, noise=noise.to_dict(), notes=tuple(notes),
+                     model_selected=fit.model_selected)
     run = ChoiceRun(result=result, fitted=fit, ensemble=ensemble,
                     training=training, trusted=trusted, notes=tuple(notes),
                     tolerance=o.tolerance)
