@@ -595,6 +595,61 @@ def test_the_fit_runs_its_linear_algebra_on_one_blas_thread(
     assert dict(os.environ) == environment  # and no environment variable set
 
 
+def test_a_nested_one_blas_thread_block_keeps_the_outer_limit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import threadpoolctl
+    from threadpoolctl import threadpool_info
+
+    from phasekit.energy.fit import one_blas_thread
+
+    def blas_threads() -> list[int]:
+        return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+    before = blas_threads()
+    limits: list[int] = []
+    real = threadpoolctl.threadpool_limits
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        limits.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(threadpoolctl, "threadpool_limits", counted)
+    with one_blas_thread():
+        with one_blas_thread():
+            assert blas_threads() == [1] * len(before)
+        assert blas_threads() == [1] * len(before)  # the inner block left the limit alone
+    assert limits == [1] and blas_threads() == before
+    with one_blas_thread():  # and the next block sets it again
+        assert blas_threads() == [1] * len(before)
+    assert limits == [1, 1] and blas_threads() == before
+
+
+def test_the_least_squares_pass_starts_from_the_robust_fit(monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    import phasekit.energy.fit as fit_module
+
+    configs = configurations(realistic_campaign("memory", seed=0).campaign).iloc[::20]
+    columns = [np.asarray(configs[c], float) for c in ("frequency_ghz", "cores", "input",
+                                                       "energy_j")]
+    calls: list[dict[str, Any]] = []
+    real = fit_module.fit_model
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        fitted = real(*args, **kwargs)
+        calls.append({**kwargs, "fitted": fitted})
+        return fitted
+
+    monkeypatch.setattr(fit_module, "fit_model", recorded)
+    fitted = fit_module.fit_model(*columns, model="pt")
+    robust, squares = calls[0], calls[1]
+    assert robust["loss"] == "robust" and squares["loss"] == "squares"
+    assert squares["start"] is robust["fitted"] and fitted.params == squares["fitted"].params
+    # a start at a converged fit stays there
+    again = real(*columns, model="pt", loss="squares", screen=False, start=fitted, starts=1)
+    assert again.params == pytest.approx(fitted.params, rel=1e-4)
+    assert again.cost <= fitted.cost * (1 + 1e-9)
+
+
 def test_bounded_minimum_takes_the_steps_of_scipys_bounded_brent() -> None:
     from scipy.optimize import minimize_scalar
 

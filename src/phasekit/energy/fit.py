@@ -22,7 +22,11 @@
   squares: the thesis's model (``pt``) on the **relative** error (the thesis minimizes squared
   differences with L-BFGS, initial values, bounds and loss unspecified; relative residuals
   weigh small and large runs alike and match the MPE it reports) after a robust pass that
-  sets aside probable failed runs; ours with the robust loss on log residuals
+  sets aside probable failed runs and gives the least-squares pass its first start and
+  scales (ours: from the data-driven start, on 20 real blackscholes readings of energy
+  alone, each of eight starts crept along the ridge where c1 f^3 and c2 f trade off until
+  its 500-evaluation limit, 1.5 s in all, and ended above where 19 evaluations from the
+  robust fit arrive); ours with the robust loss on log residuals
   (:data:`DEFAULT_LOSS`, :func:`over_cost`); by the trust-region reflective method of scipy's
   ``least_squares``, step for step, in NumPy (:func:`bounded_least_squares`, with the
   residuals' analytic Jacobian, on one BLAS thread: :func:`one_blas_thread`) from several
@@ -55,6 +59,7 @@ import contextlib
 import itertools
 import math
 import os
+import threading
 import time as _time
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -604,12 +609,24 @@ def one_blas_thread() -> Iterator[None]:
     columns): an SVD of one takes a fraction of a millisecond on one core, and BLAS threads
     cost more in waking and waiting for each other than they save, most of all on a busy
     machine (benchmarks/cli_latency.py times the whole command quiet and beside two
-    CPU-bound jobs, against the revision that fitted on every BLAS thread).
+    CPU-bound jobs, against the revision that fitted on every BLAS thread). Nested blocks
+    keep the outer limit: setting one looks up the loaded BLAS libraries anew (a scan of
+    the process's memory map, about 2 ms), and a model selection nests 50 fits.
     """
+    if getattr(_blas_limit, "held", False):
+        yield
+        return
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(1, user_api="blas"):
-        yield
+        _blas_limit.held = True
+        try:
+            yield
+        finally:
+            _blas_limit.held = False
+
+
+_blas_limit = threading.local()  # whether this thread's BLAS is limited by one_blas_thread
 
 
 _EPS = float(np.finfo(float).eps)
@@ -1157,7 +1174,7 @@ class _Objective:
 def fit_model(f: Any, p: Any, n: Any, energy: Any, time: Any | None = None, *,
               model: str = "extended", starts: int = 8, seed: int = 0, loss: str | None = None,
               deviation_penalty: float = DEVIATION_PENALTY, prior: float = PRIOR,
-              screen: bool = True) -> FittedModel:
+              screen: bool = True, start: FittedModel | None = None) -> FittedModel:
     """Fit ``model`` to measured energies (and times) at configurations (f, p, N).
 
     Bounded nonlinear least squares, multi-start (module docstring): ``loss="robust"`` on log
@@ -1166,7 +1183,9 @@ def fit_model(f: Any, p: Any, n: Any, energy: Any, time: Any | None = None, *,
     finds the readings at least FAILED_RATIO below it (probable failed runs), and least
     squares fits the others (``suspect`` names them): one failed run would otherwise pull
     the whole fit. ``prior`` weighs the extended model's additions toward their
-    neutral values (:data:`PRIOR_SCALE`).
+    neutral values (:data:`PRIOR_SCALE`). ``start``: a fit of the same model whose
+    parameters and input deviations are the first start (and set the scales of the others)
+    in place of the data-driven one.
     """
     spec = get_model(model)
     f, p, n, energy = _arrays(f, p, n, energy)
@@ -1188,9 +1207,10 @@ def fit_model(f: Any, p: Any, n: Any, energy: Any, time: Any | None = None, *,
                            deviation_penalty=deviation_penalty, prior=prior)
     free, levels, lower, upper = objective.free, objective.levels, objective.lower, objective.upper
     with one_blas_thread():
-        init = _initial(spec, f, p, n, energy, t_meas)
+        init = _initial(spec, f, p, n, energy, t_meas) if start is None else start.params
+        deviation = {} if start is None else start.input_deviation
         x0 = np.array([init.get(k, spec.lower[spec.params.index(k)]) for k in free]
-                      + [0.0] * levels.size)
+                      + [deviation.get(float(level), 0.0) for level in levels])
         x0 = np.clip(x0, lower, upper)
         rng = np.random.default_rng(seed)
         scale_free = [k in spec.scale for k in free] + [False] * levels.size
@@ -1252,9 +1272,10 @@ def _screened_squares(f: np.ndarray, p: np.ndarray, n: np.ndarray, energy: np.nd
     try:
         fitted = fit_model(f[keep], p[keep], n[keep], energy[keep],
                            None if time is None else time[keep], loss="squares", screen=False,
-                           **options)
+                           start=screening, **options)
     except UsageError:  # too few readings left: least squares on all of them
-        fitted = fit_model(f, p, n, energy, time, loss="squares", screen=False, **options)
+        fitted = fit_model(f, p, n, energy, time, loss="squares", screen=False,
+                           start=screening, **options)
     return replace(fitted, suspect=screening.suspect)
 
 
@@ -1420,6 +1441,15 @@ def select_model(f: Any, p: Any, n: Any, energy: Any, time: Any | None = None, *
     candidate alone is fitted (no loss, no selection)."""
     f, p, n, energy = _arrays(f, p, n, energy)
     t = None if time is None else _arrays(time)[0]
+    with one_blas_thread():  # once for the 50 fits (its docstring)
+        return _select_model(f, p, n, energy, t, candidates=candidates, folds=folds,
+                             starts=starts, seed=seed)
+
+
+def _select_model(f: np.ndarray, p: np.ndarray, n: np.ndarray, energy: np.ndarray,
+                  t: np.ndarray | None, *, candidates: Sequence[tuple[str, float]],
+                  folds: int, starts: int, seed: int
+                  ) -> tuple[FittedModel, dict[str, float], dict[str, FittedModel]]:
     fits: dict[str, FittedModel] = {}
     scores: dict[str, float] = {}
     if not SELECTION_MIN <= f.size <= SELECTION_LIMIT:
@@ -1698,6 +1728,16 @@ def fit_energy(configs: Configurations | pd.DataFrame, *, model: str = AUTO,
     ``loss``: as :func:`fit_model` (default: the model's own). ``progress(stage, fraction)``
     is told of each baseline (they take seconds; the fit, milliseconds).
     """
+    with one_blas_thread():  # once for the selection's and the comparison's fits
+        return _fit_energy(configs, model=model, n_train=n_train, design=design, seed=seed,
+                           baselines=baselines, compare=compare, starts=starts,
+                           use_time=use_time, input=input, loss=loss, progress=progress)
+
+
+def _fit_energy(configs: Configurations | pd.DataFrame, *, model: str, n_train: int | None,
+                design: str, seed: int, baselines: Sequence[str], compare: bool, starts: int,
+                use_time: bool, input: float | str | None, loss: str | None,
+                progress: Callable[[str, float], None] | None) -> EnergyFitResult:
     if model != AUTO:
         model = model_name(model)  # "seed" is still accepted for "pt"
     elif loss is not None:
