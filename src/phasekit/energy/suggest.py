@@ -22,11 +22,12 @@ the grid not measured yet by :func:`next_configurations`'s rule (our choice), in
 
 On the pascal_dev campaigns (``benchmarks/energy_choose.py``, 22 campaigns, from the 10
 configurations of the D-optimal design, the choice on the smoothed estimate), the mean
-regret against the denoised energies is 4.7 % before any suggestion and 4.3, 3.9, 3.5 %
+regret against the denoised energies is 4.7 % before any suggestion and 4.3, 3.3, 2.9 %
 after 5, 10, 20 suggested runs, against 5.5, 5.0, 3.6 % for Gaussian-process Bayesian
 optimization with expected improvement from the same start and 3.2 % after 20 random
-runs (more exploration than the votes give pays off at 20 runs, not at 10: 10 random runs
-give 4.2 %, and 5.1 % against 4.0 % over three starts). Earlier, against single
+runs (with the extended model alone, before the model was chosen by cross-validation from
+20 readings on, the votes gave 3.9 and 3.3 % after 10 and 20 runs, and 10 random runs
+4.2 %). Earlier, against single
 readings, with 6 starts and the readings kept as they were, the votes brought the mean
 regret after 1, 2, 3, 4 rounds of 5 to 11.1, 10.1, 5.2, 4.6 % (the designs on power-of-two
 core counts and the soft L1 loss; 11.0, 6.7, 4.8 % after 3 rounds before both), where
@@ -42,7 +43,9 @@ reading (two of five: 4.6, 4.0, 3.5 %; all five: 4.3, 4.1, 3.3 %), and a neighbo
 choice that no reading near it confirms (4.3, 3.9, 3.8 %, one start); and, on three starts
 (4.0 and 3.5 % after 10 and 20 for these votes), a bar to beat of the geometric mean of the
 lowest reading and the fit's prediction there, so that a lucky reading stops fewer votes
-(3.8 and 3.7 %). On the synthetic
+(3.8 and 3.7 %); and, from the D-optimal start, suggesting for an input whose choice is
+already sure only once the others have their runs (3.34 and 2.93 % after 10 and 20, against
+3.35 and 2.91 %: few choices are sure while the loop runs). On the synthetic
 ``realistic`` campaigns one round brings the regret from about 14 % to a few percent, random
 picks to 12 % (``tests/test_energy_suggest.py``).
 """
