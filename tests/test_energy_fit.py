@@ -643,8 +643,7 @@ def test_the_least_squares_pass_starts_from_the_robust_fit(monkeypatch: pytest.M
 
     monkeypatch.setattr(fit_module, "bounded_least_squares", watched)
     fitted = fit_module.fit_model(*columns, model="pt")
-    robust_starts = robust.starts
-    squares_start = first_points[robust_starts]
+    squares_start = first_points[robust.starts]  # after the robust pass's starts
     assert squares_start[:3] == pytest.approx([robust.params[k] for k in ("c1", "c2", "c3")],
                                               rel=1e-9, abs=1e-12)
     monkeypatch.setattr(fit_module, "bounded_least_squares", solver)
@@ -654,6 +653,11 @@ def test_the_least_squares_pass_starts_from_the_robust_fit(monkeypatch: pytest.M
     assert fitted.cost <= data_driven.cost * (1 + 1e-6)
     with pytest.raises(UsageError, match="must be a fit of it"):
         fit_module.fit_model(*columns, model="extended", start=robust)
+    first_points.clear()  # a start given to the screened fit is the robust pass's
+    monkeypatch.setattr(fit_module, "bounded_least_squares", watched)
+    fit_module.fit_model(*columns, model="pt", start=fitted, starts=1)
+    assert first_points[0][:3] == pytest.approx([fitted.params[k] for k in ("c1", "c2", "c3")],
+                                                rel=1e-9, abs=1e-12)
 
 
 def test_bounded_minimum_takes_the_steps_of_scipys_bounded_brent() -> None:

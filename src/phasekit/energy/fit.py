@@ -1202,15 +1202,15 @@ def fit_model(f: Any, p: Any, n: Any, energy: Any, time: Any | None = None, *,
     loss = loss or DEFAULT_LOSS[spec.name]
     if loss not in LOSSES:
         raise UsageError(f"expected one of {', '.join(LOSSES)}", parameter="loss", value=loss)
-    if loss == "squares" and screen:
-        return _screened_squares(f, p, n, energy, t_meas, model=model, starts=starts, seed=seed,
-                                 deviation_penalty=deviation_penalty, prior=prior)
     if start is not None and (start.model != spec.name
                               or start.with_time != (t_meas is not None)):
         raise UsageError(f"a start for model {spec.name} "
                          f"({'time and energy' if t_meas is not None else 'energy only'}) "
                          f"must be a fit of it; got {start.model} "
                          f"({'time and energy' if start.with_time else 'energy only'})")
+    if loss == "squares" and screen:
+        return _screened_squares(f, p, n, energy, t_meas, model=model, starts=starts, seed=seed,
+                                 deviation_penalty=deviation_penalty, prior=prior, start=start)
     objective = _Objective(spec, f, p, n, energy, t_meas, robust=loss == "robust",
                            deviation_penalty=deviation_penalty, prior=prior)
     free, levels, lower, upper = objective.free, objective.levels, objective.lower, objective.upper
@@ -1283,9 +1283,11 @@ def _start_vector(spec: ModelSpec, free: Sequence[str], levels: np.ndarray,
 
 
 def _screened_squares(f: np.ndarray, p: np.ndarray, n: np.ndarray, energy: np.ndarray,
-                      time: np.ndarray | None, **options: Any) -> FittedModel:
-    """Least squares without the readings a robust pass flags (:func:`fit_model`)."""
-    screening = fit_model(f, p, n, energy, time, loss="robust", **options)
+                      time: np.ndarray | None, *, start: FittedModel | None = None,
+                      **options: Any) -> FittedModel:
+    """Least squares without the readings a robust pass flags (:func:`fit_model`), the
+    robust pass from ``start`` (if given), the least-squares pass from the robust fit."""
+    screening = fit_model(f, p, n, energy, time, loss="robust", start=start, **options)
     keep = np.setdiff1d(np.arange(f.size), screening.suspect)
     try:
         fitted = fit_model(f[keep], p[keep], n[keep], energy[keep],
