@@ -607,7 +607,9 @@ class Ensemble:
     def interval(self, f: Any, p: Any, n: Any, level: float = LEVEL
                  ) -> tuple[np.ndarray, np.ndarray]:
         """The jackknife+ / CV+ prediction interval (J) of the measured energy at each point
-        (module docstring)."""
+        (module docstring), widened where needed to contain the fit's own prediction: the
+        refits' interval need not contain it, and where every refit agrees (an exact fit)
+        the two differ in the last digits."""
         if not 0 < level < 1:
             raise UsageError("expected a fraction between 0 and 1", parameter="level",
                              value=level)
@@ -619,7 +621,9 @@ class Ensemble:
         lower = max(int(np.floor(alpha * (size + 1))), 1)
         low = np.sort(per_train - r, axis=0)[lower - 1]
         high = np.sort(per_train + r, axis=0)[upper - 1]
-        return np.exp(low), np.exp(high)
+        f, p = np.atleast_1d(np.asarray(f, float)), np.atleast_1d(np.asarray(p, float))
+        fitted = self.model.predict_energy(f, p, np.broadcast_to(np.asarray(n, float), f.shape))
+        return np.minimum(np.exp(low), fitted), np.maximum(np.exp(high), fitted)
 
 
 def fit_ensemble(f: Any, p: Any, n: Any, energy: Any, time: Any | None = None, *,
