@@ -262,6 +262,25 @@ def test_demo_records_and_analyzes_a_real_run(tmp_path: Path,
     assert float(imread(folder / "analysis.png").std()) > 0.0
 
 
+def test_demo_verdict_says_where_the_iterations_are(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When a longer cycle leads, the demo's comparison names the iterations inside it."""
+    import importlib
+
+    from phasekit.cli.demo import _verdict
+    from phasekit.periodicity import analyze
+
+    profile = read_profile(helpers.DATA / "real_demo_disk_writes.parquet")
+    led = analyze(profile, metrics=["disk_write_bytes"])
+    assert _verdict(led) == f"found {led.patterns[0].period_s:.4g} s " \
+        f"({100 * abs(led.patterns[0].period_s / 0.4 - 1):.1f}% off)"
+    module = importlib.import_module("phasekit.periodicity.analyze")
+    monkeypatch.setattr(module, "_inner_window_cap", lambda result, options: None)
+    outer = analyze(profile, metrics=["disk_write_bytes"])
+    assert outer.patterns[0].period_s == pytest.approx(4.31, rel=0.01)
+    assert _verdict(outer).startswith("found 4.31 s (977.5% off), a cycle as long as 10.8 "
+                                      "iterations; the iterations repeat every 0.")
+
+
 @pytest.mark.slow
 def test_demo_synthetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)

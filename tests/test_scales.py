@@ -4,12 +4,13 @@ single-scale profiles, its JSON and its presentation."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
 
 import phasekit as pk
-from helpers import run
+from helpers import DATA, run
 from phasekit.errors import UsageError
 from phasekit.io import write_profile
 from phasekit.periodicity import PeriodicityResult, analyze
@@ -194,3 +195,61 @@ def test_the_command_line_prints_the_scales(tmp_path) -> None:
     headline = out.splitlines()[0]
     assert code == 0 and "Scales" in out
     assert "; inside a " in headline or " cycle inside it (" in headline
+
+
+# --- which cycle leads ---------------------------------------------------------------------------
+def _without_second_look(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    module = importlib.import_module("phasekit.periodicity.analyze")
+    monkeypatch.setattr(module, "_inner_window_cap", lambda result, options: None)
+
+
+def test_the_cycle_inside_leads_when_it_covers_more(monkeypatch: pytest.MonkeyPatch) -> None:
+    """16 inner cycles and a phase per outer cycle, 11 outer cycles in the run: the window
+    tuning prefers the outer cycle, whose pattern covers less than the inner one's."""
+    case = {"inner_s": 0.6, "repeats": 16, "marker": 0.37, "minutes": 3.0, "noise": 0.05,
+            "drift": 0.02, "seed": 0}
+    profile, truth = generate_nested(**case)
+    result = analyze(profile, metrics=["ipc"])
+    assert near(result.patterns[0].period_s, truth.inner_period_s, 0.05)
+    inner, outer = result.scales
+    assert inner.dominant and near(outer.period_s, truth.outer_period_s, 0.05)
+    lead = result.params["lead"]
+    assert lead.startswith(f"the {result.patterns[0].period_s:.4g} s cycle leads: as a "
+                           f"pattern it covers {100 * result.coverage:.1f}%")
+    assert lead in result.present().notes
+
+    _without_second_look(monkeypatch)
+    before = analyze(profile, metrics=["ipc"])
+    assert near(before.patterns[0].period_s, truth.outer_period_s, 0.05)
+    assert before.coverage < result.coverage and "lead" not in before.params
+    assert f"around it does as one ({100 * before.coverage:.1f}%)" in lead
+
+
+def test_the_outer_cycle_keeps_the_lead_when_it_covers_more() -> None:
+    case = {"inner_s": 1.0, "repeats": 16, "marker": 0.37, "minutes": 3.0, "noise": 0.15,
+            "seed": 1}
+    profile, truth = generate_nested(**case)
+    result = analyze(profile, metrics=["ipc"])
+    assert near(result.patterns[0].period_s, truth.outer_period_s, 0.05)
+    assert near(result.scales[0].period_s, truth.inner_period_s, 0.05)
+    second = float(re.search(r"covers ([0-9.]+)%", result.params["lead"]).group(1))
+    assert second < 100 * result.coverage
+    assert result.params["lead"].startswith(f"the {result.patterns[0].period_s:.4g} s cycle "
+                                            "leads: analyzed as a pattern, the ")
+
+
+def test_a_recorded_run_leads_with_its_iterations(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo's workload recorded beside two CPU-bound jobs (tests/data/README-import.md):
+    on the bytes written, its 0.4 s iterations lead, inside the 4.3 s checkpoint cycle."""
+    profile = pk.read(DATA / "real_demo_disk_writes.parquet")
+    for metrics in (["disk_write_bytes"], None):
+        result = analyze(profile, metrics=metrics)
+        assert result.patterns[0].period_s == pytest.approx(0.4, rel=0.02)
+        assert [round(s.period_s, 1) for s in result.scales] == [0.4, 4.3]
+        assert "0.4 s" in result.present().headline and "4.31 s cycle" in \
+            result.present().headline
+    _without_second_look(monkeypatch)
+    assert analyze(profile, metrics=["disk_write_bytes"]).patterns[0].period_s == \
+        pytest.approx(4.3, rel=0.02)

@@ -21,7 +21,7 @@ from phasekit.options import Options, Rule
 from phasekit.parallel import available_cores
 from phasekit.periodicity import align, average, cluster, detect, merge, scales, strength, tune
 from phasekit.periodicity.scales import Scale
-from phasekit.present import quantity
+from phasekit.present import percent, quantity
 from phasekit.profile import Profile
 from phasekit.results import Result, check_version, pct, plain, short_repr
 
@@ -365,6 +365,9 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
     A pattern needs ``min_instances`` = 3 instances (ours): the paper's regions hold at least two
     occurrences, and two chance look-alikes in a random walk are not rare; only the
     short-profile mode, which sees fewer than two whole periods, reports fewer.
+    When a scale shorter than the dominant pattern covers more of the run than it, the
+    analysis looks again with the window tuned below that cycle, and the shorter cycle leads
+    if its pattern covers more (ours; :func:`_inner_window_cap`, ``params["lead"]``).
 
     """
     o = PeriodicityOptions.of(options, keywords, verb="analyze")
@@ -391,6 +394,29 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
         if len(chosen.tied) > 1:
             return _best_of_tied(whole, chosen, same)
         names, choice = [chosen.metric], chosen.to_dict()
+    settings = {"whole": whole, "names": names, "choice": choice, "o": o, "window": window,
+                "offset_s": offset_s, "workers": workers, "report": report}
+    result = _analysis(profile, **settings)
+    if (below := _inner_window_cap(result, o)) is not None:
+        inner = _analysis(profile, **(settings | {"report": lambda stage, fraction: report(
+            f"the cycle inside the dominant one: {stage}", 0.95 + 0.05 * fraction)}),
+                          tune_below=below, longer=((result.patterns[0].starts,
+                                                     result.patterns[0].lengths, result.window),))
+        result = _lead_with_inner(result, inner)
+    report("done", 1.0)
+    if not result.patterns and choice.get("rule") == "ipc" and not metrics:
+        return _instead_of_ipc(whole, result, same)
+    return result
+
+
+def _analysis(profile: Profile, *, whole: Profile, names: list[str], choice: dict[str, Any],
+              o: PeriodicityOptions, window: tuple[float | None, float | None] | None,
+              offset_s: float, workers: int, report: Progress, tune_below: int | None = None,
+              longer: Sequence[tuple[np.ndarray, np.ndarray, int]] = ()
+              ) -> PeriodicityResult:
+    """:func:`analyze` of the metrics ``names`` of ``profile`` (``whole`` before the
+    ``window``), the detector's window tuned up to ``tune_below`` samples when given;
+    ``longer``: instances of a longer cycle found before, a candidate scale."""
     smoothing = strength.smoothing_widths(profile, names)
     x, valid = analysis_matrix(profile, names, smoothing)
     analyzed = x  # before bridging, as instances_of gives them
@@ -420,7 +446,7 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
         return objective
 
     report("tuning the window", 0.0)
-    upper = min(o.max_window, longest // 2)
+    upper = min(o.max_window, longest // 2, tune_below or o.max_window)
     if o.half_window is not None:
         if not 2 <= o.half_window <= upper:
             raise UsageError(f"the detector's half-window must be in 2..{upper} samples for "
@@ -545,17 +571,13 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
                              for i, p in enumerate(patterns)]}
     found = _scales(x, patterns, short_profile=short_profile, best=best, tuning=tuning,
                     passes=passes, measured=measured, n_valid=n_valid, o=o,
-                    sampling_period=profile.period, report=report)
-    report("done", 1.0)
-    result = PeriodicityResult(
+                    sampling_period=profile.period, report=report, longer=longer)
+    return PeriodicityResult(
         duration_s=profile.duration, sampling_period=profile.period, n_samples=profile.n_samples,
         n_valid=n_valid, metrics=tuple(names), window=best, coverage=total,
         patterns=tuple(patterns), offset_s=offset_s, node=profile.node,
         tuning=tuple((t.window, t.coverage) for t in tuning), params=params,
         explanation=explanation, preview=plain(preview), scales=found)
-    if not patterns and choice.get("rule") == "ipc" and not metrics:
-        return _instead_of_ipc(whole, result, same)
-    return result
 
 
 def _passes(x: np.ndarray, spans: list[tuple[int, int]], detector: dict[str, Any]
@@ -592,9 +614,12 @@ def _missing_data(profile: Profile, names: Sequence[str]) -> str | None:
 def _scales(x: np.ndarray, patterns: list[Pattern], *, short_profile: bool, best: int,
             tuning: list[tune.TuningStep], passes: dict[int, detect.Batches],
             measured: np.ndarray, n_valid: int, o: PeriodicityOptions,
-            sampling_period: float, report: Progress) -> tuple[Scale, ...]:
+            sampling_period: float, report: Progress,
+            longer: Sequence[tuple[np.ndarray, np.ndarray, int]] = ()
+            ) -> tuple[Scale, ...]:
     """Every scale at which the analyzed series ``x`` repeats, the dominant pattern's among
-    them (:mod:`phasekit.periodicity.scales`); the dominant one only for a short profile."""
+    them (:mod:`phasekit.periodicity.scales`); the dominant one only for a short profile.
+    ``longer``: instances of a longer cycle found at a window the tuning was not allowed."""
     if not patterns:
         return ()
     main = patterns[0]
@@ -607,11 +632,57 @@ def _scales(x: np.ndarray, patterns: list[Pattern], *, short_profile: bool, best
             if w in passes and w != best]
     return scales.find_scales(
         x, dominant=(main.starts, main.lengths, main.coverage), window=best,
-        others=[(p.starts, p.lengths) for p in patterns[1:]], scan=scan,
+        others=[(p.starts, p.lengths) for p in patterns[1:]], scan=scan, longer=longer,
         coverage=lambda s, n: valid_coverage(measured, s, n), n_valid=n_valid,
         max_window=o.max_window,
         sampling_period=sampling_period, alpha=o.alpha, tolerance=o.length_tolerance,
         min_instances=o.min_instances, min_period=o.min_period, near_zero=o.near_zero)
+
+
+#: The second look for a cycle inside the dominant one tunes the detector's window up to
+#: this share of the dominant cycle's length (ours: the window that finds a cycle is about
+#: 1.1 x its period, so a cycle of half the dominant one's period still fits).
+INNER_WINDOW_SHARE = 0.75
+
+
+def _inner_window_cap(result: PeriodicityResult, o: PeriodicityOptions) -> int | None:
+    """The longest detector half-window of a second look at the cycle inside the dominant
+    one, when a scale shorter than the dominant pattern covers more of the run than that
+    pattern does; None when none does, the caller fixed the window or the profile is short.
+
+    The window tuning maximizes what the detector's groups cover before clustering; an outer
+    cycle repeated a few times in a short run can win it (its groups span nearly the whole
+    run) and then keep fewer samples as a pattern than the loop inside it (ours).
+    """
+    if not result.patterns or o.half_window is not None or result.params["short_profile"]:
+        return None
+    main = result.patterns[0]
+    if not any(not s.dominant and s.period_s < main.period_s and s.coverage > main.coverage
+               for s in result.scales):
+        return None
+    cap = int(INNER_WINDOW_SHARE * float(main.lengths.mean()))
+    return cap if cap >= o.min_window else None
+
+
+def _lead_with_inner(outer: PeriodicityResult, inner: PeriodicityResult) -> PeriodicityResult:
+    """``inner``, the analysis with the window below the ``outer`` result's dominant cycle,
+    when it leads with a shorter cycle and covers more of the run (Phase-TA's criterion: the
+    coverage); else ``outer``. Either says why in ``params["lead"]`` when the second look
+    found the shorter cycle (the scales table shows its instances covering more)."""
+    outer_s = outer.patterns[0].period_s
+    if not inner.patterns or inner.patterns[0].period_s >= outer_s:
+        return outer
+    inner_s = inner.patterns[0].period_s
+    if inner.coverage > outer.coverage:
+        lead = (f"the {inner_s:.4g} s cycle leads: as a pattern it covers "
+                f"{percent(inner.coverage, 1)} of the measured run, more than the "
+                f"{outer_s:.4g} s cycle around it does as one ({percent(outer.coverage, 1)}), "
+                "which the window tuning had preferred")
+        return replace(inner, params={**inner.params, "lead": lead})
+    lead = (f"the {outer_s:.4g} s cycle leads: analyzed as a pattern, the {inner_s:.4g} s "
+            f"cycle inside it covers {percent(inner.coverage, 1)} of the measured run, less "
+            f"than it ({percent(outer.coverage, 1)})")
+    return replace(outer, params={**outer.params, "lead": lead})
 
 
 def _instead_of_ipc(profile: Profile, flat: PeriodicityResult, options: dict[str, Any]

@@ -620,7 +620,9 @@ def find_scales(x: np.ndarray, *, dominant: tuple[np.ndarray, np.ndarray, float]
                 coverage: Callable[[np.ndarray, np.ndarray], float], n_valid: int,
                 max_window: int, sampling_period: float, alpha: float,
                 tolerance: float, min_instances: int, min_period: int,
-                near_zero: float = detect.NEAR_ZERO) -> tuple[Scale, ...]:
+                near_zero: float = detect.NEAR_ZERO,
+                longer: Sequence[tuple[np.ndarray, np.ndarray, int]] = ()
+                ) -> tuple[Scale, ...]:
     """The scales of the analyzed series ``x`` (n x d, NaN where missing), shortest first
     (module docstring); the dominant one alone when there is one scale.
 
@@ -628,7 +630,9 @@ def find_scales(x: np.ndarray, *, dominant: tuple[np.ndarray, np.ndarray, float]
     half-window ``window``; ``others``: the other patterns' instances; ``scan``: the
     detector's passes at the local maxima of the window scan, with their half-windows;
     ``coverage(starts, lengths)``: the share of the valid samples that instances cover;
-    the rest are the analysis's settings (``max_window``: the longest period looked for).
+    the rest are the analysis's settings (``max_window``: the longest period looked for);
+    ``longer``: instances of a longer cycle and the half-window at which the window scan
+    found them before the analysis left that window aside (tested as the scan's own are).
     """
     starts, lengths, dominant_coverage = dominant
     base = float(np.mean(lengths))
@@ -650,6 +654,8 @@ def find_scales(x: np.ndarray, *, dominant: tuple[np.ndarray, np.ndarray, float]
             candidates.append(replace(found, source="window scan", window=half))
     candidates += [_Candidate(float(n.mean()), "pattern", window, s, n, coverage(s, n))
                    for s, n in others if s.size >= min_instances]
+    candidates += [_Candidate(float(n.mean()), "window scan", half, s, n, coverage(s, n))
+                   for s, n, half in longer if s.size >= min_instances]
     max_lag = min(x.shape[0] // 3, max_window)
     r = autocorrelation(x, max_lag + slack(max_lag) + 1)
 

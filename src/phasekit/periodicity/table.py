@@ -208,6 +208,8 @@ def presentation(result: Any, name: str | None = None) -> Presentation:
     if binned := result.params.get("binned"):
         notes.append(binned)
     notes += [f"loop: {link['sentence']}" for link in result.params.get("loops") or ()]
+    if lead := result.params.get("lead"):
+        notes.append(lead)
     if folded := result.params.get("fold"):
         notes.append(f"folded: {folded}")
     for merged in result.params.get("merged") or ():
