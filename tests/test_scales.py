@@ -216,15 +216,15 @@ def test_the_cycle_inside_leads_when_it_covers_more(monkeypatch: pytest.MonkeyPa
     inner, outer = result.scales
     assert inner.dominant and near(outer.period_s, truth.outer_period_s, 0.05)
     lead = result.params["lead"]
-    assert lead.startswith(f"the {result.patterns[0].period_s:.4g} s cycle leads: as a "
-                           f"pattern it covers {100 * result.coverage:.1f}%")
+    assert lead.startswith(f"the {result.patterns[0].period_s:.4g} s cycle leads: its "
+                           f"pattern covers {100 * result.patterns[0].coverage:.1f}%")
     assert lead in result.present().notes
 
     _without_second_look(monkeypatch)
     before = analyze(profile, metrics=["ipc"])
     assert near(before.patterns[0].period_s, truth.outer_period_s, 0.05)
     assert before.coverage < result.coverage and "lead" not in before.params
-    assert f"around it does as one ({100 * before.coverage:.1f}%)" in lead
+    assert f"cycle around it ({100 * before.coverage:.1f}%)" in lead
 
 
 def test_the_outer_cycle_keeps_the_lead_when_it_covers_more() -> None:
@@ -234,10 +234,10 @@ def test_the_outer_cycle_keeps_the_lead_when_it_covers_more() -> None:
     result = analyze(profile, metrics=["ipc"])
     assert near(result.patterns[0].period_s, truth.outer_period_s, 0.05)
     assert near(result.scales[0].period_s, truth.inner_period_s, 0.05)
-    second = float(re.search(r"covers ([0-9.]+)%", result.params["lead"]).group(1))
+    second = float(re.search(r"pattern over ([0-9.]+)%", result.params["lead"]).group(1))
     assert second < 100 * result.coverage
     assert result.params["lead"].startswith(f"the {result.patterns[0].period_s:.4g} s cycle "
-                                            "leads: analyzed as a pattern, the ")
+                                            "leads: analyzed on its own, the ")
 
 
 def test_a_recorded_run_leads_with_its_iterations(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -367,7 +367,8 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
     short-profile mode, which sees fewer than two whole periods, reports fewer.
     When a scale shorter than the dominant pattern covers more of the run than it, the
     analysis looks again with the window tuned below that cycle, and the shorter cycle leads
-    if its pattern covers more (ours; :func:`_inner_window_cap`, ``params["lead"]``).
+    if its one pattern covers more and the longer cycle stays a scale (ours;
+    :func:`_inner_window_cap`, :func:`_lead_with_inner`, ``params["lead"]``).
 
     """
     o = PeriodicityOptions.of(options, keywords, verb="analyze")
@@ -666,22 +667,26 @@ def _inner_window_cap(result: PeriodicityResult, o: PeriodicityOptions) -> int |
 
 def _lead_with_inner(outer: PeriodicityResult, inner: PeriodicityResult) -> PeriodicityResult:
     """``inner``, the analysis with the window below the ``outer`` result's dominant cycle,
-    when it leads with a shorter cycle and covers more of the run (Phase-TA's criterion: the
-    coverage); else ``outer``. Either says why in ``params["lead"]`` when the second look
-    found the shorter cycle (the scales table shows its instances covering more)."""
+    when a shorter cycle leads it, its one pattern covers more of the run than all of
+    ``outer``'s (Phase-TA's criterion: the coverage; one pattern, so that a sub-cycle split
+    into near-duplicates does not win) and the outer cycle is still one of its scales; else
+    ``outer``. Either says why in ``params["lead"]`` when the second look found a shorter
+    cycle (the scales table shows its instances covering more)."""
     outer_s = outer.patterns[0].period_s
     if not inner.patterns or inner.patterns[0].period_s >= outer_s:
         return outer
-    inner_s = inner.patterns[0].period_s
-    if inner.coverage > outer.coverage:
-        lead = (f"the {inner_s:.4g} s cycle leads: as a pattern it covers "
-                f"{percent(inner.coverage, 1)} of the measured run, more than the "
-                f"{outer_s:.4g} s cycle around it does as one ({percent(outer.coverage, 1)}), "
-                "which the window tuning had preferred")
+    inner_s, led = inner.patterns[0].period_s, inner.patterns[0].coverage
+    kept = any(abs(s.period_s - outer_s) <= scales.MULTIPLE * outer_s for s in inner.scales)
+    if led > outer.coverage and kept:
+        lead = (f"the {inner_s:.4g} s cycle leads: its pattern covers {percent(led, 1)} of "
+                f"the measured run, more than the analysis led by the {outer_s:.4g} s cycle "
+                f"around it ({percent(outer.coverage, 1)}), which the window tuning had "
+                "preferred")
         return replace(inner, params={**inner.params, "lead": lead})
-    lead = (f"the {outer_s:.4g} s cycle leads: analyzed as a pattern, the {inner_s:.4g} s "
-            f"cycle inside it covers {percent(inner.coverage, 1)} of the measured run, less "
-            f"than it ({percent(outer.coverage, 1)})")
+    lead = (f"the {outer_s:.4g} s cycle leads: analyzed on its own, the {inner_s:.4g} s "
+            f"cycle inside it forms a pattern over {percent(led, 1)} of the measured run"
+            f"{'' if kept else ' and the longer cycle is lost'}, against "
+            f"{percent(outer.coverage, 1)} for this analysis")
     return replace(outer, params={**outer.params, "lead": lead})
 
 
