@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -263,22 +264,27 @@ def test_demo_records_and_analyzes_a_real_run(tmp_path: Path,
 
 
 def test_demo_verdict_says_where_the_iterations_are(monkeypatch: pytest.MonkeyPatch) -> None:
-    """When a longer cycle leads, the demo's comparison names the iterations inside it."""
+    """When a cycle around the iterations leads, the demo's comparison names the iterations
+    inside it; a shorter cycle leading is only compared."""
     import importlib
+    from dataclasses import replace
 
     from phasekit.cli.demo import _verdict
     from phasekit.periodicity import analyze
 
     profile = read_profile(helpers.DATA / "real_demo_disk_writes.parquet")
     led = analyze(profile, metrics=["disk_write_bytes"])
-    assert _verdict(led) == f"found {led.patterns[0].period_s:.4g} s " \
-        f"({100 * abs(led.patterns[0].period_s / 0.4 - 1):.1f}% off)"
+    assert re.fullmatch(r"found 0\.(4|39)\d* s \(0\.\d% off\)", _verdict(led)), _verdict(led)
     module = importlib.import_module("phasekit.periodicity.analyze")
     monkeypatch.setattr(module, "_inner_window_cap", lambda result, options: None)
     outer = analyze(profile, metrics=["disk_write_bytes"])
     assert outer.patterns[0].period_s == pytest.approx(4.31, rel=0.01)
-    assert _verdict(outer).startswith("found 4.31 s (977.5% off), a cycle as long as 10.8 "
-                                      "iterations; the iterations repeat every 0.")
+    assert re.fullmatch(r"found 4\.31 s, a cycle as long as 10\.8 iterations \(the workload "
+                        r"checkpoints after every 10th\); the iterations repeat inside it "
+                        r"every 0\.(4|39)\d* s \(0\.\d% off\)", _verdict(outer)), _verdict(outer)
+    half = replace(led, patterns=(replace(led.patterns[0], period_s=0.2),))
+    assert half.patterns[0].period_s == pytest.approx(0.2)
+    assert _verdict(half) == "found 0.2 s (50.0% off)"
 
 
 @pytest.mark.slow

@@ -569,6 +569,9 @@ def test_demo_ends_by_writing_its_report(tmp_path: Path) -> None:
       "perf-sw, proc", "3.5 ms"]),
     ({"expected_period_s": 0.4, "found_period_s": None, "period_error": None,
       "coverage": 0.0, "metrics": ["x"]}, ["no periodicity found"]),
+    ({"expected_period_s": 0.4, "found_period_s": 4.31, "period_error": 9.775,
+      "iteration_scale_s": 0.401, "coverage": 0.73, "metrics": ["disk_write_bytes"]},
+     ["4.31 s (977.5% off)", "iterations, inside the period found", "0.401 s (0.2% off)"]),
     ({"coverage": 0.889, "true_coverage": 0.89, "patterns": 3, "true_patterns": 3,
       "ari": 0.997}, ["88.9% (true 89.0%)", "3 (true 3)", "0.997"]),
 ])

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
+from types import ModuleType
 
 import numpy as np
 import pytest
@@ -198,11 +200,15 @@ def test_the_command_line_prints_the_scales(tmp_path) -> None:
 
 
 # --- which cycle leads ---------------------------------------------------------------------------
-def _without_second_look(monkeypatch: pytest.MonkeyPatch) -> None:
+def _analysis_module() -> ModuleType:
+    """phasekit.periodicity.analyze, the module (the package's ``analyze`` is the function)."""
     import importlib
 
-    module = importlib.import_module("phasekit.periodicity.analyze")
-    monkeypatch.setattr(module, "_inner_window_cap", lambda result, options: None)
+    return importlib.import_module("phasekit.periodicity.analyze")
+
+
+def _without_second_look(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_analysis_module(), "_inner_window_cap", lambda result, options: None)
 
 
 def test_the_cycle_inside_leads_when_it_covers_more(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -212,19 +218,21 @@ def test_the_cycle_inside_leads_when_it_covers_more(monkeypatch: pytest.MonkeyPa
             "drift": 0.02, "seed": 0}
     profile, truth = generate_nested(**case)
     result = analyze(profile, metrics=["ipc"])
-    assert near(result.patterns[0].period_s, truth.inner_period_s, 0.05)
+    led = result.patterns[0]
+    assert near(led.period_s, truth.inner_period_s, 0.05)
     inner, outer = result.scales
     assert inner.dominant and near(outer.period_s, truth.outer_period_s, 0.05)
     lead = result.params["lead"]
-    assert lead.startswith(f"the {result.patterns[0].period_s:.4g} s cycle leads: its "
-                           f"pattern covers {100 * result.patterns[0].coverage:.1f}%")
     assert lead in result.present().notes
 
     _without_second_look(monkeypatch)
     before = analyze(profile, metrics=["ipc"])
     assert near(before.patterns[0].period_s, truth.outer_period_s, 0.05)
-    assert before.coverage < result.coverage and "lead" not in before.params
-    assert f"cycle around it ({100 * before.coverage:.1f}%)" in lead
+    assert led.coverage > before.coverage and "lead" not in before.params
+    assert lead == (f"the {led.period_s:.4g} s cycle leads: as one pattern it covers "
+                    f"{100 * led.coverage:.1f}% of the measured run, more than all the "
+                    f"patterns of a first analysis ({100 * before.coverage:.1f}%), whose window "
+                    f"tuning preferred the {before.patterns[0].period_s:.4g} s cycle around it")
 
 
 def test_the_outer_cycle_keeps_the_lead_when_it_covers_more() -> None:
@@ -234,22 +242,63 @@ def test_the_outer_cycle_keeps_the_lead_when_it_covers_more() -> None:
     result = analyze(profile, metrics=["ipc"])
     assert near(result.patterns[0].period_s, truth.outer_period_s, 0.05)
     assert near(result.scales[0].period_s, truth.inner_period_s, 0.05)
-    second = float(re.search(r"pattern over ([0-9.]+)%", result.params["lead"]).group(1))
-    assert second < 100 * result.coverage
-    assert result.params["lead"].startswith(f"the {result.patterns[0].period_s:.4g} s cycle "
-                                            "leads: analyzed on its own, the ")
+    assert result.scales[0].coverage > result.coverage  # why a second look was taken
+    said = re.fullmatch(rf"the {result.patterns[0].period_s:.4g} s cycle leads: with the "
+                        r"window L capped at (\d+) samples, the (\S+) s cycle inside it forms "
+                        rf"one pattern over ([0-9.]+)% of the measured run, less than this "
+                        rf"analysis's {100 * result.coverage:.1f}%", result.params["lead"])
+    assert said, result.params["lead"]
+    assert int(said.group(1)) == int(0.75 * result.patterns[0].lengths.mean())
+    assert near(float(said.group(2)), truth.inner_period_s, 0.05)
+    assert float(said.group(3)) < 100 * result.coverage
 
 
-def test_a_recorded_run_leads_with_its_iterations(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The demo's workload recorded beside two CPU-bound jobs (tests/data/README-import.md):
-    on the bytes written, its 0.4 s iterations lead, inside the 4.3 s checkpoint cycle."""
-    profile = pk.read(DATA / "real_demo_disk_writes.parquet")
+@pytest.fixture(scope="module")
+def recorded() -> pk.Profile:
+    """The demo's workload recorded beside two CPU-bound jobs (tests/data/README-import.md)."""
+    return pk.read(DATA / "real_demo_disk_writes.parquet")
+
+
+def test_a_recorded_run_leads_with_its_iterations(recorded: pk.Profile,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the bytes written, its 0.4 s iterations lead, inside the 4.3 s checkpoint cycle,
+    which the first analysis's pattern gives (found at that analysis's window)."""
     for metrics in (["disk_write_bytes"], None):
-        result = analyze(profile, metrics=metrics)
+        result = analyze(recorded, metrics=metrics)
         assert result.patterns[0].period_s == pytest.approx(0.4, rel=0.02)
         assert [round(s.period_s, 1) for s in result.scales] == [0.4, 4.3]
-        assert "0.4 s" in result.present().headline and "4.31 s cycle" in \
-            result.present().headline
+        headline = result.present().headline
+        assert "every 0.4 s" in headline and "inside a 4.31 s cycle" in headline
+    outer = result.scales[1]
     _without_second_look(monkeypatch)
-    assert analyze(profile, metrics=["disk_write_bytes"]).patterns[0].period_s == \
-        pytest.approx(4.3, rel=0.02)
+    before = analyze(recorded, metrics=["disk_write_bytes"])
+    assert before.patterns[0].period_s == pytest.approx(4.3, rel=0.02)
+    assert outer.source == "first analysis" and outer.window == before.window
+    assert np.array_equal(outer.starts, before.patterns[0].starts)
+
+
+def test_the_outer_cycle_leads_when_the_second_look_loses_it_or_splits(
+        recorded: pk.Profile, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cycle inside leads only as one pattern covering more than the whole first
+    analysis and with the outer cycle still a scale (else a sub-cycle split into
+    near-duplicates, or one that hides the outer cycle, would lead)."""
+    module = _analysis_module()
+    inner = analyze(recorded, metrics=["disk_write_bytes"])
+    _without_second_look(monkeypatch)
+    outer = analyze(recorded, metrics=["disk_write_bytes"])
+    assert module._lead_with_inner(outer, inner, 323).patterns[0].period_s == \
+        inner.patterns[0].period_s
+    lost = replace(inner, scales=inner.scales[:1])
+    kept = module._lead_with_inner(outer, lost, 323)
+    assert kept.patterns == outer.patterns
+    assert kept.params["lead"] == ("the 4.31 s cycle leads: with the window L capped at 323 "
+                                   "samples, the 4.31 s cycle is no longer found as a scale")
+    first = inner.patterns[0]
+    split = replace(inner, patterns=(replace(first, coverage=0.4), replace(first, coverage=0.4)),
+                    coverage=0.8)
+    kept = module._lead_with_inner(outer, split, 323)
+    assert kept.patterns == outer.patterns
+    assert "inside it forms one pattern over 40.0% of the measured run, less than this " \
+        f"analysis's {100 * outer.coverage:.1f}%" in kept.params["lead"]
+    double = replace(inner, patterns=(replace(first, period_s=3.5),))
+    assert module._lead_with_inner(outer, double, 323) is outer

@@ -43,6 +43,10 @@ Example:
 #: The workload's iteration period in the demo (seconds) and the sampling interval.
 DEMO_PERIOD = 0.4
 DEMO_INTERVAL = 0.01
+#: Iterations between two of the workload's checkpoints.
+DEMO_CHECKPOINT_EVERY = 10
+#: A period within this share of the iteration's is the iteration found.
+ITERATION_TOLERANCE = 0.05
 
 
 def demo(
@@ -51,7 +55,7 @@ def demo(
     ] = Path("phasekit-demo"),
     iterations: Annotated[int, typer.Option(
         "--iterations", "-n", min=8, help="Iterations of the recorded workload "
-        f"({DEMO_PERIOD:g} s each, plus a checkpoint every 10).")] = 40,
+        f"({DEMO_PERIOD:g} s each, plus a checkpoint every {DEMO_CHECKPOINT_EVERY}).")] = 40,
     synthetic: Annotated[bool, typer.Option(
         "--synthetic", help="Analyze the generated HPCG-like profile (with its ground truth) "
                             "instead of recording a run.")] = False,
@@ -117,7 +121,8 @@ def _recorded_demo(output_dir: Path, iterations: int, json_output: bool) -> None
         raise UnsupportedError("no recording source works on this machine (see 'phasekit "
                                "sources'); try 'phasekit demo --synthetic'")
     command = [sys.executable, "-m", "phasekit.record.workload", "--iterations",
-               str(iterations), "--period", str(DEMO_PERIOD), "--dir", str(output_dir)]
+               str(iterations), "--period", str(DEMO_PERIOD), "--checkpoint-every",
+               str(DEMO_CHECKPOINT_EVERY), "--dir", str(output_dir)]
     console = out_console()
     if not json_output:
         console.print(f"recording the built-in workload ({iterations} iterations of "
@@ -150,6 +155,7 @@ def _recorded_demo(output_dir: Path, iterations: int, json_output: bool) -> None
     found = result.patterns[0].period_s if result.patterns else None
     comparison: dict[str, Any] = {
         "expected_period_s": DEMO_PERIOD, "found_period_s": found,
+        "iteration_scale_s": _iterations(result),
         "period_error": None if found is None else abs(found - DEMO_PERIOD) / DEMO_PERIOD,
         "coverage": result.coverage, "metrics": metrics,
         "metric_choice": result.params.get("metric_choice", {}),
@@ -173,19 +179,27 @@ def _recorded_demo(output_dir: Path, iterations: int, json_output: bool) -> None
         console.print(f"wrote {what}: {path}", soft_wrap=True)
 
 
+def _iterations(result: PeriodicityResult) -> float | None:
+    """The period (s) of the scale within 5 % of the workload's iteration, if one is."""
+    return next((s.period_s for s in result.scales
+                 if abs(s.period_s / DEMO_PERIOD - 1) <= ITERATION_TOLERANCE), None)
+
+
 def _verdict(result: PeriodicityResult) -> str:
-    """The period found against the workload's, and where the iterations are when a longer
-    cycle leads (a checkpoint cycle that covers more of the run than they do)."""
+    """The period found against the workload's; when a cycle longer than the iterations
+    leads (one covering the checkpoints, when it covers more of the run than they do), the
+    iterations inside it."""
     if not result.patterns:
         return "no periodicity found"
     found = result.patterns[0].period_s
     error = abs(found - DEMO_PERIOD) / DEMO_PERIOD
-    verdict = f"found {found:.4g} s ({100 * error:.1f}% off)"
-    iterations = [s.period_s for s in result.scales if abs(s.period_s / DEMO_PERIOD - 1) <= 0.05]
-    if error > 0.05 and iterations:
-        verdict += (f", a cycle as long as {found / iterations[0]:.3g} iterations; the "
-                    f"iterations repeat every {iterations[0]:.4g} s inside it")
-    return verdict
+    iterations = _iterations(result)
+    if error <= ITERATION_TOLERANCE or iterations is None or found < 1.5 * iterations:
+        return f"found {found:.4g} s ({100 * error:.1f}% off)"
+    return (f"found {found:.4g} s, a cycle as long as {found / iterations:.3g} iterations "
+            f"(the workload checkpoints after every {DEMO_CHECKPOINT_EVERY}th); the iterations "
+            f"repeat inside it every {iterations:.4g} s "
+            f"({100 * abs(iterations / DEMO_PERIOD - 1):.1f}% off)")
 
 
 def _synthetic_demo(output_dir: Path, json_output: bool) -> None:

@@ -403,7 +403,7 @@ def analyze(profile: Profile, *, metrics: Sequence[str] | None = None,
             f"the cycle inside the dominant one: {stage}", 0.95 + 0.05 * fraction)}),
                           tune_below=below, longer=((result.patterns[0].starts,
                                                      result.patterns[0].lengths, result.window),))
-        result = _lead_with_inner(result, inner)
+        result = _lead_with_inner(result, inner, below)
     report("done", 1.0)
     if not result.patterns and choice.get("rule") == "ipc" and not metrics:
         return _instead_of_ipc(whole, result, same)
@@ -658,36 +658,43 @@ def _inner_window_cap(result: PeriodicityResult, o: PeriodicityOptions) -> int |
     if not result.patterns or o.half_window is not None or result.params["short_profile"]:
         return None
     main = result.patterns[0]
-    if not any(not s.dominant and s.period_s < main.period_s and s.coverage > main.coverage
-               for s in result.scales):
+    if not any(not s.dominant and 1.5 * s.period_s <= main.period_s
+               and s.coverage > main.coverage for s in result.scales):
         return None
     cap = int(INNER_WINDOW_SHARE * float(main.lengths.mean()))
     return cap if cap >= o.min_window else None
 
 
-def _lead_with_inner(outer: PeriodicityResult, inner: PeriodicityResult) -> PeriodicityResult:
-    """``inner``, the analysis with the window below the ``outer`` result's dominant cycle,
-    when a shorter cycle leads it, its one pattern covers more of the run than all of
-    ``outer``'s (Phase-TA's criterion: the coverage; one pattern, so that a sub-cycle split
-    into near-duplicates does not win) and the outer cycle is still one of its scales; else
-    ``outer``. Either says why in ``params["lead"]`` when the second look found a shorter
-    cycle (the scales table shows its instances covering more)."""
+def _lead_with_inner(outer: PeriodicityResult, inner: PeriodicityResult, window: int
+                     ) -> PeriodicityResult:
+    """``inner``, the second look (its window tuned up to ``window`` samples) at the ``outer``
+    result's dominant cycle, when a cycle at most 1/1.5 of that one leads it, as one pattern
+    covers more of the run than all of ``outer``'s patterns (Phase-TA's criterion: the
+    coverage; one pattern, so that a sub-cycle split into near-duplicates does not win) and
+    keeps the outer cycle as a scale; else ``outer``. Either says why in ``params["lead"]``
+    when the second look led with such a cycle (the scales table shows its instances
+    covering more)."""
     outer_s = outer.patterns[0].period_s
-    if not inner.patterns or inner.patterns[0].period_s >= outer_s:
+    if (not inner.patterns or inner.params["short_profile"]
+            or 1.5 * inner.patterns[0].period_s > outer_s):
         return outer
     inner_s, led = inner.patterns[0].period_s, inner.patterns[0].coverage
-    kept = any(abs(s.period_s - outer_s) <= scales.MULTIPLE * outer_s for s in inner.scales)
+    kept = any(not s.dominant and abs(s.period_s - outer_s) <= scales.MULTIPLE * outer_s
+               for s in inner.scales)
     if led > outer.coverage and kept:
-        lead = (f"the {inner_s:.4g} s cycle leads: its pattern covers {percent(led, 1)} of "
-                f"the measured run, more than the analysis led by the {outer_s:.4g} s cycle "
-                f"around it ({percent(outer.coverage, 1)}), which the window tuning had "
-                "preferred")
+        lead = (f"the {inner_s:.4g} s cycle leads: as one pattern it covers {percent(led, 1)} "
+                f"of the measured run, more than all the patterns of a first analysis "
+                f"({percent(outer.coverage, 1)}), whose window tuning preferred the "
+                f"{outer_s:.4g} s cycle around it")
         return replace(inner, params={**inner.params, "lead": lead})
-    lead = (f"the {outer_s:.4g} s cycle leads: analyzed on its own, the {inner_s:.4g} s "
-            f"cycle inside it forms a pattern over {percent(led, 1)} of the measured run"
-            f"{'' if kept else ' and the longer cycle is lost'}, against "
-            f"{percent(outer.coverage, 1)} for this analysis")
-    return replace(outer, params={**outer.params, "lead": lead})
+    if not kept:
+        why = (f"with the window L capped at {window} samples, the {outer_s:.4g} s cycle is "
+               "no longer found as a scale")
+    else:
+        why = (f"with the window L capped at {window} samples, the {inner_s:.4g} s cycle "
+               f"inside it forms one pattern over {percent(led, 1)} of the measured run, less than "
+               f"this analysis's {percent(outer.coverage, 1)}")
+    return replace(outer, params={**outer.params, "lead": f"the {outer_s:.4g} s cycle leads: {why}"})
 
 
 def _instead_of_ipc(profile: Profile, flat: PeriodicityResult, options: dict[str, Any]

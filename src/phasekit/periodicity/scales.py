@@ -120,7 +120,7 @@ FEATURE_BLOCKS = 10
 
 #: Where a scale was found (``Scale.source``).
 SOURCES = ("dominant pattern", "pattern", "window scan", "autocorrelation",
-           "inside the dominant cycle")
+           "inside the dominant cycle", "first analysis")
 
 
 @dataclass(frozen=True, eq=False)
@@ -631,8 +631,8 @@ def find_scales(x: np.ndarray, *, dominant: tuple[np.ndarray, np.ndarray, float]
     detector's passes at the local maxima of the window scan, with their half-windows;
     ``coverage(starts, lengths)``: the share of the valid samples that instances cover;
     the rest are the analysis's settings (``max_window``: the longest period looked for);
-    ``longer``: instances of a longer cycle and the half-window at which the window scan
-    found them before the analysis left that window aside (tested as the scan's own are).
+    ``longer``: instances of a longer cycle and the half-window at which a first analysis
+    led with them before it looked again below them (tested as the scan's own are).
     """
     starts, lengths, dominant_coverage = dominant
     base = float(np.mean(lengths))
@@ -654,7 +654,7 @@ def find_scales(x: np.ndarray, *, dominant: tuple[np.ndarray, np.ndarray, float]
             candidates.append(replace(found, source="window scan", window=half))
     candidates += [_Candidate(float(n.mean()), "pattern", window, s, n, coverage(s, n))
                    for s, n in others if s.size >= min_instances]
-    candidates += [_Candidate(float(n.mean()), "window scan", half, s, n, coverage(s, n))
+    candidates += [_Candidate(float(n.mean()), "first analysis", half, s, n, coverage(s, n))
                    for s, n, half in longer if s.size >= min_instances]
     max_lag = min(x.shape[0] // 3, max_window)
     r = autocorrelation(x, max_lag + slack(max_lag) + 1)
@@ -758,7 +758,7 @@ def find_scales(x: np.ndarray, *, dominant: tuple[np.ndarray, np.ndarray, float]
             lower[-1] = replace(outer, structure=structure, nested=nested)
             lower.append(_scale(c, sampling_period))
     upper.append(lower[0])
-    longer = [c for c in candidates if c.length > 1.5 * base]
+    above = [c for c in candidates if c.length > 1.5 * base]
     while True:  # each longer scale over the last one, seen through a window of it
         inner_scale = upper[-1]
         inner = refined(inner_scale.length)
@@ -767,7 +767,7 @@ def find_scales(x: np.ndarray, *, dominant: tuple[np.ndarray, np.ndarray, float]
         rf = autocorrelation(view, (max_lag + slack(max_lag)) // step + 1)
         found = [_Candidate(p * step, "autocorrelation") for p in from_autocorrelation(
             rf, inner / step, max(2, min_period // step), max_lag // step)]
-        options = sorted((c for c in [*longer, *found]
+        options = sorted((c for c in [*above, *found]
                           if c.length >= 1.5 * inner_scale.length and not known(c.length)),
                          key=lambda c: c.length)
         accepted = None

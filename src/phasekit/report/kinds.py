@@ -462,6 +462,11 @@ def demo_comparison(data: Mapping[str, Any], maker: FigureMaker) -> Safe:
                  else f"{_seconds(found)} ({percent(error)} off)"),
                 ("coverage", percent(number(data.get("coverage")))),
                 ("metric", metrics + (f" ({choice['reason']})" if choice.get("reason") else ""))]
+        inner = number(data.get("iteration_scale_s"))
+        expected = number(data.get("expected_period_s"))
+        if math.isfinite(inner) and math.isfinite(error) and error > 0.05:
+            rows.insert(2, ("iterations, inside the period found",
+                            f"{_seconds(inner)} ({percent(abs(inner / expected - 1))} off)"))
         recording = _map(data.get("recording"))
         if recording:
             sources = ", ".join(str(x) for x in _list(recording.get("sources"))) or "-"
