@@ -694,7 +694,8 @@ def _lead_with_inner(outer: PeriodicityResult, inner: PeriodicityResult, window:
         why = (f"with the window L capped at {window} samples, the {inner_s:.4g} s cycle "
                f"inside it forms one pattern over {percent(led, 1)} of the measured run, less than "
                f"this analysis's {percent(outer.coverage, 1)}")
-    return replace(outer, params={**outer.params, "lead": f"the {outer_s:.4g} s cycle leads: {why}"})
+    lead = f"the {outer_s:.4g} s cycle leads: {why}"
+    return replace(outer, params={**outer.params, "lead": lead})
 
 
 def _instead_of_ipc(profile: Profile, flat: PeriodicityResult, options: dict[str, Any]
