@@ -4,10 +4,13 @@ input corruption."""
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
+import pytest
 from hypothesis import strategies as st
 
 from phasekit.cli import main
@@ -16,6 +19,17 @@ from phasekit.cli import main
 ROOT = Path(__file__).resolve().parents[1]
 #: The data files the tests read (real recordings, traces and tool outputs, with provenance).
 DATA = ROOT / "tests" / "data"
+
+
+def analysis_module() -> ModuleType:
+    """phasekit.periodicity.analyze, the module (the package's ``analyze`` is the function)."""
+    return importlib.import_module("phasekit.periodicity.analyze")
+
+
+def without_second_look(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The periodicity analysis as it was before its second look below a long dominant
+    cycle (``_inner_window_cap`` never asks for one)."""
+    monkeypatch.setattr(analysis_module(), "_inner_window_cap", lambda result, options: None)
 
 
 def run(*args: str | Path) -> tuple[int, str, str]:

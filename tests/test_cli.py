@@ -266,7 +266,6 @@ def test_demo_records_and_analyzes_a_real_run(tmp_path: Path,
 def test_demo_verdict_says_where_the_iterations_are(monkeypatch: pytest.MonkeyPatch) -> None:
     """When a cycle around the iterations leads, the demo's comparison names the iterations
     inside it; a shorter cycle leading is only compared."""
-    import importlib
     from dataclasses import replace
 
     from phasekit.cli.demo import _verdict
@@ -275,15 +274,13 @@ def test_demo_verdict_says_where_the_iterations_are(monkeypatch: pytest.MonkeyPa
     profile = read_profile(helpers.DATA / "real_demo_disk_writes.parquet")
     led = analyze(profile, metrics=["disk_write_bytes"])
     assert re.fullmatch(r"found 0\.(4|39)\d* s \(0\.\d% off\)", _verdict(led)), _verdict(led)
-    module = importlib.import_module("phasekit.periodicity.analyze")
-    monkeypatch.setattr(module, "_inner_window_cap", lambda result, options: None)
+    helpers.without_second_look(monkeypatch)
     outer = analyze(profile, metrics=["disk_write_bytes"])
     assert outer.patterns[0].period_s == pytest.approx(4.31, rel=0.01)
     assert re.fullmatch(r"found 4\.31 s, a cycle as long as 10\.8 iterations \(the workload "
                         r"checkpoints after every 10th\); the iterations repeat inside it "
                         r"every 0\.(4|39)\d* s \(0\.\d% off\)", _verdict(outer)), _verdict(outer)
     half = replace(led, patterns=(replace(led.patterns[0], period_s=0.2),))
-    assert half.patterns[0].period_s == pytest.approx(0.2)
     assert _verdict(half) == "found 0.2 s (50.0% off)"
 
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
-from types import ModuleType
 
 import numpy as np
 import pytest
 
 import phasekit as pk
-from helpers import DATA, run
+from helpers import DATA, analysis_module, run, without_second_look
 from phasekit.errors import UsageError
 from phasekit.io import write_profile
 from phasekit.periodicity import PeriodicityResult, analyze
@@ -200,17 +199,6 @@ def test_the_command_line_prints_the_scales(tmp_path) -> None:
 
 
 # --- which cycle leads ---------------------------------------------------------------------------
-def _analysis_module() -> ModuleType:
-    """phasekit.periodicity.analyze, the module (the package's ``analyze`` is the function)."""
-    import importlib
-
-    return importlib.import_module("phasekit.periodicity.analyze")
-
-
-def _without_second_look(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_analysis_module(), "_inner_window_cap", lambda result, options: None)
-
-
 def test_the_cycle_inside_leads_when_it_covers_more(monkeypatch: pytest.MonkeyPatch) -> None:
     """16 inner cycles and a phase per outer cycle, 11 outer cycles in the run: the window
     tuning prefers the outer cycle, whose pattern covers less than the inner one's."""
@@ -225,7 +213,7 @@ def test_the_cycle_inside_leads_when_it_covers_more(monkeypatch: pytest.MonkeyPa
     lead = result.params["lead"]
     assert lead in result.present().notes
 
-    _without_second_look(monkeypatch)
+    without_second_look(monkeypatch)
     before = analyze(profile, metrics=["ipc"])
     assert near(before.patterns[0].period_s, truth.outer_period_s, 0.05)
     assert led.coverage > before.coverage and "lead" not in before.params
@@ -270,7 +258,7 @@ def test_a_recorded_run_leads_with_its_iterations(recorded: pk.Profile,
         headline = result.present().headline
         assert "every 0.4 s" in headline and "inside a 4.31 s cycle" in headline
     outer = result.scales[1]
-    _without_second_look(monkeypatch)
+    without_second_look(monkeypatch)
     before = analyze(recorded, metrics=["disk_write_bytes"])
     assert before.patterns[0].period_s == pytest.approx(4.3, rel=0.02)
     assert outer.source == "first analysis" and outer.window == before.window
@@ -282,9 +270,9 @@ def test_the_outer_cycle_leads_when_the_second_look_loses_it_or_splits(
     """The cycle inside leads only as one pattern covering more than the whole first
     analysis and with the outer cycle still a scale (else a sub-cycle split into
     near-duplicates, or one that hides the outer cycle, would lead)."""
-    module = _analysis_module()
+    module = analysis_module()
     inner = analyze(recorded, metrics=["disk_write_bytes"])
-    _without_second_look(monkeypatch)
+    without_second_look(monkeypatch)
     outer = analyze(recorded, metrics=["disk_write_bytes"])
     assert module._lead_with_inner(outer, inner, 323).patterns[0].period_s == \
         inner.patterns[0].period_s

@@ -156,7 +156,7 @@ def _recorded_demo(output_dir: Path, iterations: int, json_output: bool) -> None
     comparison: dict[str, Any] = {
         "expected_period_s": DEMO_PERIOD, "found_period_s": found,
         "iteration_scale_s": _iterations(result),
-        "period_error": None if found is None else abs(found - DEMO_PERIOD) / DEMO_PERIOD,
+        "period_error": None if found is None else _period_error(found),
         "coverage": result.coverage, "metrics": metrics,
         "metric_choice": result.params.get("metric_choice", {}),
         "recording": {k: v for k, v in summary.to_dict().items() if k != "output"},
@@ -179,10 +179,15 @@ def _recorded_demo(output_dir: Path, iterations: int, json_output: bool) -> None
         console.print(f"wrote {what}: {path}", soft_wrap=True)
 
 
+def _period_error(period_s: float) -> float:
+    """How far ``period_s`` is from the workload's iteration, as a share of it."""
+    return abs(period_s - DEMO_PERIOD) / DEMO_PERIOD
+
+
 def _iterations(result: PeriodicityResult) -> float | None:
     """The period (s) of the scale within 5 % of the workload's iteration, if one is."""
     return next((s.period_s for s in result.scales
-                 if abs(s.period_s / DEMO_PERIOD - 1) <= ITERATION_TOLERANCE), None)
+                 if _period_error(s.period_s) <= ITERATION_TOLERANCE), None)
 
 
 def _verdict(result: PeriodicityResult) -> str:
@@ -192,14 +197,14 @@ def _verdict(result: PeriodicityResult) -> str:
     if not result.patterns:
         return "no periodicity found"
     found = result.patterns[0].period_s
-    error = abs(found - DEMO_PERIOD) / DEMO_PERIOD
+    error = _period_error(found)
     iterations = _iterations(result)
     if error <= ITERATION_TOLERANCE or iterations is None or found < 1.5 * iterations:
         return f"found {found:.4g} s ({100 * error:.1f}% off)"
     return (f"found {found:.4g} s, a cycle as long as {found / iterations:.3g} iterations "
             f"(the workload checkpoints after every {DEMO_CHECKPOINT_EVERY}th); the iterations "
             f"repeat inside it every {iterations:.4g} s "
-            f"({100 * abs(iterations / DEMO_PERIOD - 1):.1f}% off)")
+            f"({100 * _period_error(iterations):.1f}% off)")
 
 
 def _synthetic_demo(output_dir: Path, json_output: bool) -> None:
