@@ -231,13 +231,14 @@ def test_the_outer_cycle_keeps_the_lead_when_it_covers_more() -> None:
     assert near(result.patterns[0].period_s, truth.outer_period_s, 0.05)
     assert near(result.scales[0].period_s, truth.inner_period_s, 0.05)
     assert result.scales[0].coverage > result.coverage  # why a second look was taken
-    said = re.fullmatch(rf"the {result.patterns[0].period_s:.4g} s cycle leads: with the "
-                        r"window L capped at (\d+) samples, the (\S+) s cycle inside it forms "
-                        rf"one pattern over ([0-9.]+)% of the measured run, less than this "
-                        rf"analysis's {100 * result.coverage:.1f}%", result.params["lead"])
+    said = re.fullmatch(rf"the {result.patterns[0].period_s:.4g} s cycle leads, though the "
+                        r"(\S+) s cycle inside it covers more in the scales table: analyzed "
+                        r"with the window L up to (\d+) samples, it forms one pattern over "
+                        rf"([0-9.]+)% of the measured run, less than this analysis's "
+                        rf"{100 * result.coverage:.1f}%", result.params["lead"])
     assert said, result.params["lead"]
-    assert int(said.group(1)) == int(0.75 * result.patterns[0].lengths.mean())
-    assert near(float(said.group(2)), truth.inner_period_s, 0.05)
+    assert int(said.group(2)) == int(0.75 * result.patterns[0].lengths.mean())
+    assert near(float(said.group(1)), truth.inner_period_s, 0.05)
     assert float(said.group(3)) < 100 * result.coverage
 
 
@@ -279,14 +280,17 @@ def test_the_outer_cycle_leads_when_the_second_look_loses_it_or_splits(
     lost = replace(inner, scales=inner.scales[:1])
     kept = module._lead_with_inner(outer, lost, 323)
     assert kept.patterns == outer.patterns
-    assert kept.params["lead"] == ("the 4.31 s cycle leads: with the window L capped at 323 "
-                                   "samples, the 4.31 s cycle is no longer found as a scale")
+    assert kept.params["lead"] == (
+        f"the 4.31 s cycle leads, though the {inner.patterns[0].period_s:.4g} s cycle inside it "
+        "covers more in the scales table: analyzed with the window L up to 323 samples, it "
+        "leads, but the 4.31 s cycle is no longer found")
     first = inner.patterns[0]
     split = replace(inner, patterns=(replace(first, coverage=0.4), replace(first, coverage=0.4)),
                     coverage=0.8)
     kept = module._lead_with_inner(outer, split, 323)
     assert kept.patterns == outer.patterns
-    assert "inside it forms one pattern over 40.0% of the measured run, less than this " \
-        f"analysis's {100 * outer.coverage:.1f}%" in kept.params["lead"]
+    assert kept.params["lead"].endswith(
+        f"samples, it forms one pattern over 40.0% of the measured run, less than this "
+        f"analysis's {100 * outer.coverage:.1f}%")
     double = replace(inner, patterns=(replace(first, period_s=3.5),))
     assert module._lead_with_inner(outer, double, 323) is outer

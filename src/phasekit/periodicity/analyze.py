@@ -688,13 +688,13 @@ def _lead_with_inner(outer: PeriodicityResult, inner: PeriodicityResult, window:
                 f"{outer_s:.4g} s cycle around it")
         return replace(inner, params={**inner.params, "lead": lead})
     if not kept:
-        why = (f"with the window L capped at {window} samples, the {outer_s:.4g} s cycle is "
-               "no longer found as a scale")
+        why = f"it leads, but the {outer_s:.4g} s cycle is no longer found"
     else:
-        why = (f"with the window L capped at {window} samples, the {inner_s:.4g} s cycle "
-               f"inside it forms one pattern over {percent(led, 1)} of the measured run, less than "
+        why = (f"it forms one pattern over {percent(led, 1)} of the measured run, less than "
                f"this analysis's {percent(outer.coverage, 1)}")
-    lead = f"the {outer_s:.4g} s cycle leads: {why}"
+    lead = (f"the {outer_s:.4g} s cycle leads, though the {inner_s:.4g} s cycle inside it "
+            f"covers more in the scales table: analyzed with the window L up to {window} "
+            f"samples, {why}")
     return replace(outer, params={**outer.params, "lead": lead})
 
 
