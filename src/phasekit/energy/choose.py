@@ -78,7 +78,7 @@ from phasekit.energy.fit import (
     fit_model,
     frequencies,
 )
-from phasekit.energy.noise import denoised_energy
+from phasekit.energy.noise import denoised_energy, smooth_across_cores
 from phasekit.errors import InputError, UsageError
 from phasekit.present import quantity
 from phasekit.results import Result, check_version, plain, short_repr
@@ -685,20 +685,29 @@ def model_error(ensemble: Ensemble) -> float:
     return float(MAD_TO_SIGMA * np.median(ensemble.residuals))
 
 
-def grid_correlation(F: np.ndarray, P: np.ndarray, steps: float = SMOOTHING_STEPS
-                     ) -> np.ndarray:
+def grid_correlation(F: np.ndarray, P: np.ndarray, steps: float = SMOOTHING_STEPS, *,
+                     across_cores: bool = True) -> np.ndarray:
     """The Cholesky factor of the correlation of errors over the grid (F, P): a Gaussian
-    kernel of ``steps`` grid steps of frequency and of core count, as the smoother's."""
-    kernel = np.exp(-0.5 * step_distance2(F, P, np.ones(F.size, bool)) / steps ** 2)
+    kernel of ``steps`` grid steps of frequency and of core count, as the smoother's
+    (``across_cores``: :func:`step_distance2`)."""
+    kernel = np.exp(-0.5 * step_distance2(F, P, np.ones(F.size, bool),
+                                          across_cores=across_cores) / steps ** 2)
     return np.linalg.cholesky(kernel + 1e-9 * np.eye(F.size))
 
 
-def step_distance2(F: np.ndarray, P: np.ndarray, to: np.ndarray) -> np.ndarray:
+def step_distance2(F: np.ndarray, P: np.ndarray, to: np.ndarray, *,
+                   across_cores: bool = True) -> np.ndarray:
     """Squared distances, in grid steps of frequency and of core count, from every point of
-    the grid (F, P) to the points selected by the mask ``to``: (points, selected)."""
+    the grid (F, P) to the points selected by the mask ``to``: (points, selected). Without
+    ``across_cores`` (energy rough across core counts,
+    :func:`phasekit.energy.noise.smooth_across_cores`), points at another core count are
+    infinitely far."""
     fi = np.searchsorted(np.unique(F), F).astype(float)
     pi = np.searchsorted(np.unique(P), P).astype(float)
-    return (fi[:, None] - fi[to][None]) ** 2 + (pi[:, None] - pi[to][None]) ** 2
+    cores = (pi[:, None] - pi[to][None]) ** 2
+    if not across_cores:
+        cores = np.where(cores > 0, np.inf, 0.0)
+    return (fi[:, None] - fi[to][None]) ** 2 + cores
 
 
 def loss_chance(estimate: np.ndarray, error: np.ndarray, chosen: int, tolerance: float,
@@ -722,12 +731,13 @@ def loss_chance(estimate: np.ndarray, error: np.ndarray, chosen: int, tolerance:
 
 def _uncertainty(ensemble: Ensemble, F: np.ndarray, P: np.ndarray, n: float, chosen: int,
                  level: float, tolerance: float, known: np.ndarray, estimate: np.ndarray,
-                 reading_error: float) -> Uncertainty:
+                 reading_error: float, across_cores: bool = True) -> Uncertainty:
     """How sure the choice ``chosen`` (an index into F, P: the feasible grid) is. ``known``:
     the measured energy the choice keeps at each point (NaN where it has none);
     ``estimate``: the energy the choice estimated at each point (:func:`smoothed_estimate`);
     ``reading_error``: the relative noise of a reading (NaN when unknown: then half the
-    out-of-sample error's variance is taken as the readings')."""
+    out-of-sample error's variance is taken as the readings'); ``across_cores``: whether
+    errors correlate across core counts (:func:`grid_correlation`)."""
     members = ensemble.log_energy(F, P, n)                    # (members, feasible)
     measured = np.isfinite(known) & (known > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -738,7 +748,8 @@ def _uncertainty(ensemble: Ensemble, F: np.ndarray, P: np.ndarray, n: float, cho
     sigma = model_error(ensemble)
     read = reading_error if np.isfinite(reading_error) else sigma / np.sqrt(2.0)
     chance, rival = loss_chance(log_estimate, np.where(measured, read, sigma), chosen,
-                                tolerance, correlation=grid_correlation(F, P))
+                                tolerance, correlation=grid_correlation(
+                                    F, P, across_cores=across_cores))
     return Uncertainty(method=ensemble.method, members=ensemble.size, level=level,
                        energy_low_j=float(low[0]), energy_high_j=float(high[0]),
                        expected_regret=float(np.mean(member_regret)),
@@ -752,19 +763,22 @@ def _uncertainty(ensemble: Ensemble, F: np.ndarray, P: np.ndarray, n: float, cho
 
 def smoothed_estimate(F: np.ndarray, P: np.ndarray, predicted: np.ndarray,
                       readings: np.ndarray, steps: float = SMOOTHING_STEPS,
-                      prior: float = SMOOTHING_PRIOR) -> np.ndarray:
+                      prior: float = SMOOTHING_PRIOR, *, across_cores: bool = True
+                      ) -> np.ndarray:
     """Each configuration's energy estimated from the model and the readings of its input:
     the prediction times exp of the readings' log residuals (log reading - log prediction)
     averaged with a Gaussian kernel of ``steps`` grid steps (of frequency and of core count)
     and a weight ``prior`` on a residual of 0 (Nadaraya-Watson with a prior; ours). Where
     nothing was measured nearby it is the prediction; at a lone measured configuration it is
     the geometric mean of reading and prediction; among measured neighbours it follows
-    them. ``readings``: NaN where not measured."""
+    them. ``readings``: NaN where not measured; ``across_cores``: whether readings at other
+    core counts count (:func:`step_distance2`)."""
     measured = np.isfinite(readings) & (readings > 0) & (predicted > 0)
     if not measured.any():
         return predicted
     residual = np.log(readings[measured]) - np.log(predicted[measured])
-    weight = np.exp(-0.5 * step_distance2(F, P, measured) / steps ** 2)
+    weight = np.exp(-0.5 * step_distance2(F, P, measured, across_cores=across_cores)
+                    / steps ** 2)
     return predicted * np.exp(weight @ residual / (weight.sum(axis=1) + prior))
 
 
@@ -966,6 +980,9 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
         kept = np.array([key not in failed for key in keys_all], bool)
         smooth = dict(zip((k for k, keep in zip(keys_all, kept, strict=True) if keep),
                           denoised_energy(measured.select(kept)), strict=True))
+    # the smoother and the draws of "how sure" follow the readings of other core counts
+    # only where energy is as smooth across them as across frequencies
+    across_cores = measured is None or smooth_across_cores(measured)
     known: dict[tuple[float, float, int], float] = {}
     if trusted is not None:
         for f, p, n, e, t in zip(*_readings(Configurations.of(trusted)), strict=True):
@@ -987,7 +1004,7 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
         keys = [_key(n, F[i], P[i]) for i in range(F.size)]
         ran = np.array([known.get(k, np.nan) for k in keys])
         ran_t = np.array([lookup[k][0] if k in known else np.nan for k in keys])
-        estimate = smoothed_estimate(F, P, e, ran)
+        estimate = smoothed_estimate(F, P, e, ran, across_cores=across_cores)
         time_estimate = np.where(np.isfinite(ran_t), ran_t, t)
 
         def candidate(i: int, grid: tuple[np.ndarray, ...] = shown,
@@ -1072,7 +1089,7 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
             sureness = _uncertainty(ensemble, F[feasible], P[feasible], n,
                                     int(np.flatnonzero(feasible == best_i)[0]), level,
                                     tolerance, known=ran[feasible], estimate=estimate[feasible],
-                                    reading_error=reading_error)
+                                    reading_error=reading_error, across_cores=across_cores)
         choices.append(Choice(
             n, label, best, continuous_frequency_ghz=continuous,
             pareto=tuple(candidate(int(i)) for i in front), baseline=baseline,

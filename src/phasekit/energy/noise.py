@@ -24,7 +24,13 @@ estimate, from the campaign itself:
 - **the denoised energy** of a configuration: the median of its own reading and its
   neighbours' (a 3 x 3 neighbourhood of frequency and core-count steps, fewer at the grid's
   edges). The denoised best of an input is the lowest denoised energy; a choice's denoised
-  regret is its denoised energy over that, minus one.
+  regret is its denoised energy over that, minus one. Energy is smooth across one frequency
+  step, but not always across one core count: a pipeline whose stages divide some thread
+  counts evenly reads low at 12 and 16 cores and high at 14 and 18. Where the readings'
+  scatter across core counts near the minimum is more than :data:`ROUGH_ACROSS_CORES` x
+  their scatter across frequencies (:func:`smooth_across_cores`), the neighbourhood is the
+  same core count's three nearest frequencies instead, so that a configuration whose
+  frequency neighbours agree is not raised by its core-count neighbours.
 
 Two configurations are **indistinguishable** when their readings differ by less than
 :data:`DISTINGUISH` x the relative noise (the difference of two readings has sqrt(2) x one
@@ -46,8 +52,10 @@ if TYPE_CHECKING:
 
     from phasekit.energy.columns import Configurations
 
-__all__ = ["COARSE_STEP", "DISTINGUISH", "NEAR_MINIMUM", "STEP_EVIDENCE", "ReadingNoise",
-           "denoised_energy", "meter_step", "reading_noise"]
+__all__ = ["COARSE_STEP", "DISTINGUISH", "NEAR_MINIMUM", "ROUGH_ACROSS_CORES", "STEP_EVIDENCE",
+           "ReadingNoise", "denoised_energy", "denoised_error", "meter_step", "neighbourhood",
+           "reading_noise",
+           "smooth_across_cores"]
 
 #: Configurations whose denoised energy is within this share of their input's lowest are
 #: "near the minimum", where the noise is measured (our choice: 20 %).
@@ -72,9 +80,11 @@ MIN_NEIGHBOURHOODS = 8
 #: configurations one step apart cannot be told apart (ours: 10 %, ten steps a reading;
 #: benchmarks/energy_choose.py reports the regret on such campaigns apart).
 COARSE_STEP = 0.10
-#: The error of a denoised energy (the median of a configuration's and its 8 neighbours'
-#: readings) over a single reading's: a median's standard error, sqrt(pi / 2) / sqrt(9).
-DENOISED_ERROR = math.sqrt(math.pi / 2.0) / 3.0
+#: Energy is taken as rough across core counts when the readings' scatter across one
+#: core-count step near the minimum is more than this x their scatter across one frequency
+#: step (ours: on the 22 real PaScal campaigns the ratio is 0.1-1.4, except 4.9 on one
+#: dedup campaign, whose readings alternate between core counts).
+ROUGH_ACROSS_CORES = 2.0
 
 
 @dataclass(frozen=True)
@@ -89,6 +99,11 @@ class ReadingNoise:
     step_evidence: float
     #: The median reading (J), to which the step compares.
     median_j: float = float("nan")
+    #: Whether energy is as smooth across core counts as across frequencies
+    #: (:func:`smooth_across_cores`); where not, a configuration's neighbours are its
+    #: frequency neighbours at the same core count.
+    across_cores: bool = True
+
 
     @property
     def known(self) -> bool:
@@ -123,12 +138,17 @@ class ReadingNoise:
                     text += (f": a reading can be a whole step off{beyond}, so readings one "
                              "step apart may be the same energy; repeated or longer runs tell "
                              "them apart")
+        if not self.across_cores:
+            text += ("; energy is rough across core counts (neighbouring core counts read "
+                     f"more than {ROUGH_ACROSS_CORES:g}x further apart than neighbouring "
+                     "frequencies), so each configuration is compared with its frequency "
+                     "neighbours at the same core count")
         return text
 
     def to_dict(self) -> dict[str, Any]:
         return {"relative": self.relative, "n_used": self.n_used, "step_j": self.step_j,
                 "step_evidence": self.step_evidence, "threshold": self.threshold(),
-                "median_j": self.median_j}
+                "median_j": self.median_j, "across_cores": self.across_cores}
 
     @staticmethod
     def from_dict(data: Mapping[str, Any]) -> ReadingNoise:
@@ -138,7 +158,15 @@ class ReadingNoise:
                             int(data.get("n_used") or 0),
                             None if step is None else float(step),
                             float(data.get("step_evidence") or 0.0),
-                            _number(data.get("median_j")))
+                            _number(data.get("median_j")),
+                            bool(data.get("across_cores", True)))
+
+
+def neighbourhood(across_cores: bool = True) -> str:
+    """The neighbours a denoised energy takes the median over, in words (``across_cores``:
+    :attr:`ReadingNoise.across_cores`)."""
+    return ("neighbouring frequency and core-count steps" if across_cores
+            else "neighbouring frequency steps at the same core count")
 
 
 def _number(value: Any) -> float:
@@ -179,19 +207,70 @@ def _neighbours(matrix: np.ndarray) -> np.ndarray:
     return np.stack([padded[a:a + rows, b:b + cols] for a in range(3) for b in range(3)])
 
 
+def _frequency_neighbours(matrix: np.ndarray) -> np.ndarray:
+    """The three nearest frequencies of every cell of ``matrix`` at its core count, as 3
+    layers: one step below and above, or the next two inward at the lowest and highest
+    frequency (all the rows where there are fewer than three)."""
+    rows = matrix.shape[0]
+    if rows < 3:
+        return np.stack([np.broadcast_to(matrix[k], matrix.shape) for k in range(rows)])
+    centre = np.clip(np.arange(rows), 1, rows - 2)
+    return np.stack([matrix[centre + k] for k in (-1, 0, 1)])
+
+
+def _near_minimum(matrix: np.ndarray) -> np.ndarray:
+    """The cells whose 3 x 3 median is within :data:`NEAR_MINIMUM` of their input's least."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN: not measured
+        smooth = np.nanmedian(_neighbours(matrix), axis=0)
+    return smooth <= (1 + NEAR_MINIMUM) * np.nanmin(smooth)
+
+
+def smooth_across_cores(configs: Configurations | pd.DataFrame) -> bool:
+    """Whether energy varies across core counts as smoothly as across frequencies, near the
+    minimum of each input: False when the scatter of the log readings' second differences
+    across core counts is more than :data:`ROUGH_ACROSS_CORES` x that across frequencies,
+    each from at least :data:`MIN_NEIGHBOURHOODS` neighbourhoods (True with fewer)."""
+    along_f, along_p = [], []
+    for _rows, _fi, _pi, matrix in _matrices(configs):
+        logs = np.log(np.where(matrix > 0, matrix, np.nan))
+        near = _near_minimum(matrix)
+        for pool, values, mask in ((along_f, logs, near), (along_p, logs.T, near.T)):
+            second = values[1:-1] - (values[:-2] + values[2:]) / 2
+            pool.append(second[mask[1:-1] & np.isfinite(second)])
+    f, p = np.concatenate(along_f), np.concatenate(along_p)
+    if min(f.size, p.size) < MIN_NEIGHBOURHOODS:
+        return True
+    return bool(_mad(p) <= ROUGH_ACROSS_CORES * _mad(f))
+
+
+def _mad(values: np.ndarray) -> float:
+    """The robust scale of ``values``: 1.4826 x their median absolute deviation."""
+    return 1.4826 * float(np.median(np.abs(values - np.median(values))))
+
+
+def denoised_error(configs: Configurations | pd.DataFrame) -> float:
+    """The error of a denoised energy over a single reading's: a median's standard error,
+    sqrt(pi / 2) / sqrt(m), over the m = 9 readings of a 3 x 3 neighbourhood, or the 3 of
+    a core count's nearest frequencies where energy is rough across core counts."""
+    return math.sqrt(math.pi / 2.0) / math.sqrt(9 if smooth_across_cores(configs) else 3)
+
+
 def denoised_energy(configs: Configurations | pd.DataFrame, *, surrounded: bool = False
                     ) -> np.ndarray:
     """Each configuration's denoised energy (module docstring), in ``configs``' row order:
-    the median of its reading and its measured neighbours' on the grid of its input. With
+    the median of its reading and its measured neighbours' on the grid of its input (its
+    frequency neighbours alone where :func:`smooth_across_cores` is False). With
     ``surrounded``, NaN where a neighbour on the grid was not measured."""
+    neighbours = _neighbours if smooth_across_cores(configs) else _frequency_neighbours
     out = np.full(len(configs), np.nan)
     for rows, fi, pi, matrix in _matrices(configs):
-        around = _neighbours(matrix)
+        around = neighbours(matrix)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN: not measured
             smooth = np.nanmedian(around, axis=0)
         if surrounded:
-            on_grid = _neighbours(np.ones(matrix.shape))
+            on_grid = neighbours(np.ones(matrix.shape))
             smooth = np.where((np.isfinite(around) == np.isfinite(on_grid)).all(axis=0),
                               smooth, np.nan)
         out[rows] = smooth[fi, pi]
@@ -241,12 +320,9 @@ def reading_noise(configs: Configurations | pd.DataFrame) -> ReadingNoise:
         logs = np.log(np.where(matrix > 0, matrix, np.nan))
         logs = logs if axis == 0 else logs.T
         second = logs[1:-1] - (logs[:-2] + logs[2:]) / 2
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN: not measured
-            smooth = np.nanmedian(_neighbours(matrix), axis=0)
-        smooth = smooth if axis == 0 else smooth.T
-        near = smooth[1:-1] <= (1 + NEAR_MINIMUM) * np.nanmin(smooth)
-        residuals.append(second[near & np.isfinite(second)])
+        near = _near_minimum(matrix)
+        near = near if axis == 0 else near.T
+        residuals.append(second[near[1:-1] & np.isfinite(second)])
     step, evidence = meter_step(configs["energy_j"])
     energies = np.asarray(configs["energy_j"], float)
     energies = energies[np.isfinite(energies)]
@@ -254,5 +330,5 @@ def reading_noise(configs: Configurations | pd.DataFrame) -> ReadingNoise:
     r = np.concatenate(residuals) if residuals else np.zeros(0)
     if r.size < MIN_NEIGHBOURHOODS:
         return ReadingNoise(float("nan"), int(r.size), step, evidence, median)
-    scale = 1.4826 * float(np.median(np.abs(r - np.median(r))))
-    return ReadingNoise(scale / math.sqrt(1.5), int(r.size), step, evidence, median)
+    return ReadingNoise(_mad(r) / math.sqrt(1.5), int(r.size), step, evidence, median,
+                        smooth_across_cores(configs))

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from phasekit.energy.noise import ReadingNoise
+from phasekit.energy.noise import ReadingNoise, neighbourhood
 from phasekit.present import Presentation, View, listed, number, plural, quantity
 
 __all__ = ["CHOSEN_BY", "NO_TIME_CHOICE_NOTE", "campaign_notes", "campaign_presentation",
@@ -311,11 +311,13 @@ def _choice_parts(result: Any, name: str | None) -> tuple[list[View], list[str]]
              + ("; likeliest better: the configuration most often below the choice by more "
                 "than the tolerance under those errors" if sure else "")]
     if with_regret:
+        around = neighbourhood(result.noise is None
+                               or bool(result.noise.get("across_cores", True)))
         notes.append(f"regret (measured energy of the choice / the lowest measured - 1, where "
                      f"every feasible configuration was measured): mean "
                      f"{result.mean_regret:.1f} %, worst {result.worst_regret:.1f} %; "
-                     f"denoised (each configuration's median over its neighbouring frequency "
-                     f"and core-count steps, which one lucky reading does not set): mean "
+                     f"denoised (each configuration's median over its {around}, "
+                     f"which one lucky reading does not set): mean "
                      f"{result.mean_regret_denoised:.1f} %")
     if result.failed_readings or result.ruled_out:
         notes.append(f"{result.failed_readings} reading(s) at least {result.failed_ratio:g}x below "

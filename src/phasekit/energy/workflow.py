@@ -129,9 +129,9 @@ def _fit_then_choose(configs: Configurations | pd.DataFrame, *,
         input_numbers,
     )
     from phasekit.energy.noise import (
-        DENOISED_ERROR,
         ReadingNoise,
         denoised_energy,
+        denoised_error,
         reading_noise,
     )
     from phasekit.energy.options import ChooseOptions
@@ -192,7 +192,7 @@ def _fit_then_choose(configs: Configurations | pd.DataFrame, *,
     reading_error = float("nan")
     if noise.known:
         mostly = np.isfinite(denoised).sum() > denoised.size / 2
-        reading_error = noise.relative * (DENOISED_ERROR if mostly else 1.0)
+        reading_error = noise.relative * (denoised_error(measured) if mostly else 1.0)
     ensemble = None
     if o.uncertainty:
         if trusted is None:
