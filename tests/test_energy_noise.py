@@ -172,3 +172,136 @@ def test_a_choice_fitted_on_every_reading_is_not_taken_in_by_a_lucky_one() -> No
     at = first & np.isclose(f, choice.best.frequency_ghz) & (p == choice.best.cores)
     assert not at[lucky]
     assert true[at][0] <= 1.05 * best
+
+
+def comb(seed: int = 4, sigma: float = 0.03) -> tuple[pd.DataFrame, np.ndarray]:
+    """The campaign of :func:`grid` whose every other core count (6, 12, 20, 28 cores) runs
+    30 % higher, as a pipeline whose stages divide only some thread counts evenly, read with
+    ``sigma`` noise; and its true energy."""
+    f, p, n, true = grid()
+    odd = np.searchsorted(CORES, p) % 2 == 1
+    true = true * np.where(odd, 1.3, 1.0)
+    noisy = true * np.exp(np.random.default_rng(seed).normal(0, sigma, true.size))
+    return campaign(noisy), true
+
+
+def test_energy_that_alternates_across_core_counts_is_rough_across_them() -> None:
+    from phasekit.energy.noise import smooth_across_cores
+
+    *_, true = grid()
+    for seed in range(3):
+        table, _ = comb(seed)
+        assert not smooth_across_cores(table)
+        assert not reading_noise(table).across_cores
+        smooth = campaign(true * np.exp(np.random.default_rng(seed).normal(0, 0.03, true.size)))
+        assert smooth_across_cores(smooth) and reading_noise(smooth).across_cores
+    # too few readings to tell: the 3 x 3 neighbourhood stands
+    assert smooth_across_cores(comb()[0].iloc[::37].reset_index(drop=True))
+
+
+def test_the_noise_line_and_its_json_say_when_energy_is_rough_across_core_counts() -> None:
+    noise = reading_noise(comb()[0])
+    assert "energy is rough across core counts" in noise.sentence()
+    assert ReadingNoise.from_dict(noise.to_dict()) == noise
+    saved_before = {k: v for k, v in noise.to_dict().items() if k != "across_cores"}
+    assert ReadingNoise.from_dict(saved_before).across_cores  # a fit saved before: smooth
+    *_, true = grid()
+    smooth = reading_noise(campaign(true * np.exp(
+        np.random.default_rng(0).normal(0, 0.01, true.size))))
+    assert "rough" not in smooth.sentence()
+
+
+@pytest.mark.parametrize("seed", [4, 5, 6])
+def test_the_denoised_best_of_a_comb_is_a_low_core_count(seed: int, monkeypatch) -> None:
+    """Where every other core count reads 30 % higher, a 3 x 3 median turns the comb over
+    (a low cell has six high neighbours); the median over the frequency neighbours at the
+    same core count keeps it, and the denoised best is within 5 % of the true best."""
+    from phasekit.energy import noise as noise_module
+
+    table, true = comb(seed)
+    f, p, n, _ = grid()
+    for across, within in ((None, True), (True, False)):
+        if across is not None:
+            monkeypatch.setattr(noise_module, "smooth_across_cores", lambda configs: across)
+        denoised = denoised_energy(table)
+        for value in (1.0, 2.0, 3.0):
+            mine = n == value
+            chosen = int(np.argmin(np.where(mine, denoised, np.inf)))
+            assert (true[chosen] <= 1.05 * true[mine].min()) == within
+
+
+def test_the_frequency_neighbours_against_a_naive_lookup() -> None:
+    from phasekit.energy.noise import _frequency_neighbours
+
+    matrix = np.arange(5 * 4, dtype=float).reshape(5, 4)
+    layers = _frequency_neighbours(matrix)
+    for i in range(5):
+        nearest = sorted(range(5), key=lambda k: (abs(k - i), k))[:3]
+        for j in range(4):
+            assert sorted(layers[:, i, j]) == sorted(matrix[nearest, j])
+    two = matrix[:2]
+    assert sorted(_frequency_neighbours(two)[:, 0, 1]) == [1.0, 5.0]
+
+
+def test_a_choice_on_a_comb_campaign_takes_a_low_core_count(monkeypatch) -> None:
+    """``energy choose`` on a whole campaign whose every other core count reads 30 % higher:
+    each input's choice is within 5 % of its true best; counting each reading as the 3 x 3
+    median of its neighbourhood instead chooses a high core count for at least one."""
+    from phasekit.energy import noise as noise_module
+    from phasekit.energy.fit import configurations
+    from phasekit.energy.workflow import fit_then_choose
+
+    table, true = comb()
+    f, p, n, _ = grid()
+
+    def losses() -> list[float]:
+        out = []
+        for choice in fit_then_choose(configurations(table), uncertainty=False).result.choices:
+            at = (n == choice.input) & np.isclose(f, choice.best.frequency_ghz) & (
+                p == choice.best.cores)
+            out.append(float(true[at][0] / true[n == choice.input].min() - 1))
+        return out
+
+    assert max(losses()) <= 0.05
+    result = fit_then_choose(configurations(table), uncertainty=False).result
+    assert result.noise is not None and result.noise["across_cores"] is False
+    notes = " ".join(result.present().notes)
+    assert "median over its neighbouring frequency steps at the same core count" in notes
+    assert "energy is rough across core counts" in notes
+    monkeypatch.setattr(noise_module, "smooth_across_cores", lambda configs: True)
+    assert max(losses()) > 0.05
+
+
+def test_probable_failed_runs_do_not_make_a_campaign_rough_across_core_counts() -> None:
+    """Failed runs at the core counts that are not powers of two (one meter sample, as
+    fluidanimate's at thread counts it cannot run on) alternate like a comb, but the choice
+    judges the readings it compares, without them."""
+    from phasekit.energy.fit import configurations
+    from phasekit.energy.workflow import fit_then_choose
+
+    f, p, n, true = grid()
+    noisy = true * np.exp(np.random.default_rng(7).normal(0, 0.03, true.size))
+    failed = ~np.isin(p, [1, 2, 4, 8, 16, 32])
+    noisy[failed] = 0.1 * true.min()
+    table = configurations(campaign(noisy))
+    assert not reading_noise(table).across_cores  # all the readings: a comb
+    run = fit_then_choose(table, uncertainty=False)
+    assert run.result.failed_readings + run.result.ruled_out > 0
+    assert run.result.noise is not None and run.result.noise["across_cores"] is True
+    assert run.fitted.noise is not None and run.fitted.noise["across_cores"] is True  # fit
+
+
+def test_points_at_other_core_counts_are_infinitely_far_where_energy_is_rough() -> None:
+    from phasekit.energy.choose import smoothed_estimate, step_distance2
+
+    F, P = (a.ravel() for a in np.meshgrid([1.0, 1.5, 2.0], [2, 4, 8], indexing="ij"))
+    to = np.ones(F.size, bool)
+    rough = step_distance2(F, P, to, across_cores=False)
+    smooth = step_distance2(F, P, to)
+    same = P[:, None] == P[None, :]
+    assert np.array_equal(rough[same], smooth[same])
+    assert np.isinf(rough[~same]).all()
+    readings = np.full(F.size, np.nan)
+    readings[(F == 1.5) & (P == 4)] = 2.0
+    estimate = smoothed_estimate(F, P, np.ones(F.size), readings, across_cores=False)
+    assert np.all(estimate[P != 4] == 1.0) and np.all(estimate[P == 4] > 1.0)

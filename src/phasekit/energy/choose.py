@@ -903,7 +903,8 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
            level: float = LEVEL, tolerance: float = LOSS,
            trusted: Configurations | pd.DataFrame | None = None,
            failed_runs: Sequence[tuple[float, float, float]] = (),
-           noise: float = 0.0, reading_error: float = float("nan")) -> ChoiceResult:
+           noise: float = 0.0, reading_error: float = float("nan"),
+           across_cores: bool | None = None) -> ChoiceResult:
     """The minimum-energy configuration for each input (module docstring).
 
     ``frequencies_ghz`` x ``cores`` is the grid (the machine's settings); ``measured`` is a
@@ -945,6 +946,11 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
     suggested runs 4.3 % against 3.5 %), the lowest of few readings being as often lucky
     as best. Where the lowest trusted reading then lies below the choice's estimate,
     ``why`` says so, with that reading's own estimate, and that measuring it again tells.
+    ``across_cores``: whether energy is as smooth across core counts as across frequencies
+    (:func:`phasekit.energy.noise.smooth_across_cores`; None: as the readings of
+    ``measured`` without probable failed runs say, True without them); where not, the
+    smoother, the denoised energies and the draws of "how sure" follow only the readings of
+    the same core count.
     A model fitted on energy alone (``model.with_time`` False) predicts no time: no time or
     power in the candidates, no Pareto frontier, and ``max_time_s`` is a UsageError.
     """
@@ -978,11 +984,12 @@ def choose(model: FittedModel, inputs: Sequence[float], *, frequencies_ghz: Sequ
                 continue
             lookup[key] = (float(t), float(e))
         kept = np.array([key not in failed for key in keys_all], bool)
+        if across_cores is None:
+            across_cores = smooth_across_cores(measured.select(kept))
         smooth = dict(zip((k for k, keep in zip(keys_all, kept, strict=True) if keep),
-                          denoised_energy(measured.select(kept)), strict=True))
-    # the smoother and the draws of "how sure" follow the readings of other core counts
-    # only where energy is as smooth across them as across frequencies
-    across_cores = measured is None or smooth_across_cores(measured)
+                          denoised_energy(measured.select(kept), across_cores=across_cores),
+                          strict=True))
+    across_cores = across_cores is not False
     known: dict[tuple[float, float, int], float] = {}
     if trusted is not None:
         for f, p, n, e, t in zip(*_readings(Configurations.of(trusted)), strict=True):

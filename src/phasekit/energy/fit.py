@@ -79,7 +79,7 @@ from phasekit.energy.models import (
     model_name,
     pt_power,
 )
-from phasekit.energy.noise import reading_noise
+from phasekit.energy.noise import ReadingNoise, reading_noise, smooth_across_cores
 from phasekit.errors import InputError, PhasekitWarning, UsageError
 from phasekit.io.table import to_number
 from phasekit.results import Result, check_version, pct, plain, short_repr
@@ -1728,6 +1728,15 @@ def _scores(pred_train: np.ndarray, pred_test: np.ndarray, y_train: np.ndarray,
             "mse_holdout": mse(pred_test, y_test)}
 
 
+def _noise(configs: Configurations, suspect: Sequence[int]) -> ReadingNoise:
+    """The reading noise of ``configs``; whether energy is smooth across core counts is
+    judged without the ``suspect`` rows (probable failed runs, which read far below their
+    neighbours)."""
+    kept = np.ones(len(configs), bool)
+    kept[list(suspect)] = False
+    return replace(reading_noise(configs), across_cores=smooth_across_cores(configs.select(kept)))
+
+
 def fit_energy(configs: Configurations | pd.DataFrame, *, model: str = AUTO,
                n_train: int | None = None,
                design: str = "doptimal", seed: int = 0, baselines: Sequence[str] = (),
@@ -1878,7 +1887,7 @@ def _fit_energy(configs: Configurations | pd.DataFrame, *, model: str, n_train: 
         frequency_controlled=frequency_controlled,
         input_deviation=dict(fitted.input_deviation),
         deviation_penalty=fitted.deviation_penalty, selection=selection,
-        suspect=tuple(point(i) for i in suspect), noise=reading_noise(configs).to_dict())
+        suspect=tuple(point(i) for i in suspect), noise=_noise(configs, suspect).to_dict())
 
 
 def load_fit(fit: EnergyFitResult | PathLike) -> EnergyFitResult:

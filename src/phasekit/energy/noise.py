@@ -80,11 +80,13 @@ MIN_NEIGHBOURHOODS = 8
 #: configurations one step apart cannot be told apart (ours: 10 %, ten steps a reading;
 #: benchmarks/energy_choose.py reports the regret on such campaigns apart).
 COARSE_STEP = 0.10
-#: Energy is taken as rough across core counts when the readings' scatter across one
-#: core-count step near the minimum is more than this x their scatter across one frequency
-#: step (ours: on the 22 real PaScal campaigns the ratio is 0.1-1.4, except 4.9 on one
-#: dedup campaign, whose readings alternate between core counts).
-ROUGH_ACROSS_CORES = 2.0
+#: Energy is taken as rough across core counts when the scatter of the readings' second
+#: differences across core counts near the minimum is more than this x that across
+#: frequencies: neighbouring core counts then differ by more than the noise threshold
+#: (:data:`DISTINGUISH` x the noise, the frequency scatter over sqrt(1.5)) allows. On the
+#: 22 real PaScal campaigns the ratio is 0.2-1.5, except 4.9-6.3 on one dedup campaign,
+#: whose readings alternate between core counts.
+ROUGH_ACROSS_CORES = DISTINGUISH / math.sqrt(1.5)
 
 
 @dataclass(frozen=True)
@@ -139,10 +141,9 @@ class ReadingNoise:
                              "step apart may be the same energy; repeated or longer runs tell "
                              "them apart")
         if not self.across_cores:
-            text += ("; energy is rough across core counts (neighbouring core counts read "
-                     f"more than {ROUGH_ACROSS_CORES:g}x further apart than neighbouring "
-                     "frequencies), so each configuration is compared with its frequency "
-                     "neighbours at the same core count")
+            text += ("; energy is rough across core counts (neighbouring core counts differ "
+                     "by more than the noise allows), so each configuration is compared with "
+                     "its frequency neighbours at the same core count")
         return text
 
     def to_dict(self) -> dict[str, Any]:
@@ -249,20 +250,24 @@ def _mad(values: np.ndarray) -> float:
     return 1.4826 * float(np.median(np.abs(values - np.median(values))))
 
 
-def denoised_error(configs: Configurations | pd.DataFrame) -> float:
+def denoised_error(across_cores: bool = True) -> float:
     """The error of a denoised energy over a single reading's: a median's standard error,
     sqrt(pi / 2) / sqrt(m), over the m = 9 readings of a 3 x 3 neighbourhood, or the 3 of
-    a core count's nearest frequencies where energy is rough across core counts."""
-    return math.sqrt(math.pi / 2.0) / math.sqrt(9 if smooth_across_cores(configs) else 3)
+    a core count's nearest frequencies where energy is rough across core counts (not
+    ``across_cores``)."""
+    return math.sqrt(math.pi / 2.0) / math.sqrt(9 if across_cores else 3)
 
 
-def denoised_energy(configs: Configurations | pd.DataFrame, *, surrounded: bool = False
-                    ) -> np.ndarray:
+def denoised_energy(configs: Configurations | pd.DataFrame, *, surrounded: bool = False,
+                    across_cores: bool | None = None) -> np.ndarray:
     """Each configuration's denoised energy (module docstring), in ``configs``' row order:
     the median of its reading and its measured neighbours' on the grid of its input (its
-    frequency neighbours alone where :func:`smooth_across_cores` is False). With
-    ``surrounded``, NaN where a neighbour on the grid was not measured."""
-    neighbours = _neighbours if smooth_across_cores(configs) else _frequency_neighbours
+    frequency neighbours alone where ``across_cores`` is False; None: as
+    :func:`smooth_across_cores` finds). With ``surrounded``, NaN where a neighbour on the
+    grid was not measured."""
+    if across_cores is None:
+        across_cores = smooth_across_cores(configs)
+    neighbours = _neighbours if across_cores else _frequency_neighbours
     out = np.full(len(configs), np.nan)
     for rows, fi, pi, matrix in _matrices(configs):
         around = neighbours(matrix)
