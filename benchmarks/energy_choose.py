@@ -4,7 +4,9 @@ against Gaussian-process Bayesian optimization with the same start and budget.
 Every campaign measured every configuration of its grid once, so a choice can be scored:
 its *regret* is the measured energy of the chosen configuration / the lowest measured energy
 of its input - 1, and its *denoised regret* the same on the denoised energies (each
-configuration's median over its neighbouring frequency and core-count steps,
+configuration's median over its neighbouring frequency and core-count steps, or its
+frequency steps at the same core count where the campaign's energy is rough across core
+counts, :func:`phasekit.energy.noise.smooth_across_cores`,
 :func:`phasekit.energy.noise.denoised_energy`), which one lucky reading does not set. Means
 are over the 5 inputs of a campaign, then over the campaigns.
 
@@ -83,13 +85,14 @@ class Campaign:
     """One campaign with its denoised energies and a lookup from configuration to row."""
 
     def __init__(self, path: Path) -> None:
-        from phasekit.energy.noise import denoised_energy, reading_noise
+        from phasekit.energy.noise import denoised_energy, reading_noise, smooth_across_cores
 
         self.name = path.stem.removeprefix("completo_")
         self.configs = load(path)
         self.grid = grid(self.configs)
         self.energy = self.configs["energy_j"].to_numpy(float)
-        self.denoised = denoised_energy(self.configs)
+        self.across_cores = smooth_across_cores(self.configs)
+        self.denoised = denoised_energy(self.configs, across_cores=self.across_cores)
         self.frequency = self.configs["frequency_ghz"].to_numpy(float)
         self.inputs = self.configs["input"].to_numpy(float)
         noise = reading_noise(self.configs)
@@ -317,12 +320,14 @@ def main(argv: list[str] | None = None) -> int:
               "max f, all cores", "max f, best cores"]
     pooled: dict[str, list[dict]] = {name: [] for name in [*loop_names, "every reading",
                                                            "whole file"]}
-    rows, table, coarse, per_reading = [], [], [], []
+    rows, table, coarse, per_reading, rough = [], [], [], [], []
     frequency: list[dict] = []
     below: list[bool] = []
     minima = 0
     for path in paths:
         campaign = Campaign(path)
+        if not campaign.across_cores:
+            rough.append(campaign.name)
         below += campaign.below_maximum()
         minima += len(np.unique(campaign.inputs))
         values: dict[str, tuple[float, float]] = {}
@@ -423,7 +428,9 @@ def main(argv: list[str] | None = None) -> int:
         "once: 5 inputs x 5-11 frequencies x 17 core counts). Cells: mean denoised regret "
         "(mean regret against the single lowest reading), % over the 5 inputs; the last row "
         "is the mean over the campaigns. Denoised: each configuration's median over its "
-        "neighbouring frequency and core-count steps.",
+        "neighbouring frequency and core-count steps, or its frequency steps at the same core "
+        "count where energy is rough across core counts (neighbouring core counts differ "
+        "beyond the noise): " + (", ".join(rough) or "none") + ".",
         "- `10 D-optimal`, `+N suggested`: the 10 configurations of the D-optimal design, then "
         f"rounds of `energy suggest -k {PER_ROUND}` over the campaign's full grid, then "
         "`energy choose` on the file of what was measured; `+20 random`: 20 random runs "
