@@ -54,8 +54,7 @@ if TYPE_CHECKING:
 
 __all__ = ["COARSE_STEP", "DISTINGUISH", "NEAR_MINIMUM", "ROUGH_ACROSS_CORES", "STEP_EVIDENCE",
            "ReadingNoise", "denoised_energy", "denoised_error", "meter_step", "neighbourhood",
-           "reading_noise",
-           "smooth_across_cores"]
+           "reading_noise", "smooth_across_cores"]
 
 #: Configurations whose denoised energy is within this share of their input's lowest are
 #: "near the minimum", where the noise is measured (our choice: 20 %).
@@ -105,7 +104,6 @@ class ReadingNoise:
     #: (:func:`smooth_across_cores`); where not, a configuration's neighbours are its
     #: frequency neighbours at the same core count.
     across_cores: bool = True
-
 
     @property
     def known(self) -> bool:
@@ -227,6 +225,16 @@ def _near_minimum(matrix: np.ndarray) -> np.ndarray:
     return smooth <= (1 + NEAR_MINIMUM) * np.nanmin(smooth)
 
 
+def _second_differences(matrix: np.ndarray) -> np.ndarray:
+    """The second differences of the log readings of ``matrix`` along its first axis, at
+    the interior cells near the minimum (:func:`_near_minimum`) whose neighbours were
+    measured."""
+    logs = np.log(np.where(matrix > 0, matrix, np.nan))
+    second = logs[1:-1] - (logs[:-2] + logs[2:]) / 2
+    near = _near_minimum(matrix)[1:-1]
+    return second[near & np.isfinite(second)]
+
+
 def smooth_across_cores(configs: Configurations | pd.DataFrame) -> bool:
     """Whether energy varies across core counts as smoothly as across frequencies, near the
     minimum of each input: False when the scatter of the log readings' second differences
@@ -234,11 +242,8 @@ def smooth_across_cores(configs: Configurations | pd.DataFrame) -> bool:
     each from at least :data:`MIN_NEIGHBOURHOODS` neighbourhoods (True with fewer)."""
     along_f, along_p = [], []
     for _rows, _fi, _pi, matrix in _matrices(configs):
-        logs = np.log(np.where(matrix > 0, matrix, np.nan))
-        near = _near_minimum(matrix)
-        for pool, values, mask in ((along_f, logs, near), (along_p, logs.T, near.T)):
-            second = values[1:-1] - (values[:-2] + values[2:]) / 2
-            pool.append(second[mask[1:-1] & np.isfinite(second)])
+        along_f.append(_second_differences(matrix))
+        along_p.append(_second_differences(matrix.T))
     f, p = np.concatenate(along_f), np.concatenate(along_p)
     if min(f.size, p.size) < MIN_NEIGHBOURHOODS:
         return True
@@ -321,13 +326,8 @@ def reading_noise(configs: Configurations | pd.DataFrame) -> ReadingNoise:
     :func:`phasekit.energy.fit.configurations`; module docstring)."""
     residuals = []
     for _rows, _fi, _pi, matrix in _matrices(configs):
-        axis = 0 if matrix.shape[0] >= 3 else 1  # along frequency, else along cores
-        logs = np.log(np.where(matrix > 0, matrix, np.nan))
-        logs = logs if axis == 0 else logs.T
-        second = logs[1:-1] - (logs[:-2] + logs[2:]) / 2
-        near = _near_minimum(matrix)
-        near = near if axis == 0 else near.T
-        residuals.append(second[near[1:-1] & np.isfinite(second)])
+        along_frequency = matrix.shape[0] >= 3  # else along cores
+        residuals.append(_second_differences(matrix if along_frequency else matrix.T))
     step, evidence = meter_step(configs["energy_j"])
     energies = np.asarray(configs["energy_j"], float)
     energies = energies[np.isfinite(energies)]
