@@ -178,7 +178,7 @@ def comb(seed: int = 4, sigma: float = 0.03) -> tuple[pd.DataFrame, np.ndarray]:
     """The campaign of :func:`grid` whose every other core count (6, 12, 20, 28 cores) runs
     30 % higher, as a pipeline whose stages divide only some thread counts evenly, read with
     ``sigma`` noise; and its true energy."""
-    f, p, n, true = grid()
+    _, p, _, true = grid()
     odd = np.searchsorted(CORES, p) % 2 == 1
     true = true * np.where(odd, 1.3, 1.0)
     noisy = true * np.exp(np.random.default_rng(seed).normal(0, sigma, true.size))
@@ -219,10 +219,10 @@ def test_the_denoised_best_of_a_comb_is_a_low_core_count(seed: int, monkeypatch)
     from phasekit.energy import noise as noise_module
 
     table, true = comb(seed)
-    f, p, n, _ = grid()
+    *_, n, _ = grid()
     for across, within in ((None, True), (True, False)):
         if across is not None:
-            monkeypatch.setattr(noise_module, "smooth_across_cores", lambda configs: across)
+            monkeypatch.setattr(noise_module, "smooth_across_cores", lambda configs, v=across: v)
         denoised = denoised_energy(table)
         for value in (1.0, 2.0, 3.0):
             mine = n == value
@@ -279,7 +279,7 @@ def test_probable_failed_runs_do_not_make_a_campaign_rough_across_core_counts() 
     from phasekit.energy.fit import configurations
     from phasekit.energy.workflow import fit_then_choose
 
-    f, p, n, true = grid()
+    _, p, _, true = grid()
     noisy = true * np.exp(np.random.default_rng(7).normal(0, 0.03, true.size))
     failed = ~np.isin(p, [1, 2, 4, 8, 16, 32])
     noisy[failed] = 0.1 * true.min()
