@@ -276,7 +276,7 @@ def test_probable_failed_runs_do_not_make_a_campaign_rough_across_core_counts() 
     """Failed runs at the core counts that are not powers of two (one meter sample, as
     fluidanimate's at thread counts it cannot run on) alternate like a comb, but the choice
     judges the readings it compares, without them."""
-    from phasekit.energy.fit import configurations
+    from phasekit.energy.fit import configurations, fit_energy
     from phasekit.energy.workflow import fit_then_choose
 
     _, p, _, true = grid()
@@ -289,6 +289,33 @@ def test_probable_failed_runs_do_not_make_a_campaign_rough_across_core_counts() 
     assert run.result.failed_readings + run.result.ruled_out > 0
     assert run.result.noise is not None and run.result.noise["across_cores"] is True
     assert run.fitted.noise is not None and run.fitted.noise["across_cores"] is True  # fit
+    # a fit on 20 of them sets aside only its own failed runs; the rest are judged by it
+    fit = fit_energy(table, n_train=20, compare=False)
+    assert fit.noise is not None and fit.noise["across_cores"] is True
+    for given in ({"train": 20}, {"fit": fit}):
+        result = fit_then_choose(table, uncertainty=False, **given).result
+        assert result.noise is not None and result.noise["across_cores"] is True
+
+
+def test_a_fit_on_part_of_a_comb_and_its_choices_agree_that_it_is_rough() -> None:
+    from phasekit.energy.fit import configurations, fit_energy
+    from phasekit.energy.workflow import fit_then_choose
+
+    table = configurations(comb()[0])
+    fit = fit_energy(table, n_train=20, compare=False)
+    assert fit.noise is not None and fit.noise["across_cores"] is False
+    for given in ({"train": 20}, {"fit": fit}):
+        result = fit_then_choose(table, uncertainty=False, **given).result
+        assert result.noise is not None and result.noise["across_cores"] is False
+
+
+def test_an_empty_table_and_a_null_flag() -> None:
+    from phasekit.energy.noise import smooth_across_cores
+
+    empty = campaign(grid()[3]).iloc[:0]
+    assert smooth_across_cores(empty) and denoised_energy(empty).size == 0
+    saved = {**reading_noise(comb()[0]).to_dict(), "across_cores": None}
+    assert ReadingNoise.from_dict(saved).across_cores
 
 
 def test_points_at_other_core_counts_are_infinitely_far_where_energy_is_rough() -> None:

@@ -1728,13 +1728,21 @@ def _scores(pred_train: np.ndarray, pred_test: np.ndarray, y_train: np.ndarray,
             "mse_holdout": mse(pred_test, y_test)}
 
 
-def _noise(configs: Configurations, suspect: Sequence[int]) -> ReadingNoise:
+def without_failed_runs(model: FittedModel, configs: Configurations) -> Configurations:
+    """``configs`` without its probable failed runs: the readings ``model`` predicts at least
+    :data:`FAILED_RATIO` x above."""
+    energy = np.asarray(configs["energy_j"], float)
+    predicted = model.predict_energy(frequencies(configs), np.asarray(configs["cores"], float),
+                                     np.asarray(configs["input"], float))
+    return configs.select(~(predicted >= FAILED_RATIO * energy))
+
+
+def _noise(configs: Configurations, model: FittedModel) -> ReadingNoise:
     """The reading noise of ``configs``; whether energy is smooth across core counts is
-    judged without the ``suspect`` rows (probable failed runs, which read far below their
-    neighbours)."""
-    kept = np.ones(len(configs), bool)
-    kept[list(suspect)] = False
-    return replace(reading_noise(configs), across_cores=smooth_across_cores(configs.select(kept)))
+    judged without the probable failed runs (:func:`without_failed_runs`), which read far
+    below their neighbours."""
+    return replace(reading_noise(configs),
+                   across_cores=smooth_across_cores(without_failed_runs(model, configs)))
 
 
 def fit_energy(configs: Configurations | pd.DataFrame, *, model: str = AUTO,
@@ -1887,7 +1895,7 @@ def _fit_energy(configs: Configurations | pd.DataFrame, *, model: str, n_train: 
         frequency_controlled=frequency_controlled,
         input_deviation=dict(fitted.input_deviation),
         deviation_penalty=fitted.deviation_penalty, selection=selection,
-        suspect=tuple(point(i) for i in suspect), noise=_noise(configs, suspect).to_dict())
+        suspect=tuple(point(i) for i in suspect), noise=_noise(configs, fitted).to_dict())
 
 
 def load_fit(fit: EnergyFitResult | PathLike) -> EnergyFitResult:

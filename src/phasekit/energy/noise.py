@@ -140,8 +140,9 @@ class ReadingNoise:
                              "them apart")
         if not self.across_cores:
             text += ("; energy is rough across core counts (neighbouring core counts differ "
-                     "by more than the noise allows), so each configuration is compared with "
-                     "its frequency neighbours at the same core count")
+                     "by more than the noise allows), so a configuration's denoised energy "
+                     "and the smoothing use only its frequency neighbours at the same core "
+                     "count")
         return text
 
     def to_dict(self) -> dict[str, Any]:
@@ -158,7 +159,7 @@ class ReadingNoise:
                             None if step is None else float(step),
                             float(data.get("step_evidence") or 0.0),
                             _number(data.get("median_j")),
-                            bool(data.get("across_cores", True)))
+                            data.get("across_cores") is not False)
 
 
 def neighbourhood(across_cores: bool = True) -> str:
@@ -209,7 +210,10 @@ def _neighbours(matrix: np.ndarray) -> np.ndarray:
 def _frequency_neighbours(matrix: np.ndarray) -> np.ndarray:
     """The three nearest frequencies of every cell of ``matrix`` at its core count, as 3
     layers: one step below and above, or the next two inward at the lowest and highest
-    frequency (all the rows where there are fewer than three)."""
+    frequency (all the rows where there are fewer than three). Shifted rather than cut
+    short at the edges, so that a lone lucky reading at the highest frequency is still one
+    of three; an edge frequency is then the denoised best only where its inner neighbours
+    agree."""
     rows = matrix.shape[0]
     if rows < 3:
         return np.stack([np.broadcast_to(matrix[k], matrix.shape) for k in range(rows)])
@@ -244,6 +248,8 @@ def smooth_across_cores(configs: Configurations | pd.DataFrame) -> bool:
     for _rows, _fi, _pi, matrix in _matrices(configs):
         along_f.append(_second_differences(matrix))
         along_p.append(_second_differences(matrix.T))
+    if not along_f:
+        return True
     f, p = np.concatenate(along_f), np.concatenate(along_p)
     if min(f.size, p.size) < MIN_NEIGHBOURHOODS:
         return True

@@ -127,6 +127,7 @@ def _fit_then_choose(configs: Configurations | pd.DataFrame, *,
         configuration_grid,
         fit_energy,
         input_numbers,
+        without_failed_runs,
     )
     from phasekit.energy.noise import (
         ReadingNoise,
@@ -177,8 +178,9 @@ def _fit_then_choose(configs: Configurations | pd.DataFrame, *,
     measured = trusted
     if given:
         measured = configs.select(~at_points(configs, fit.suspect))
-    if measured is not None:  # judged on the readings compared, not on probable failed runs
-        noise = replace(noise, across_cores=smooth_across_cores(measured))
+    # judged on every reading of the campaign but the probable failed runs, as `choose` does
+    noise = replace(noise, across_cores=smooth_across_cores(without_failed_runs(fit.fitted,
+                                                                                configs)))
     # where the readings' noise is known, a configuration whose grid neighbours were all
     # measured counts as the higher of its reading and its neighbourhood's (denoised)
     # energy: the lowest of many noisy readings is not chosen for its luck, nor a
