@@ -164,6 +164,21 @@ def test_window_search_finds_the_narrow_optimum() -> None:
     assert len(steps) < 30
 
 
+def test_tuning_refines_around_a_hint_where_the_grid_sees_nothing() -> None:
+    """A ragged coverage, positive only on 240..300 and zero at 256 (as on a short recording
+    under load): the doubling grid alone sees zeros and stops; the hint 250 finds the band and
+    the search refines inside it; hints outside the range are ignored."""
+    def coverage(window: int) -> float:
+        return 0.8 + 1e-4 * (window - 240) if 240 <= window <= 300 and window != 256 else 0.0
+
+    best, _ = tune_window(coverage, min_window=32, max_window=633)
+    assert coverage(best) == 0.0
+    best, steps = tune_window(coverage, min_window=32, max_window=633, hints=[250, 5, 9000])
+    assert 240 <= best <= 300 and coverage(best) > 0.8
+    assert len([s for s in steps if 240 <= s.window <= 300]) > 1
+    assert all(32 <= s.window <= 633 for s in steps)
+
+
 def test_excerpts_spread_evenly_over_the_valid_samples() -> None:
     """Stretches of a long run for the window search: of the asked length, inside the valid
     segments (cut where a segment ends), one in each equal share of the valid samples, about

@@ -469,7 +469,7 @@ def _analysis(profile: Profile, *, whole: Profile, names: list[str], choice: dic
                 f"the window tuned on {len(spans)} evenly spaced stretches of the run "
                 f"({in_spans:,} of its {n_valid:,} samples), then run over all of it")
         best, tuning = tune.tune_window(objective, min_window=o.min_window, max_window=upper,
-                                        workers=workers)
+                                        workers=workers, hints=_lag_windows(x, o.min_period))
         # the whole run's passes at the chosen window and at the scan's other peaks
         wanted = [w for w in {best, *tune.scan_peaks(tuning, alpha=o.alpha)} if w not in passes]
         if wanted:
@@ -579,6 +579,16 @@ def _analysis(profile: Profile, *, whole: Profile, names: list[str], choice: dic
         patterns=tuple(patterns), offset_s=offset_s, node=profile.node,
         tuning=tuple((t.window, t.coverage) for t in tuning), params=params,
         explanation=explanation, preview=plain(preview), scales=found)
+
+
+def _lag_windows(x: np.ndarray, min_period: int) -> list[int]:
+    """Detector half-windows of 1.25 and 2 times the autocorrelation lag of each column of
+    ``x`` (``strength.WINDOW_FACTORS``), the hints of the window tuning (``tune``)."""
+    windows = []
+    for column in x.T:
+        _, lag = strength.periodic_strength(column, min_lag=min_period)
+        windows += [round(factor * lag) for factor in strength.WINDOW_FACTORS if lag > 0]
+    return windows
 
 
 def _passes(x: np.ndarray, spans: list[tuple[int, int]], detector: dict[str, Any]

@@ -35,7 +35,7 @@ at two scales shows two peaks of coverage over L, and :func:`scan_peaks` gives t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -93,10 +93,12 @@ class TuningStep:
 
 def tune_window(evaluate: Callable[[int], float], *, min_window: int = MIN_WINDOW,
                 max_window: int = MAX_WINDOW, precision: float = PRECISION, tie: float = TIE,
-                workers: int = 1) -> tuple[int, list[TuningStep]]:
+                workers: int = 1, hints: Sequence[int] = ()) -> tuple[int, list[TuningStep]]:
     """The L maximizing ``evaluate(L)`` (a coverage in 0..1) by the log-scale dichotomy above.
 
-    Independent evaluations run on ``workers`` threads (the detector releases the GIL).
+    ``hints``: windows added to the doubling grid (those of the autocorrelation's lag, module
+    docstring); those outside [min_window, max_window] are ignored. Independent evaluations
+    run on ``workers`` threads (the detector releases the GIL).
     """
     trace: dict[int, float] = {}
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
@@ -112,6 +114,7 @@ def tune_window(evaluate: Callable[[int], float], *, min_window: int = MIN_WINDO
             grid.append(window)
             window *= 2
         grid.append(max_window)
+        grid = sorted({*grid, *(int(h) for h in hints if min_window <= h <= max_window)})
         score(grid)
         best_index = int(np.argmax([trace[w] for w in grid]))
         if trace[grid[best_index]] > 0:
